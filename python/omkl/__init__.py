@@ -1,0 +1,11 @@
+"""omkl: online multiple kernel learning and structured sparsity for structured prediction.
+
+The maths lives in a Rust core (``omkl._omkl``); this package holds river-style
+streaming estimators, dataset loaders, experiments and a command-line interface.
+"""
+
+from omkl import _omkl
+
+__version__: str = _omkl.__version__
+
+__all__ = ["__version__"]

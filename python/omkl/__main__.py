@@ -1,0 +1,5 @@
+import sys
+
+from omkl.cli import main
+
+sys.exit(main())

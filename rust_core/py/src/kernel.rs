@@ -1,0 +1,7 @@
+//! Python binding for `omkl_core::kernel`.
+
+use pyo3::prelude::*;
+
+pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+    Ok(())
+}

@@ -1,0 +1,23 @@
+//! Thin PyO3 binding of `omkl-core`, importable as `omkl._omkl`.
+//!
+//! Each file converts types for one area of the core and registers its
+//! functions and classes here. No maths lives in this crate.
+
+use pyo3::prelude::*;
+
+mod decode;
+mod errors;
+mod kernel;
+mod learner;
+mod prox;
+
+/// The native module. Python code imports it through `omkl`.
+#[pymodule]
+fn _omkl(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    prox::register(m)?;
+    decode::register(m)?;
+    kernel::register(m)?;
+    learner::register(m)?;
+    Ok(())
+}

@@ -1,0 +1,124 @@
+//! The one error type of the core. The Python binding maps every variant to
+//! a Python exception once (`ValueError` for bad input).
+
+use thiserror::Error;
+
+/// Every failure of the core is one of these; the core never panics on user
+/// input.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum OmklError {
+    /// An argument has a value outside its domain (negative λ, q < 1, ...).
+    #[error("invalid value for `{name}`: {reason}")]
+    InvalidValue { name: String, reason: String },
+    /// Arrays whose shapes do not agree.
+    #[error("shape mismatch for `{name}`: expected {expected}, got {got}")]
+    Shape {
+        name: String,
+        expected: String,
+        got: String,
+    },
+    /// NaN or infinity where a finite number is required.
+    #[error("`{name}` must be finite, but element {index} is {value}")]
+    NonFinite {
+        name: String,
+        index: usize,
+        value: f64,
+    },
+    /// An empty input where at least one element is required.
+    #[error("`{name}` must not be empty")]
+    Empty { name: String },
+    /// A malformed input file or record.
+    #[error("{source_name}:{line}: {reason}")]
+    Parse {
+        source_name: String,
+        line: usize,
+        reason: String,
+    },
+}
+
+/// Shorthand used across the crate.
+pub type Result<T> = std::result::Result<T, OmklError>;
+
+impl OmklError {
+    /// Builds [`OmklError::InvalidValue`].
+    pub fn invalid(name: impl Into<String>, reason: impl Into<String>) -> Self {
+        OmklError::InvalidValue {
+            name: name.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// Builds [`OmklError::Shape`].
+    pub fn shape(
+        name: impl Into<String>,
+        expected: impl Into<String>,
+        got: impl Into<String>,
+    ) -> Self {
+        OmklError::Shape {
+            name: name.into(),
+            expected: expected.into(),
+            got: got.into(),
+        }
+    }
+
+    /// Builds [`OmklError::Empty`].
+    pub fn empty(name: impl Into<String>) -> Self {
+        OmklError::Empty { name: name.into() }
+    }
+}
+
+/// Returns an error naming `name` if any element of `xs` is NaN or infinite.
+pub fn check_finite(name: &str, xs: &[f64]) -> Result<()> {
+    match xs.iter().position(|v| !v.is_finite()) {
+        None => Ok(()),
+        Some(index) => Err(OmklError::NonFinite {
+            name: name.to_string(),
+            index,
+            value: xs[index],
+        }),
+    }
+}
+
+/// Returns an error naming `name` unless `v` is finite and `v >= 0`.
+pub fn check_nonneg(name: &str, v: f64) -> Result<()> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(())
+    } else {
+        Err(OmklError::invalid(
+            name,
+            format!("expected a finite number >= 0, got {v}"),
+        ))
+    }
+}
+
+/// Returns an error naming `name` unless `v` is finite and `v > 0`.
+pub fn check_positive(name: &str, v: f64) -> Result<()> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(OmklError::invalid(
+            name,
+            format!("expected a finite number > 0, got {v}"),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finite_check_names_the_index() {
+        let e = check_finite("x", &[1.0, f64::NAN]).unwrap_err();
+        assert!(e.to_string().contains("element 1"));
+        assert!(check_finite("x", &[1.0, 2.0]).is_ok());
+    }
+
+    #[test]
+    fn sign_checks() {
+        assert!(check_nonneg("lam", -1.0).is_err());
+        assert!(check_nonneg("lam", 0.0).is_ok());
+        assert!(check_positive("eta", 0.0).is_err());
+        assert!(check_positive("eta", f64::INFINITY).is_err());
+    }
+}

@@ -1,0 +1,1 @@
+//! Stable hashed sparse features, grouped by template.

@@ -1,0 +1,1 @@
+//! Kernels, Gram matrices, Gram caches and sparse Gram storage.

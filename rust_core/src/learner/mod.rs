@@ -1,0 +1,1 @@
+//! Alg. 1 (online proximal learning) and Alg. 3 (online MKL).

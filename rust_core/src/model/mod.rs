@@ -1,0 +1,1 @@
+//! Structured models: parts, features, decoder and loss.
