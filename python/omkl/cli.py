@@ -1,15 +1,31 @@
-"""Command-line interface: ``omkl <command>``."""
+"""Command-line interface.
+
+``omkl reproduce <experiment>`` runs one of the paper's experiments. Each
+experiment is a module ``omkl.experiments.<name>`` that defines
+``add_arguments(parser)`` and ``run(args) -> int``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+
+#: experiment name -> module under ``omkl.experiments``
+EXPERIMENTS: dict[str, str] = {}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="omkl", description=__doc__)
+    parser = argparse.ArgumentParser(prog="omkl", description="omkl command-line interface")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
-    parser.add_subparsers(dest="command")
+    commands = parser.add_subparsers(dest="command")
+    reproduce = commands.add_parser("reproduce", help="reproduce one of the paper's experiments")
+    experiments = reproduce.add_subparsers(dest="experiment", required=True)
+    for name, module_name in EXPERIMENTS.items():
+        module = importlib.import_module(f"omkl.experiments.{module_name}")
+        sub = experiments.add_parser(name, help=(module.__doc__ or "").strip().splitlines()[0])
+        module.add_arguments(sub)
+        sub.set_defaults(handler=module.run)
     return parser
 
 
