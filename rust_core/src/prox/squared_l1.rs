@@ -82,3 +82,25 @@ pub fn squared_l1_threshold(x: &[f64], tau: f64, method: ThresholdMethod) -> f64
         ThresholdMethod::Select => threshold_by_select(&mut a, rule),
     }
 }
+
+/// In place, the prox of the squared ℓ2,1 norm `(τ/2)(Σ_g ‖x_g‖)²` (the
+/// MKL regulariser of Alg. 3): by Prop. 1, Alg. 2 on the group norms.
+///
+/// # Complexity
+/// O(p + G log G).
+///
+/// # Example
+/// ```
+/// let mut x = [6.0, 8.0, 1.0];
+/// // norms [10, 1], τ = 1: θ = 10 / 2 = 5, norms → [5, 0].
+/// omkl_core::prox::squared_l1::prox_squared_l21(&mut x, &[0, 2, 3], 1.0).unwrap();
+/// assert_eq!(x, [3.0, 4.0, 0.0]);
+/// ```
+pub fn prox_squared_l21(x: &mut [f64], offsets: &[usize], tau: f64) -> Result<()> {
+    check_nonneg("tau", tau)?;
+    super::groups::check_grouped(x, offsets)?;
+    super::reduction::prox_by_group_norms(x, offsets, |n| {
+        prox_squared_l1_unchecked(n, tau, ThresholdMethod::Sort)
+    });
+    Ok(())
+}

@@ -45,7 +45,8 @@ impl ThresholdRule for L1BallRule {
 }
 
 /// θ by sorting the magnitudes `a` (all ≥ 0) in decreasing order and scanning
-/// for the support. `a` is reordered. Returns 0 when no element is in the
+/// for the support. The rule must put the largest magnitude in the support
+/// whenever it is positive (true of both rules here). `a` is reordered. Returns 0 when no element is in the
 /// support.
 ///
 /// # Complexity
@@ -60,11 +61,18 @@ impl ThresholdRule for L1BallRule {
 /// ```
 pub fn threshold_by_sort<R: ThresholdRule>(a: &mut [f64], rule: R) -> f64 {
     sort_decreasing(a);
+    let top = match a.first() {
+        Some(&v) if v > 0.0 => v,
+        _ => return 0.0,
+    };
     let mut s = 0.0;
     let mut theta = 0.0;
     for (i, &v) in a.iter().enumerate() {
         let cand = rule.theta(s + v, i + 1);
-        if v > cand {
+        // The largest magnitudes (with their ties) are always in the
+        // support; accepting them outright keeps rounding in `cand` (huge
+        // τ, tiny radius) from emptying the support.
+        if v == top || v > cand {
             s += v;
             theta = cand;
         } else {
@@ -109,7 +117,9 @@ pub fn threshold_by_select<R: ThresholdRule>(a: &mut [f64], rule: R) -> f64 {
         let (gt, ge, sum_ge) = partition3(&mut a[lo..hi], pivot);
         // `pivot` is the smallest of the `ge` candidates ≥ pivot: they all
         // join the support exactly when the pivot does.
-        if pivot > rule.theta(s + sum_ge, k + ge) {
+        // While nothing is accepted the candidates include the maximum, so
+        // `gt == 0` means the pivot is the maximum: always in the support.
+        if (k == 0 && gt == 0 && pivot > 0.0) || pivot > rule.theta(s + sum_ge, k + ge) {
             s += sum_ge;
             k += ge;
             lo += ge;
