@@ -4,6 +4,7 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use omkl_core::prox::squared_l1::{prox_squared_l1, ThresholdMethod};
+use omkl_core::prox::threshold::{threshold_by_select, threshold_by_sort, SquaredL1Rule};
 use omkl_core::prox::{group_lasso, l2q, weighted_squared_l1};
 use std::hint::black_box;
 use std::time::Duration;
@@ -41,6 +42,23 @@ fn bench(c: &mut Criterion) {
         b.iter_batched(
             || x.clone(),
             |mut v| v.sort_unstable_by(f64::total_cmp),
+            BatchSize::LargeInput,
+        )
+    });
+    // The threshold searches alone on all 10^6 magnitudes (no pre-filter).
+    let mags: Vec<f64> = x.iter().map(|v| v.abs()).collect();
+    let rule = SquaredL1Rule { inv_tau: 1e4 };
+    group.bench_function("threshold_by_sort_unfiltered", |b| {
+        b.iter_batched(
+            || mags.clone(),
+            |mut v| threshold_by_sort(black_box(&mut v), rule),
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("threshold_by_select_unfiltered", |b| {
+        b.iter_batched(
+            || mags.clone(),
+            |mut v| threshold_by_select(black_box(&mut v), rule),
             BatchSize::LargeInput,
         )
     });

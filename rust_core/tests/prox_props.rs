@@ -307,6 +307,31 @@ proptest! {
     }
 
     #[test]
+    fn support_candidates_keep_the_whole_support(x in vector(), t in tau(), r in 0.0f64..1e3) {
+        use omkl_core::prox::threshold::{
+            support_candidates, threshold_by_sort, L1BallRule, SquaredL1Rule,
+        };
+        let a: Vec<f64> = x.iter().map(|v| v.abs()).collect();
+        let l1: f64 = a.iter().sum();
+        let check = |theta: f64, cand: &[f64]| {
+            let want = a.iter().filter(|&&v| v > theta).count();
+            let kept = cand.iter().filter(|&&v| v > theta).count();
+            assert_eq!(want, kept, "theta {theta}, a {a:?}, candidates {cand:?}");
+        };
+        let mut c = Vec::new();
+        if t > 0.0 {
+            let rule = SquaredL1Rule { inv_tau: 1.0 / t };
+            support_candidates(a.iter().copied(), rule, &mut c);
+            check(threshold_by_sort(&mut a.clone(), rule), &c);
+        }
+        if l1 > r && r > 0.0 {
+            let rule = L1BallRule { radius: r };
+            support_candidates(a.iter().copied(), rule, &mut c);
+            check(threshold_by_sort(&mut a.clone(), rule), &c);
+        }
+    }
+
+    #[test]
     fn grouping_by_ids_matches_sorted_blocks(ids in prop::collection::vec(0i64..5, 1..30)) {
         let g = Grouping::from_ids(&ids).unwrap();
         let x: Vec<f64> = (0..ids.len()).map(|i| i as f64 + 1.0).collect();

@@ -35,8 +35,15 @@ where
     F: FnOnce(&mut [f64], &[usize]) -> Result<()> + Send,
 {
     let xs = x.as_array().to_vec();
-    let ids = groups.as_array().to_vec();
-    let out = py.detach(|| apply_with_ids(&xs, &ids, op)).py()?;
+    let ids = groups.as_array();
+    let out = match ids.as_slice() {
+        Some(ids) => py.detach(|| apply_with_ids(xs, ids, op)),
+        None => {
+            let ids = ids.to_vec();
+            py.detach(|| apply_with_ids(xs, &ids, op))
+        }
+    }
+    .py()?;
     Ok(out.into_pyarray(py))
 }
 

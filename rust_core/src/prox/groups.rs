@@ -206,7 +206,8 @@ impl Grouping {
     }
 }
 
-/// Applies a grouped operator `op(x, offsets)` to `x` grouped by arbitrary
+/// Applies a grouped operator `op(x, offsets)` to `x` (taken by value and
+/// reused when the ids are already sorted) grouped by arbitrary
 /// ids (one per coefficient, see [`Grouping::from_ids`]) and returns the
 /// result in the original order. Errors when the lengths differ, the ids
 /// are invalid, `x` is empty or not finite, or `op` fails.
@@ -217,11 +218,11 @@ impl Grouping {
 /// # Example
 /// ```
 /// use omkl_core::prox::{group_lasso::prox_group_lasso, groups::apply_with_ids};
-/// let out = apply_with_ids(&[6.0, 1.0, 8.0], &[0, 1, 0], |x, o| prox_group_lasso(x, o, 5.0))
+/// let out = apply_with_ids(vec![6.0, 1.0, 8.0], &[0, 1, 0], |x, o| prox_group_lasso(x, o, 5.0))
 ///     .unwrap();
 /// assert_eq!(out, vec![3.0, 0.0, 4.0]);
 /// ```
-pub fn apply_with_ids<F>(x: &[f64], ids: &[i64], op: F) -> Result<Vec<f64>>
+pub fn apply_with_ids<F>(x: Vec<f64>, ids: &[i64], op: F) -> Result<Vec<f64>>
 where
     F: FnOnce(&mut [f64], &[usize]) -> Result<()>,
 {
@@ -235,9 +236,12 @@ where
             format!("length {}", ids.len()),
         ));
     }
-    check_finite("x", x)?;
+    check_finite("x", &x)?;
     let grouping = Grouping::from_ids(ids)?;
-    let mut sorted = grouping.gather(x);
+    let mut sorted = match grouping.order {
+        None => x,
+        Some(_) => grouping.gather(&x),
+    };
     op(&mut sorted, &grouping.offsets)?;
     Ok(grouping.scatter(sorted))
 }

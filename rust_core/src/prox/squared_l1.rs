@@ -6,7 +6,7 @@
 //! `S`, `θ = τ S / (1 + kτ)`.
 
 use super::l1::soft_threshold_unchecked;
-use super::threshold::{threshold_by_select, threshold_by_sort, SquaredL1Rule, ThresholdRule};
+use super::threshold::{support_candidates, threshold_by_select, threshold_by_sort, SquaredL1Rule};
 use crate::error::{check_finite, check_nonneg, OmklError, Result};
 
 /// How to find the threshold.
@@ -68,11 +68,10 @@ pub fn squared_l1_threshold(x: &[f64], tau: f64, method: ThresholdMethod) -> f64
         return 0.0;
     }
     let rule = SquaredL1Rule { inv_tau: 1.0 / tau };
-    // Lower bound from a support of one element: entries at or below it
-    // are never in the support, so they need not be sorted.
-    let amax = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    let lower = rule.theta(amax, 1);
-    let mut a: Vec<f64> = x.iter().map(|v| v.abs()).filter(|&v| v > lower).collect();
+    // One linear pass drops the entries that cannot be in the support
+    // (see `support_candidates`); the threshold search runs on the rest.
+    let mut a = Vec::new();
+    support_candidates(x.iter().map(|v| v.abs()), rule, &mut a);
     if a.is_empty() {
         // Only reachable when every entry is zero.
         return 0.0;
