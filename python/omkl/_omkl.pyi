@@ -16,4 +16,33 @@ def soft_threshold(x: npt.NDArray[np.float64], tau: float) -> npt.NDArray[np.flo
 
 # --- kernel -------------------------------------------------------------
 
+from typing import final  # noqa: E402
+
+@final
+class Kernel:
+    def __new__(
+        cls,
+        kind: str,
+        degree: int = 2,
+        offset: float = 1.0,
+        normalize: bool = False,
+        sigma2: float = 5.0,
+        h: float = 1.0,
+    ) -> Kernel: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def has_compact_support(self) -> bool: ...
+    @property
+    def has_unit_diagonal(self) -> bool: ...
+    def args(self) -> tuple[str, int, float, bool, float, float]: ...
+    def eval(
+        self, x: list[float] | npt.NDArray[np.float32], y: list[float] | npt.NDArray[np.float32]
+    ) -> float: ...
+    def __reduce__(self) -> tuple[type[Kernel], tuple[str, int, float, bool, float, float]]: ...
+
+def gram(
+    kernel: Kernel, x: npt.NDArray[np.float32], y: npt.NDArray[np.float32] | None = None
+) -> npt.NDArray[np.float32]: ...
+
 # --- learner ------------------------------------------------------------

@@ -1,0 +1,169 @@
+//! Property tests of the kernel module against naive references.
+
+use omkl_core::kernel::{gram, gram_symmetric, Kernel};
+use proptest::prelude::*;
+
+fn kernels() -> impl Strategy<Value = Kernel> {
+    prop_oneof![
+        any::<bool>().prop_map(|normalize| Kernel::Linear { normalize }),
+        (1u32..4, 0.0f64..2.0, any::<bool>()).prop_map(|(degree, offset, normalize)| {
+            Kernel::Polynomial {
+                degree,
+                offset,
+                normalize,
+            }
+        }),
+        (0.1f64..10.0).prop_map(|sigma2| Kernel::Gaussian { sigma2 }),
+        (0.2f64..6.0).prop_map(|h| Kernel::B1Spline { h }),
+    ]
+}
+
+/// `(n, d, data)` with entries in [-1, 1].
+fn matrix(max_n: usize, d: usize) -> impl Strategy<Value = (usize, Vec<f32>)> {
+    (1..=max_n).prop_flat_map(move |n| (Just(n), prop::collection::vec(-1.0f32..1.0, n * d)))
+}
+
+/// Naive double loop over `Kernel::eval` (f64).
+fn naive(k: &Kernel, x: &[f32], y: &[f32], d: usize) -> Vec<f64> {
+    let mut out = Vec::new();
+    for a in x.chunks_exact(d) {
+        for b in y.chunks_exact(d) {
+            out.push(k.eval(a, b));
+        }
+    }
+    out
+}
+
+/// Absolute tolerance for inputs in [-1, 1]^d: f32 rounding relative to the
+/// values' scale, magnified by `1/h` for the B1-spline.
+fn tolerance(k: &Kernel, v: &[f64], d: usize) -> f64 {
+    let scale = v.iter().fold(1.0f64, |m, x| m.max(x.abs()));
+    match *k {
+        Kernel::B1Spline { h } => 1e-5 * d as f64 / h,
+        _ => 1e-5 * scale * d as f64,
+    }
+}
+
+/// `true` if the Cholesky factorisation of `K + eps I` succeeds (f64), i.e.
+/// the smallest eigenvalue of `K` is above about `−eps`.
+fn psd_with_jitter(k: &[f32], n: usize, eps: f64) -> bool {
+    let mut a: Vec<f64> = k.iter().map(|&v| f64::from(v)).collect();
+    for i in 0..n {
+        a[i * n + i] += eps;
+    }
+    for j in 0..n {
+        let mut diag = a[j * n + j];
+        for p in 0..j {
+            diag -= a[j * n + p] * a[j * n + p];
+        }
+        if diag <= 0.0 {
+            return false;
+        }
+        let l = diag.sqrt();
+        a[j * n + j] = l;
+        for i in j + 1..n {
+            let mut v = a[i * n + j];
+            for p in 0..j {
+                v -= a[i * n + p] * a[j * n + p];
+            }
+            a[i * n + j] = v / l;
+        }
+    }
+    true
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn gram_matches_naive_double_loop(
+        k in kernels(),
+        d in 1usize..9,
+        seed in any::<u64>(),
+        nx in 1usize..40,
+        ny in 1usize..40,
+    ) {
+        let mut s = seed;
+        let mut next = move || {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        };
+        let x: Vec<f32> = (0..nx * d).map(|_| next()).collect();
+        let y: Vec<f32> = (0..ny * d).map(|_| next()).collect();
+        let got = gram(&k, &x, nx, &y, ny, d).unwrap();
+        let want = naive(&k, &x, &y, d);
+        let tol = tolerance(&k, &want, d);
+        for (g, w) in got.iter().zip(&want) {
+            prop_assert!((f64::from(*g) - w).abs() <= tol, "{k:?}: {g} vs {w}");
+        }
+    }
+
+    #[test]
+    fn symmetric_gram_matches_rectangular_and_is_symmetric(
+        k in kernels(),
+        (n, x) in matrix(30, 5),
+    ) {
+        let sym = gram_symmetric(&k, &x, n, 5).unwrap();
+        let rect = gram(&k, &x, n, &x, n, 5).unwrap();
+        let want = naive(&k, &x, &x, 5);
+        let tol = tolerance(&k, &want, 5);
+        for i in 0..n {
+            for j in 0..n {
+                prop_assert_eq!(sym[i * n + j], sym[j * n + i]);
+                prop_assert!((sym[i * n + j] - rect[i * n + j]).abs() as f64 <= tol);
+                prop_assert!((f64::from(sym[i * n + j]) - want[i * n + j]).abs() <= tol);
+            }
+            if k.has_unit_diagonal() {
+                prop_assert_eq!(sym[i * n + i], 1.0);
+            }
+        }
+    }
+
+    #[test]
+    fn gaussian_and_polynomial_grams_are_psd(
+        sigma2 in 0.05f64..5.0,
+        degree in 1u32..4,
+        offset in 0.0f64..2.0,
+        normalize in any::<bool>(),
+        (n, x) in matrix(25, 3),
+    ) {
+        for k in [
+            Kernel::Gaussian { sigma2 },
+            Kernel::Polynomial { degree, offset, normalize },
+        ] {
+            let g = gram_symmetric(&k, &x, n, 3).unwrap();
+            let trace: f64 = (0..n).map(|i| f64::from(g[i * n + i])).sum();
+            prop_assert!(psd_with_jitter(&g, n, 1e-6 * trace.max(1e-12)), "{k:?}");
+        }
+    }
+}
+
+#[test]
+fn symmetric_case_spans_several_tiles() {
+    // 600 rows cover 3 tiles of 256, so every off-diagonal tile is mirrored.
+    let (n, d) = (600, 7);
+    let x: Vec<f32> = (0..n * d)
+        .map(|i| ((i * 37 % 101) as f32) / 101.0)
+        .collect();
+    let k = Kernel::Gaussian { sigma2: 0.7 };
+    let sym = gram_symmetric(&k, &x, n, d).unwrap();
+    let want = naive(&k, &x, &x, d);
+    for (g, w) in sym.iter().zip(&want) {
+        assert!((f64::from(*g) - w).abs() < 1e-5, "{g} vs {w}");
+    }
+}
+
+#[test]
+fn bad_inputs_are_named_errors() {
+    let k = Kernel::Gaussian { sigma2: 1.0 };
+    let e = gram(&k, &[1.0, f32::NAN], 1, &[0.0, 0.0], 1, 2).unwrap_err();
+    assert!(e.to_string().contains("`X`"), "{e}");
+    let e = gram(&k, &[1.0, 2.0], 1, &[0.0, 0.0, 1.0], 1, 2).unwrap_err();
+    assert!(e.to_string().contains("`Y`"), "{e}");
+    let e = gram(&k, &[], 0, &[0.0], 1, 1).unwrap_err();
+    assert!(e.to_string().contains("`X`"), "{e}");
+    let e = gram(&Kernel::Gaussian { sigma2: -5.0 }, &[1.0], 1, &[1.0], 1, 1).unwrap_err();
+    assert!(e.to_string().contains("sigma2"), "{e}");
+    let e = gram_symmetric(&Kernel::B1Spline { h: 0.0 }, &[1.0], 1, 1).unwrap_err();
+    assert!(e.to_string().contains("`h`"), "{e}");
+}
