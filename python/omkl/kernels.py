@@ -34,17 +34,20 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from omkl import _omkl
 from omkl._omkl import Kernel
-from omkl._omkl import gram as _gram
 
 __all__ = [
     "Kernel",
+    "SparseGram",
+    "b1_bandwidth",
     "b1_spline",
     "gaussian",
     "gram",
     "linear",
     "make_kernel",
     "polynomial",
+    "sparse_gram",
 ]
 
 
@@ -141,5 +144,148 @@ def gram(
     k = make_kernel(kernel, **params)
     x = as_matrix("X", X)
     if Y is None:
-        return _gram(k, x)
-    return _gram(k, x, as_matrix("Y", Y))
+        return _omkl.gram(k, x)
+    return _omkl.gram(k, x, as_matrix("Y", Y))
+
+
+def b1_bandwidth(X: npt.ArrayLike, zero_fraction: float = 0.95, max_sample: int = 2000) -> float:
+    """The B1-spline width ``h`` giving a fraction ``zero_fraction`` of zeros
+    in the Gram matrix of ``X`` (the paper used about 95%).
+
+    An entry is zero iff ``||x_i - x_j|| >= h``; the fraction counts all
+    ``n^2`` entries (the diagonal is never zero). ``h`` is the matching
+    quantile of pairwise distances, placed midway between two distinct
+    distances. For ``n > max_sample`` the distances are measured among
+    ``max_sample`` rows drawn by a fixed-seed generator (deterministic).
+
+    >>> import numpy as np
+    >>> X = np.arange(100.0)[:, None]
+    >>> S = sparse_gram(X, kernel="b1_spline", h=b1_bandwidth(X, 0.9))
+    >>> abs((1.0 - S.density) - 0.9) <= 0.01
+    True
+    """
+    if isinstance(max_sample, bool) or not isinstance(max_sample, int | np.integer):
+        raise ValueError(f"invalid value for `max_sample`: expected an integer, got {max_sample!r}")
+    if max_sample < 2:
+        raise ValueError(
+            f"invalid value for `max_sample`: expected an integer >= 2, got {max_sample}"
+        )
+    return _omkl.b1_bandwidth(as_matrix("X", X), float(zero_fraction), int(max_sample))
+
+
+class SparseGram:
+    """A Gram matrix stored in CSR form: only non-zero kernel values are
+    kept, so memory and scoring cost scale with the number of neighbours,
+    not with the number of columns. Build one with :func:`sparse_gram`.
+
+    Rows are query inputs and columns support inputs; :meth:`scores`
+    computes ``K @ alpha`` for coefficients ``alpha`` of shape
+    ``(columns, labels)``.
+
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [1.0], [5.0]])
+    >>> S = sparse_gram(X, kernel="b1_spline", h=2.0)
+    >>> S.nnz, S.shape
+    (5, (3, 3))
+    >>> S.scores(np.array([[1.0], [0.0], [0.0]])).ravel().tolist()
+    [1.0, 0.5, 0.0]
+    """
+
+    def __init__(self, inner: _omkl.SparseGram) -> None:
+        self._inner = inner
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(rows, columns)``."""
+        return self._inner.shape
+
+    @property
+    def nnz(self) -> int:
+        """Number of stored (non-zero) entries."""
+        return self._inner.nnz
+
+    @property
+    def density(self) -> float:
+        """``nnz / (rows * columns)``."""
+        return self._inner.density
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the CSR arrays."""
+        return self._inner.nbytes
+
+    def to_dense(self) -> npt.NDArray[np.float32]:
+        """The dense float32 matrix."""
+        return self._inner.to_dense()
+
+    def to_scipy(self) -> Any:
+        """A ``scipy.sparse.csr_matrix`` copy (needs scipy)."""
+        import scipy.sparse
+
+        indptr, indices, data = self._inner.csr()
+        return scipy.sparse.csr_matrix((data, indices, indptr), shape=self.shape)
+
+    def scores(self, alpha: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """``K @ alpha`` (float64), visiting only the stored entries.
+
+        ``alpha`` has shape ``(columns, labels)``, or ``(columns,)`` for one
+        label (the result is then 1-D).
+        """
+        a, one = _as_alpha(alpha, self.shape[1])
+        out = self._inner.scores(a)
+        return out[:, 0] if one else out
+
+    def score_row(self, i: int, alpha: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """Row ``i`` of ``K @ alpha``, shape ``(labels,)``."""
+        if isinstance(i, bool) or not isinstance(i, int | np.integer) or not 0 <= i < self.shape[0]:
+            raise ValueError(
+                f"invalid value for `i`: expected a row index < {self.shape[0]}, got {i!r}"
+            )
+        a, _ = _as_alpha(alpha, self.shape[1])
+        return self._inner.score_row(int(i), a)
+
+    def __getstate__(self) -> dict[str, Any]:
+        indptr, indices, data = self._inner.csr()
+        return {"shape": self.shape, "indptr": indptr, "indices": indices, "data": data}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        rows, cols = state["shape"]
+        self._inner = _omkl.SparseGram.from_csr(
+            rows, cols, state["indptr"], state["indices"], state["data"]
+        )
+
+    def __repr__(self) -> str:
+        return f"SparseGram(shape={self.shape}, nnz={self.nnz}, density={self.density:.4g})"
+
+
+def _as_alpha(alpha: npt.ArrayLike, m: int) -> tuple[npt.NDArray[np.float64], bool]:
+    a = np.asarray(alpha, dtype=np.float64)
+    one = a.ndim == 1
+    if one:
+        a = a[:, None]
+    if a.ndim != 2 or a.shape[0] != m or a.shape[1] == 0:
+        raise ValueError(
+            f"shape mismatch for `alpha`: expected ({m}, labels) or ({m},), got {np.shape(alpha)}"
+        )
+    return np.ascontiguousarray(a), one
+
+
+def sparse_gram(
+    X: npt.ArrayLike,
+    Y: npt.ArrayLike | None = None,
+    kernel: str | Kernel = "b1_spline",
+    **params: Any,
+) -> SparseGram:
+    """The Gram matrix ``K(X[i], Y[j])`` in CSR form, built block by block
+    without materialising the dense matrix (for compact-support kernels
+    such as the B1-spline; other kernels are accepted but store nearly every
+    entry). ``Y=None`` means ``Y = X``.
+
+    >>> import numpy as np
+    >>> sparse_gram(np.eye(3), kernel="b1_spline", h=1.0).nnz
+    3
+    """
+    k = make_kernel(kernel, **params)
+    x = as_matrix("X", X)
+    y = None if Y is None else as_matrix("Y", Y)
+    return SparseGram(_omkl.sparse_gram(k, x, y))

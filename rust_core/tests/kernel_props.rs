@@ -167,3 +167,88 @@ fn bad_inputs_are_named_errors() {
     let e = gram_symmetric(&Kernel::B1Spline { h: 0.0 }, &[1.0], 1, 1).unwrap_err();
     assert!(e.to_string().contains("`h`"), "{e}");
 }
+
+mod sparse {
+    use omkl_core::kernel::{b1_bandwidth, dense_scores, gram, Kernel, SparseGram};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn sparse_gram_equals_dense_and_scores_agree(
+            h in 0.2f64..2.0,
+            (nx, x) in super::matrix(90, 3),
+            (ny, y) in super::matrix(70, 3),
+            labels in 1usize..4,
+            seed in any::<u32>(),
+        ) {
+            let k = Kernel::B1Spline { h };
+            let dense = gram(&k, &x, nx, &y, ny, 3).unwrap();
+            let s = SparseGram::build(&k, &x, nx, &y, ny, 3).unwrap();
+            prop_assert_eq!(s.to_dense(), dense.clone());
+            prop_assert_eq!(s.nnz(), dense.iter().filter(|&&v| v != 0.0).count());
+            let alpha: Vec<f64> = (0..ny * labels)
+                .map(|i| f64::from((i as u32).wrapping_mul(2654435761) ^ seed) / 4e9 - 0.5)
+                .collect();
+            let got = s.scores(&alpha, labels).unwrap();
+            let want = dense_scores(&dense, nx, ny, &alpha, labels).unwrap();
+            for (a, b) in got.iter().zip(&want) {
+                prop_assert!((a - b).abs() <= 1e-9 * (1.0 + b.abs()));
+            }
+            let mut row = vec![0.0; labels];
+            s.score_row(nx - 1, &alpha, &mut row).unwrap();
+            prop_assert_eq!(&row[..], &got[(nx - 1) * labels..]);
+        }
+    }
+
+    fn zero_fraction(k: &Kernel, x: &[f32], n: usize, d: usize) -> f64 {
+        let s = SparseGram::build(k, x, n, x, n, d).unwrap();
+        1.0 - s.density()
+    }
+
+    fn points(n: usize, d: usize, seed: u64) -> Vec<f32> {
+        let mut s = seed;
+        (0..n * d)
+            .map(|_| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (s >> 40) as f32 / (1u64 << 24) as f32
+            })
+            .collect()
+    }
+
+    #[test]
+    fn b1_bandwidth_hits_target_zero_fraction() {
+        for (n, d, target) in [(400, 8, 0.95), (300, 3, 0.8), (500, 16, 0.5)] {
+            let x = points(n, d, n as u64);
+            let h = b1_bandwidth(&x, n, d, target, 2000).unwrap();
+            let z = zero_fraction(&Kernel::B1Spline { h }, &x, n, d);
+            assert!((z - target).abs() <= 0.01, "n={n} target={target} got {z}");
+        }
+    }
+
+    #[test]
+    fn sampled_b1_bandwidth_hits_target_zero_fraction() {
+        let (n, d) = (2500, 10);
+        let x = points(n, d, 7);
+        let h = b1_bandwidth(&x, n, d, 0.95, 800).unwrap();
+        let z = zero_fraction(&Kernel::B1Spline { h }, &x, n, d);
+        assert!((z - 0.95).abs() <= 0.01, "got {z}");
+    }
+
+    #[test]
+    fn bad_csr_and_alpha_are_rejected() {
+        assert!(SparseGram::from_csr(2, 2, vec![0, 1, 1], vec![5], vec![1.0]).is_err());
+        assert!(SparseGram::from_csr(2, 2, vec![0, 2, 1], vec![0, 1], vec![1.0, 1.0]).is_err());
+        assert!(SparseGram::from_csr(1, 2, vec![0, 2], vec![1, 0], vec![1.0, 1.0]).is_err());
+        let s = SparseGram::from_csr(1, 2, vec![0, 1], vec![1], vec![0.5]).unwrap();
+        assert_eq!(s.to_dense(), vec![0.0, 0.5]);
+        let e = s.scores(&[1.0, f64::NAN], 1).unwrap_err();
+        assert!(e.to_string().contains("alpha"));
+        assert!(s.scores(&[1.0], 1).is_err());
+        assert!(b1_bandwidth(&[1.0, 2.0], 2, 1, 1.0, 10).is_err());
+        assert!(b1_bandwidth(&[1.0, 1.0], 2, 1, 0.5, 10).is_err());
+    }
+}

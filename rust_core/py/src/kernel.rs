@@ -1,8 +1,8 @@
 //! Python binding for `omkl_core::kernel`.
 
 use ndarray::Array2;
-use numpy::{IntoPyArray, PyArray2, PyReadonlyArray2};
-use omkl_core::kernel::{self as core, Kernel};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use omkl_core::kernel::{self as core, Kernel, SparseGram};
 use omkl_core::OmklError;
 use pyo3::prelude::*;
 
@@ -195,8 +195,183 @@ fn gram<'py>(
     Ok(arr.into_pyarray(py))
 }
 
+/// A Gram matrix in CSR form (only non-zeros stored).
+#[pyclass(module = "omkl._omkl", name = "SparseGram", frozen)]
+pub struct PySparseGram {
+    inner: SparseGram,
+}
+
+/// `alpha` as a C-contiguous float64 matrix with one row per column of the
+/// Gram matrix.
+fn alpha_slice<'a>(a: &'a PyReadonlyArray2<'_, f64>) -> PyResult<(&'a [f64], usize)> {
+    let (_, labels) = a.as_array().dim();
+    let s = a
+        .as_slice()
+        .map_err(|_| OmklError::invalid("alpha", "expected a C-contiguous array"))
+        .py()?;
+    Ok((s, labels))
+}
+
+#[pymethods]
+impl PySparseGram {
+    /// Validates and wraps CSR arrays.
+    #[staticmethod]
+    fn from_csr(
+        nrows: usize,
+        ncols: usize,
+        indptr: PyReadonlyArray1<'_, i64>,
+        indices: PyReadonlyArray1<'_, i64>,
+        data: PyReadonlyArray1<'_, f32>,
+    ) -> PyResult<Self> {
+        let to_usize = |name: &str, v: i64| -> omkl_core::Result<usize> {
+            usize::try_from(v)
+                .map_err(|_| OmklError::invalid(name, format!("expected indices >= 0, got {v}")))
+        };
+        let indptr = indptr
+            .as_array()
+            .iter()
+            .map(|&v| to_usize("indptr", v))
+            .collect::<omkl_core::Result<Vec<_>>>()
+            .py()?;
+        let indices = indices
+            .as_array()
+            .iter()
+            .map(|&v| {
+                u32::try_from(v).map_err(|_| {
+                    OmklError::invalid("indices", format!("expected 0 <= index < 2^32, got {v}"))
+                })
+            })
+            .collect::<omkl_core::Result<Vec<_>>>()
+            .py()?;
+        let data = data.as_array().to_vec();
+        Ok(PySparseGram {
+            inner: SparseGram::from_csr(nrows, ncols, indptr, indices, data).py()?,
+        })
+    }
+
+    #[getter]
+    fn shape(&self) -> (usize, usize) {
+        self.inner.shape()
+    }
+
+    #[getter]
+    fn nnz(&self) -> usize {
+        self.inner.nnz()
+    }
+
+    #[getter]
+    fn density(&self) -> f64 {
+        self.inner.density()
+    }
+
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.inner.nbytes()
+    }
+
+    /// Copies of the CSR arrays `(indptr int64, indices int64, data float32)`.
+    #[allow(clippy::type_complexity)]
+    fn csr<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> (
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<f32>>,
+    ) {
+        let (p, i, v) = self.inner.csr();
+        let p: Vec<i64> = p.iter().map(|&x| x as i64).collect();
+        let i: Vec<i64> = i.iter().map(|&x| i64::from(x)).collect();
+        (
+            p.into_pyarray(py),
+            i.into_pyarray(py),
+            v.to_vec().into_pyarray(py),
+        )
+    }
+
+    fn to_dense<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let (r, c) = self.inner.shape();
+        let dense = py.detach(|| self.inner.to_dense());
+        let arr = Array2::from_shape_vec((r, c), dense)
+            .map_err(|e| OmklError::invalid("SparseGram", e.to_string()))
+            .py()?;
+        Ok(arr.into_pyarray(py))
+    }
+
+    /// `K @ alpha` for `alpha` of shape `(columns, labels)`.
+    fn scores<'py>(
+        &self,
+        py: Python<'py>,
+        alpha: PyReadonlyArray2<'py, f64>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let (a, labels) = alpha_slice(&alpha)?;
+        let out = py.detach(|| self.inner.scores(a, labels)).py()?;
+        let arr = Array2::from_shape_vec((self.inner.shape().0, labels), out)
+            .map_err(|e| OmklError::invalid("alpha", e.to_string()))
+            .py()?;
+        Ok(arr.into_pyarray(py))
+    }
+
+    /// Row `i` of `K @ alpha`.
+    fn score_row<'py>(
+        &self,
+        py: Python<'py>,
+        i: usize,
+        alpha: PyReadonlyArray2<'py, f64>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let (a, labels) = alpha_slice(&alpha)?;
+        let mut out = vec![0.0; labels];
+        self.inner.score_row(i, a, &mut out).py()?;
+        Ok(out.into_pyarray(py))
+    }
+}
+
+/// CSR Gram matrix of `x` against `y` (or itself), built block by block.
+#[pyfunction]
+#[pyo3(signature = (kernel, x, y=None))]
+fn sparse_gram<'py>(
+    py: Python<'py>,
+    kernel: &PyKernel,
+    x: PyReadonlyArray2<'py, f32>,
+    y: Option<PyReadonlyArray2<'py, f32>>,
+) -> PyResult<PySparseGram> {
+    let (xs, nx, d) = matrix("X", &x)?;
+    let (ys, ny, dy) = match &y {
+        None => (xs, nx, d),
+        Some(y) => matrix("Y", y)?,
+    };
+    if dy != d {
+        return Err(OmklError::shape(
+            "Y",
+            format!("{d} columns (as many as X)"),
+            format!("{dy} columns"),
+        ))
+        .py();
+    }
+    let k = &kernel.inner;
+    let inner = py.detach(|| SparseGram::build(k, xs, nx, ys, ny, d)).py()?;
+    Ok(PySparseGram { inner })
+}
+
+/// B1-spline width for a target fraction of zeros in the Gram matrix of `x`.
+#[pyfunction]
+#[pyo3(signature = (x, zero_fraction=0.95, max_sample=2000))]
+fn b1_bandwidth(
+    py: Python<'_>,
+    x: PyReadonlyArray2<'_, f32>,
+    zero_fraction: f64,
+    max_sample: usize,
+) -> PyResult<f64> {
+    let (xs, n, d) = matrix("X", &x)?;
+    py.detach(|| core::b1_bandwidth(xs, n, d, zero_fraction, max_sample))
+        .py()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyKernel>()?;
+    m.add_class::<PySparseGram>()?;
     m.add_function(wrap_pyfunction!(gram, m)?)?;
+    m.add_function(wrap_pyfunction!(sparse_gram, m)?)?;
+    m.add_function(wrap_pyfunction!(b1_bandwidth, m)?)?;
     Ok(())
 }

@@ -136,7 +136,7 @@ pub fn gram_into(
 
 /// Fills `out` (row-major `rows × ny`) with the kernel between the rows of
 /// `xb` and all rows of `y`, column tile by column tile.
-fn block(
+pub(crate) fn block(
     prep: &Prepared,
     xb: &[f32],
     ax: &[f32],

@@ -73,8 +73,14 @@ impl Kernel {
                 }
                 check_nonneg("offset", offset)
             }
-            Kernel::Gaussian { sigma2 } => check_positive("sigma2", sigma2),
-            Kernel::B1Spline { h } => check_positive("h", h),
+            Kernel::Gaussian { sigma2 } => {
+                check_positive("sigma2", sigma2)?;
+                check_f32_reciprocal("sigma2", sigma2)
+            }
+            Kernel::B1Spline { h } => {
+                check_positive("h", h)?;
+                check_f32_reciprocal("h", h)
+            }
         }
     }
 
@@ -151,6 +157,19 @@ impl Kernel {
             Kernel::Gaussian { sigma2 } => (-sq_dist(x, y) / (2.0 * sigma2)).exp(),
             Kernel::B1Spline { h } => (1.0 - sq_dist(x, y).sqrt() / h).max(0.0),
         }
+    }
+}
+
+/// The Gram routines work in f32 with `1/v`: reject `v` so small that it
+/// overflows.
+fn check_f32_reciprocal(name: &str, v: f64) -> Result<()> {
+    if ((0.5 / v) as f32).is_finite() {
+        Ok(())
+    } else {
+        Err(OmklError::invalid(
+            name,
+            format!("expected a number >= 1e-38 (f32 range), got {v}"),
+        ))
     }
 }
 
