@@ -252,3 +252,147 @@ mod sparse {
         assert!(b1_bandwidth(&[1.0, 1.0], 2, 1, 0.5, 10).is_err());
     }
 }
+
+mod cache {
+    use omkl_core::kernel::cache::{entry_bytes, RowCache};
+    use omkl_core::kernel::{gram, GramCache, Kernel, SupportStore};
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Get(u64),
+        Insert(u64, usize),
+    }
+
+    fn ops() -> impl Strategy<Value = Vec<Op>> {
+        prop::collection::vec(
+            prop_oneof![
+                (0u64..8).prop_map(Op::Get),
+                (0u64..8, 0usize..40).prop_map(|(i, l)| Op::Insert(i, l)),
+            ],
+            1..80,
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        /// The cache agrees with a reference LRU list: same contents, same
+        /// order, same evictions, and bytes never exceed the budget.
+        #[test]
+        fn row_cache_is_an_lru_within_budget(ops in ops(), budget in 0usize..600) {
+            let mut c = RowCache::new(budget);
+            // Reference: (id, len), least recent first.
+            let mut model: Vec<(u64, usize)> = Vec::new();
+            let (mut hits, mut misses, mut evictions) = (0u64, 0u64, 0u64);
+            for op in ops {
+                match op {
+                    Op::Get(id) => {
+                        let got = c.get(id).map(<[f32]>::len);
+                        match model.iter().position(|&(i, _)| i == id) {
+                            Some(p) => {
+                                let e = model.remove(p);
+                                prop_assert_eq!(got, Some(e.1));
+                                model.push(e);
+                                hits += 1;
+                            }
+                            None => {
+                                prop_assert_eq!(got, None);
+                                misses += 1;
+                            }
+                        }
+                    }
+                    Op::Insert(id, len) => {
+                        let row: Vec<f32> = (0..len).map(|v| v as f32).collect();
+                        let stored = c.insert(id, row);
+                        model.retain(|&(i, _)| i != id);
+                        if entry_bytes(len) <= budget {
+                            prop_assert!(stored);
+                            while model.iter().map(|&(_, l)| entry_bytes(l)).sum::<usize>()
+                                + entry_bytes(len) > budget
+                            {
+                                model.remove(0);
+                                evictions += 1;
+                            }
+                            model.push((id, len));
+                        } else {
+                            prop_assert!(!stored);
+                        }
+                    }
+                }
+                let s = c.stats();
+                prop_assert!(s.bytes <= budget);
+                prop_assert_eq!(s.bytes, model.iter().map(|&(_, l)| entry_bytes(l)).sum::<usize>());
+                prop_assert_eq!(c.lru_order(), model.iter().map(|&(i, _)| i).collect::<Vec<_>>());
+                prop_assert_eq!((s.hits, s.misses, s.evictions), (hits, misses, evictions));
+            }
+        }
+
+        /// Rows served by the cache (hit, extension or miss) equal the
+        /// Gram matrix of the distinct inputs; duplicates are stored once.
+        #[test]
+        fn gram_cache_rows_equal_the_gram_matrix(
+            picks in prop::collection::vec((0usize..6, any::<bool>()), 1..40),
+            budget in 0usize..400,
+        ) {
+            let pool: Vec<[f32; 2]> = (0..6).map(|i| [i as f32 * 0.5, (i * i) as f32 * 0.1]).collect();
+            let k = Kernel::Gaussian { sigma2: 0.8 };
+            let mut c = GramCache::new(k.clone(), 2, budget).unwrap();
+            let mut distinct: Vec<usize> = Vec::new();
+            for (p, query) in picks {
+                let id = c.add(&pool[p]).unwrap() as usize;
+                if !distinct.contains(&p) {
+                    prop_assert_eq!(id, distinct.len());
+                    distinct.push(p);
+                }
+                prop_assert_eq!(distinct[id], p);
+                if query {
+                    let x: Vec<f32> = distinct.iter().flat_map(|&q| pool[q]).collect();
+                    let want = gram(&k, &pool[p], 1, &x, distinct.len(), 2).unwrap();
+                    let got = c.row(id as u32).unwrap().to_vec();
+                    prop_assert_eq!(got.len(), want.len());
+                    for (a, b) in got.iter().zip(&want) {
+                        prop_assert!((a - b).abs() < 1e-6);
+                    }
+                }
+                prop_assert!(c.stats().cache_bytes <= budget);
+            }
+            prop_assert_eq!(c.support().len(), distinct.len());
+        }
+    }
+
+    #[test]
+    fn gram_cache_counts_hits_extensions_and_misses() {
+        let mut c = GramCache::new(Kernel::Linear { normalize: false }, 1, 1 << 20).unwrap();
+        let a = c.add(&[2.0]).unwrap();
+        c.row(a).unwrap();
+        c.row(a).unwrap();
+        c.add(&[3.0]).unwrap();
+        assert_eq!(c.row(a).unwrap(), &[4.0, 6.0]);
+        let s = c.stats();
+        assert_eq!((s.misses, s.hits, s.extensions), (1, 1, 1));
+        assert!(c.row(7).is_err());
+        assert!(c.add(&[f32::NAN]).is_err());
+        assert!(c.add(&[1.0, 2.0]).is_err());
+        assert_eq!(c.support().len(), 2);
+    }
+
+    #[test]
+    fn support_store_dedups_and_round_trips() {
+        let mut s = SupportStore::new(3).unwrap();
+        let rows = [
+            [1.0f32, 2.0, 3.0],
+            [0.0, 0.0, 0.0],
+            [-0.0, 0.0, 0.0],
+            [1.0, 2.0, 3.0],
+        ];
+        let ids: Vec<u32> = rows.iter().map(|r| s.insert(r).unwrap().0).collect();
+        assert_eq!(ids, vec![0, 1, 2, 0]);
+        assert_eq!(s.len(), 3);
+        let t = SupportStore::from_data(3, s.data()).unwrap();
+        assert_eq!(t.find(&[1.0, 2.0, 3.0]).unwrap(), Some(0));
+        assert_eq!(t.find(&[9.0, 2.0, 3.0]).unwrap(), None);
+        assert!(SupportStore::from_data(3, &[1.0, 1.0, 1.0, 1.0, 1.0, 1.0]).is_err());
+        assert!(SupportStore::new(0).is_err());
+    }
+}
