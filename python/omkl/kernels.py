@@ -38,8 +38,10 @@ from omkl import _omkl
 from omkl._omkl import Kernel
 
 __all__ = [
+    "GramCache",
     "Kernel",
     "SparseGram",
+    "SupportStore",
     "b1_bandwidth",
     "b1_spline",
     "gaussian",
@@ -289,3 +291,133 @@ def sparse_gram(
     x = as_matrix("X", X)
     y = None if Y is None else as_matrix("Y", Y)
     return SparseGram(_omkl.sparse_gram(k, x, y))
+
+
+def _as_vector(name: str, x: npt.ArrayLike, d: int) -> npt.NDArray[np.float32]:
+    arr = np.asarray(x)
+    if arr.ndim != 1 or arr.shape[0] != d:
+        raise ValueError(f"shape mismatch for `{name}`: expected shape ({d},), got {arr.shape}")
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+        raise ValueError(f"invalid value for `{name}`: expected a numeric array, got {arr.dtype}")
+    with np.errstate(over="ignore"):
+        return np.ascontiguousarray(arr, dtype=np.float32)
+
+
+class SupportStore:
+    """Support inputs of dimension ``d``, each stored once: adding an input
+    already stored (bitwise the same float32 values) returns its id.
+
+    >>> import numpy as np
+    >>> s = SupportStore(2)
+    >>> s.add([1.0, 2.0]), s.add([3.0, 4.0]), s.add(np.array([1.0, 2.0]))
+    (0, 1, 0)
+    >>> len(s)
+    2
+    """
+
+    def __init__(self, d: int) -> None:
+        if isinstance(d, bool) or not isinstance(d, int | np.integer) or d < 1:
+            raise ValueError(f"invalid value for `d`: expected an integer >= 1, got {d!r}")
+        self.d = int(d)
+        self._inner = _omkl.SupportStore(self.d)
+
+    def add(self, x: npt.ArrayLike) -> int:
+        """Stores ``x`` unless already stored; returns its id."""
+        return self._inner.add(_as_vector("x", x, self.d))[0]
+
+    def find(self, x: npt.ArrayLike) -> int | None:
+        """The id of ``x``, or ``None``."""
+        return self._inner.find(_as_vector("x", x, self.d))
+
+    def get(self, id: int) -> npt.NDArray[np.float32]:
+        """Input ``id``."""
+        return self._inner.get(_as_id(id))
+
+    def data(self) -> npt.NDArray[np.float32]:
+        """All inputs, shape ``(len(self), d)``, in id order."""
+        return self._inner.data()
+
+    @property
+    def nbytes(self) -> int:
+        """Approximate heap bytes (inputs plus hash index)."""
+        return self._inner.nbytes
+
+    def __len__(self) -> int:
+        return len(self._inner)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"d": self.d, "data": self.data()}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.d = state["d"]
+        self._inner = _omkl.SupportStore(self.d)
+        for row in state["data"]:
+            self._inner.add(np.ascontiguousarray(row, dtype=np.float32))
+
+
+def _as_id(id: int) -> int:
+    if isinstance(id, bool) or not isinstance(id, int | np.integer) or not 0 <= id < 2**32:
+        raise ValueError(f"invalid value for `id`: expected a stored id (integer >= 0), got {id!r}")
+    return int(id)
+
+
+class GramCache:
+    """Gram rows ``K(x_id, x_j)`` over a deduplicated set of support inputs,
+    computed on demand and kept in a least-recently-used cache of at most
+    ``budget_bytes`` bytes (each row costs ``4 * len + 64`` bytes).
+
+    When support inputs are added after a row was cached, only the new
+    columns are computed ("extensions"). :meth:`stats` reports hits,
+    extensions, misses, evictions and bytes.
+
+    >>> c = GramCache(2, kernel="linear", budget_bytes=1 << 20)
+    >>> a = c.add([1.0, 0.0]); b = c.add([2.0, 3.0]); c.add([1.0, 0.0]) == a
+    True
+    >>> c.row(b).tolist()
+    [2.0, 13.0]
+    >>> c.stats()["misses"], c.stats()["support_len"]
+    (1, 2)
+    """
+
+    def __init__(
+        self,
+        d: int,
+        kernel: str | Kernel = "gaussian",
+        budget_bytes: int = 64 << 20,
+        **params: Any,
+    ) -> None:
+        if isinstance(d, bool) or not isinstance(d, int | np.integer) or d < 1:
+            raise ValueError(f"invalid value for `d`: expected an integer >= 1, got {d!r}")
+        if (
+            isinstance(budget_bytes, bool)
+            or not isinstance(budget_bytes, int | np.integer)
+            or budget_bytes < 0
+        ):
+            raise ValueError(
+                f"invalid value for `budget_bytes`: expected an integer >= 0, got {budget_bytes!r}"
+            )
+        self.d = int(d)
+        self.kernel = make_kernel(kernel, **params)
+        self.budget_bytes = int(budget_bytes)
+        self._inner = _omkl.GramCache(self.kernel, self.d, self.budget_bytes)
+
+    def add(self, x: npt.ArrayLike) -> int:
+        """Adds a support input (stored once) and returns its id."""
+        return self._inner.add(_as_vector("x", x, self.d))
+
+    def row(self, id: int) -> npt.NDArray[np.float32]:
+        """``K(x_id, x_j)`` for every stored ``j``, in id order."""
+        return self._inner.row(_as_id(id))
+
+    def support(self) -> npt.NDArray[np.float32]:
+        """All support inputs, shape ``(len(self), d)``."""
+        return self._inner.support()
+
+    def stats(self) -> dict[str, int]:
+        """``hits``, ``extensions``, ``misses``, ``evictions``,
+        ``cache_bytes``, ``entries``, ``budget``, ``support_bytes`` and
+        ``support_len``."""
+        return self._inner.stats()
+
+    def __len__(self) -> int:
+        return len(self._inner)

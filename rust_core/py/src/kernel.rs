@@ -2,9 +2,10 @@
 
 use ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
-use omkl_core::kernel::{self as core, Kernel, SparseGram};
+use omkl_core::kernel::{self as core, GramCache, Kernel, SparseGram, SupportStore};
 use omkl_core::OmklError;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use crate::errors::IntoPyResult;
 
@@ -367,8 +368,153 @@ fn b1_bandwidth(
         .py()
 }
 
+/// A 1-D C-contiguous float32 input.
+fn vector<'a>(name: &str, a: &'a PyReadonlyArray1<'_, f32>) -> PyResult<&'a [f32]> {
+    a.as_slice()
+        .map_err(|_| OmklError::invalid(name, "expected a C-contiguous array"))
+        .py()
+}
+
+/// Deduplicating store of support inputs.
+#[pyclass(module = "omkl._omkl", name = "SupportStore")]
+pub struct PySupportStore {
+    inner: SupportStore,
+}
+
+#[pymethods]
+impl PySupportStore {
+    #[new]
+    fn new(d: usize) -> PyResult<Self> {
+        Ok(PySupportStore {
+            inner: SupportStore::new(d).py()?,
+        })
+    }
+
+    /// Rebuilds a store from `(n, d)` distinct rows.
+    #[staticmethod]
+    fn from_data(data: PyReadonlyArray2<'_, f32>) -> PyResult<Self> {
+        let (s, _, d) = matrix("data", &data)?;
+        Ok(PySupportStore {
+            inner: SupportStore::from_data(d, s).py()?,
+        })
+    }
+
+    /// Stores `x` once; returns `(id, is_new)`.
+    fn add(&mut self, x: PyReadonlyArray1<'_, f32>) -> PyResult<(u32, bool)> {
+        self.inner.insert(vector("x", &x)?).py()
+    }
+
+    /// The id of `x`, or None.
+    fn find(&self, x: PyReadonlyArray1<'_, f32>) -> PyResult<Option<u32>> {
+        self.inner.find(vector("x", &x)?).py()
+    }
+
+    fn get<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyArray1<f32>>> {
+        let n = self.inner.len();
+        let row = self
+            .inner
+            .get(id)
+            .ok_or_else(|| {
+                OmklError::invalid("id", format!("expected a stored id < {n}, got {id}"))
+            })
+            .py()?;
+        Ok(row.to_vec().into_pyarray(py))
+    }
+
+    /// All inputs as an `(n, d)` float32 array, in id order.
+    fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let arr = Array2::from_shape_vec(
+            (self.inner.len(), self.inner.dim()),
+            self.inner.data().to_vec(),
+        )
+        .map_err(|e| OmklError::invalid("data", e.to_string()))
+        .py()?;
+        Ok(arr.into_pyarray(py))
+    }
+
+    #[getter]
+    fn d(&self) -> usize {
+        self.inner.dim()
+    }
+
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.inner.nbytes()
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+}
+
+/// Gram rows of support inputs, computed on demand and LRU-cached.
+#[pyclass(module = "omkl._omkl", name = "GramCache")]
+pub struct PyGramCache {
+    inner: GramCache,
+}
+
+#[pymethods]
+impl PyGramCache {
+    #[new]
+    fn new(kernel: &PyKernel, d: usize, budget_bytes: usize) -> PyResult<Self> {
+        Ok(PyGramCache {
+            inner: GramCache::new(kernel.inner.clone(), d, budget_bytes).py()?,
+        })
+    }
+
+    /// Adds a support input (deduplicated); returns its id.
+    fn add(&mut self, x: PyReadonlyArray1<'_, f32>) -> PyResult<u32> {
+        self.inner.add(vector("x", &x)?).py()
+    }
+
+    /// `K(x_id, x_j)` for every stored `j`.
+    fn row<'py>(&mut self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyArray1<f32>>> {
+        let row = self.inner.row(id).py()?.to_vec();
+        Ok(row.into_pyarray(py))
+    }
+
+    #[getter]
+    fn kernel(&self) -> PyKernel {
+        PyKernel {
+            inner: self.inner.kernel().clone(),
+        }
+    }
+
+    /// All support inputs, `(n, d)` float32.
+    fn support<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let s = self.inner.support();
+        let arr = Array2::from_shape_vec((s.len(), s.dim()), s.data().to_vec())
+            .map_err(|e| OmklError::invalid("data", e.to_string()))
+            .py()?;
+        Ok(arr.into_pyarray(py))
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.support().len()
+    }
+
+    /// Counters: hits, extensions, misses, evictions, cache_bytes, entries,
+    /// budget, support_bytes, support_len.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.stats();
+        let d = PyDict::new(py);
+        d.set_item("hits", s.hits)?;
+        d.set_item("extensions", s.extensions)?;
+        d.set_item("misses", s.misses)?;
+        d.set_item("evictions", s.evictions)?;
+        d.set_item("cache_bytes", s.cache_bytes)?;
+        d.set_item("entries", s.entries)?;
+        d.set_item("budget", s.budget)?;
+        d.set_item("support_bytes", s.support_bytes)?;
+        d.set_item("support_len", s.support_len)?;
+        Ok(d)
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyKernel>()?;
+    m.add_class::<PySupportStore>()?;
+    m.add_class::<PyGramCache>()?;
     m.add_class::<PySparseGram>()?;
     m.add_function(wrap_pyfunction!(gram, m)?)?;
     m.add_function(wrap_pyfunction!(sparse_gram, m)?)?;
