@@ -173,9 +173,14 @@ impl SparseGram {
         self.values.len()
     }
 
-    /// `nnz / (rows · columns)`.
+    /// `nnz / (rows · columns)` (0 for an empty shape).
     pub fn density(&self) -> f64 {
-        self.nnz() as f64 / (self.nrows as f64 * self.ncols as f64)
+        let cells = self.nrows as f64 * self.ncols as f64;
+        if cells > 0.0 {
+            self.nnz() as f64 / cells
+        } else {
+            0.0
+        }
     }
 
     /// Bytes of the three CSR arrays.
