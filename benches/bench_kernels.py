@@ -14,7 +14,8 @@ Run from the repository root (with omkl importable)::
     python benches/bench_kernels.py            # n=5000, d=128
     python benches/bench_kernels.py --n 2000   # quicker
 
-Ratios > 1 mean omkl is faster. Times are the best of ``--repeat`` runs.
+Ratios > 1 mean omkl is faster. Times are the best of ``--repeat`` rounds in which the
+contenders take turns.
 """
 
 from __future__ import annotations
@@ -37,6 +38,19 @@ def best(f: Callable[[], object], repeat: int) -> float:
         f()
         times.append(time.perf_counter() - t)
     return min(times)
+
+
+def race(fns: list[Callable[[], object]], repeat: int) -> list[float]:
+    """Best wall time of each function over ``repeat`` rounds, the functions
+    taking turns within each round so that drifting machine load affects
+    them alike."""
+    times = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, f in enumerate(fns):
+            t = time.perf_counter()
+            f()
+            times[i] = min(times[i], time.perf_counter() - t)
+    return times
 
 
 def numpy_gaussian(X: np.ndarray, sigma2: float, Y: np.ndarray | None = None) -> np.ndarray:
@@ -107,7 +121,7 @@ def main() -> None:
     ]
     for name, ours, np32, np64 in cases:
         diff = np.max(np.abs(ours().astype(np.float64) - np64()))
-        t_o, t_32, t_64 = best(ours, r), best(np32, r), best(np64, r)
+        t_o, t_32, t_64 = race([ours, np32, np64], r)
         print(
             f"{name:<24}{t_o:>9.3f}s{t_32:>10.3f}s{t_64:>10.3f}s"
             f"{t_32 / t_o:>10.2f}x{t_64 / t_o:>10.2f}x   max|diff|={diff:.1e}"
@@ -123,9 +137,9 @@ def main() -> None:
     want = K @ alpha
     err = np.max(np.abs(S.scores(alpha) - want))
     rs = max(r, 10)  # cheap calls: more runs against the noise of a shared machine
-    t_sparse = best(lambda: S.scores(alpha), rs)
-    t_dense = best(lambda: K @ alpha, rs)
-    t_scipy = best(lambda: csr @ alpha, rs)
+    t_sparse, t_dense, t_scipy = race(
+        [lambda: S.scores(alpha), lambda: K @ alpha, lambda: csr @ alpha], rs
+    )
     print(
         f"h={h:.4f}: zeros {100 * (1 - S.density):.2f}%, nnz {S.nnz}, "
         f"CSR {S.nbytes / 2**20:.1f} MiB vs dense f32 {n * n * 4 / 2**20:.1f} MiB, "

@@ -56,10 +56,12 @@ KERNELS = st.one_of(
 
 
 def matrices(max_rows: int, d: int) -> st.SearchStrategy[np.ndarray]:
+    """Inputs in [-1, 1]; non-zero entries have magnitude >= 1e-6, since
+    products of smaller float32 values underflow (see ``gram``)."""
     return hnp.arrays(
         np.float32,
         st.tuples(st.integers(1, max_rows), st.just(d)),
-        elements=st.floats(-1.0, 1.0, width=32),
+        elements=st.floats(-1.0, 1.0, width=32).filter(lambda v: v == 0.0 or abs(v) >= 1e-6),
     )
 
 
@@ -124,6 +126,17 @@ def test_normalised_quadratic_on_binary_pixels():
     want = G**2 / np.outer(np.diag(G), np.diag(G))
     np.testing.assert_allclose(K, want, rtol=1e-6, atol=1e-7)
     np.testing.assert_array_equal(np.diag(K), 1.0)
+
+
+def test_tiny_inputs_give_finite_normalised_values():
+    X = np.array([[1e-40], [1e-30], [1.0]], dtype=np.float32)
+    for kind, p in (
+        ("linear", {"normalize": True}),
+        ("polynomial", {"offset": 0.0, "normalize": True}),
+    ):
+        K = kernels.gram(X, X, kind, **p)
+        assert np.all(np.isfinite(K))
+        assert K[2, 2] == pytest.approx(1.0)
 
 
 def test_kernel_objects_eval_and_pickle():

@@ -136,7 +136,8 @@ def gram(
 
     With ``Y=None`` the symmetric Gram matrix of ``X`` is computed (half the
     work; exactly symmetric with an exact diagonal). Inputs are converted to
-    float32. ``kernel`` is a name (see the module docstring) with its
+    float32 (so entries of magnitude below about 1e-19 underflow in
+    products). ``kernel`` is a name (see the module docstring) with its
     parameters as keywords, or a :class:`Kernel`.
 
     >>> import numpy as np

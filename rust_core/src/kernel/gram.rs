@@ -17,11 +17,32 @@ use super::Kernel;
 use crate::error::{OmklError, Result};
 
 /// Rows per parallel block of the rectangular case.
-const ROW_BLOCK: usize = 128;
+pub(crate) const ROW_BLOCK: usize = 128;
 /// Columns per GEMM call (keeps the output tile in L2 for the map).
 const COL_BLOCK: usize = 512;
 /// Tile side of the symmetric case.
 const TILE: usize = 256;
+/// Blocks with fewer rows use direct dot products instead of GEMM.
+const GEMM_MIN_ROWS: usize = 4;
+
+/// `⟨a, b⟩` in f32 with 8 independent accumulators (vectorisable).
+#[inline]
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for t in 0..8 {
+            acc[t] += x[t] * y[t];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
+}
 
 /// Returns an error naming `name` if any element is NaN or infinite.
 pub(crate) fn check_finite_f32(name: &str, xs: &[f32]) -> Result<()> {
@@ -155,7 +176,17 @@ pub(crate) fn block(
         let c1 = (c0 + COL_BLOCK).min(ny);
         let yb = yv.slice(s![c0..c1, ..]);
         let mut cb = c.slice_mut(s![.., c0..c1]);
-        general_mat_mul(1.0, &a, &yb.t(), 0.0, &mut cb);
+        if rows < GEMM_MIN_ROWS {
+            // Too few rows for GEMM's packing of `y` to pay off.
+            for (r, mut row) in cb.rows_mut().into_iter().enumerate() {
+                let xr = &xb[r * d..(r + 1) * d];
+                for (v, yr) in row.iter_mut().zip(y[c0 * d..c1 * d].chunks_exact(d)) {
+                    *v = dot(xr, yr);
+                }
+            }
+        } else {
+            general_mat_mul(1.0, &a, &yb.t(), 0.0, &mut cb);
+        }
         for (r, mut row) in cb.rows_mut().into_iter().enumerate() {
             let row = row
                 .as_slice_mut()

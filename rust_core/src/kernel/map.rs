@@ -63,7 +63,16 @@ impl Prepared {
     /// The per-input number the map needs, from the input's squared norm
     /// (computed in f64).
     pub(crate) fn aux(&self, sq_norm: f64) -> f32 {
-        let inv_sqrt = |v: f64| if v > 0.0 { 1.0 / v.sqrt() } else { 0.0 };
+        // 0 also when 1/√v overflows f32: such inputs (‖x‖² below about
+        // 1e-76) are treated as zero vectors by the normalised kernels.
+        let inv_sqrt = |v: f64| {
+            let g = if v > 0.0 { 1.0 / v.sqrt() } else { 0.0 };
+            if (g as f32).is_finite() {
+                g
+            } else {
+                0.0
+            }
+        };
         match *self {
             Prepared::Linear | Prepared::Poly { .. } => 0.0,
             Prepared::Cosine => inv_sqrt(sq_norm) as f32,
@@ -100,7 +109,8 @@ impl Prepared {
             Prepared::Linear => {}
             Prepared::Cosine => {
                 for (v, &g) in row.iter_mut().zip(ay) {
-                    *v *= ax * g;
+                    // Left to right: `ax * g` alone may overflow.
+                    *v = *v * ax * g;
                 }
             }
             Prepared::Poly { degree, offset } => {

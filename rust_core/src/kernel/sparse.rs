@@ -9,8 +9,10 @@ use super::Kernel;
 use crate::error::{check_finite, OmklError, Result};
 
 /// Rows per block while building (the only dense buffer ever allocated is
-/// one `BUILD_ROWS × ncols` block per worker thread).
-const BUILD_ROWS: usize = 64;
+/// one `BUILD_ROWS × ncols` block per worker thread). Equal to the dense
+/// Gram's row block, so both compute every entry the same way and the
+/// sparse matrix equals the dense one with zeros dropped, bit for bit.
+const BUILD_ROWS: usize = super::gram::ROW_BLOCK;
 
 /// A Gram matrix in compressed sparse row form: row `i` holds the columns
 /// `indices[indptr[i]..indptr[i+1]]` (ascending) with their values. Only
@@ -48,7 +50,7 @@ impl SparseGram {
     /// any kernel is accepted, but then nearly every entry is stored.
     ///
     /// # Complexity
-    /// O(nx · ny · d) time like the dense Gram; O(nnz + threads · 64 · ny)
+    /// O(nx · ny · d) time like the dense Gram; O(nnz + threads · 128 · ny)
     /// memory.
     pub fn build(
         kernel: &Kernel,

@@ -19,7 +19,8 @@ use crate::kernel::gram::check_finite_f32;
 ///
 /// **Normalised kernels** have unit diagonal, `K(x, x) = 1`. When the
 /// normaliser `√(K(x,x) K(x',x'))` is zero (a zero input with `c = 0`), the
-/// normalised value is defined as 0.
+/// normalised value is defined as 0; the f32 Gram routines also treat as
+/// zero an input whose `1/√(‖x‖² + c)` overflows f32 (`‖x‖² + c < 1e-76`).
 ///
 /// **Gaussian parametrisation.** `sigma2` is σ² in
 /// `exp(−‖x − x'‖² / (2σ²))`, the textbook convention, which is the one used
