@@ -4,8 +4,9 @@ The maths lives in a Rust core (``omkl._omkl``); this package holds river-style
 streaming estimators, dataset loaders, experiments and a command-line interface.
 """
 
-from omkl import _omkl, prox
+from omkl import _omkl, kernels, prox
+from omkl.kernels import Kernel
 
 __version__: str = _omkl.__version__
 
-__all__ = ["__version__", "prox"]
+__all__ = ["Kernel", "__version__", "kernels", "prox"]
