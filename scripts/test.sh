@@ -13,7 +13,7 @@ PYTHON=${PYTHON:-python3}
 echo "== Rust: fmt, clippy, tests"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
-cargo test -p omkl-core --release
+cargo test -p omkl-core --profile test-release
 
 echo "== Python tools in a fresh virtualenv"
 VENV=target/test-venv
