@@ -1,1 +1,15 @@
 //! Alg. 1 (online proximal learning) and Alg. 3 (online MKL).
+//!
+//! * [`schedule`]: learning rates `η0`, `η0/√t`, `1/(σt)`.
+//! * [`loss`]: multiclass hinge, multiclass logistic and squared losses.
+//! * [`grouped_weights`]: weights stored as scale × vector per group.
+//! * [`averaging`]: the lazy average of those weights.
+
+pub mod averaging;
+pub mod grouped_weights;
+pub mod loss;
+pub mod schedule;
+
+pub use grouped_weights::GroupedWeights;
+pub use loss::{Loss, Target};
+pub use schedule::Schedule;
