@@ -12,7 +12,8 @@
 //! Housekeeping, all O(coordinates touched) and never O(dimension):
 //! * a group set to zero (`s_g = 0`) has its raw vector cleared lazily, the
 //!   next time an example touches it, through the list of buckets written
-//!   since the last clearing;
+//!   since the last clearing (the "live" list; a second list keeps every
+//!   bucket ever written, for the average and for saving);
 //! * a scale that drifts below 1e-3 or above 1e3 is folded into the raw
 //!   vector (`v_g ← s_g v_g`, `s_g ← 1`) through the same list, and the
 //!   group's cumulative scale in the averager is re-based to 0, which keeps
@@ -33,8 +34,12 @@ pub struct GroupedWeights {
     pub(crate) raw: Vec<f64>,
     pub(crate) scale: Vec<f64>,
     pub(crate) sq: Vec<f64>,
+    /// Per group, the buckets ever written (for the average and saving).
     pub(crate) touched: Vec<Vec<u32>>,
     pub(crate) marked: Vec<bool>,
+    /// Per group, the buckets written since the group was last cleared.
+    pub(crate) live: Vec<Vec<u32>>,
+    pub(crate) live_marked: Vec<bool>,
     pub(crate) avg: Option<Averager>,
 }
 
@@ -49,6 +54,8 @@ impl GroupedWeights {
             sq: Vec::new(),
             touched: Vec::new(),
             marked: Vec::new(),
+            live: Vec::new(),
+            live_marked: Vec::new(),
             avg: averaged.then(Averager::default),
         };
         w.add_groups(n_groups);
@@ -88,6 +95,8 @@ impl GroupedWeights {
         self.sq.resize(g_new, 0.0);
         self.touched.resize(g_new, Vec::new());
         self.marked.resize(g_new * self.n_buckets, false);
+        self.live.resize(g_new, Vec::new());
+        self.live_marked.resize(g_new * self.n_buckets, false);
         if let Some(a) = self.avg.as_mut() {
             a.acc.resize(len, 0.0);
             a.last.resize(len, 0.0);
@@ -193,6 +202,10 @@ impl GroupedWeights {
             self.marked[mark] = true;
             self.touched[g].push(b as u32);
         }
+        if !self.live_marked[mark] {
+            self.live_marked[mark] = true;
+            self.live[g].push(b as u32);
+        }
         let c = alpha / self.scale[g];
         let base = self.slot(g, b, 0);
         let mut dsq = 0.0;
@@ -215,8 +228,8 @@ impl GroupedWeights {
     /// Sets group `g` to zero for good: clears the raw entries it wrote.
     fn clear_group(&mut self, g: usize) {
         let kk = self.n_outputs;
-        let touched = std::mem::take(&mut self.touched[g]);
-        for &b in &touched {
+        let live = std::mem::take(&mut self.live[g]);
+        for &b in &live {
             let base = self.slot(g, b as usize, 0);
             for i in base..base + kk {
                 if let Some(a) = self.avg.as_mut() {
@@ -224,10 +237,10 @@ impl GroupedWeights {
                 }
                 self.raw[i] = 0.0;
             }
-            self.marked[g * self.n_buckets + b as usize] = false;
+            self.live_marked[g * self.n_buckets + b as usize] = false;
         }
-        self.touched[g] = touched;
-        self.touched[g].clear();
+        self.live[g] = live;
+        self.live[g].clear();
         self.scale[g] = 1.0;
         self.sq[g] = 0.0;
         self.rebase(g);
@@ -240,7 +253,7 @@ impl GroupedWeights {
         let kk = self.n_outputs;
         let Some(a) = self.avg.as_mut() else { return };
         a.cum[g] = 0.0;
-        for &b in &self.touched[g] {
+        for &b in &self.live[g] {
             let base = (g * self.n_buckets + b as usize) * kk;
             a.last[base..base + kk].fill(0.0);
         }
@@ -256,8 +269,8 @@ impl GroupedWeights {
         }
         let kk = self.n_outputs;
         let mut sq = 0.0;
-        for j in 0..self.touched[g].len() {
-            let base = self.slot(g, self.touched[g][j] as usize, 0);
+        for j in 0..self.live[g].len() {
+            let base = self.slot(g, self.live[g][j] as usize, 0);
             for i in base..base + kk {
                 if let Some(a) = self.avg.as_mut() {
                     a.flush(i, g, self.raw[i]);
@@ -324,7 +337,7 @@ impl GroupedWeights {
         offsets.push(0);
         for g in 0..self.n_groups() {
             self.fold_scale(g);
-            for &b in &self.touched[g] {
+            for &b in &self.live[g] {
                 let base = self.slot(g, b as usize, 0);
                 compact.extend_from_slice(&self.raw[base..base + kk]);
             }
@@ -337,8 +350,8 @@ impl GroupedWeights {
         let mut pos = 0;
         for g in 0..self.n_groups() {
             let mut sq = 0.0;
-            for j in 0..self.touched[g].len() {
-                let base = self.slot(g, self.touched[g][j] as usize, 0);
+            for j in 0..self.live[g].len() {
+                let base = self.slot(g, self.live[g][j] as usize, 0);
                 // fold_scale flushed these coordinates in this same round.
                 self.raw[base..base + kk].copy_from_slice(&compact[pos..pos + kk]);
                 sq += compact[pos..pos + kk].iter().map(|v| v * v).sum::<f64>();
