@@ -138,6 +138,13 @@ impl FeatureSpace {
         id
     }
 
+    /// Forgets the groups from id `n_groups` on.
+    pub fn truncate(&mut self, n_groups: usize) {
+        for name in self.names.drain(n_groups.min(self.names.len())..) {
+            self.ids.remove(&name);
+        }
+    }
+
     /// The group name and bucket of a feature name (no registration).
     ///
     /// # Complexity

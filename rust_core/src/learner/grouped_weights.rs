@@ -104,22 +104,23 @@ impl GroupedWeights {
         }
     }
 
-    /// Grows the number of outputs to `n_outputs` (new outputs have zero
-    /// weights; averages stay exact).
+    /// Changes the number of outputs to `n_outputs ≥ 1`: new outputs have
+    /// zero weights, dropped ones are forgotten; averages stay exact.
     ///
     /// # Complexity
     /// O(dimension): it re-lays out every array. Happens once per new class.
     pub fn set_n_outputs(&mut self, n_outputs: usize) {
-        if n_outputs <= self.n_outputs {
+        if n_outputs == self.n_outputs || n_outputs == 0 {
             return;
         }
         let (k_old, rows) = (self.n_outputs, self.n_groups() * self.n_buckets);
+        let keep = k_old.min(n_outputs);
         let relayout = |v: &Vec<f64>, fill: &dyn Fn(usize) -> f64| {
             let mut out = vec![0.0; rows * n_outputs];
             for r in 0..rows {
-                out[r * n_outputs..r * n_outputs + k_old]
-                    .copy_from_slice(&v[r * k_old..(r + 1) * k_old]);
-                for k in k_old..n_outputs {
+                out[r * n_outputs..r * n_outputs + keep]
+                    .copy_from_slice(&v[r * k_old..r * k_old + keep]);
+                for k in keep..n_outputs {
                     out[r * n_outputs + k] = fill(r);
                 }
             }
@@ -128,13 +129,46 @@ impl GroupedWeights {
         self.raw = relayout(&self.raw, &|_| 0.0);
         let nb = self.n_buckets;
         if let Some(a) = self.avg.as_mut() {
+            // A new coordinate has raw value 0, so its `last` does not
+            // matter; 0 keeps unwritten coordinates all-zero.
             a.acc = relayout(&a.acc, &|_| 0.0);
-            let cum = a.cum.clone();
-            // A new coordinate has raw value 0, so any `last` works; use the
-            // current cumulative scale for clarity.
-            a.last = relayout(&a.last, &|r| cum[r / nb]);
+            a.last = relayout(&a.last, &|_| 0.0);
         }
         self.n_outputs = n_outputs;
+        if n_outputs < k_old {
+            for g in 0..self.n_groups() {
+                self.sq[g] = self.live[g]
+                    .iter()
+                    .map(|&b| {
+                        let base = (g * nb + b as usize) * n_outputs;
+                        self.raw[base..base + n_outputs]
+                            .iter()
+                            .map(|v| v * v)
+                            .sum::<f64>()
+                    })
+                    .sum();
+            }
+        }
+    }
+
+    /// Drops the groups from `n_groups` on (undoes [`Self::add_groups`]).
+    pub fn truncate_groups(&mut self, n_groups: usize) {
+        if n_groups >= self.n_groups() {
+            return;
+        }
+        let len = n_groups * self.n_buckets * self.n_outputs;
+        self.raw.truncate(len);
+        self.scale.truncate(n_groups);
+        self.sq.truncate(n_groups);
+        self.touched.truncate(n_groups);
+        self.live.truncate(n_groups);
+        self.marked.truncate(n_groups * self.n_buckets);
+        self.live_marked.truncate(n_groups * self.n_buckets);
+        if let Some(a) = self.avg.as_mut() {
+            a.acc.truncate(len);
+            a.last.truncate(len);
+            a.cum.truncate(n_groups);
+        }
     }
 
     /// Current weight of `(g, b, k)`.

@@ -11,8 +11,11 @@
 pub mod averaging;
 pub mod grouped_weights;
 pub mod loss;
+pub mod named;
 pub mod online_proximal;
+pub mod persist;
 pub mod schedule;
+pub mod spec;
 
 pub use grouped_weights::GroupedWeights;
 pub use loss::{Loss, Target};

@@ -199,6 +199,17 @@ impl OnlineProximal {
         Ok(())
     }
 
+    /// Undoes [`Self::ensure_groups`] and [`Self::ensure_outputs`] (for a
+    /// round that failed after growing the model).
+    pub(crate) fn shrink_to(&mut self, n_groups: usize, n_outputs: usize) {
+        self.weights.truncate_groups(n_groups);
+        if n_outputs < self.n_outputs() {
+            self.weights.set_n_outputs(n_outputs);
+            self.intercept.truncate(n_outputs);
+            self.intercept_sum.truncate(n_outputs);
+        }
+    }
+
     /// The intercept used for prediction (averaged or last).
     pub fn intercept(&self) -> Vec<f64> {
         if self.config.averaged && self.t > 0 {
