@@ -5,7 +5,8 @@ streaming estimators, dataset loaders, experiments and a command-line interface.
 """
 
 from omkl import _omkl
+from omkl.linear import ProximalClassifier, ProximalRegressor
 
 __version__: str = _omkl.__version__
 
-__all__ = ["__version__"]
+__all__ = ["ProximalClassifier", "ProximalRegressor", "__version__"]

@@ -103,7 +103,7 @@ proptest! {
     ) {
         let k = if loss == Loss::Squared { 1 } else { 3 };
         for averaged in [false, true] {
-            let c = Alg1Config { loss, schedule, regularizers: regularizers.clone(), radius, averaged, fit_intercept };
+            let c = Alg1Config { loss, schedule, regularizers: regularizers.clone(), radius, averaged, fit_intercept, clip_gradient: None };
             let mut m = OnlineProximal::new(c.clone(), NG, NB, k).unwrap();
             let mut d = Dense { w: vec![0.0; NG * NB * k], b: vec![0.0; k], sum: vec![0.0; NG * NB * k], t: 0 };
             for (x, y) in &data {
@@ -141,6 +141,7 @@ fn failed_learn_leaves_the_model_unchanged() {
         radius: None,
         averaged: true,
         fit_intercept: true,
+        clip_gradient: None,
     };
     let mut m = OnlineProximal::new(c, 2, 4, 2).unwrap();
     let mut x = SparseExample::default();

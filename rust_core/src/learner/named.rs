@@ -25,6 +25,7 @@ use crate::features::{FeatureSpace, Grouping, SparseExample};
 ///     radius: None,
 ///     averaged: false,
 ///     fit_intercept: false,
+///     clip_gradient: None,
 /// };
 /// let mut m = NamedLearner::new(config, Grouping::by_prefix("_"), 64).unwrap();
 /// m.learn(&["word_a", "len"], &[1.0, 2.0], Target::Class(0)).unwrap();

@@ -50,6 +50,11 @@ pub struct Alg1Config {
     pub averaged: bool,
     /// Learn an unregularised intercept per output.
     pub fit_intercept: bool,
+    /// Clip each component of the loss gradient w.r.t. the scores to
+    /// `[−c, c]` (a guard against divergence on unscaled data; for the
+    /// squared loss this is the Huber loss's gradient).
+    #[serde(default)]
+    pub clip_gradient: Option<f64>,
 }
 
 impl Alg1Config {
@@ -61,6 +66,9 @@ impl Alg1Config {
         }
         if let Some(r) = self.radius {
             check_positive("radius", r)?;
+        }
+        if let Some(c) = self.clip_gradient {
+            check_positive("clip_gradient", c)?;
         }
         Ok(())
     }
@@ -80,6 +88,7 @@ impl Alg1Config {
 ///     radius: None,
 ///     averaged: true,
 ///     fit_intercept: true,
+///     clip_gradient: None,
 /// };
 /// let mut m = OnlineProximal::new(config, 2, 8, 2).unwrap();
 /// let mut x = SparseExample::default();
@@ -299,6 +308,9 @@ impl OnlineProximal {
         self.grad.resize(kk, 0.0);
         let mut grad = std::mem::take(&mut self.grad);
         let loss = self.config.loss.loss_grad(&z, target, &mut grad);
+        if let Some(c) = self.config.clip_gradient {
+            grad.iter_mut().for_each(|v| *v = v.clamp(-c, c));
+        }
         let result = loss.and_then(|l| {
             check_finite("loss gradient", &grad)?;
             self.check_update(groups, indices, values, &grad)?;

@@ -203,6 +203,7 @@ mod tests {
                 radius: Some(10.0),
                 averaged,
                 fit_intercept: true,
+                clip_gradient: None,
             };
             let mut m = NamedLearner::new(config, Grouping::by_prefix("_"), 16).unwrap();
             for i in 0..50 {
