@@ -4,9 +4,9 @@ The maths lives in a Rust core (``omkl._omkl``); this package holds river-style
 streaming estimators, dataset loaders, experiments and a command-line interface.
 """
 
-from omkl import _omkl
+from omkl import _omkl, prox
 from omkl.linear import ProximalClassifier, ProximalRegressor
 
 __version__: str = _omkl.__version__
 
-__all__ = ["ProximalClassifier", "ProximalRegressor", "__version__"]
+__all__ = ["ProximalClassifier", "ProximalRegressor", "__version__", "prox"]

@@ -108,7 +108,9 @@ pub struct OnlineProximal {
     pub(crate) t: u64,
     /// Scratch buffers (not part of the state).
     pub(crate) norms: Vec<f64>,
+    pub(crate) old_norms: Vec<f64>,
     pub(crate) grad: Vec<f64>,
+    pub(crate) scores_buf: Vec<f64>,
 }
 
 /// Equality of the learning state (scratch buffers are ignored).
@@ -153,7 +155,9 @@ impl OnlineProximal {
             intercept_sum: vec![0.0; n_outputs],
             t: 0,
             norms: Vec::new(),
+            old_norms: Vec::new(),
             grad: Vec::new(),
+            scores_buf: Vec::new(),
         })
     }
 
@@ -304,7 +308,10 @@ impl OnlineProximal {
         let mut z = self.intercept.clone();
         self.weights
             .add_scores(groups, indices, values, false, &mut z);
-        check_finite("scores (feature values too large)", &z)?;
+        if let Err(e) = check_finite("scores (feature values too large)", &z) {
+            self.scores_buf = z;
+            return Err(e);
+        }
         self.grad.resize(kk, 0.0);
         let mut grad = std::mem::take(&mut self.grad);
         let loss = self.config.loss.loss_grad(&z, target, &mut grad);
@@ -313,33 +320,30 @@ impl OnlineProximal {
         }
         let result = loss.and_then(|l| {
             check_finite("loss gradient", &grad)?;
-            self.check_update(groups, indices, values, &grad)?;
+            self.check_update(groups, values, &grad)?;
             self.step(groups, indices, values, &grad)?;
             Ok(l)
         });
         self.grad = grad;
+        self.scores_buf = z;
         result
     }
 
-    /// Refuses an update that would push a weight beyond ±1e150 (so that
-    /// squared norms stay finite), before anything is changed.
-    fn check_update(
-        &self,
-        groups: &[u32],
-        indices: &[u32],
-        values: &[f64],
-        d: &[f64],
-    ) -> Result<()> {
+    /// Refuses an update that could push a weight beyond ±1e150 (so that
+    /// squared norms stay finite), before anything is changed. Uses the
+    /// bound `|w_{g,b,k}| ≤ ‖w_g‖`, so it costs O(1) per entry.
+    fn check_update(&self, groups: &[u32], values: &[f64], d: &[f64]) -> Result<()> {
         let eta = self.config.schedule.rate(self.t + 1);
-        for (i, ((&g, &b), &x)) in groups.iter().zip(indices).zip(values).enumerate() {
-            for (k, &dk) in d.iter().enumerate() {
-                let w = self.weights.weight(g as usize, b as usize, k) - eta * x * dk;
-                if w.is_nan() || w.abs() > MAX_WEIGHT {
-                    return Err(OmklError::invalid(
-                        "values",
-                        format!("feature value {x} (entry {i}) is too large: the update would make a weight {w:e}"),
-                    ));
-                }
+        let dmax = d.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let w = &self.weights;
+        for (i, (&g, &x)) in groups.iter().zip(values).enumerate() {
+            let g = g as usize;
+            let bound = w.scale[g].abs() * w.sq[g].sqrt() + eta * x.abs() * dmax;
+            if bound.is_nan() || bound > MAX_WEIGHT {
+                return Err(OmklError::invalid(
+                    "values",
+                    format!("feature value {x} (entry {i}) is too large: the update could make a weight as large as {bound:e}"),
+                ));
             }
         }
         Ok(())
@@ -368,9 +372,9 @@ impl OnlineProximal {
             let r = &self.config.regularizers[j];
             if r.acts_on_group_norms() {
                 self.weights.group_norms_into(&mut self.norms);
-                let old = self.norms.clone();
+                self.old_norms.clone_from(&self.norms);
                 r.prox_group_norms(&mut self.norms, eta)?;
-                for (g, (&o, &n)) in old.iter().zip(&self.norms).enumerate() {
+                for (g, (&o, &n)) in self.old_norms.iter().zip(&self.norms).enumerate() {
                     if o > 0.0 && n != o {
                         self.weights.rescale_group(g, n / o);
                     }
