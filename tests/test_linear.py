@@ -199,3 +199,37 @@ def test_sizeof_reports_rust_memory():
     assert big.__sizeof__() > small.__sizeof__() + raw_bytes
     # A copy holds the same data (up to spare capacity of growable buffers).
     assert copy.deepcopy(big).__sizeof__() == pytest.approx(big.__sizeof__(), rel=0.01)
+
+
+def test_hashed_batch_entry_point_validates_its_input():
+    m = _omkl.OnlineProximalLearner(
+        "hinge", "constant", 0.1, 1.0, [("group_lasso", [0.01])], None, False, True, None,
+        "_", {}, 8,
+    )  # fmt: skip
+    assert m.add_groups(["a", "b"]) == [0, 1]
+    m.set_n_outputs(3)
+    ok = dict(
+        indptr=np.array([0, 2, 3], dtype=np.int64),
+        groups=np.array([0, 1, 1], dtype=np.uint32),
+        indices=np.array([1, 7, 2], dtype=np.uint32),
+        values=np.array([1.0, -1.0, 0.5]),
+        classes=np.array([2, 0], dtype=np.int64),
+    )
+    bad = [
+        ("groups", np.array([0, 2, 1], dtype=np.uint32), "group"),
+        ("indices", np.array([1, 8, 2], dtype=np.uint32), "indices"),
+        ("values", np.array([1.0, np.nan, 0.5]), "values"),
+        ("indptr", np.array([0, 2, 4], dtype=np.int64), "indptr"),
+        ("indptr", np.array([0, -1, 3], dtype=np.int64), "indptr"),
+        ("classes", np.array([3, 0], dtype=np.int64), "class"),
+        ("classes", np.array([0], dtype=np.int64), "targets"),
+    ]
+    before = m.to_bytes()
+    for key, value, word in bad:
+        with pytest.raises(ValueError, match=word):
+            m.learn_hashed_classes(**{**ok, key: value})
+        assert m.to_bytes() == before
+    m.learn_hashed_classes(**ok)
+    assert m.rounds == 2
+    w = m.dense_weights().reshape(2, 8, 3)
+    assert w[0, 1, 2] > 0 and w[0, 1, 0] < 0  # class 2 pushed up, the runner-up down
