@@ -6,7 +6,15 @@ streaming estimators, dataset loaders, experiments and a command-line interface.
 
 from omkl import _omkl, kernels, prox
 from omkl.kernels import Kernel
+from omkl.linear import ProximalClassifier, ProximalRegressor
 
 __version__: str = _omkl.__version__
 
-__all__ = ["Kernel", "__version__", "kernels", "prox"]
+__all__ = [
+    "Kernel",
+    "ProximalClassifier",
+    "ProximalRegressor",
+    "__version__",
+    "kernels",
+    "prox",
+]

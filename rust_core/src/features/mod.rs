@@ -1,1 +1,13 @@
 //! Stable hashed sparse features, grouped by template.
+//!
+//! * [`hashing`]: the fixed hash from feature names to bucket indices.
+//! * [`sparse`]: sparse examples as lists of `(group, index, value)`.
+//! * [`space`]: the registry that maps feature names to groups and buckets.
+
+pub mod hashing;
+pub mod space;
+pub mod sparse;
+
+pub use hashing::{bucket_of, hash_name, HASH_NAME, HASH_SEED};
+pub use space::{FeatureSpace, Grouping};
+pub use sparse::{SparseBatch, SparseExample};

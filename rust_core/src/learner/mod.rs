@@ -1,1 +1,23 @@
 //! Alg. 1 (online proximal learning) and Alg. 3 (online MKL).
+//!
+//! * [`online_proximal`]: the loop of Alg. 1 on hashed grouped features.
+//! * [`named`]: Alg. 1 on named features (grouping and hashing included),
+//!   with saving and loading.
+//! * [`schedule`]: learning rates `η0`, `η0/√t`, `1/(σt)`.
+//! * [`loss`]: multiclass hinge, multiclass logistic and squared losses.
+//! * [`grouped_weights`]: weights stored as scale × vector per group.
+//! * [`averaging`]: the lazy average of those weights.
+
+pub mod averaging;
+pub mod grouped_weights;
+pub mod loss;
+pub mod named;
+pub mod online_proximal;
+pub mod persist;
+pub mod schedule;
+pub mod spec;
+
+pub use grouped_weights::GroupedWeights;
+pub use loss::{Loss, Target};
+pub use online_proximal::{Alg1Config, OnlineProximal};
+pub use schedule::Schedule;

@@ -1,0 +1,353 @@
+"""Streaming linear models trained by online proximal learning (Alg. 1).
+
+The estimators follow river's conventions (``learn_one`` / ``predict_one`` on
+dict features) and keep their state in the Rust core.
+
+Features are **grouped**: a feature ``"word_the"`` belongs to the group
+``"word"``, the part of its name before the first ``separator`` (default
+``"_"``); a name without the separator is a group of its own. An explicit
+mapping ``groups={feature name: group name}`` overrides this rule for the
+names it lists. Inside its group, a feature goes to bucket
+``xxh3_64(name, seed=HASH_SEED) mod n_buckets`` of the group's own table, so
+features of different groups never share a weight. Non-string keys are
+converted with ``str()``.
+
+Regularisers are given as ``(name, *params)`` tuples, or a list of them for
+composite regularisation (J > 1 prox steps per round, applied in order):
+
+============================  ==========================================
+``("l1", lam)``               ``lam * ||w||_1``
+``("l2_squared", lam)``       ``lam / 2 * ||w||_2^2``
+``("group_lasso", lam)``      ``lam * sum_g ||w_g||``
+``("squared_l21", lam)``      ``lam / 2 * (sum_g ||w_g||)^2`` (MKL)
+``("elastic_net_mkl", lam, r)``  ``lam * [r sum_g ||w_g|| + (1 - r)/2 sum_g ||w_g||^2]``
+``("l2q", lam, q)``           ``lam * sum_g ||w_g||^q`` (q >= 1)
+``("sparse_group_lasso", l1, l2)``  ``l1 ||w||_1 + l2 sum_g ||w_g||``
+``("l1_ball", radius)``       projection onto ``||w||_1 <= radius``
+``("l21_ball", radius)``      projection onto ``sum_g ||w_g|| <= radius``
+============================  ==========================================
+
+A group's norm covers all its features and, for classifiers, all classes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any
+
+from river import base
+
+from omkl import _omkl
+
+__all__ = ["ProximalClassifier", "ProximalRegressor"]
+
+Regularizer = tuple[Any, ...]
+
+
+def _regularizers(
+    spec: Regularizer | Sequence[Regularizer] | None,
+) -> list[tuple[str, list[float]]]:
+    """Normalises a regulariser spec to ``[(name, [params...]), ...]``."""
+    if spec is None:
+        return []
+    if isinstance(spec, tuple) and spec and isinstance(spec[0], str):
+        spec = [spec]
+    if isinstance(spec, str) or not isinstance(spec, Iterable):
+        raise ValueError(
+            "invalid value for `regularizer`: expected None, a tuple (name, *params) "
+            f"or a list of such tuples, got {spec!r}"
+        )
+    out = []
+    for item in spec:
+        if not (isinstance(item, (tuple, list)) and item and isinstance(item[0], str)):
+            raise ValueError(
+                f"invalid value for `regularizer`: expected a tuple (name, *params), got {item!r}"
+            )
+        try:
+            params = [float(p) for p in item[1:]]
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"invalid value for `regularizer`: parameters of {item[0]!r} must be numbers, "
+                f"got {list(item[1:])!r}"
+            ) from None
+        out.append((item[0], params))
+    return out
+
+
+class _Proximal(base.Base):
+    _loss_name: str
+
+    def _make_state(self) -> _omkl.OnlineProximalLearner:
+        groups = {} if self.groups is None else {str(k): str(v) for k, v in self.groups.items()}
+        return _omkl.OnlineProximalLearner(
+            self._loss_name,
+            self.learning_rate,
+            float(self.eta0),
+            float(self.sigma),
+            _regularizers(self.regularizer),
+            None if self.radius is None else float(self.radius),
+            bool(self.averaged),
+            bool(self.fit_intercept),
+            getattr(self, "clip_gradient", None),
+            self.separator,
+            groups,
+            int(self.n_buckets),
+        )
+
+    @property
+    def group_norms_(self) -> dict[str, float]:
+        """``{group: ||w_g||}`` of the prediction model (averaged or last)."""
+        return dict(self._state.group_norms())
+
+    @property
+    def selected_groups_(self) -> list[str]:
+        """Groups with a non-zero weight norm, in order of first appearance."""
+        return [g for g, n in self._state.group_norms() if n > 0.0]
+
+    @property
+    def n_rounds_(self) -> int:
+        """Number of examples learned so far."""
+        return self._state.rounds
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_state"] = self._state.to_bytes()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        state["_state"] = _omkl.OnlineProximalLearner.from_bytes(state["_state"])
+        self.__dict__.update(state)
+
+    def __sizeof__(self) -> int:
+        return object.__sizeof__(self) + self._state.__sizeof__()
+
+
+class ProximalClassifier(_Proximal, base.Classifier):
+    """Multiclass linear classifier trained online by proximal steps (Alg. 1).
+
+    Each round takes a subgradient step on the loss, then one prox step per
+    regulariser, then (if ``radius`` is set) projects onto the Euclidean ball
+    ``||w|| <= radius``. Classes are learned as they appear; labels may be
+    any hashable.
+
+    Parameters
+    ----------
+    loss
+        ``"log"`` (multiclass logistic) or ``"hinge"`` (multiclass hinge,
+        loss-augmented with cost 1).
+    regularizer
+        A ``(name, *params)`` tuple, a list of them, or ``None`` (see the
+        module docs for the names).
+    learning_rate
+        ``"constant"`` (``eta0``), ``"inv_sqrt"`` (``eta0 / sqrt(t)``) or
+        ``"inv_linear"`` (``1 / (sigma t)``).
+    eta0
+        Base step size of ``"constant"`` and ``"inv_sqrt"``.
+    sigma
+        Strong-convexity modulus of ``"inv_linear"``.
+    radius
+        Radius of the optional projection onto an Euclidean ball.
+    averaged
+        Predict with the average of all iterates instead of the last one.
+    fit_intercept
+        Learn an unregularised intercept per class.
+    separator
+        Groups features by the prefix of their name before this string.
+    groups
+        Explicit ``{feature name: group name}`` assignments.
+    n_buckets
+        Size of each group's hash table.
+
+    ``predict_proba_one`` is the softmax of the class scores; for the hinge
+    loss this is a monotone calibration-free mapping of the scores.
+
+    Examples
+    --------
+    >>> from river import datasets, evaluate, metrics, preprocessing
+    >>> import omkl
+    >>> model = preprocessing.StandardScaler() | omkl.ProximalClassifier(
+    ...     regularizer=[("group_lasso", 1e-4), ("l2_squared", 1e-4)]
+    ... )
+    >>> metric = evaluate.progressive_val_score(
+    ...     datasets.ImageSegments(), model, metrics.Accuracy()
+    ... )
+    >>> metric.get() > 0.85
+    True
+    """
+
+    _loss_name = "log"
+
+    def __init__(
+        self,
+        loss: str = "log",
+        regularizer: Regularizer | Sequence[Regularizer] | None = (("group_lasso", 1e-4),),
+        learning_rate: str = "inv_sqrt",
+        eta0: float = 1.0,
+        sigma: float = 1.0,
+        radius: float | None = None,
+        averaged: bool = False,
+        fit_intercept: bool = True,
+        separator: str = "_",
+        groups: Mapping[str, str] | None = None,
+        n_buckets: int = 64,
+    ):
+        if loss not in ("log", "hinge"):
+            raise ValueError(f"invalid value for `loss`: expected 'log' or 'hinge', got {loss!r}")
+        self.loss = loss
+        self.regularizer = regularizer
+        self.learning_rate = learning_rate
+        self.eta0 = eta0
+        self.sigma = sigma
+        self.radius = radius
+        self.averaged = averaged
+        self.fit_intercept = fit_intercept
+        self.separator = separator
+        self.groups = groups
+        self.n_buckets = n_buckets
+        self._loss_name = loss
+        self._state = self._make_state()
+        self._classes: list[Hashable] = []
+        self._class_index: dict[Hashable, int] = {}
+
+    @property
+    def _multiclass(self) -> bool:
+        return True
+
+    @property
+    def classes_(self) -> list[Hashable]:
+        """Classes in order of first appearance."""
+        return list(self._classes)
+
+    def learn_one(self, x: dict, y: Hashable) -> None:
+        k = self._class_index.get(y)
+        if k is None:
+            k = len(self._classes)
+            self._state.learn_class(x, k)
+            self._classes.append(y)
+            self._class_index[y] = k
+        else:
+            self._state.learn_class(x, k)
+
+    def learn_batch(self, xs: Sequence[dict], ys: Sequence[Hashable]) -> None:
+        """Learns many examples in order, in Rust, with the GIL released.
+
+        Same result as calling ``learn_one`` on each pair. On a bad example,
+        the ones before it stay learned and ``ValueError`` names it.
+        """
+        if len(xs) != len(ys):
+            raise ValueError(f"expected as many targets as examples ({len(xs)}), got {len(ys)}")
+        n_before = len(self._classes)
+        ks = []
+        for y in ys:
+            k = self._class_index.get(y)
+            if k is None:
+                k = len(self._classes)
+                self._classes.append(y)
+                self._class_index[y] = k
+            ks.append(k)
+        try:
+            self._state.learn_many_classes(list(xs), ks)
+        except BaseException:
+            n_keep = self._state.n_outputs if self._state.rounds > 0 else 0
+            n_keep = max(n_keep, n_before)
+            for y in self._classes[n_keep:]:
+                del self._class_index[y]
+            del self._classes[n_keep:]
+            raise
+
+    def _scores(self, x: dict) -> list[float]:
+        return self._state.scores(x)[: len(self._classes)]
+
+    def predict_proba_one(self, x: dict) -> dict[Hashable, float]:
+        if not self._classes:
+            return {}
+        z = self._scores(x)
+        m = max(z)
+        e = [math.exp(v - m) for v in z]
+        s = sum(e)
+        return {c: v / s for c, v in zip(self._classes, e, strict=True)}
+
+    def predict_one(self, x: dict) -> Hashable | None:
+        if not self._classes:
+            return None
+        return self._classes[self._state.predict_class(x)]
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"loss": "hinge", "regularizer": [("squared_l21", 1e-3)], "averaged": True}
+
+
+class ProximalRegressor(_Proximal, base.Regressor):
+    """Linear regressor (squared loss) trained online by proximal steps (Alg. 1).
+
+    Parameters are those of :class:`ProximalClassifier`, without ``loss``,
+    plus ``clip_gradient``: the residual ``prediction - y`` used in each step
+    is clipped to ``[-clip_gradient, clip_gradient]`` (``None``: no clipping),
+    a guard against divergence on unscaled features.
+
+    Examples
+    --------
+    >>> from river import datasets, evaluate, metrics, preprocessing
+    >>> import omkl
+    >>> model = preprocessing.StandardScaler() | omkl.ProximalRegressor(
+    ...     regularizer=("group_lasso", 1e-3)
+    ... )
+    >>> metric = evaluate.progressive_val_score(
+    ...     datasets.TrumpApproval(), model, metrics.MAE()
+    ... )
+    >>> metric.get() < 2.0
+    True
+    """
+
+    _loss_name = "squared"
+
+    def __init__(
+        self,
+        regularizer: Regularizer | Sequence[Regularizer] | None = (("group_lasso", 1e-4),),
+        learning_rate: str = "inv_sqrt",
+        eta0: float = 0.1,
+        sigma: float = 1.0,
+        radius: float | None = None,
+        averaged: bool = False,
+        fit_intercept: bool = True,
+        clip_gradient: float | None = 1e12,
+        separator: str = "_",
+        groups: Mapping[str, str] | None = None,
+        n_buckets: int = 64,
+    ):
+        self.clip_gradient = clip_gradient
+        self.regularizer = regularizer
+        self.learning_rate = learning_rate
+        self.eta0 = eta0
+        self.sigma = sigma
+        self.radius = radius
+        self.averaged = averaged
+        self.fit_intercept = fit_intercept
+        self.separator = separator
+        self.groups = groups
+        self.n_buckets = n_buckets
+        self._state = self._make_state()
+
+    def learn_one(self, x: dict, y: float) -> None:
+        try:
+            y = float(y)
+        except (TypeError, ValueError):
+            raise ValueError(f"invalid value for `y`: expected a real number, got {y!r}") from None
+        self._state.learn_value(x, y)
+
+    def learn_batch(self, xs: Sequence[dict], ys: Sequence[float]) -> None:
+        """Learns many examples in order, in Rust, with the GIL released."""
+        if len(xs) != len(ys):
+            raise ValueError(f"expected as many targets as examples ({len(xs)}), got {len(ys)}")
+        self._state.learn_many_values(list(xs), [float(y) for y in ys])
+
+    def predict_one(self, x: dict) -> float:
+        return self._state.scores(x)[0]
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"regularizer": [("l1", 1e-3), ("l2_squared", 1e-3)], "averaged": True}

@@ -1,0 +1,172 @@
+//! Sparse grouped examples: lists of `(group, index, value)`.
+
+use crate::error::{OmklError, Result};
+
+/// A sparse example: the `i`-th non-zero is feature `indices[i]` of group
+/// `groups[i]` with value `values[i]`. Repeated `(group, index)` pairs add up.
+///
+/// # Example
+/// ```
+/// use omkl_core::features::SparseExample;
+/// let mut x = SparseExample::default();
+/// x.push(0, 3, 1.5);
+/// x.push(2, 0, -1.0);
+/// assert_eq!(x.len(), 2);
+/// assert!(x.check(3, 4).is_ok());
+/// assert!(x.check(2, 4).is_err()); // group 2 does not exist
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SparseExample {
+    pub groups: Vec<u32>,
+    pub indices: Vec<u32>,
+    pub values: Vec<f64>,
+}
+
+impl SparseExample {
+    /// Appends one non-zero.
+    pub fn push(&mut self, group: u32, index: u32, value: f64) {
+        self.groups.push(group);
+        self.indices.push(index);
+        self.values.push(value);
+    }
+
+    /// Number of stored entries.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// Removes every entry, keeping the allocations.
+    pub fn clear(&mut self) {
+        self.groups.clear();
+        self.indices.clear();
+        self.values.clear();
+    }
+
+    /// Checks that the three arrays agree, that every group is `< n_groups`,
+    /// every index `< n_buckets`, and every value finite.
+    ///
+    /// # Complexity
+    /// O(number of entries).
+    pub fn check(&self, n_groups: usize, n_buckets: usize) -> Result<()> {
+        check_entries(
+            &self.groups,
+            &self.indices,
+            &self.values,
+            n_groups,
+            n_buckets,
+        )
+    }
+}
+
+/// Many examples in compressed rows: example `i` holds entries
+/// `indptr[i]..indptr[i + 1]`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SparseBatch {
+    pub indptr: Vec<usize>,
+    pub groups: Vec<u32>,
+    pub indices: Vec<u32>,
+    pub values: Vec<f64>,
+}
+
+impl SparseBatch {
+    /// Number of examples.
+    pub fn n_examples(&self) -> usize {
+        self.indptr.len().saturating_sub(1)
+    }
+
+    /// Checks the row pointers and every entry (see [`SparseExample::check`]).
+    pub fn check(&self, n_groups: usize, n_buckets: usize) -> Result<()> {
+        if self.indptr.first() != Some(&0) {
+            return Err(OmklError::invalid(
+                "indptr",
+                "expected a non-empty array starting with 0",
+            ));
+        }
+        if let Some(i) = self.indptr.windows(2).position(|w| w[1] < w[0]) {
+            return Err(OmklError::invalid(
+                "indptr",
+                format!(
+                    "expected non-decreasing row pointers, but indptr[{i}] > indptr[{}]",
+                    i + 1
+                ),
+            ));
+        }
+        let nnz = *self.indptr.last().unwrap_or(&0);
+        if nnz != self.values.len() {
+            return Err(OmklError::shape(
+                "indptr",
+                format!(
+                    "last row pointer = number of values ({})",
+                    self.values.len()
+                ),
+                nnz.to_string(),
+            ));
+        }
+        check_entries(
+            &self.groups,
+            &self.indices,
+            &self.values,
+            n_groups,
+            n_buckets,
+        )
+    }
+
+    /// A borrowed view of example `i` (inputs must be valid).
+    pub fn row(&self, i: usize) -> (&[u32], &[u32], &[f64]) {
+        let r = self.indptr[i]..self.indptr[i + 1];
+        (
+            &self.groups[r.clone()],
+            &self.indices[r.clone()],
+            &self.values[r],
+        )
+    }
+}
+
+/// Shared validation of parallel `(group, index, value)` arrays.
+pub fn check_entries(
+    groups: &[u32],
+    indices: &[u32],
+    values: &[f64],
+    n_groups: usize,
+    n_buckets: usize,
+) -> Result<()> {
+    if groups.len() != values.len() {
+        return Err(OmklError::shape(
+            "groups",
+            format!("length {} (as values)", values.len()),
+            groups.len().to_string(),
+        ));
+    }
+    if indices.len() != values.len() {
+        return Err(OmklError::shape(
+            "indices",
+            format!("length {} (as values)", values.len()),
+            indices.len().to_string(),
+        ));
+    }
+    crate::error::check_finite("values", values)?;
+    if let Some(i) = groups.iter().position(|&g| g as usize >= n_groups) {
+        return Err(OmklError::invalid(
+            "groups",
+            format!(
+                "expected group ids < {n_groups}, but entry {i} is {}",
+                groups[i]
+            ),
+        ));
+    }
+    if let Some(i) = indices.iter().position(|&b| b as usize >= n_buckets) {
+        return Err(OmklError::invalid(
+            "indices",
+            format!(
+                "expected indices < {n_buckets}, but entry {i} is {}",
+                indices[i]
+            ),
+        ));
+    }
+    Ok(())
+}

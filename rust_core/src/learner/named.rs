@@ -1,0 +1,222 @@
+//! Alg. 1 on named features: grouping, hashing and growth of groups and
+//! classes as they appear.
+
+use super::loss::Target;
+use super::online_proximal::{Alg1Config, OnlineProximal};
+use crate::error::{OmklError, Result};
+use crate::features::{FeatureSpace, Grouping, SparseExample};
+
+/// A learner of Alg. 1 whose examples are `(feature name, value)` pairs.
+///
+/// Feature names are mapped to a group (see [`Grouping`]) and a bucket of
+/// that group's own hash table; unseen groups are added as they appear, and
+/// so are classes (a class index equal to the current number of outputs
+/// adds an output). A failed round leaves the learner unchanged.
+///
+/// # Example
+/// ```
+/// use omkl_core::features::Grouping;
+/// use omkl_core::learner::named::NamedLearner;
+/// use omkl_core::learner::{Alg1Config, Loss, Schedule, Target};
+/// let config = Alg1Config {
+///     loss: Loss::Hinge,
+///     schedule: Schedule::Constant { eta0: 0.1 },
+///     regularizers: vec![],
+///     radius: None,
+///     averaged: false,
+///     fit_intercept: false,
+///     clip_gradient: None,
+/// };
+/// let mut m = NamedLearner::new(config, Grouping::by_prefix("_"), 64).unwrap();
+/// m.learn(&["word_a", "len"], &[1.0, 2.0], Target::Class(0)).unwrap();
+/// m.learn(&["word_b"], &[1.0], Target::Class(1)).unwrap();
+/// assert_eq!(m.space().group_names(), ["word", "len"]);
+/// assert_eq!(m.model().n_outputs(), 2);
+/// assert!(m.learn(&["x"], &[f64::NAN], Target::Class(0)).unwrap_err().to_string().contains("\"x\""));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedLearner {
+    pub(crate) space: FeatureSpace,
+    pub(crate) model: OnlineProximal,
+}
+
+impl NamedLearner {
+    /// An empty learner (no groups; one output).
+    pub fn new(config: Alg1Config, grouping: Grouping, n_buckets: usize) -> Result<Self> {
+        let space = FeatureSpace::new(grouping, n_buckets)?;
+        let model = OnlineProximal::new(config, 0, n_buckets, 1)?;
+        Ok(NamedLearner { space, model })
+    }
+
+    /// The name registry.
+    pub fn space(&self) -> &FeatureSpace {
+        &self.space
+    }
+
+    /// The underlying Alg. 1 state.
+    pub fn model(&self) -> &OnlineProximal {
+        &self.model
+    }
+
+    /// Mutable access to the underlying state (for pre-hashed batches).
+    pub fn model_mut(&mut self) -> &mut OnlineProximal {
+        &mut self.model
+    }
+
+    /// Registers groups by name (in order), returning their ids.
+    pub fn add_groups(&mut self, names: &[&str]) -> Result<Vec<u32>> {
+        let mut fresh = self.space.n_groups();
+        for n in names {
+            if self.space.group_id(n).is_none() {
+                fresh += 1;
+            }
+        }
+        self.model.config.check(fresh)?;
+        let ids: Vec<u32> = names.iter().map(|n| self.space.intern(n)).collect();
+        self.model.ensure_groups(self.space.n_groups())?;
+        Ok(ids)
+    }
+
+    fn check_values(names: &[&str], values: &[f64]) -> Result<()> {
+        if names.len() != values.len() {
+            return Err(OmklError::shape(
+                "values",
+                format!("one per name ({})", names.len()),
+                values.len().to_string(),
+            ));
+        }
+        for (n, v) in names.iter().zip(values) {
+            if !v.is_finite() {
+                return Err(OmklError::invalid(
+                    format!("x[{n:?}]"),
+                    format!("expected a finite number, got {v}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The example restricted to known groups (unknown groups have zero
+    /// weights).
+    fn known_example(&self, names: &[&str], values: &[f64]) -> SparseExample {
+        let mut x = SparseExample::default();
+        for (n, &v) in names.iter().zip(values) {
+            let (group, bucket) = self.space.locate(n);
+            if let Some(g) = self.space.group_id(group) {
+                x.push(g, bucket, v);
+            }
+        }
+        x
+    }
+
+    /// Scores of the prediction model (one per output).
+    ///
+    /// # Complexity
+    /// O(Σ name lengths + non-zeros × outputs).
+    pub fn scores(&self, names: &[&str], values: &[f64]) -> Result<Vec<f64>> {
+        Self::check_values(names, values)?;
+        self.model.scores(&self.known_example(names, values))
+    }
+
+    /// Index of the highest score (the lowest index among ties).
+    pub fn predict_class(&self, names: &[&str], values: &[f64]) -> Result<usize> {
+        let z = self.scores(names, values)?;
+        let mut best = 0;
+        for (k, &v) in z.iter().enumerate() {
+            if v > z[best] {
+                best = k;
+            }
+        }
+        Ok(best)
+    }
+
+    /// One round of Alg. 1. A class index may be at most the current number
+    /// of outputs (which then grows by one). On error nothing changes.
+    pub fn learn(&mut self, names: &[&str], values: &[f64], target: Target) -> Result<f64> {
+        Self::check_values(names, values)?;
+        let (g0, k0) = (self.space.n_groups(), self.model.n_outputs());
+        if let Target::Class(k) = target {
+            if k > k0 || (k == k0 && !self.model.config.loss.is_multiclass()) {
+                return Err(OmklError::invalid(
+                    "y",
+                    format!("expected a class index <= {k0}, got {k}"),
+                ));
+            }
+        }
+        self.model.config.loss.check_target(k0 + 1, target)?;
+        let mut x = SparseExample::default();
+        let mut new_groups: Vec<&str> = Vec::new();
+        for (n, &v) in names.iter().zip(values) {
+            let (group, bucket) = self.space.locate(n);
+            let g = match self.space.group_id(group) {
+                Some(g) => g,
+                None => match new_groups.iter().position(|s| *s == group) {
+                    Some(j) => (g0 + j) as u32,
+                    None => {
+                        new_groups.push(group);
+                        (g0 + new_groups.len() - 1) as u32
+                    }
+                },
+            };
+            x.push(g, bucket, v);
+        }
+        self.model.config.check(g0 + new_groups.len())?;
+        let new_groups: Vec<String> = new_groups.into_iter().map(str::to_string).collect();
+        for gname in &new_groups {
+            self.space.intern(gname);
+        }
+        let grown = self
+            .model
+            .ensure_groups(self.space.n_groups())
+            .and_then(|_| {
+                if let Target::Class(k) = target {
+                    self.model.ensure_outputs(k + 1)?;
+                }
+                self.model.learn(&x, target)
+            });
+        if grown.is_err() {
+            self.model.shrink_to(g0, k0);
+            self.space.truncate(g0);
+        }
+        grown
+    }
+
+    /// Trains on many named examples in order. Every example is validated
+    /// as it comes; on error the examples before it stay learned and the
+    /// error names the example.
+    pub fn learn_many(
+        &mut self,
+        examples: &[(Vec<&str>, Vec<f64>)],
+        targets: &[Target],
+    ) -> Result<f64> {
+        if examples.len() != targets.len() {
+            return Err(OmklError::shape(
+                "y",
+                format!("one target per example ({})", examples.len()),
+                targets.len().to_string(),
+            ));
+        }
+        let mut total = 0.0;
+        for (i, ((names, values), &t)) in examples.iter().zip(targets).enumerate() {
+            total += self
+                .learn(names, values, t)
+                .map_err(|e| OmklError::invalid(format!("example {i}"), e.to_string()))?;
+        }
+        Ok(total / examples.len().max(1) as f64)
+    }
+
+    /// `(group name, ‖w_g‖)` for every group of the prediction model.
+    pub fn group_norms(&self) -> Vec<(String, f64)> {
+        self.space
+            .group_names()
+            .iter()
+            .cloned()
+            .zip(self.model.group_norms())
+            .collect()
+    }
+
+    /// Heap bytes held by the learner (approximate).
+    pub fn heap_bytes(&self) -> usize {
+        self.space.heap_bytes() + self.model.heap_bytes()
+    }
+}
