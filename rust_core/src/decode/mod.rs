@@ -4,5 +4,7 @@
 //! Every decoder takes row-major `&[f64]` score tables, a reusable workspace,
 //! and a caller-provided output buffer, and returns the score of its output.
 
+pub mod arcs;
 pub mod chain;
+pub mod chu_liu_edmonds;
 pub mod viterbi;
