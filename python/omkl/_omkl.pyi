@@ -14,6 +14,39 @@ def soft_threshold(x: npt.NDArray[np.float64], tau: float) -> npt.NDArray[np.flo
 
 # --- decode -------------------------------------------------------------
 
+def viterbi(
+    emissions: npt.NDArray[np.float64],
+    transitions: npt.NDArray[np.float64],
+    start: npt.NDArray[np.float64] | None = None,
+    stop: npt.NDArray[np.float64] | None = None,
+) -> tuple[npt.NDArray[np.int64], float]: ...
+def viterbi_hamming(
+    emissions: npt.NDArray[np.float64],
+    transitions: npt.NDArray[np.float64],
+    gold: npt.NDArray[np.int64],
+    cost: float = 1.0,
+    start: npt.NDArray[np.float64] | None = None,
+    stop: npt.NDArray[np.float64] | None = None,
+) -> tuple[npt.NDArray[np.int64], float]: ...
+def viterbi_batch(
+    emissions: list[npt.NDArray[np.float64]],
+    transitions: npt.NDArray[np.float64],
+    start: npt.NDArray[np.float64] | None = None,
+    stop: npt.NDArray[np.float64] | None = None,
+) -> tuple[list[npt.NDArray[np.int64]], npt.NDArray[np.float64]]: ...
+def chu_liu_edmonds(
+    scores: npt.NDArray[np.float64], single_root: bool = False
+) -> tuple[npt.NDArray[np.int64], float]: ...
+def chu_liu_edmonds_hamming(
+    scores: npt.NDArray[np.float64],
+    gold: npt.NDArray[np.int64],
+    cost: float = 1.0,
+    single_root: bool = False,
+) -> tuple[npt.NDArray[np.int64], float]: ...
+def chu_liu_edmonds_batch(
+    scores: list[npt.NDArray[np.float64]], single_root: bool = False
+) -> tuple[list[npt.NDArray[np.int64]], npt.NDArray[np.float64]]: ...
+
 # --- kernel -------------------------------------------------------------
 
 # --- learner ------------------------------------------------------------

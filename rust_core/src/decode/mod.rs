@@ -5,6 +5,7 @@
 //! and a caller-provided output buffer, and returns the score of its output.
 
 pub mod arcs;
+pub mod batch;
 pub mod chain;
 pub mod chu_liu_edmonds;
 pub mod viterbi;
