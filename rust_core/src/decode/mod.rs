@@ -5,7 +5,12 @@
 //! and a caller-provided output buffer, and returns the score of its output.
 
 pub mod arcs;
+pub mod argmax;
 pub mod batch;
 pub mod chain;
 pub mod chu_liu_edmonds;
+pub mod eisner;
+pub mod forward_backward;
+pub mod lu;
+pub mod matrix_tree;
 pub mod viterbi;
