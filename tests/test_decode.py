@@ -209,6 +209,103 @@ def test_chu_liu_edmonds_batch_matches_single_calls():
             assert v == v1
 
 
+@SETTINGS
+@given(chains())
+def test_forward_backward_equals_enumeration(case):
+    em, tr, start, stop = case
+    n, n_labels = em.shape
+    ys = list(itertools.product(range(n_labels), repeat=n))
+    scores = np.array([chain_score(em, tr, y, start, stop) for y in ys])
+    log_z = float(np.logaddexp.reduce(scores))
+    node = np.zeros((n, n_labels))
+    trans = np.zeros((n_labels, n_labels))
+    for y, sc in zip(ys, scores, strict=True):
+        p = np.exp(sc - log_z)
+        node[np.arange(n), y] += p
+        for a, b in itertools.pairwise(y):
+            trans[a, b] += p
+    got_z, got_node, got_trans = decode.forward_backward(em, tr, start, stop)
+    assert got_z == pytest.approx(log_z, abs=1e-9)
+    np.testing.assert_allclose(got_node, node, atol=1e-9)
+    np.testing.assert_allclose(got_trans, trans, atol=1e-9)
+
+
+def test_forward_backward_stable_for_huge_scores():
+    rng = np.random.default_rng(5)
+    em = rng.choice([-1e4, 1e4], size=(7, 4))
+    tr = rng.choice([-1e4, 0.0, 1e4], size=(4, 4))
+    log_z, node, trans = decode.forward_backward(em, tr)
+    assert np.isfinite(log_z)
+    np.testing.assert_allclose(node.sum(axis=1), 1.0)
+    assert trans.sum() == pytest.approx(6.0)
+    _, best = decode.viterbi(em, tr)
+    assert best <= log_z <= best + 7 * np.log(4) + 1e-9
+
+
+@SETTINGS
+@given(arc_scores(), st.booleans())
+def test_matrix_tree_equals_enumeration(s, single_root):
+    n = s.shape[0] - 1
+    trees = candidates(n, single_root)
+    scores = tree_scores(s, trees)
+    log_z = float(np.logaddexp.reduce(scores))
+    p = np.exp(scores - log_z)
+    mu = np.zeros_like(s)
+    for m in range(1, n + 1):
+        np.add.at(mu[:, m], trees[:, m], p)
+    got_z, got_mu = decode.matrix_tree(s, single_root)
+    assert got_z == pytest.approx(log_z, abs=1e-8)
+    np.testing.assert_allclose(got_mu, mu, atol=1e-8)
+
+
+def is_projective(heads) -> bool:
+    n = len(heads) - 1
+
+    def descends(v, a):
+        while v not in (0, a):
+            v = heads[v]
+        return v == a
+
+    return all(
+        descends(v, heads[m])
+        for m in range(1, n + 1)
+        for v in range(min(m, heads[m]) + 1, max(m, heads[m]))
+    )
+
+
+@functools.cache
+def projective_trees(n: int) -> np.ndarray:
+    trees = all_trees(n)
+    return trees[[is_projective(h) for h in trees]]
+
+
+@SETTINGS
+@given(arc_scores(), st.booleans(), st.data(), st.floats(0, 2))
+def test_eisner_equals_projective_enumeration(s, single_root, data, cost):
+    n = s.shape[0] - 1
+    trees = projective_trees(n)
+    if single_root:
+        trees = trees[(trees[:, 1:] == 0).sum(axis=1) == 1]
+    heads, score = decode.eisner(s, single_root)
+    assert is_tree(heads) and is_projective(heads)
+    assert score == pytest.approx(tree_scores(s, trees).max(), abs=1e-9)
+    gold = np.array([0, *data.draw(st.lists(st.integers(0, n), min_size=n, max_size=n))])
+    aug = tree_scores(s, trees) + cost * (trees[:, 1:] != gold[1:]).sum(axis=1)
+    heads, value = decode.eisner_hamming(s, gold, cost, single_root)
+    assert is_projective(heads)
+    assert value == pytest.approx(aug.max(), abs=1e-9)
+
+
+@SETTINGS
+@given(matrices((5,)), st.integers(0, 4), st.floats(0, 3))
+def test_argmax_and_hamming(scores, gold, cost):
+    y, v = decode.argmax(scores)
+    assert v == scores.max() and y == int(np.argmax(scores))
+    aug = scores + cost * (np.arange(5) != gold)
+    y, v = decode.argmax_hamming(scores, gold, cost)
+    assert v == pytest.approx(aug.max()) and aug[y] == pytest.approx(v)
+
+
 # --- bad input -------------------------------------------------------------
 
 
@@ -251,6 +348,21 @@ def test_bad_tree_input_raises_value_error():
         decode.chu_liu_edmonds_hamming(np.zeros((3, 3)), [0, 0, 3])
     with pytest.raises(ValueError, match=r"scores\[1\]"):
         decode.chu_liu_edmonds_batch([np.zeros((3, 3)), np.zeros((2, 3))])
+    for f in (decode.matrix_tree, decode.eisner):
+        with pytest.raises(ValueError, match="1 -> 2"):
+            f(bad)
+        with pytest.raises(ValueError, match="scores"):
+            f(np.zeros((1, 1)))
+    with pytest.raises(ValueError, match="gold"):
+        decode.eisner_hamming(np.zeros((3, 3)), [0, 0])
+    with pytest.raises(ValueError, match="emissions"):
+        decode.forward_backward(np.array([[np.inf]]), np.zeros((1, 1)))
+    with pytest.raises(ValueError, match="scores"):
+        decode.argmax([])
+    with pytest.raises(ValueError, match="gold"):
+        decode.argmax_hamming([1.0, 2.0], 2)
+    with pytest.raises(ValueError, match="gold"):
+        decode.argmax_hamming([1.0, 2.0], -1)
 
 
 def test_ignored_entries_may_be_non_finite():

@@ -1,7 +1,8 @@
 """Exact structured decoders on numpy arrays.
 
-Linear chains (Viterbi, loss-augmented Viterbi), non-projective dependency
-trees (Chu-Liu-Edmonds). All run in the Rust core with the GIL released.
+Multiclass (argmax), linear chains (Viterbi, loss-augmented Viterbi,
+forward-backward), non-projective dependency trees (Chu-Liu-Edmonds, the
+matrix-tree theorem) and projective trees (Eisner). All run in the Rust core with the GIL released.
 
 Layouts:
 
@@ -33,9 +34,15 @@ import numpy.typing as npt
 from omkl import _omkl
 
 __all__ = [
+    "argmax",
+    "argmax_hamming",
     "chu_liu_edmonds",
     "chu_liu_edmonds_batch",
     "chu_liu_edmonds_hamming",
+    "eisner",
+    "eisner_hamming",
+    "forward_backward",
+    "matrix_tree",
     "viterbi",
     "viterbi_batch",
     "viterbi_hamming",
@@ -178,3 +185,87 @@ def chu_liu_edmonds_batch(
     """
     mats = [_f64(s, 2, f"scores[{k}]") for k, s in enumerate(scores)]
     return _omkl.chu_liu_edmonds_batch(mats, bool(single_root))
+
+
+def forward_backward(
+    emissions: npt.ArrayLike,
+    transitions: npt.ArrayLike,
+    start: npt.ArrayLike | None = None,
+    stop: npt.ArrayLike | None = None,
+) -> tuple[float, FloatArray, FloatArray]:
+    """Log-partition function and marginals of a chain, in log space.
+
+    Returns ``(log_z, node, trans)``: ``node[i, y] = P(y_i = y)`` (``n x L``) and
+    ``trans[p, q] = sum_i P(y_{i-1} = p, y_i = q)``, summed over positions (``L x L``).
+
+    >>> import numpy as np
+    >>> log_z, node, trans = forward_backward(np.zeros((2, 2)), np.zeros((2, 2)))
+    >>> round(float(np.exp(log_z)), 6), node.tolist(), trans.tolist()
+    (4.0, [[0.5, 0.5], [0.5, 0.5]], [[0.25, 0.25], [0.25, 0.25]])
+    """
+    return _omkl.forward_backward(
+        _f64(emissions, 2, "emissions"),
+        _f64(transitions, 2, "transitions"),
+        _opt(start, "start"),
+        _opt(stop, "stop"),
+    )
+
+
+def matrix_tree(scores: npt.ArrayLike, single_root: bool = False) -> tuple[float, FloatArray]:
+    """Log-partition function and arc marginals over non-projective trees.
+
+    Returns ``(log_z, marginals)`` with ``marginals[h, m] = P(h -> m)``; every
+    column ``m >= 1`` sums to one.
+
+    >>> import numpy as np
+    >>> log_z, mu = matrix_tree(np.zeros((3, 3)))
+    >>> round(float(np.exp(log_z)), 6), round(float(mu[0, 1]), 6)
+    (3.0, 0.666667)
+    """
+    return _omkl.matrix_tree(_f64(scores, 2, "scores"), bool(single_root))
+
+
+def eisner(scores: npt.ArrayLike, single_root: bool = False) -> tuple[IntArray, float]:
+    """Best projective tree rooted at node 0 (Eisner's algorithm, O(n^3)).
+
+    >>> import numpy as np
+    >>> s = np.zeros((4, 4))
+    >>> s[0, 2] = s[1, 3] = s[2, 1] = 10.0  # the best tree is not projective
+    >>> heads, score = eisner(s)
+    >>> score
+    20.0
+    """
+    return _omkl.eisner(_f64(scores, 2, "scores"), bool(single_root))
+
+
+def eisner_hamming(
+    scores: npt.ArrayLike, gold: npt.ArrayLike, cost: float = 1.0, single_root: bool = False
+) -> tuple[IntArray, float]:
+    """Loss-augmented Eisner: maximises ``score(t) + cost * #wrong heads``.
+
+    >>> import numpy as np
+    >>> heads, value = eisner_hamming(np.zeros((3, 3)), [0, 0, 1], cost=1.0)
+    >>> value
+    2.0
+    """
+    return _omkl.eisner_hamming(
+        _f64(scores, 2, "scores"), _labels(gold, "gold"), float(cost), bool(single_root)
+    )
+
+
+def argmax(scores: npt.ArrayLike) -> tuple[int, float]:
+    """Best label of a multiclass score vector and its score (ties: smallest label).
+
+    >>> argmax([0.5, 2.0, 2.0])
+    (1, 2.0)
+    """
+    return _omkl.argmax(_f64(scores, 1, "scores"))
+
+
+def argmax_hamming(scores: npt.ArrayLike, gold: int, cost: float = 1.0) -> tuple[int, float]:
+    """Loss-augmented argmax: maximises ``scores[y] + cost * (y != gold)``.
+
+    >>> argmax_hamming([1.0, 0.5], gold=0, cost=1.0)
+    (1, 1.5)
+    """
+    return _omkl.argmax_hamming(_f64(scores, 1, "scores"), int(gold), float(cost))

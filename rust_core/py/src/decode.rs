@@ -2,11 +2,17 @@
 
 use std::borrow::Cow;
 
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{
+    IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+};
 use omkl_core::decode::arcs::ArcScores;
+use omkl_core::decode::argmax as am;
 use omkl_core::decode::batch;
 use omkl_core::decode::chain::ChainScores;
 use omkl_core::decode::chu_liu_edmonds::{self as cle, CleWorkspace};
+use omkl_core::decode::eisner::{self as eis, EisnerWorkspace};
+use omkl_core::decode::forward_backward::{self as fb, ForwardBackwardWorkspace};
+use omkl_core::decode::matrix_tree::{self as mt, MatrixTreeWorkspace};
 use omkl_core::decode::viterbi::{self as vit, ViterbiWorkspace};
 use omkl_core::OmklError;
 use pyo3::prelude::*;
@@ -249,6 +255,131 @@ fn chu_liu_edmonds_batch<'py>(
     Ok((hs, out.into_pyarray(py)))
 }
 
+fn to_2d<'py>(py: Python<'py>, v: Vec<f64>, r: usize, c: usize) -> Bound<'py, PyArray2<f64>> {
+    ndarray::Array2::from_shape_vec((r, c), v)
+        .expect("buffer has r * c elements")
+        .into_pyarray(py)
+}
+
+/// log Z, position marginals and transition marginals.
+type ChainMarginals<'py> = (f64, Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>);
+
+/// Forward-backward: log Z, position marginals (n x L) and transition
+/// marginals summed over positions (L x L).
+#[pyfunction]
+#[pyo3(signature = (emissions, transitions, start=None, stop=None))]
+fn forward_backward<'py>(
+    py: Python<'py>,
+    emissions: PyReadonlyArray2<'py, f64>,
+    transitions: PyReadonlyArray2<'py, f64>,
+    start: Option<PyReadonlyArray1<'py, f64>>,
+    stop: Option<PyReadonlyArray1<'py, f64>>,
+) -> PyResult<ChainMarginals<'py>> {
+    let (em, n, l) = rows(&emissions);
+    let (tr, a, b) = rows(&transitions);
+    chain_dims((n, l), (a, b))?;
+    let start = start.as_ref().map(vec1);
+    let stop = stop.as_ref().map(vec1);
+    let mut node = vec![0.0; n * l];
+    let mut trans = vec![0.0; l * l];
+    let log_z = py
+        .detach(|| {
+            let c = ChainScores::new(&em, &tr, start.as_deref(), stop.as_deref(), n, l)?;
+            fb::forward_backward(
+                &c,
+                &mut ForwardBackwardWorkspace::new(),
+                &mut node,
+                &mut trans,
+            )
+        })
+        .py()?;
+    Ok((log_z, to_2d(py, node, n, l), to_2d(py, trans, l, l)))
+}
+
+/// Matrix-tree theorem: log Z and arc marginals ((n+1) x (n+1)).
+#[pyfunction]
+#[pyo3(signature = (scores, single_root=false))]
+fn matrix_tree<'py>(
+    py: Python<'py>,
+    scores: PyReadonlyArray2<'py, f64>,
+    single_root: bool,
+) -> PyResult<(f64, Bound<'py, PyArray2<f64>>)> {
+    let (s, r, c) = rows(&scores);
+    let n = square("scores", r, c)?;
+    let mut mu = vec![0.0; r * r];
+    let log_z = py
+        .detach(|| {
+            let a = ArcScores::new(&s, n)?;
+            mt::matrix_tree(&a, single_root, &mut MatrixTreeWorkspace::new(), &mut mu)
+        })
+        .py()?;
+    Ok((log_z, to_2d(py, mu, r, r)))
+}
+
+/// Eisner: the best projective tree and its score.
+#[pyfunction]
+#[pyo3(signature = (scores, single_root=false))]
+fn eisner<'py>(
+    py: Python<'py>,
+    scores: PyReadonlyArray2<'py, f64>,
+    single_root: bool,
+) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
+    let (s, r, c) = rows(&scores);
+    let n = square("scores", r, c)?;
+    let mut heads = vec![0; n + 1];
+    let score = py
+        .detach(|| {
+            let a = ArcScores::new(&s, n)?;
+            eis::eisner(&a, single_root, &mut EisnerWorkspace::new(), &mut heads)
+        })
+        .py()?;
+    Ok((to_i64(py, &heads), score))
+}
+
+/// Loss-augmented Eisner with a Hamming cost per wrong head.
+#[pyfunction]
+#[pyo3(signature = (scores, gold, cost=1.0, single_root=false))]
+fn eisner_hamming<'py>(
+    py: Python<'py>,
+    scores: PyReadonlyArray2<'py, f64>,
+    gold: PyReadonlyArray1<'py, i64>,
+    cost: f64,
+    single_root: bool,
+) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
+    let (s, r, c) = rows(&scores);
+    let n = square("scores", r, c)?;
+    let gold = indices("gold", &gold)?;
+    let mut heads = vec![0; n + 1];
+    let value = py
+        .detach(|| {
+            let a = ArcScores::new(&s, n)?;
+            let mut ws = EisnerWorkspace::new();
+            eis::eisner_hamming(&a, &gold, cost, single_root, &mut ws, &mut heads)
+        })
+        .py()?;
+    Ok((to_i64(py, &heads), value))
+}
+
+/// Multiclass argmax: the best label and its score.
+#[pyfunction]
+fn argmax(scores: PyReadonlyArray1<'_, f64>) -> PyResult<(usize, f64)> {
+    am::argmax(&vec1(&scores)).py()
+}
+
+/// Loss-augmented argmax with cost for every label other than `gold`.
+#[pyfunction]
+#[pyo3(signature = (scores, gold, cost=1.0))]
+fn argmax_hamming(
+    scores: PyReadonlyArray1<'_, f64>,
+    gold: i64,
+    cost: f64,
+) -> PyResult<(usize, f64)> {
+    let gold = usize::try_from(gold)
+        .map_err(|_| OmklError::invalid("gold", format!("label {gold}, expected >= 0")))
+        .py()?;
+    am::argmax_hamming(&vec1(&scores), gold, cost).py()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(viterbi, m)?)?;
     m.add_function(wrap_pyfunction!(viterbi_hamming, m)?)?;
@@ -256,5 +387,11 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(chu_liu_edmonds, m)?)?;
     m.add_function(wrap_pyfunction!(chu_liu_edmonds_hamming, m)?)?;
     m.add_function(wrap_pyfunction!(chu_liu_edmonds_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(forward_backward, m)?)?;
+    m.add_function(wrap_pyfunction!(matrix_tree, m)?)?;
+    m.add_function(wrap_pyfunction!(eisner, m)?)?;
+    m.add_function(wrap_pyfunction!(eisner_hamming, m)?)?;
+    m.add_function(wrap_pyfunction!(argmax, m)?)?;
+    m.add_function(wrap_pyfunction!(argmax_hamming, m)?)?;
     Ok(())
 }
