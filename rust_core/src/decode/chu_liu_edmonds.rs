@@ -12,8 +12,9 @@
 //! the root, the whole path is settled; if it comes from a node on the path,
 //! the cycle is contracted into one super-node whose incoming arcs get the
 //! reduced weights `w(x, v) − w(in(v))` (Edmonds). Arc weights between
-//! super-nodes live in a dense matrix that a contraction of a cycle `C`
-//! rewrites in O(n·|C|), so the whole run is O(n²). Contractions are undone
+//! super-nodes live in a dense matrix, stored by modifier so that the
+//! incoming arcs of a node are contiguous; a contraction of a cycle `C`
+//! rewrites it in O(n·|C|), so the whole run is O(n²). Contractions are undone
 //! from the newest to the oldest to read off the tree.
 //!
 //! The single-root constraint (exactly one child of the root) is exact: arc
@@ -78,7 +79,6 @@ pub struct CleWorkspace {
     penalised: Tables<Penalised>,
     orig_h: Vec<u32>,
     orig_m: Vec<u32>,
-    alive: Vec<bool>,
     status: Vec<u8>,
     in_cycle: Vec<bool>,
     id_of: Vec<u32>,
@@ -199,13 +199,13 @@ fn run<W: Weight, F: Fn(usize, usize) -> W>(
     const UNVISITED: u8 = 0;
     const ON_PATH: u8 = 1;
     const DONE: u8 = 2;
+    const DEAD: u8 = 3;
     let side = n + 1;
     let ids = 2 * n + 1;
     grow(&mut t.w, side * side, W::NEG_INF);
     grow(&mut t.in_w, side, W::NEG_INF);
     grow(&mut ws.orig_h, side * side, 0);
     grow(&mut ws.orig_m, side * side, 0);
-    grow(&mut ws.alive, side, true);
     grow(&mut ws.status, side, UNVISITED);
     grow(&mut ws.in_cycle, side, false);
     grow(&mut ws.id_of, side, 0);
@@ -216,7 +216,6 @@ fn run<W: Weight, F: Fn(usize, usize) -> W>(
     let in_w = &mut t.in_w[..side];
     let orig_h = &mut ws.orig_h[..side * side];
     let orig_m = &mut ws.orig_m[..side * side];
-    let alive = &mut ws.alive[..side];
     let status = &mut ws.status[..side];
     let in_cycle = &mut ws.in_cycle[..side];
     let id_of = &mut ws.id_of[..side];
@@ -227,9 +226,12 @@ fn run<W: Weight, F: Fn(usize, usize) -> W>(
     let cycle = &mut ws.cycle;
     path.clear();
 
-    for h in 0..side {
-        for m in 0..side {
-            let k = h * side + m;
+    // Incoming arcs of each node are contiguous: w[m * side + h] is the
+    // weight of arc h → m. Dead super-nodes and self-loops hold NEG_INF, so
+    // the scan for the best incoming arc is a plain arg-max over one row.
+    for m in 0..side {
+        for h in 0..side {
+            let k = m * side + h;
             w[k] = if m == 0 || h == m {
                 W::NEG_INF
             } else {
@@ -238,10 +240,9 @@ fn run<W: Weight, F: Fn(usize, usize) -> W>(
             orig_h[k] = h as u32;
             orig_m[k] = m as u32;
         }
-        alive[h] = true;
-        status[h] = UNVISITED;
-        in_cycle[h] = false;
-        id_of[h] = h as u32;
+        status[m] = UNVISITED;
+        in_cycle[m] = false;
+        id_of[m] = m as u32;
     }
     parent.fill(NONE);
     in_h.fill(NONE);
@@ -250,28 +251,29 @@ fn run<W: Weight, F: Fn(usize, usize) -> W>(
     let mut next_id = side as u32;
 
     for v0 in 1..side {
-        if !alive[v0] || status[v0] != UNVISITED {
+        if status[v0] != UNVISITED {
             continue;
         }
         status[v0] = ON_PATH;
         path.push(v0 as u32);
         while let Some(&cur) = path.last() {
             let cur = cur as usize;
-            // Best incoming arc of `cur` among live super-nodes. The root is
-            // live and every word has a finite arc from it, so one exists.
+            // Best incoming arc of `cur`. The root is live and every word has
+            // a finite arc from it, so one exists.
+            let row = &w[cur * side..(cur + 1) * side];
             let mut best_u = 0;
-            let mut best = w[cur];
-            for u in 1..side {
-                if alive[u] && u != cur && w[u * side + cur].gt(best) {
-                    best = w[u * side + cur];
+            let mut best = row[0];
+            for (u, &x) in row.iter().enumerate().skip(1) {
+                if x.gt(best) {
+                    best = x;
                     best_u = u;
                 }
             }
             let u = best_u;
             in_w[cur] = best;
             let id = id_of[cur] as usize;
-            in_h[id] = orig_h[u * side + cur];
-            in_m[id] = orig_m[u * side + cur];
+            in_h[id] = orig_h[cur * side + u];
+            in_m[id] = orig_m[cur * side + u];
             match status[u] {
                 DONE => {
                     for &p in path.iter() {
@@ -300,46 +302,55 @@ fn run<W: Weight, F: Fn(usize, usize) -> W>(
                     for &v in cycle.iter() {
                         parent[id_of[v as usize] as usize] = cid;
                     }
+                    // Arcs x → C: row c becomes the max over the rows of the
+                    // members of the reduced weights w(x, v) − w(in(v)).
+                    let wc = in_w[c];
                     for x in 0..side {
-                        if !alive[x] || in_cycle[x] {
+                        let k = c * side + x;
+                        w[k] = w[k].sub(wc);
+                    }
+                    for &v in cycle.iter().skip(1) {
+                        let v = v as usize;
+                        let wv = in_w[v];
+                        for x in 0..side {
+                            let r = w[v * side + x].sub(wv);
+                            let k = c * side + x;
+                            if r.gt(w[k]) {
+                                w[k] = r;
+                                orig_h[k] = orig_h[v * side + x];
+                                orig_m[k] = orig_m[v * side + x];
+                            }
+                        }
+                    }
+                    for &v in cycle.iter() {
+                        w[c * side + v as usize] = W::NEG_INF;
+                    }
+                    // Arcs C → x: in each live row x, the best entry over the
+                    // members moves to column c; the others die.
+                    for x in 1..side {
+                        if in_cycle[x] || status[x] == DEAD {
                             continue;
                         }
-                        // Arcs x → C, with reduced weights.
-                        let mut bi = W::NEG_INF;
-                        let mut bi_k = x * side + c;
-                        // Arcs C → x.
-                        let mut bo = W::NEG_INF;
-                        let mut bo_k = c * side + x;
-                        for &v in cycle.iter() {
+                        for &v in cycle.iter().skip(1) {
                             let v = v as usize;
-                            let ki = x * side + v;
-                            let r = w[ki].sub(in_w[v]);
-                            if r.gt(bi) {
-                                bi = r;
-                                bi_k = ki;
+                            let kv = x * side + v;
+                            let kc = x * side + c;
+                            if w[kv].gt(w[kc]) {
+                                w[kc] = w[kv];
+                                orig_h[kc] = orig_h[kv];
+                                orig_m[kc] = orig_m[kv];
                             }
-                            let ko = v * side + x;
-                            if w[ko].gt(bo) {
-                                bo = w[ko];
-                                bo_k = ko;
-                            }
+                            w[kv] = W::NEG_INF;
                         }
-                        let ki = x * side + c;
-                        w[ki] = bi;
-                        orig_h[ki] = orig_h[bi_k];
-                        orig_m[ki] = orig_m[bi_k];
-                        let ko = c * side + x;
-                        w[ko] = bo;
-                        orig_h[ko] = orig_h[bo_k];
-                        orig_m[ko] = orig_m[bo_k];
                     }
                     for &v in cycle.iter() {
                         let v = v as usize;
                         in_cycle[v] = false;
-                        alive[v] = v == c;
+                        if v != c {
+                            status[v] = DEAD;
+                        }
                     }
                     id_of[c] = cid;
-                    w[c * side + c] = W::NEG_INF;
                     path.push(c as u32);
                 }
             }
