@@ -153,25 +153,7 @@ where
     augment(0, delta);
 
     for i in 1..n {
-        // best[y] = max_p delta[p] + tr[p, y], iterating p outermost so that
-        // the inner loop runs over contiguous rows of `tr` and vectorises
-        // (the arg-max is kept as f64 so that both selects share one mask).
-        let d0 = delta[0];
-        for ((b, a), t) in best.iter_mut().zip(arg.iter_mut()).zip(&tr[..l]) {
-            *b = d0 + t;
-            *a = 0.0;
-        }
-        for p in 1..l {
-            let d = delta[p];
-            let row = &tr[p * l..(p + 1) * l];
-            let pp = p as f64;
-            for ((b, a), t) in best.iter_mut().zip(arg.iter_mut()).zip(row) {
-                let v = d + t;
-                let better = v > *b;
-                *b = if better { v } else { *b };
-                *a = if better { pp } else { *a };
-            }
-        }
+        max_plus(delta, tr, best, arg);
         for (bk, a) in back[i * l..(i + 1) * l].iter_mut().zip(arg.iter()) {
             *bk = *a as u32;
         }
@@ -201,6 +183,50 @@ where
         out[i - 1] = y;
     }
     score
+}
+
+/// `best[y] = max_p delta[p] + tr[p, y]` and `arg[y]` its first arg-max,
+/// iterating `p` outermost so that the inner loop runs over contiguous rows
+/// of `tr` and vectorises (the arg-max is kept as f64 so that both selects
+/// share one mask). Uses AVX2 when the CPU has it.
+#[inline]
+fn max_plus(delta: &[f64], tr: &[f64], best: &mut [f64], arg: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2, checked just above.
+            unsafe { max_plus_avx2(delta, tr, best, arg) };
+            return;
+        }
+    }
+    max_plus_body(delta, tr, best, arg);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn max_plus_avx2(delta: &[f64], tr: &[f64], best: &mut [f64], arg: &mut [f64]) {
+    max_plus_body(delta, tr, best, arg);
+}
+
+#[inline(always)]
+fn max_plus_body(delta: &[f64], tr: &[f64], best: &mut [f64], arg: &mut [f64]) {
+    let l = delta.len();
+    let d0 = delta[0];
+    for ((b, a), t) in best.iter_mut().zip(arg.iter_mut()).zip(&tr[..l]) {
+        *b = d0 + t;
+        *a = 0.0;
+    }
+    for p in 1..l {
+        let d = delta[p];
+        let row = &tr[p * l..(p + 1) * l];
+        let pp = p as f64;
+        for ((b, a), t) in best.iter_mut().zip(arg.iter_mut()).zip(row) {
+            let v = d + t;
+            let better = v > *b;
+            *b = if better { v } else { *b };
+            *a = if better { pp } else { *a };
+        }
+    }
 }
 
 #[cfg(test)]
