@@ -77,8 +77,8 @@ struct Tables<W> {
 pub struct CleWorkspace {
     plain: Tables<f64>,
     penalised: Tables<Penalised>,
-    orig_h: Vec<u32>,
-    orig_m: Vec<u32>,
+    /// Original arc of each matrix entry, as its index `m * side + h`.
+    orig: Vec<u32>,
     status: Vec<u8>,
     in_cycle: Vec<bool>,
     id_of: Vec<u32>,
@@ -103,6 +103,9 @@ fn grow<T: Clone>(v: &mut Vec<T>, len: usize, fill: T) {
 }
 
 fn check_heads_out(arcs: &ArcScores<'_>, heads: &[usize]) -> Result<()> {
+    if (arcs.n + 1) * (arcs.n + 1) > u32::MAX as usize {
+        return Err(OmklError::invalid("scores", "more than 65534 words"));
+    }
     if heads.len() != arcs.n + 1 {
         return Err(OmklError::shape(
             "heads",
@@ -204,8 +207,7 @@ fn run<W: Weight, F: Fn(usize, usize) -> W>(
     let ids = 2 * n + 1;
     grow(&mut t.w, side * side, W::NEG_INF);
     grow(&mut t.in_w, side, W::NEG_INF);
-    grow(&mut ws.orig_h, side * side, 0);
-    grow(&mut ws.orig_m, side * side, 0);
+    grow(&mut ws.orig, side * side, 0);
     grow(&mut ws.status, side, UNVISITED);
     grow(&mut ws.in_cycle, side, false);
     grow(&mut ws.id_of, side, 0);
@@ -214,8 +216,7 @@ fn run<W: Weight, F: Fn(usize, usize) -> W>(
     grow(&mut ws.in_m, ids, NONE);
     let w = &mut t.w[..side * side];
     let in_w = &mut t.in_w[..side];
-    let orig_h = &mut ws.orig_h[..side * side];
-    let orig_m = &mut ws.orig_m[..side * side];
+    let orig = &mut ws.orig[..side * side];
     let status = &mut ws.status[..side];
     let in_cycle = &mut ws.in_cycle[..side];
     let id_of = &mut ws.id_of[..side];
@@ -237,8 +238,7 @@ fn run<W: Weight, F: Fn(usize, usize) -> W>(
             } else {
                 weight(h, m)
             };
-            orig_h[k] = h as u32;
-            orig_m[k] = m as u32;
+            orig[k] = k as u32;
         }
         status[m] = UNVISITED;
         in_cycle[m] = false;
@@ -272,8 +272,9 @@ fn run<W: Weight, F: Fn(usize, usize) -> W>(
             let u = best_u;
             in_w[cur] = best;
             let id = id_of[cur] as usize;
-            in_h[id] = orig_h[cur * side + u];
-            in_m[id] = orig_m[cur * side + u];
+            let o = orig[cur * side + u] as usize;
+            in_h[id] = (o % side) as u32;
+            in_m[id] = (o / side) as u32;
             match status[u] {
                 DONE => {
                     for &p in path.iter() {
@@ -317,8 +318,7 @@ fn run<W: Weight, F: Fn(usize, usize) -> W>(
                             let k = c * side + x;
                             if r.gt(w[k]) {
                                 w[k] = r;
-                                orig_h[k] = orig_h[v * side + x];
-                                orig_m[k] = orig_m[v * side + x];
+                                orig[k] = orig[v * side + x];
                             }
                         }
                     }
@@ -337,8 +337,7 @@ fn run<W: Weight, F: Fn(usize, usize) -> W>(
                             let kc = x * side + c;
                             if w[kv].gt(w[kc]) {
                                 w[kc] = w[kv];
-                                orig_h[kc] = orig_h[kv];
-                                orig_m[kc] = orig_m[kv];
+                                orig[kc] = orig[kv];
                             }
                             w[kv] = W::NEG_INF;
                         }
