@@ -4,7 +4,7 @@ The maths lives in a Rust core (``omkl._omkl``); this package holds river-style
 streaming estimators, dataset loaders, experiments and a command-line interface.
 """
 
-from omkl import _omkl, kernels, prox
+from omkl import _omkl, decode, kernels, prox
 from omkl.kernels import Kernel
 from omkl.linear import ProximalClassifier, ProximalRegressor
 
@@ -15,6 +15,7 @@ __all__ = [
     "ProximalClassifier",
     "ProximalRegressor",
     "__version__",
+    "decode",
     "kernels",
     "prox",
 ]
