@@ -1,1 +1,3 @@
 //! Structured models: parts, features, decoder and loss.
+
+pub mod conllu;
