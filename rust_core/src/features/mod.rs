@@ -1,1 +1,3 @@
 //! Stable hashed sparse features, grouped by template.
+
+pub mod arc_templates;
