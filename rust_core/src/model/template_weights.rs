@@ -236,10 +236,86 @@ impl TemplateWeights {
         out
     }
 
+    /// Appends the state to `out` (little-endian, deterministic).
+    pub fn write_bytes(&self, out: &mut Vec<u8>) {
+        let t = self.scale.len();
+        out.extend_from_slice(&(t as u64).to_le_bytes());
+        for g in 0..t {
+            out.extend_from_slice(&(self.group_size(g) as u64).to_le_bytes());
+        }
+        out.extend_from_slice(&self.steps.to_le_bytes());
+        for g in 0..t {
+            for v in [self.scale[g], self.cum_scale[g], self.sq[g]] {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            out.push(self.dead[g] as u8);
+        }
+        for x in self.w.iter().chain(&self.u) {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+
+    /// Reads a state written by [`TemplateWeights::write_bytes`] from
+    /// `bytes[*pos..]`, advancing `pos`.
+    pub fn read_bytes(bytes: &[u8], pos: &mut usize) -> crate::Result<Self> {
+        let t = read_u64(bytes, pos)? as usize;
+        if t > bytes.len() {
+            return Err(crate::OmklError::invalid("state", "corrupt group count"));
+        }
+        let mut sizes = Vec::with_capacity(t);
+        for _ in 0..t {
+            let s = read_u64(bytes, pos)? as usize;
+            if s > bytes.len() {
+                return Err(crate::OmklError::invalid("state", "corrupt group size"));
+            }
+            sizes.push(s);
+        }
+        let mut w = TemplateWeights::new(&sizes);
+        w.steps = read_u64(bytes, pos)?;
+        for g in 0..t {
+            w.scale[g] = f64::from_bits(read_u64(bytes, pos)?);
+            w.cum_scale[g] = f64::from_bits(read_u64(bytes, pos)?);
+            w.sq[g] = f64::from_bits(read_u64(bytes, pos)?);
+            let d = *bytes
+                .get(*pos)
+                .ok_or_else(|| crate::OmklError::invalid("state", "truncated"))?;
+            *pos += 1;
+            w.dead[g] = d != 0;
+            // the written slots are unknown: a revival clears the whole table
+            w.touched[g] = None;
+        }
+        let n = w.w.len();
+        let need = 8 * n;
+        if bytes.len() < *pos + need {
+            return Err(crate::OmklError::invalid(
+                "state",
+                "truncated weight tables",
+            ));
+        }
+        for (i, c) in bytes[*pos..*pos + 4 * n].chunks_exact(4).enumerate() {
+            w.w[i] = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        }
+        *pos += 4 * n;
+        for (i, c) in bytes[*pos..*pos + 4 * n].chunks_exact(4).enumerate() {
+            w.u[i] = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        }
+        *pos += 4 * n;
+        Ok(w)
+    }
+
     /// Start offsets of the groups in the flattened layout (`T + 1` entries).
     pub fn offsets(&self) -> &[usize] {
         &self.offsets
     }
+}
+
+/// Reads a little-endian `u64` at `bytes[*pos..]`, advancing `pos`.
+pub fn read_u64(bytes: &[u8], pos: &mut usize) -> crate::Result<u64> {
+    let b = bytes
+        .get(*pos..*pos + 8)
+        .ok_or_else(|| crate::OmklError::invalid("state", "truncated"))?;
+    *pos += 8;
+    Ok(u64::from_le_bytes(b.try_into().expect("8 bytes")))
 }
 
 #[cfg(test)]
@@ -285,6 +361,13 @@ mod tests {
                 for g in 0..3 { for s in 0..4 { d.sum[g][s] += d.theta[g][s]; } }
                 d.steps += 1;
             }
+            let mut bytes = Vec::new();
+            w.write_bytes(&mut bytes);
+            let mut pos = 0;
+            let back = TemplateWeights::read_bytes(&bytes, &mut pos).unwrap();
+            prop_assert_eq!(pos, bytes.len());
+            prop_assert_eq!(back.averaged(), w.averaged());
+            prop_assert!(TemplateWeights::read_bytes(&bytes[..bytes.len() - 1], &mut 0).is_err());
             let avg = w.averaged();
             let cur = w.current();
             let norms = w.group_norms();
