@@ -8,4 +8,6 @@ from omkl import _omkl
 
 __version__: str = _omkl.__version__
 
-__all__ = ["__version__"]
+from omkl.parsing import DependencyParser  # noqa: E402
+
+__all__ = ["__version__", "DependencyParser"]

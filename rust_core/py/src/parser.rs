@@ -339,7 +339,7 @@ impl ArcParserCore {
         py.detach(|| self.inner.predict_many(&corpus.inputs)).py()
     }
 
-    /// β_t = ‖θ_t‖ / Σ‖θ‖ (averaged parameters).
+    /// β_t = ‖θ_t‖ / Σ‖θ‖ of the current iterate.
     fn template_weights(&self) -> Vec<f64> {
         self.inner.template_weights()
     }

@@ -410,23 +410,12 @@ impl ArcParser {
         self.averaged = Some(avg);
     }
 
-    /// β_t = ‖θ_t‖ / Σ_s ‖θ_s‖ of the averaged parameters (all zero before
-    /// any training).
+    /// β_t = ‖θ_t‖ / Σ_s ‖θ_s‖ of the current iterate θ (the output of the
+    /// online proximal steps, which is exactly sparse under MKL; the
+    /// averaged parameters used for prediction are not). All zero before any
+    /// update.
     pub fn template_weights(&self) -> Vec<f64> {
-        let flat = match &self.averaged {
-            Some(a) => a.clone(),
-            None => self.weights.averaged(),
-        };
-        let off = self.weights.offsets();
-        let norms: Vec<f64> = (0..self.templates.len())
-            .map(|t| {
-                flat[off[t]..off[t + 1]]
-                    .iter()
-                    .map(|&x| (x as f64) * (x as f64))
-                    .sum::<f64>()
-                    .sqrt()
-            })
-            .collect();
+        let norms = self.weights.group_norms();
         let total: f64 = norms.iter().sum();
         if total > 0.0 {
             norms.iter().map(|n| n / total).collect()
