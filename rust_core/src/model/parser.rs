@@ -345,13 +345,30 @@ impl ArcParser {
         let loss = (aug - gold_score).max(0.0);
         let eta = self.config.eta;
         if loss > 0.0 {
+            // Gather the subgradient and merge repeated features first, so
+            // that features shared by the gold and predicted arcs cancel
+            // exactly (no rounding residue in the f32 tables).
+            let mut grad: Vec<(u32, u32, f64)> = Vec::new();
             for m in 1..n1 {
                 let (g, p) = (heads[m - 1], pred[m - 1]);
                 if g != p {
-                    let w = &mut self.weights;
-                    fz.for_each_feature(g, m, |t, slot| w.add(t, slot, eta));
-                    fz.for_each_feature(p, m, |t, slot| w.add(t, slot, -eta));
+                    fz.for_each_feature(g, m, |t, slot| grad.push((t as u32, slot as u32, eta)));
+                    fz.for_each_feature(p, m, |t, slot| grad.push((t as u32, slot as u32, -eta)));
                 }
+            }
+            grad.sort_unstable_by_key(|&(t, slot, _)| (t, slot));
+            let mut i = 0;
+            while i < grad.len() {
+                let (t, slot, mut d) = grad[i];
+                let mut j = i + 1;
+                while j < grad.len() && grad[j].0 == t && grad[j].1 == slot {
+                    d += grad[j].2;
+                    j += 1;
+                }
+                if d != 0.0 {
+                    self.weights.add(t as usize, slot as usize, d);
+                }
+                i = j;
             }
         }
         self.prox_step(eta)?;
@@ -659,6 +676,22 @@ mod tests {
         let beta = p.template_weights();
         assert!((beta.iter().sum::<f64>() - 1.0).abs() < 1e-9);
         assert_eq!(p.beta_trajectory.len(), 5);
+    }
+
+    #[test]
+    fn modifier_only_templates_without_conjunction_stay_exactly_zero() {
+        // their features are the same for every head, so they cancel
+        let data = toy();
+        let mut p = ArcParser::new(ParserConfig::default()).unwrap();
+        p.fit_epoch(&data, &mut |_| Ok(())).unwrap();
+        let beta = p.template_weights();
+        let m_only = p
+            .templates()
+            .iter()
+            .position(|t| t.name == "m.upos")
+            .unwrap();
+        assert_eq!(beta[m_only], 0.0);
+        assert!(beta.iter().any(|&b| b > 0.0));
     }
 
     #[test]

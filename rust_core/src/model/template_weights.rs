@@ -162,16 +162,25 @@ impl TemplateWeights {
             self.scale[t] = 0.0;
             return;
         }
-        self.scale[t] *= r;
-        let s = self.scale[t];
+        let s = self.scale[t] * r;
+        if s == 0.0 {
+            self.dead[t] = true;
+            self.scale[t] = 0.0;
+            return;
+        }
+        self.scale[t] = s;
         if !(SCALE_LO..=SCALE_HI).contains(&s) {
-            // Fold s into the table: w' = s w, s' = 1, S' = S / s.
+            // Fold s into the table (w' = s w, s' = 1) and restart the running
+            // sum of scales from S' = 0 with u' = -(S w - u), which keeps the
+            // running sum of θ and keeps every quantity bounded.
             let (a, b) = (self.offsets[t], self.offsets[t + 1]);
-            for x in &mut self.w[a..b] {
-                *x = (*x as f64 * s) as f32;
+            let s_cum = self.cum_scale[t];
+            for (w, u) in self.w[a..b].iter_mut().zip(&mut self.u[a..b]) {
+                *u = -(s_cum * *w as f64 - *u as f64) as f32;
+                *w = (*w as f64 * s) as f32;
             }
             self.sq[t] = self.w[a..b].iter().map(|&x| (x as f64) * (x as f64)).sum();
-            self.cum_scale[t] /= s;
+            self.cum_scale[t] = 0.0;
             self.scale[t] = 1.0;
         }
     }
@@ -353,9 +362,12 @@ mod tests {
                     for x in &mut d.theta[t] { *x *= r; }
                 }
                 if i % 2 == 0 {
-                    // a tiny factor forces folding the scale into the table
+                    // tiny factors force folding the scale into the table
                     w.scale_group((t + 1) % 3, 1e-5);
                     w.scale_group((t + 1) % 3, 1e5);
+                    w.scale_group((t + 2) % 3, 1e-30);
+                    w.scale_group((t + 2) % 3, 1e30);
+                    for x in &mut d.theta[(t + 2) % 3] { *x = (*x * 1e-30) * 1e30; }
                 }
                 w.end_step();
                 for g in 0..3 { for s in 0..4 { d.sum[g][s] += d.theta[g][s]; } }
