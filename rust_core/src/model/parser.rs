@@ -347,13 +347,13 @@ impl ArcParser {
         if loss > 0.0 {
             // Gather the subgradient and merge repeated features first, so
             // that features shared by the gold and predicted arcs cancel
-            // exactly (no rounding residue in the f32 tables).
-            let mut grad: Vec<(u32, u32, f64)> = Vec::new();
+            // exactly (integer counts: no rounding residue in the tables).
+            let mut grad: Vec<(u32, u32, i32)> = Vec::new();
             for m in 1..n1 {
                 let (g, p) = (heads[m - 1], pred[m - 1]);
                 if g != p {
-                    fz.for_each_feature(g, m, |t, slot| grad.push((t as u32, slot as u32, eta)));
-                    fz.for_each_feature(p, m, |t, slot| grad.push((t as u32, slot as u32, -eta)));
+                    fz.for_each_feature(g, m, |t, slot| grad.push((t as u32, slot as u32, 1)));
+                    fz.for_each_feature(p, m, |t, slot| grad.push((t as u32, slot as u32, -1)));
                 }
             }
             grad.sort_unstable_by_key(|&(t, slot, _)| (t, slot));
@@ -365,8 +365,8 @@ impl ArcParser {
                     d += grad[j].2;
                     j += 1;
                 }
-                if d != 0.0 {
-                    self.weights.add(t as usize, slot as usize, d);
+                if d != 0 {
+                    self.weights.add(t as usize, slot as usize, eta * d as f64);
                 }
                 i = j;
             }
