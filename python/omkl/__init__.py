@@ -7,10 +7,12 @@ streaming estimators, dataset loaders, experiments and a command-line interface.
 from omkl import _omkl, decode, kernels, prox
 from omkl.kernels import Kernel
 from omkl.linear import ProximalClassifier, ProximalRegressor
+from omkl.parsing import DependencyParser
 
 __version__: str = _omkl.__version__
 
 __all__ = [
+    "DependencyParser",
     "Kernel",
     "ProximalClassifier",
     "ProximalRegressor",

@@ -12,7 +12,7 @@ import importlib
 import sys
 
 #: experiment name -> module under ``omkl.experiments``
-EXPERIMENTS: dict[str, str] = {}
+EXPERIMENTS: dict[str, str] = {"parsing": "parsing"}
 
 
 def build_parser() -> argparse.ArgumentParser:

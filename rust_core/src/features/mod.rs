@@ -3,7 +3,9 @@
 //! * [`hashing`]: the fixed hash from feature names to bucket indices.
 //! * [`sparse`]: sparse examples as lists of `(group, index, value)`.
 //! * [`space`]: the registry that maps feature names to groups and buckets.
+//! * [`arc_templates`]: the dependency parser's arc feature templates.
 
+pub mod arc_templates;
 pub mod hashing;
 pub mod space;
 pub mod sparse;

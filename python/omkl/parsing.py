@@ -1,0 +1,341 @@
+"""Non-projective dependency parsing with online multiple kernel learning.
+
+:class:`DependencyParser` is an arc-factored parser whose feature templates
+(312 by default) are the groups of a structured-sparsity regulariser: with
+``regularizer="l2"`` it is an SVM trained online (Alg. 1), with
+``regularizer="mkl"`` the squared ℓ2,1 norm over templates (Alg. 3) switches
+whole templates off. Training, decoding and feature extraction run in Rust.
+
+A sentence is a list of token dicts with keys ``form``, ``lemma``, ``upos``,
+``xpos`` and ``feats`` (as returned by :func:`read_conllu`); heads are
+1-based with 0 for the root.
+
+Example
+-------
+>>> from omkl.parsing import DependencyParser
+>>> sent = [
+...     {"form": "Dogs", "lemma": "dog", "upos": "NOUN", "xpos": "NNS", "feats": "_"},
+...     {"form": "bark", "lemma": "bark", "upos": "VERB", "xpos": "VBP", "feats": "_"},
+... ]
+>>> parser = DependencyParser(templates=list(range(20)))
+>>> for _ in range(3):
+...     parser.learn_one(sent, [2, 0])
+>>> parser.predict_one(sent)
+[2, 0]
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import random
+import tempfile
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from omkl import _omkl
+
+__all__ = ["DependencyParser", "read_conllu", "attachment_scores"]
+
+Token = dict[str, Any]
+Sentence = list[Token]
+PathLike = str | os.PathLike[str]
+
+
+def read_conllu(path: PathLike) -> list[Sentence]:
+    """Reads a CoNLL-U file into a list of sentences (lists of token dicts).
+
+    Comment lines, multiword-token ranges and empty nodes are skipped. Each
+    token dict has keys ``id``, ``form``, ``lemma``, ``upos``, ``xpos``,
+    ``feats``, ``head`` (``None`` when absent) and ``deprel``. A malformed file
+    raises ``ValueError`` naming the file and line.
+
+    >>> import tempfile, os
+    >>> f = tempfile.NamedTemporaryFile("w", suffix=".conllu", delete=False)
+    >>> _ = f.write("1\\tHi\\thi\\tINTJ\\tUH\\t_\\t0\\troot\\t_\\t_\\n\\n"); f.close()
+    >>> read_conllu(f.name)[0][0]["upos"]
+    'INTJ'
+    >>> os.unlink(f.name)
+    """
+    return [tokens for _, tokens in _omkl.read_conllu_file(path)]
+
+
+def _tuples(sentence: Sentence, sid: str) -> list[tuple[str, str, str, str, str]]:
+    if not isinstance(sentence, list | tuple) or len(sentence) == 0:
+        raise ValueError(f"sentence {sid!r} is empty; expected a non-empty list of token dicts")
+    out = []
+    for i, tok in enumerate(sentence):
+        try:
+            out.append(
+                (
+                    str(tok["form"]),
+                    str(tok.get("lemma", "_")),
+                    str(tok["upos"]),
+                    str(tok.get("xpos", "_")),
+                    str(tok.get("feats", "_")),
+                )
+            )
+        except (KeyError, TypeError, AttributeError) as e:
+            raise ValueError(
+                f"sentence {sid!r}, token {i + 1}: expected a dict with keys "
+                f"form, lemma, upos, xpos, feats ({e!r})"
+            ) from None
+    return out
+
+
+def _corpus(data: PathLike | Sequence[Sentence]) -> _omkl.ParseCorpus:
+    if isinstance(data, str | os.PathLike):
+        return _omkl.ParseCorpus.from_path(data)
+    ids = [str(i + 1) for i in range(len(data))]
+    toks = [_tuples(s, sid) for s, sid in zip(data, ids, strict=True)]
+    heads: list[list[int]] | None = []
+    rels: list[list[str]] = []
+    for s in data:
+        hs = [t.get("head") for t in s]
+        if heads is not None and all(isinstance(h, int) for h in hs):
+            heads.append([int(h) for h in hs])  # type: ignore[arg-type]
+        else:
+            heads = None
+        rels.append([str(t.get("deprel", "_")) for t in s])
+    return _omkl.ParseCorpus.from_tokens(ids, toks, heads, rels)
+
+
+def attachment_scores(
+    gold_heads: Iterable[Sequence[int]],
+    pred_heads: Iterable[Sequence[int]],
+    upos: Iterable[Sequence[str]],
+    gold_labels: Iterable[Sequence[str]] | None = None,
+    pred_labels: Iterable[Sequence[str]] | None = None,
+) -> dict[str, float]:
+    """UAS and LAS in percent over words whose UPOS is not ``PUNCT``.
+
+    >>> attachment_scores([[2, 0, 2]], [[2, 0, 1]], [["DET", "NOUN", "PUNCT"]])
+    {'uas': 100.0, 'las': 100.0}
+    """
+    total = uas = las = 0
+    gl = list(gold_labels) if gold_labels is not None else None
+    pl = list(pred_labels) if pred_labels is not None else None
+    for i, (g, p, u) in enumerate(zip(gold_heads, pred_heads, upos, strict=True)):
+        if len(g) != len(p) or len(g) != len(u):
+            raise ValueError(f"sentence {i + 1}: expected {len(g)} heads, got {len(p)}")
+        for j, (gh, ph, tag) in enumerate(zip(g, p, u, strict=True)):
+            if tag == "PUNCT":
+                continue
+            total += 1
+            if gh == ph:
+                uas += 1
+                if gl is None or pl is None or gl[i][j] == pl[i][j]:
+                    las += 1
+    if total == 0:
+        raise ValueError("no non-punctuation words to score")
+    return {"uas": 100.0 * uas / total, "las": 100.0 * las / total}
+
+
+class DependencyParser:
+    """Arc-factored non-projective dependency parser (see the module docstring).
+
+    Parameters
+    ----------
+    regularizer
+        ``"l2"`` (SVM, Alg. 1) or ``"mkl"`` (squared ℓ2,1 over templates, Alg. 3).
+    lam
+        Regularisation constant λ.
+    eta
+        Learning rate of each online step.
+    decoder
+        ``"chu-liu-edmonds"`` (non-projective, one root child) or ``"eisner"``.
+    epochs
+        Default number of passes of :meth:`fit`.
+    templates
+        Indices of the default templates to use (all when ``None``).
+    seed
+        Seed of the shuffling of sentences between epochs.
+    """
+
+    def __init__(
+        self,
+        regularizer: str = "l2",
+        lam: float = 1e-6,
+        eta: float = 0.1,
+        decoder: str = "chu-liu-edmonds",
+        epochs: int = 10,
+        templates: list[int] | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.regularizer = regularizer
+        self.lam = lam
+        self.eta = eta
+        self.decoder = decoder
+        self.epochs = epochs
+        self.templates = templates
+        self.seed = seed
+        if not isinstance(epochs, int) or epochs < 1:
+            raise ValueError(f"epochs must be an integer >= 1, got {epochs!r}")
+        self._core = _omkl.ArcParserCore(regularizer, lam, eta, decoder, templates)
+        self.history_: list[dict[str, float]] = []
+
+    # --- online interface -------------------------------------------------
+
+    def learn_one(self, sentence: Sentence, heads: Sequence[int], sentence_id: str = "") -> None:
+        """One online step on a sentence with gold ``heads``."""
+        sid = sentence_id or "<learn_one>"
+        toks = _tuples(sentence, sid)
+        try:
+            hs = [int(h) for h in heads]
+        except (TypeError, ValueError):
+            raise ValueError(f"sentence {sid!r}: heads must be integers, got {heads!r}") from None
+        if any(h < 0 for h in hs):
+            raise ValueError(f"sentence {sid!r}: heads must be >= 0, got {hs!r}")
+        self._core.learn_one(sid, toks, hs)
+
+    def predict_one(self, sentence: Sentence, sentence_id: str = "") -> list[int]:
+        """Predicted head of each word (0 = root)."""
+        sid = sentence_id or "<predict_one>"
+        return self._core.predict_one(sid, _tuples(sentence, sid))
+
+    # --- batch interface --------------------------------------------------
+
+    def fit(
+        self,
+        data: PathLike | Sequence[Sentence],
+        epochs: int | None = None,
+        progress: bool = False,
+    ) -> DependencyParser:
+        """Trains for ``epochs`` passes (default ``self.epochs``) over a CoNLL-U
+        file or a list of sentences with gold ``head`` in every token."""
+        import time
+
+        corpus = _corpus(data)
+        n = len(corpus)
+        rng = random.Random(self.seed)
+        for epoch in range(epochs if epochs is not None else self.epochs):
+            order = list(range(n))
+            rng.shuffle(order)
+            bar = None
+            if progress:
+                from tqdm import tqdm
+
+                bar = tqdm(total=n, desc=f"epoch {epoch + 1}", unit="sent")
+            last = [0]
+
+            def tick(done: int, bar: Any = bar, last: list[int] = last) -> None:
+                if bar is not None:
+                    bar.update(done - last[0])
+                    last[0] = done
+
+            t0 = time.perf_counter()
+            loss = self._core.fit_epoch(corpus, order, tick)
+            dt = time.perf_counter() - t0
+            if bar is not None:
+                bar.close()
+            self.history_.append(
+                {"epoch": epoch + 1, "loss": loss, "seconds": dt, "sentences_per_s": n / dt}
+            )
+        return self
+
+    def parse(self, data: PathLike | Sequence[Sentence]) -> list[list[int]]:
+        """Predicted heads of every sentence (parsed in parallel)."""
+        return self._core.predict_corpus(_corpus(data))
+
+    def score(self, data: PathLike | Sequence[Sentence]) -> dict[str, float]:
+        """``{"uas": ..., "las": ...}`` in percent over non-punctuation words.
+        LAS counts the gold relation as predicted (no label stage yet), so it
+        equals UAS."""
+        corpus = _corpus(data)
+        gold = corpus.gold_heads()
+        for sid, g in zip(corpus.ids(), gold, strict=True):
+            if g is None:
+                raise ValueError(f"sentence {sid!r} has words without a gold head")
+        pred = self._core.predict_corpus(corpus)
+        return attachment_scores([g or [] for g in gold], pred, corpus.upos())
+
+    def write_conllu(self, data: PathLike | Sequence[Sentence], path: PathLike) -> None:
+        """Parses ``data`` and writes it to ``path`` as CoNLL-U with predicted heads."""
+        corpus = _corpus(data)
+        corpus.write_conllu(path, self._core.predict_corpus(corpus))
+
+    # --- introspection ----------------------------------------------------
+
+    @property
+    def template_names_(self) -> list[str]:
+        return self._core.template_names()
+
+    @property
+    def template_weights_(self) -> list[float]:
+        """β_t = ‖θ_t‖ / Σ‖θ‖ of the current (sparse) iterate θ."""
+        return self._core.template_weights()
+
+    @property
+    def template_weights_trajectory_(self) -> list[list[float]]:
+        """β after each epoch."""
+        return self._core.beta_trajectory()
+
+    @property
+    def table_sizes_(self) -> list[int]:
+        return self._core.table_sizes()
+
+    # --- persistence ------------------------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_core"] = self._core.__getstate__()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        core = _omkl.ArcParserCore()
+        core.__setstate__(state["_core"])
+        state = dict(state)
+        state["_core"] = core  # keeps the attribute order, so pickles are stable
+        self.__dict__.update(state)
+
+    def save(self, path: PathLike) -> None:
+        """Saves atomically: a temporary file in the same folder, fsync, rename.
+        The file records the format version, hash name and seed."""
+        import pickle
+
+        target = pathlib.Path(path)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                pickle.dump(
+                    {
+                        "format": "omkl.DependencyParser",
+                        "format_version": _omkl.PARSER_FORMAT_VERSION,
+                        "hash": _omkl.PARSER_HASH_NAME,
+                        "hash_seed": _omkl.PARSER_HASH_SEED,
+                        "parser": self,
+                    },
+                    f,
+                    protocol=pickle.HIGHEST_PROTOCOL,
+                )
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    @classmethod
+    def load(cls, path: PathLike) -> DependencyParser:
+        """Loads a parser saved by :meth:`save` (checks format version and hash)."""
+        import pickle
+
+        with open(path, "rb") as f:
+            blob = pickle.load(f)
+        if not isinstance(blob, dict) or blob.get("format") != "omkl.DependencyParser":
+            raise ValueError(f"{os.fspath(path)!r} is not a saved omkl.DependencyParser")
+        if blob["format_version"] != _omkl.PARSER_FORMAT_VERSION:
+            raise ValueError(
+                f"{os.fspath(path)!r} has format version {blob['format_version']}, "
+                f"expected {_omkl.PARSER_FORMAT_VERSION}"
+            )
+        if (blob["hash"], blob["hash_seed"]) != (
+            _omkl.PARSER_HASH_NAME,
+            _omkl.PARSER_HASH_SEED,
+        ):
+            raise ValueError(f"{os.fspath(path)!r} was saved with another feature hash")
+        parser = blob["parser"]
+        if not isinstance(parser, cls):
+            raise ValueError(f"{os.fspath(path)!r} does not hold a {cls.__name__}")
+        return parser

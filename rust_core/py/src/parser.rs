@@ -1,0 +1,410 @@
+//! Python binding for the dependency parser (`omkl_core::model::parser`) and
+//! CoNLL-U I/O (`omkl_core::model::conllu`).
+
+use std::path::PathBuf;
+
+use omkl_core::features::arc_templates::{default_templates, WordAtoms, HASH_NAME, HASH_SEED};
+use omkl_core::model::conllu::{read_conllu_path, write_conllu, Sentence, Token};
+use omkl_core::model::parser::{ArcParser, ParserConfig, ParserInput, TreeDecoder, FORMAT_VERSION};
+use omkl_core::prox::Regularizer;
+use omkl_core::OmklError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use crate::errors::IntoPyResult;
+
+/// `(form, lemma, upos, xpos, feats)` of one word.
+type TokenTuple = (String, String, String, String, String);
+
+fn token_dict<'py>(py: Python<'py>, i: usize, t: &Token) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", i + 1)?;
+    d.set_item("form", &t.form)?;
+    d.set_item("lemma", &t.lemma)?;
+    d.set_item("upos", &t.upos)?;
+    d.set_item("xpos", &t.xpos)?;
+    d.set_item("feats", &t.feats)?;
+    d.set_item("head", t.head)?;
+    d.set_item("deprel", &t.deprel)?;
+    Ok(d)
+}
+
+/// Reads a CoNLL-U file into `[(sent_id, [token dict, ...]), ...]`.
+#[pyfunction]
+fn read_conllu_file<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+) -> PyResult<Vec<(String, Vec<Bound<'py, PyDict>>)>> {
+    let sents = py.detach(|| read_conllu_path(&path)).py()?;
+    sents
+        .iter()
+        .map(|s| {
+            let toks = s
+                .tokens
+                .iter()
+                .enumerate()
+                .map(|(i, t)| token_dict(py, i, t))
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok((s.id.clone(), toks))
+        })
+        .collect()
+}
+
+fn to_input(id: &str, tokens: &[TokenTuple]) -> ParserInput {
+    ParserInput {
+        id: id.to_string(),
+        words: tokens
+            .iter()
+            .map(|(f, l, u, x, m)| WordAtoms::new(f, l, u, x, m))
+            .collect(),
+    }
+}
+
+/// A corpus held on the Rust side: sentences, their prepared words and gold
+/// heads (when every word has one).
+#[pyclass(module = "omkl._omkl")]
+pub struct ParseCorpus {
+    sentences: Vec<Sentence>,
+    inputs: Vec<ParserInput>,
+}
+
+fn build_corpus(sentences: Vec<Sentence>) -> ParseCorpus {
+    let inputs = sentences
+        .iter()
+        .map(|s| ParserInput {
+            id: s.id.clone(),
+            words: s
+                .tokens
+                .iter()
+                .map(|t| WordAtoms::new(&t.form, &t.lemma, &t.upos, &t.xpos, &t.feats))
+                .collect(),
+        })
+        .collect();
+    ParseCorpus { sentences, inputs }
+}
+
+#[pymethods]
+impl ParseCorpus {
+    /// Reads a CoNLL-U file.
+    #[staticmethod]
+    fn from_path(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        py.detach(|| read_conllu_path(&path).map(build_corpus)).py()
+    }
+
+    /// Builds a corpus from `(form, lemma, upos, xpos, feats)` tuples and
+    /// optional gold heads and relations.
+    #[staticmethod]
+    #[pyo3(signature = (ids, sentences, heads=None, deprels=None))]
+    fn from_tokens(
+        ids: Vec<String>,
+        sentences: Vec<Vec<TokenTuple>>,
+        heads: Option<Vec<Vec<usize>>>,
+        deprels: Option<Vec<Vec<String>>>,
+    ) -> PyResult<Self> {
+        let n = sentences.len();
+        if ids.len() != n
+            || heads.as_ref().is_some_and(|h| h.len() != n)
+            || deprels.as_ref().is_some_and(|d| d.len() != n)
+        {
+            return Err(OmklError::shape(
+                "ids/heads/deprels",
+                format!("{n} entries (one per sentence)"),
+                "a different count",
+            ))
+            .py();
+        }
+        let mut out = Vec::with_capacity(n);
+        for (i, toks) in sentences.into_iter().enumerate() {
+            let hs = heads.as_ref().map(|h| &h[i]);
+            let ds = deprels.as_ref().map(|d| &d[i]);
+            if hs.is_some_and(|h| h.len() != toks.len())
+                || ds.is_some_and(|d| d.len() != toks.len())
+            {
+                return Err(OmklError::shape(
+                    "heads",
+                    format!("{} entries for sentence {:?}", toks.len(), ids[i]),
+                    "a different count",
+                ))
+                .py();
+            }
+            let tokens = toks
+                .into_iter()
+                .enumerate()
+                .map(|(j, (form, lemma, upos, xpos, feats))| Token {
+                    form,
+                    lemma,
+                    upos,
+                    xpos,
+                    feats,
+                    head: hs.map(|h| h[j]),
+                    deprel: ds.map_or("_".to_string(), |d| d[j].clone()),
+                })
+                .collect();
+            out.push(Sentence {
+                id: ids[i].clone(),
+                tokens,
+            });
+        }
+        Ok(build_corpus(out))
+    }
+
+    fn __len__(&self) -> usize {
+        self.sentences.len()
+    }
+
+    /// Sentence ids.
+    fn ids(&self) -> Vec<String> {
+        self.sentences.iter().map(|s| s.id.clone()).collect()
+    }
+
+    /// Gold heads of every sentence (`None` where a head is missing).
+    fn gold_heads(&self) -> Vec<Option<Vec<usize>>> {
+        self.sentences.iter().map(|s| s.heads()).collect()
+    }
+
+    /// Gold relations of every sentence.
+    fn deprels(&self) -> Vec<Vec<String>> {
+        self.sentences
+            .iter()
+            .map(|s| s.tokens.iter().map(|t| t.deprel.clone()).collect())
+            .collect()
+    }
+
+    /// UPOS tags of every sentence.
+    fn upos(&self) -> Vec<Vec<String>> {
+        self.sentences
+            .iter()
+            .map(|s| s.tokens.iter().map(|t| t.upos.clone()).collect())
+            .collect()
+    }
+
+    /// Writes the corpus as CoNLL-U with the given heads (and relations).
+    #[pyo3(signature = (path, heads, deprels=None))]
+    fn write_conllu(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        heads: Vec<Vec<usize>>,
+        deprels: Option<Vec<Vec<String>>>,
+    ) -> PyResult<()> {
+        if heads.len() != self.sentences.len() {
+            return Err(OmklError::shape(
+                "heads",
+                format!("{} sentences", self.sentences.len()),
+                heads.len().to_string(),
+            ))
+            .py();
+        }
+        py.detach(|| {
+            let mut buf = Vec::new();
+            write_conllu(&mut buf, &self.sentences, Some(&heads), deprels.as_deref())?;
+            std::fs::write(&path, buf).map_err(|e| OmklError::invalid("path", e.to_string()))
+        })
+        .py()
+    }
+}
+
+/// The arc-factored parser (see `omkl.DependencyParser`).
+#[pyclass(module = "omkl._omkl")]
+pub struct ArcParserCore {
+    inner: ArcParser,
+}
+
+fn make_config(
+    regularizer: &str,
+    lam: f64,
+    eta: f64,
+    decoder: &str,
+) -> omkl_core::Result<ParserConfig> {
+    let regularizer = match regularizer {
+        "l2" => Regularizer::L2Squared { lam },
+        "mkl" => Regularizer::SquaredL21 { lam },
+        other => {
+            return Err(OmklError::invalid(
+                "regularizer",
+                format!("expected \"l2\" or \"mkl\", got {other:?}"),
+            ))
+        }
+    };
+    Ok(ParserConfig {
+        regularizer,
+        eta,
+        decoder: TreeDecoder::from_name(decoder)?,
+    })
+}
+
+#[pymethods]
+impl ArcParserCore {
+    #[new]
+    #[pyo3(signature = (regularizer="l2", lam=1e-6, eta=0.1, decoder="chu-liu-edmonds", templates=None))]
+    fn new(
+        regularizer: &str,
+        lam: f64,
+        eta: f64,
+        decoder: &str,
+        templates: Option<Vec<usize>>,
+    ) -> PyResult<Self> {
+        let config = make_config(regularizer, lam, eta, decoder).py()?;
+        let inner = ArcParser::with_templates(config, templates.as_deref()).py()?;
+        Ok(ArcParserCore { inner })
+    }
+
+    /// One online step; returns the hinge loss before the step.
+    fn learn_one(
+        &mut self,
+        py: Python<'_>,
+        sentence_id: &str,
+        tokens: Vec<TokenTuple>,
+        heads: Vec<usize>,
+    ) -> PyResult<f64> {
+        let input = to_input(sentence_id, &tokens);
+        py.detach(|| self.inner.learn_one(&input, &heads)).py()
+    }
+
+    /// Predicted heads of one sentence.
+    fn predict_one(
+        &self,
+        py: Python<'_>,
+        sentence_id: &str,
+        tokens: Vec<TokenTuple>,
+    ) -> PyResult<Vec<usize>> {
+        let input = to_input(sentence_id, &tokens);
+        py.detach(|| self.inner.predict(&input)).py()
+    }
+
+    /// One epoch over `corpus` in the order `order` (all sentences in file
+    /// order when `None`). `progress(done)` is called between chunks, with
+    /// the GIL held; keyboard interrupts are honoured there.
+    #[pyo3(signature = (corpus, order=None, progress=None))]
+    fn fit_epoch(
+        &mut self,
+        py: Python<'_>,
+        corpus: &ParseCorpus,
+        order: Option<Vec<usize>>,
+        progress: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<f64> {
+        let n = corpus.inputs.len();
+        let order = order.unwrap_or_else(|| (0..n).collect());
+        let mut batch = Vec::with_capacity(order.len());
+        for &i in &order {
+            let s = corpus.inputs.get(i).ok_or_else(|| {
+                OmklError::invalid(
+                    "order",
+                    format!("index {i} is out of range for {n} sentences"),
+                )
+            });
+            let s = s.py()?;
+            let heads = corpus.sentences[i].heads().ok_or_else(|| {
+                OmklError::invalid(
+                    "corpus",
+                    format!("sentence {:?} has words without a gold head", s.id),
+                )
+            });
+            batch.push((s, heads.py()?));
+        }
+        // validate every gold tree before any update
+        for (s, h) in &batch {
+            if h.len() != s.words.len() {
+                return Err(OmklError::shape(
+                    "heads",
+                    s.words.len().to_string(),
+                    h.len().to_string(),
+                ))
+                .py();
+            }
+            omkl_core::model::parser::check_tree(h, &s.id).py()?;
+        }
+        let mut total = 0.0;
+        for (c, chunk) in batch.chunks(256).enumerate() {
+            total += py
+                .detach(|| {
+                    let mut t = 0.0;
+                    for (s, h) in chunk {
+                        t += self.inner.learn_one(s, h)?;
+                    }
+                    Ok::<f64, OmklError>(t)
+                })
+                .py()?;
+            py.check_signals()?;
+            if let Some(cb) = &progress {
+                cb.call1(((c * 256 + chunk.len()).min(batch.len()),))?;
+            }
+        }
+        py.detach(|| self.inner.end_epoch());
+        Ok(total)
+    }
+
+    /// Predicted heads of every sentence of `corpus` (in parallel).
+    fn predict_corpus(&self, py: Python<'_>, corpus: &ParseCorpus) -> PyResult<Vec<Vec<usize>>> {
+        py.detach(|| self.inner.predict_many(&corpus.inputs)).py()
+    }
+
+    /// β_t = ‖θ_t‖ / Σ‖θ‖ of the current iterate.
+    fn template_weights(&self) -> Vec<f64> {
+        self.inner.template_weights()
+    }
+
+    /// β after each epoch.
+    fn beta_trajectory(&self) -> Vec<Vec<f64>> {
+        self.inner.beta_trajectory.clone()
+    }
+
+    /// Names of the parser's templates.
+    fn template_names(&self) -> Vec<String> {
+        self.inner
+            .templates()
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
+    }
+
+    /// Indices of the parser's templates in the default set.
+    fn template_ids(&self) -> Vec<usize> {
+        self.inner.template_ids().to_vec()
+    }
+
+    /// Slots of each template's table.
+    fn table_sizes(&self) -> Vec<usize> {
+        self.inner
+            .templates()
+            .iter()
+            .map(|t| t.table_size())
+            .collect()
+    }
+
+    /// Number of completed online steps.
+    fn steps(&self) -> u64 {
+        self.inner.weights().steps()
+    }
+
+    fn __getstate__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let b = self.inner.to_bytes().py()?;
+        Ok(PyBytes::new(py, &b))
+    }
+
+    fn __setstate__(&mut self, state: &[u8]) -> PyResult<()> {
+        self.inner = ArcParser::from_bytes(state).py()?;
+        Ok(())
+    }
+
+    fn __getnewargs__(&self) -> (&'static str,) {
+        ("l2",)
+    }
+}
+
+/// Names of all default templates, in order.
+#[pyfunction]
+fn default_template_names() -> Vec<String> {
+    default_templates().into_iter().map(|t| t.name).collect()
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(read_conllu_file, m)?)?;
+    m.add_function(wrap_pyfunction!(default_template_names, m)?)?;
+    m.add_class::<ParseCorpus>()?;
+    m.add_class::<ArcParserCore>()?;
+    m.add("PARSER_FORMAT_VERSION", FORMAT_VERSION)?;
+    m.add("PARSER_HASH_NAME", HASH_NAME)?;
+    m.add("PARSER_HASH_SEED", HASH_SEED)?;
+    Ok(())
+}

@@ -1,0 +1,743 @@
+//! An arc-factored non-projective dependency parser trained online with a
+//! structured hinge loss (Hamming cost on heads) and a group regulariser over
+//! feature templates: `(λ/2)‖θ‖²` gives an SVM trained by Alg. 1, the squared
+//! ℓ2,1 norm over templates `(λ/2)(Σ_t ‖θ_t‖)²` gives online MKL (Alg. 3),
+//! whose proximal step zeroes whole templates.
+//!
+//! Each step: score all arcs, decode the loss-augmented tree, take a
+//! subgradient step on the features of the gold and predicted arcs that
+//! differ, then apply the regulariser's prox to the template norms (the
+//! weights store one scale factor per template, so this costs `O(T)`).
+//! Prediction uses the averaged parameters.
+//!
+//! # Complexity
+//! One sentence of `n` words costs `O(n² T)` feature look-ups plus the
+//! decoder (`O(n²)` to `O(n³)`).
+
+use rayon::prelude::*;
+
+use crate::error::{check_positive, OmklError, Result};
+use crate::features::arc_templates::{
+    default_templates, ArcFeaturizer, Template, WordAtoms, HASH_NAME, HASH_SEED,
+};
+use crate::model::template_weights::{read_u64, TemplateWeights};
+use crate::prox::Regularizer;
+
+/// The tree decoder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeDecoder {
+    /// Non-projective maximum spanning arborescence with one root child.
+    ChuLiuEdmonds,
+    /// Projective trees (Eisner's algorithm).
+    Eisner,
+}
+
+impl TreeDecoder {
+    /// Parses `"chu-liu-edmonds"` or `"eisner"`.
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "chu-liu-edmonds" => Ok(TreeDecoder::ChuLiuEdmonds),
+            "eisner" => Ok(TreeDecoder::Eisner),
+            _ => Err(OmklError::invalid(
+                "decoder",
+                format!("expected \"chu-liu-edmonds\" or \"eisner\", got {name:?}"),
+            )),
+        }
+    }
+
+    /// The name accepted by [`TreeDecoder::from_name`].
+    pub fn name(self) -> &'static str {
+        match self {
+            TreeDecoder::ChuLiuEdmonds => "chu-liu-edmonds",
+            TreeDecoder::Eisner => "eisner",
+        }
+    }
+
+    /// Best tree for `scores[h * n1 + m]` (`n1` = words + 1); returns the
+    /// head of each word `1..n1`.
+    pub fn decode(self, scores: &[f64], n1: usize) -> Result<Vec<usize>> {
+        crate::model::parser_decode::decode_tree(self, scores, n1)
+    }
+}
+
+/// A tree decoder: `(scores[h * n1 + m], n1) -> heads of words 1..n1`.
+pub type DecodeFn<'a> = dyn FnMut(&[f64], usize) -> Result<Vec<usize>> + 'a;
+
+/// Hyper-parameters of [`ArcParser`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParserConfig {
+    /// Must act on group norms (`L2Squared`, `SquaredL21`, ...).
+    pub regularizer: Regularizer,
+    /// Learning rate η of each step (constant).
+    pub eta: f64,
+    pub decoder: TreeDecoder,
+}
+
+impl Default for ParserConfig {
+    fn default() -> Self {
+        ParserConfig {
+            regularizer: Regularizer::L2Squared { lam: 1e-6 },
+            eta: 0.1,
+            decoder: TreeDecoder::ChuLiuEdmonds,
+        }
+    }
+}
+
+/// Checks that `heads` (head of words 1..=n, 0 = root) is a tree rooted at 0.
+pub fn check_tree(heads: &[usize], sentence_id: &str) -> Result<()> {
+    let n = heads.len();
+    if n == 0 {
+        return Err(OmklError::invalid(
+            "sentence",
+            format!("sentence {sentence_id:?} is empty; expected at least one word"),
+        ));
+    }
+    for (i, &h) in heads.iter().enumerate() {
+        if h > n || h == i + 1 {
+            return Err(OmklError::invalid(
+                "heads",
+                format!(
+                    "sentence {sentence_id:?}: head {h} of word {} is out of range \
+                     (expected 0..={n} and not the word itself)",
+                    i + 1
+                ),
+            ));
+        }
+    }
+    // every word must reach the root within n steps
+    let mut state = vec![0u8; n + 1]; // 0 unknown, 1 on path, 2 reaches root
+    state[0] = 2;
+    for start in 1..=n {
+        let mut path = Vec::new();
+        let mut v = start;
+        while state[v] == 0 {
+            state[v] = 1;
+            path.push(v);
+            v = heads[v - 1];
+        }
+        if state[v] == 1 {
+            return Err(OmklError::invalid(
+                "heads",
+                format!("sentence {sentence_id:?}: heads contain a cycle through word {v}"),
+            ));
+        }
+        for p in path {
+            state[p] = 2;
+        }
+    }
+    Ok(())
+}
+
+/// The parser: templates, per-template weights and the β trajectory.
+#[derive(Debug, Clone)]
+pub struct ArcParser {
+    pub config: ParserConfig,
+    templates: Vec<Template>,
+    /// Indices of `templates` in [`default_templates`].
+    template_ids: Vec<usize>,
+    weights: TemplateWeights,
+    /// Averaged parameters (flattened), refreshed by [`ArcParser::finalize`].
+    averaged: Option<Vec<f32>>,
+    /// Templates whose averaged table is not all zero.
+    live: Option<Vec<bool>>,
+    /// β after each epoch.
+    pub beta_trajectory: Vec<Vec<f64>>,
+}
+
+/// A sentence prepared for the parser.
+#[derive(Debug, Clone)]
+pub struct ParserInput {
+    pub id: String,
+    pub words: Vec<WordAtoms>,
+}
+
+impl ArcParser {
+    /// A zero parser with all default templates.
+    pub fn new(config: ParserConfig) -> Result<Self> {
+        Self::with_templates(config, None)
+    }
+
+    /// A zero parser with the default templates of the given indices (all
+    /// when `None`); indices must be distinct and in range.
+    pub fn with_templates(config: ParserConfig, template_ids: Option<&[usize]>) -> Result<Self> {
+        check_positive("eta", config.eta)?;
+        let all = default_templates();
+        let ids: Vec<usize> = match template_ids {
+            None => (0..all.len()).collect(),
+            Some(ids) => {
+                let mut seen = vec![false; all.len()];
+                for &i in ids {
+                    if i >= all.len() || seen[i] {
+                        return Err(OmklError::invalid(
+                            "templates",
+                            format!("expected distinct indices below {}, got {i}", all.len()),
+                        ));
+                    }
+                    seen[i] = true;
+                }
+                ids.to_vec()
+            }
+        };
+        if ids.is_empty() {
+            return Err(OmklError::empty("templates"));
+        }
+        let templates: Vec<Template> = ids.iter().map(|&i| all[i].clone()).collect();
+        config.regularizer.check(templates.len())?;
+        if !config.regularizer.acts_on_group_norms() {
+            return Err(OmklError::invalid(
+                "regularizer",
+                format!(
+                    "expected a function of the template norms, got {:?}",
+                    config.regularizer
+                ),
+            ));
+        }
+        let sizes: Vec<usize> = templates.iter().map(|t| t.table_size()).collect();
+        Ok(ArcParser {
+            config,
+            template_ids: ids,
+            weights: TemplateWeights::new(&sizes),
+            templates,
+            averaged: None,
+            live: None,
+            beta_trajectory: Vec::new(),
+        })
+    }
+
+    pub fn templates(&self) -> &[Template] {
+        &self.templates
+    }
+
+    /// Indices of the parser's templates in [`default_templates`].
+    pub fn template_ids(&self) -> &[usize] {
+        &self.template_ids
+    }
+
+    pub fn weights(&self) -> &TemplateWeights {
+        &self.weights
+    }
+
+    /// Replaces the weights (used when loading a saved model).
+    pub fn set_state(
+        &mut self,
+        weights: TemplateWeights,
+        averaged: Option<Vec<f32>>,
+    ) -> Result<()> {
+        if weights.n_groups() != self.templates.len()
+            || (0..self.templates.len())
+                .any(|t| weights.group_size(t) != self.templates[t].table_size())
+        {
+            return Err(OmklError::invalid(
+                "state",
+                "table sizes do not match the templates",
+            ));
+        }
+        if let Some(a) = &averaged {
+            if a.len() != weights.n_slots() {
+                return Err(OmklError::invalid(
+                    "state",
+                    "averaged table has the wrong size",
+                ));
+            }
+        }
+        self.weights = weights;
+        self.averaged = None;
+        self.live = None;
+        if averaged.is_some() {
+            self.finalize();
+        }
+        Ok(())
+    }
+
+    pub fn averaged(&self) -> Option<&[f32]> {
+        self.averaged.as_deref()
+    }
+
+    fn scores_current(&self, fz: &ArcFeaturizer) -> Vec<f64> {
+        let ws = &self.weights;
+        self.scores_by_template(fz, |t| ws.raw(t))
+    }
+
+    fn scores_flat(&self, fz: &ArcFeaturizer, flat: &[f32]) -> Vec<f64> {
+        let off = self.weights.offsets();
+        self.scores_by_template(fz, |t| {
+            let tab = &flat[off[t]..off[t + 1]];
+            let live = self.live.as_ref().is_none_or(|l| l[t]);
+            (if live { 1.0 } else { 0.0 }, tab)
+        })
+    }
+
+    /// Arc scores `s[h * n1 + m]`, template by template (one table hot in
+    /// cache at a time); templates with scale 0 are skipped.
+    fn scores_by_template<'w>(
+        &self,
+        fz: &ArcFeaturizer,
+        table: impl Fn(usize) -> (f64, &'w [f32]),
+    ) -> Vec<f64> {
+        let n1 = fz.len_with_root();
+        let mut s = vec![0.0f64; n1 * n1];
+        for t in 0..self.templates.len() {
+            let (sc, w) = table(t);
+            if sc == 0.0 {
+                continue;
+            }
+            for h in 0..n1 {
+                let row = &mut s[h * n1..(h + 1) * n1];
+                for (m, cell) in row.iter_mut().enumerate().skip(1) {
+                    if h == m {
+                        continue;
+                    }
+                    let mut acc = 0.0f32;
+                    fz.template_features(t, h, m, |slot| acc += w[slot]);
+                    *cell += sc * acc as f64;
+                }
+            }
+        }
+        for i in 0..n1 {
+            s[i * n1 + i] = f64::NEG_INFINITY;
+            s[i * n1] = f64::NEG_INFINITY;
+        }
+        s
+    }
+
+    /// One online step on a sentence with gold `heads`. Returns the hinge
+    /// loss before the step. On error the parser is unchanged.
+    pub fn learn_one(&mut self, sent: &ParserInput, heads: &[usize]) -> Result<f64> {
+        let decoder = self.config.decoder;
+        self.learn_one_with(sent, heads, &mut |s, n1| decoder.decode(s, n1))
+    }
+
+    /// [`ArcParser::learn_one`] with an explicit decoder.
+    pub fn learn_one_with(
+        &mut self,
+        sent: &ParserInput,
+        heads: &[usize],
+        decode: &mut DecodeFn<'_>,
+    ) -> Result<f64> {
+        if heads.len() != sent.words.len() {
+            return Err(OmklError::shape(
+                "heads",
+                format!("{} heads for sentence {:?}", sent.words.len(), sent.id),
+                heads.len().to_string(),
+            ));
+        }
+        check_tree(heads, &sent.id)?;
+        let fz = ArcFeaturizer::new(&self.templates, &sent.words);
+        let n1 = fz.len_with_root();
+        let mut scores = self.scores_current(&fz);
+        let gold_score: f64 = (1..n1).map(|m| scores[heads[m - 1] * n1 + m]).sum();
+        for m in 1..n1 {
+            for h in 0..n1 {
+                if h != m && h != heads[m - 1] {
+                    scores[h * n1 + m] += 1.0;
+                }
+            }
+        }
+        let pred = decode(&scores, n1)?;
+        if pred.len() != heads.len() {
+            return Err(OmklError::shape(
+                "decoded heads",
+                heads.len().to_string(),
+                pred.len().to_string(),
+            ));
+        }
+        let aug: f64 = (1..n1).map(|m| scores[pred[m - 1] * n1 + m]).sum();
+        let loss = (aug - gold_score).max(0.0);
+        let eta = self.config.eta;
+        if loss > 0.0 {
+            // Gather the subgradient and merge repeated features first, so
+            // that features shared by the gold and predicted arcs cancel
+            // exactly (integer counts: no rounding residue in the tables).
+            let mut grad: Vec<(u32, u32, i32)> = Vec::new();
+            for m in 1..n1 {
+                let (g, p) = (heads[m - 1], pred[m - 1]);
+                if g != p {
+                    fz.for_each_feature(g, m, |t, slot| grad.push((t as u32, slot as u32, 1)));
+                    fz.for_each_feature(p, m, |t, slot| grad.push((t as u32, slot as u32, -1)));
+                }
+            }
+            grad.sort_unstable_by_key(|&(t, slot, _)| (t, slot));
+            let mut i = 0;
+            while i < grad.len() {
+                let (t, slot, mut d) = grad[i];
+                let mut j = i + 1;
+                while j < grad.len() && grad[j].0 == t && grad[j].1 == slot {
+                    d += grad[j].2;
+                    j += 1;
+                }
+                if d != 0 {
+                    self.weights.add(t as usize, slot as usize, eta * d as f64);
+                }
+                i = j;
+            }
+        }
+        self.prox_step(eta)?;
+        self.weights.end_step();
+        self.averaged = None;
+        self.live = None;
+        Ok(loss)
+    }
+
+    fn prox_step(&mut self, eta: f64) -> Result<()> {
+        let old = self.weights.group_norms();
+        let mut new = old.clone();
+        self.config.regularizer.prox_group_norms(&mut new, eta)?;
+        for (t, (&o, &n)) in old.iter().zip(&new).enumerate() {
+            if o > 0.0 && n != o {
+                self.weights.scale_group(t, n / o);
+            }
+        }
+        Ok(())
+    }
+
+    /// One pass over `sents` in order; `tick(done)` is called every 256
+    /// sentences and may abort (e.g. on a keyboard interrupt).
+    pub fn fit_epoch(
+        &mut self,
+        sents: &[(ParserInput, Vec<usize>)],
+        tick: &mut dyn FnMut(usize) -> Result<()>,
+    ) -> Result<f64> {
+        let mut total = 0.0;
+        for (i, (s, h)) in sents.iter().enumerate() {
+            total += self.learn_one(s, h)?;
+            if (i + 1) % 256 == 0 {
+                tick(i + 1)?;
+            }
+        }
+        self.end_epoch();
+        Ok(total)
+    }
+
+    /// Ends an epoch: exact norms, averaged parameters, β recorded.
+    pub fn end_epoch(&mut self) {
+        self.weights.refresh_norms();
+        self.finalize();
+        self.beta_trajectory.push(self.template_weights());
+    }
+
+    /// Computes the averaged parameters used by prediction.
+    pub fn finalize(&mut self) {
+        let avg = self.weights.averaged();
+        let off = self.weights.offsets();
+        self.live = Some(
+            (0..self.templates.len())
+                .map(|t| avg[off[t]..off[t + 1]].iter().any(|&x| x != 0.0))
+                .collect(),
+        );
+        self.averaged = Some(avg);
+    }
+
+    /// β_t = ‖θ_t‖ / Σ_s ‖θ_s‖ of the current iterate θ (the output of the
+    /// online proximal steps, which is exactly sparse under MKL; the
+    /// averaged parameters used for prediction are not). All zero before any
+    /// update.
+    pub fn template_weights(&self) -> Vec<f64> {
+        let norms = self.weights.group_norms();
+        let total: f64 = norms.iter().sum();
+        if total > 0.0 {
+            norms.iter().map(|n| n / total).collect()
+        } else {
+            vec![0.0; norms.len()]
+        }
+    }
+
+    /// Heads of one sentence (averaged parameters when available).
+    pub fn predict(&self, sent: &ParserInput) -> Result<Vec<usize>> {
+        if sent.words.is_empty() {
+            return Err(OmklError::invalid(
+                "sentence",
+                format!(
+                    "sentence {:?} is empty; expected at least one word",
+                    sent.id
+                ),
+            ));
+        }
+        let fz = ArcFeaturizer::new(&self.templates, &sent.words);
+        let scores = match &self.averaged {
+            Some(a) => self.scores_flat(&fz, a),
+            None => self.scores_current(&fz),
+        };
+        self.config.decoder.decode(&scores, fz.len_with_root())
+    }
+
+    /// Heads of many sentences, in parallel.
+    pub fn predict_many(&self, sents: &[ParserInput]) -> Result<Vec<Vec<usize>>> {
+        sents.par_iter().map(|s| self.predict(s)).collect()
+    }
+}
+
+/// Version of the byte format of [`ArcParser::to_bytes`].
+pub const FORMAT_VERSION: u32 = 1;
+const MAGIC: &[u8; 8] = b"OMKLARC\0";
+
+impl ArcParser {
+    /// Serialises the parser (deterministic bytes): magic, format version,
+    /// hash name and seed, configuration, template indices, weights,
+    /// averaged weights and the β trajectory.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let (kind, lam) = match self.config.regularizer {
+            Regularizer::L2Squared { lam } => (0u8, lam),
+            Regularizer::SquaredL21 { lam } => (1u8, lam),
+            ref r => {
+                return Err(OmklError::invalid(
+                    "regularizer",
+                    format!("cannot save a parser with {r:?}"),
+                ))
+            }
+        };
+        let mut out = Vec::new();
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&(HASH_NAME.len() as u64).to_le_bytes());
+        out.extend_from_slice(HASH_NAME.as_bytes());
+        out.extend_from_slice(&HASH_SEED.to_le_bytes());
+        out.push(kind);
+        out.extend_from_slice(&lam.to_le_bytes());
+        out.extend_from_slice(&self.config.eta.to_le_bytes());
+        out.push(match self.config.decoder {
+            TreeDecoder::ChuLiuEdmonds => 0,
+            TreeDecoder::Eisner => 1,
+        });
+        out.extend_from_slice(&(self.template_ids.len() as u64).to_le_bytes());
+        for &i in &self.template_ids {
+            out.extend_from_slice(&(i as u64).to_le_bytes());
+        }
+        self.weights.write_bytes(&mut out);
+        match &self.averaged {
+            None => out.push(0),
+            Some(a) => {
+                out.push(1);
+                for x in a {
+                    out.extend_from_slice(&x.to_le_bytes());
+                }
+            }
+        }
+        out.extend_from_slice(&(self.beta_trajectory.len() as u64).to_le_bytes());
+        for b in &self.beta_trajectory {
+            for x in b {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        Ok(out)
+    }
+
+    /// Reads bytes written by [`ArcParser::to_bytes`]; checks the format
+    /// version and the hash name and seed.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let bad = |r: &str| OmklError::invalid("state", r.to_string());
+        if bytes.len() < 12 || &bytes[..8] != MAGIC {
+            return Err(bad("not a saved omkl dependency parser"));
+        }
+        let version = u32::from_le_bytes(bytes[8..12].try_into().map_err(|_| bad("truncated"))?);
+        if version != FORMAT_VERSION {
+            return Err(bad(&format!(
+                "format version {version}, expected {FORMAT_VERSION}"
+            )));
+        }
+        let mut pos = 12;
+        let name_len = read_u64(bytes, &mut pos)? as usize;
+        let name = bytes
+            .get(pos..pos + name_len)
+            .ok_or_else(|| bad("truncated"))?;
+        pos += name_len;
+        let seed = read_u64(bytes, &mut pos)?;
+        if name != HASH_NAME.as_bytes() || seed != HASH_SEED {
+            return Err(bad(&format!(
+                "saved with hash {:?} seed {seed:#x}, expected {HASH_NAME:?} seed {HASH_SEED:#x}",
+                String::from_utf8_lossy(name)
+            )));
+        }
+        let byte = |pos: &mut usize| -> Result<u8> {
+            let b = *bytes.get(*pos).ok_or_else(|| bad("truncated"))?;
+            *pos += 1;
+            Ok(b)
+        };
+        let kind = byte(&mut pos)?;
+        let lam = f64::from_bits(read_u64(bytes, &mut pos)?);
+        let eta = f64::from_bits(read_u64(bytes, &mut pos)?);
+        let regularizer = match kind {
+            0 => Regularizer::L2Squared { lam },
+            1 => Regularizer::SquaredL21 { lam },
+            _ => return Err(bad("unknown regularizer")),
+        };
+        let decoder = match byte(&mut pos)? {
+            0 => TreeDecoder::ChuLiuEdmonds,
+            1 => TreeDecoder::Eisner,
+            _ => return Err(bad("unknown decoder")),
+        };
+        let nt = read_u64(bytes, &mut pos)? as usize;
+        if nt > bytes.len() {
+            return Err(bad("corrupt template count"));
+        }
+        let mut ids = Vec::with_capacity(nt);
+        for _ in 0..nt {
+            ids.push(read_u64(bytes, &mut pos)? as usize);
+        }
+        let config = ParserConfig {
+            regularizer,
+            eta,
+            decoder,
+        };
+        let mut p = ArcParser::with_templates(config, Some(&ids))?;
+        let weights = TemplateWeights::read_bytes(bytes, &mut pos)?;
+        let averaged = match byte(&mut pos)? {
+            0 => None,
+            _ => {
+                let n = weights.n_slots();
+                let raw = bytes
+                    .get(pos..pos + 4 * n)
+                    .ok_or_else(|| bad("truncated"))?;
+                pos += 4 * n;
+                Some(
+                    raw.chunks_exact(4)
+                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                        .collect(),
+                )
+            }
+        };
+        p.set_state(weights, averaged)?;
+        let epochs = read_u64(bytes, &mut pos)? as usize;
+        if epochs > bytes.len() {
+            return Err(bad("corrupt trajectory length"));
+        }
+        for _ in 0..epochs {
+            let mut b = Vec::with_capacity(nt);
+            for _ in 0..nt {
+                b.push(f64::from_bits(read_u64(bytes, &mut pos)?));
+            }
+            p.beta_trajectory.push(b);
+        }
+        if pos != bytes.len() {
+            return Err(bad("trailing bytes"));
+        }
+        Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sent(id: &str, tags: &[&str]) -> ParserInput {
+        ParserInput {
+            id: id.into(),
+            words: tags
+                .iter()
+                .enumerate()
+                .map(|(i, t)| WordAtoms::new(&format!("w{i}{t}"), t, t, t, "_"))
+                .collect(),
+        }
+    }
+
+    /// A toy grammar: DET and ADJ attach to the next NOUN, NOUN to the VERB,
+    /// the VERB to the root.
+    fn toy() -> Vec<(ParserInput, Vec<usize>)> {
+        vec![
+            (sent("a", &["DET", "NOUN", "VERB"]), vec![2, 3, 0]),
+            (
+                sent("b", &["NOUN", "VERB", "DET", "NOUN"]),
+                vec![2, 0, 4, 2],
+            ),
+            (
+                sent("c", &["DET", "ADJ", "NOUN", "VERB", "NOUN"]),
+                vec![3, 3, 4, 0, 4],
+            ),
+            (sent("d", &["VERB", "DET", "NOUN"]), vec![0, 3, 1]),
+        ]
+    }
+
+    #[test]
+    fn check_tree_rejects_bad_heads_naming_the_sentence() {
+        assert!(check_tree(&[2, 0], "s").is_ok());
+        let e = check_tree(&[2, 1], "s7").unwrap_err().to_string();
+        assert!(e.contains("cycle") && e.contains("s7"), "{e}");
+        let e = check_tree(&[3, 0], "s8").unwrap_err().to_string();
+        assert!(e.contains("out of range") && e.contains("s8"), "{e}");
+        assert!(check_tree(&[1], "x").is_err());
+        assert!(check_tree(&[], "s9")
+            .unwrap_err()
+            .to_string()
+            .contains("s9"));
+    }
+
+    #[test]
+    fn learns_a_toy_grammar_and_outputs_trees() {
+        let data = toy();
+        let mut p = ArcParser::new(ParserConfig::default()).unwrap();
+        for _ in 0..5 {
+            p.fit_epoch(&data, &mut |_| Ok(())).unwrap();
+        }
+        for (s, gold) in &data {
+            let pred = p.predict(s).unwrap();
+            check_tree(&pred, &s.id).unwrap();
+            assert_eq!(pred.iter().filter(|&&h| h == 0).count(), 1);
+            assert_eq!(&pred, gold);
+        }
+        let beta = p.template_weights();
+        assert!((beta.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        assert_eq!(p.beta_trajectory.len(), 5);
+    }
+
+    #[test]
+    fn modifier_only_templates_without_conjunction_stay_exactly_zero() {
+        // their features are the same for every head, so they cancel
+        let data = toy();
+        let mut p = ArcParser::new(ParserConfig::default()).unwrap();
+        p.fit_epoch(&data, &mut |_| Ok(())).unwrap();
+        let beta = p.template_weights();
+        let m_only = p
+            .templates()
+            .iter()
+            .position(|t| t.name == "m.upos")
+            .unwrap();
+        assert_eq!(beta[m_only], 0.0);
+        assert!(beta.iter().any(|&b| b > 0.0));
+    }
+
+    #[test]
+    fn failed_learn_one_leaves_the_parser_unchanged() {
+        let data = toy();
+        let mut p = ArcParser::new(ParserConfig::default()).unwrap();
+        p.learn_one(&data[0].0, &data[0].1).unwrap();
+        let before = p.to_bytes().unwrap();
+        assert!(p.learn_one(&data[0].0, &[2, 1, 0]).is_err());
+        assert!(p.learn_one(&data[0].0, &[2, 0]).is_err());
+        assert_eq!(p.to_bytes().unwrap(), before);
+    }
+
+    #[test]
+    fn mkl_with_large_lambda_zeroes_templates() {
+        let data = toy();
+        let config = ParserConfig {
+            regularizer: Regularizer::SquaredL21 { lam: 0.5 },
+            ..ParserConfig::default()
+        };
+        let mut p = ArcParser::new(config).unwrap();
+        for _ in 0..3 {
+            p.fit_epoch(&data, &mut |_| Ok(())).unwrap();
+        }
+        let norms = p.weights().group_norms();
+        let zero = norms.iter().filter(|&&n| n == 0.0).count();
+        assert!(zero > 0 && zero < norms.len(), "{zero} of {}", norms.len());
+    }
+
+    #[test]
+    fn bytes_round_trip_and_reject_other_versions() {
+        let data = toy();
+        let mut p = ArcParser::new(ParserConfig::default()).unwrap();
+        p.fit_epoch(&data, &mut |_| Ok(())).unwrap();
+        let b = p.to_bytes().unwrap();
+        let q = ArcParser::from_bytes(&b).unwrap();
+        assert_eq!(q.to_bytes().unwrap(), b);
+        for (s, _) in &data {
+            assert_eq!(p.predict(s).unwrap(), q.predict(s).unwrap());
+        }
+        let mut bad = b.clone();
+        bad[8] = 99;
+        assert!(ArcParser::from_bytes(&bad)
+            .unwrap_err()
+            .to_string()
+            .contains("version"));
+        assert!(ArcParser::from_bytes(&b[..b.len() - 3]).is_err());
+    }
+}

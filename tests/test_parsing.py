@@ -1,0 +1,212 @@
+"""Tests of the CoNLL-U reader and the dependency parser."""
+
+from __future__ import annotations
+
+import pathlib
+import pickle
+
+import pytest
+
+from omkl.parsing import DependencyParser, attachment_scores, read_conllu
+
+EWT = "ud-english-ewt"
+
+SAMPLE = """# newdoc id = d1
+# sent_id = s-1
+# text = I don't know.
+1\tI\tI\tPRON\tPRP\tCase=Nom|Number=Sing|Person=1|PronType=Prs\t4\tnsubj\t_\t_
+2-3\tdon't\t_\t_\t_\t_\t_\t_\t_\t_
+2\tdo\tdo\tAUX\tVBP\tMood=Ind\t4\taux\t_\t_
+3\tn't\tnot\tPART\tRB\t_\t4\tadvmod\t_\t_
+4\tknow\tknow\tVERB\tVB\tVerbForm=Inf\t0\troot\t_\t_
+4.1\tknow\tknow\tVERB\tVB\t_\t_\t_\t0:root\t_
+5\t.\t.\tPUNCT\t.\t_\t4\tpunct\t_\t_
+
+# sent_id = s-2
+1\tYes\tyes\tINTJ\tUH\t_\t0\troot\t_\t_
+"""
+
+
+def _write(tmp_path: pathlib.Path, text: str) -> pathlib.Path:
+    p = tmp_path / "x.conllu"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_reader_skips_comments_multiword_and_empty_nodes(tmp_path: pathlib.Path) -> None:
+    sents = read_conllu(_write(tmp_path, SAMPLE))
+    assert len(sents) == 2
+    assert [t["form"] for t in sents[0]] == ["I", "do", "n't", "know", "."]
+    assert [t["head"] for t in sents[0]] == [4, 4, 4, 0, 4]
+    assert sents[0][0]["feats"].startswith("Case=Nom")
+    assert sents[1][0]["deprel"] == "root"
+
+
+@pytest.mark.parametrize(
+    ("line", "lineno"),
+    [
+        ("1\tx\tx\tX\tX\t_\t0\troot\t_", 1),  # 9 columns
+        ("1\tx\tx\tX\tX\t_\tzero\troot\t_\t_", 1),  # bad head
+        ("one\tx\tx\tX\tX\t_\t0\troot\t_\t_", 1),  # bad id
+    ],
+)
+def test_reader_malformed_line_names_file_and_line(
+    tmp_path: pathlib.Path, line: str, lineno: int
+) -> None:
+    p = _write(tmp_path, "# c\n" + line + "\n")
+    with pytest.raises(ValueError, match=rf"x\.conllu:{lineno + 1}:"):
+        read_conllu(p)
+    p = _write(tmp_path, "1\ta\ta\tX\tX\t_\t0\troot\t_\t_\n2\tb\tb\tX\tX\t_\t9\tdep\t_\t_\n")
+    with pytest.raises(ValueError, match=r"x\.conllu:2:.*out of range"):
+        read_conllu(p)
+
+
+def test_uas_hand_worked_example() -> None:
+    gold = [[2, 0, 2, 2], [0, 1]]
+    pred = [[2, 0, 1, 3], [0, 1]]
+    upos = [["DET", "NOUN", "PUNCT", "ADJ"], ["VERB", "NOUN"]]
+    # non-punctuation words: 3 + 2 = 5; correct: word 1, 2 and both of s2 = 4
+    scores = attachment_scores(gold, pred, upos)
+    assert scores["uas"] == pytest.approx(80.0)
+    labels_g = [["det", "root", "punct", "amod"], ["root", "obj"]]
+    labels_p = [["det", "root", "punct", "amod"], ["root", "nsubj"]]
+    las = attachment_scores(gold, pred, upos, labels_g, labels_p)["las"]
+    assert las == pytest.approx(60.0)
+
+
+def _toy() -> list[list[dict[str, str]]]:
+    def s(tags: list[str]) -> list[dict[str, str]]:
+        return [
+            {"form": f"w{t}", "lemma": t.lower(), "upos": t, "xpos": t, "feats": "_"} for t in tags
+        ]
+
+    return [s(["DET", "NOUN", "VERB"]), s(["NOUN", "VERB", "DET", "NOUN"])]
+
+
+def test_bad_input_raises_value_error_with_sentence_id() -> None:
+    p = DependencyParser(templates=list(range(10)))
+    sent = _toy()[0]
+    with pytest.raises(ValueError, match=r"s42.*cycle"):
+        p.learn_one(sent, [2, 1, 0], sentence_id="s42")
+    with pytest.raises(ValueError, match=r"s43.*out of range"):
+        p.learn_one(sent, [2, 7, 0], sentence_id="s43")
+    with pytest.raises(ValueError, match=r"s44.*empty"):
+        p.learn_one([], [], sentence_id="s44")
+    with pytest.raises(ValueError, match=r"s45"):
+        p.predict_one([], sentence_id="s45")
+    with pytest.raises(ValueError, match=r"regularizer"):
+        DependencyParser(regularizer="l1")
+    with pytest.raises(ValueError, match=r"eta"):
+        DependencyParser(eta=-1.0)
+    with pytest.raises(ValueError, match=r"decoder"):
+        DependencyParser(decoder="cky")
+    # the failed steps left the parser untouched
+    assert p._core.steps() == 0
+
+
+def test_mkl_beta_is_a_distribution_and_large_lambda_zeroes_templates() -> None:
+    data = _toy()
+    heads = [[2, 3, 0], [2, 0, 4, 2]]
+    sents = [
+        [dict(t, head=h) for t, h in zip(s, hs, strict=True)]
+        for s, hs in zip(data, heads, strict=True)
+    ]
+    trained = DependencyParser(regularizer="mkl", lam=0.01, templates=list(range(60)))
+    trained.fit(sents, epochs=3)
+    beta = trained.template_weights_
+    assert len(beta) == 60
+    assert all(b >= 0 for b in beta)
+    assert sum(beta) == pytest.approx(1.0)
+    assert len(trained.template_weights_trajectory_) == 3
+    # One step from zero: every λ sees the same subgradient, so the templates
+    # with non-zero β under λ = 0 are the gradient's support; a large λ keeps
+    # a strict, non-empty subset of them.
+    support = {}
+    for lam in (0.0, 10.0):
+        p = DependencyParser(regularizer="mkl", lam=lam, templates=list(range(104)))
+        p.learn_one(data[1], heads[1])
+        b = p.template_weights_
+        assert sum(b) == pytest.approx(1.0)
+        support[lam] = {i for i, x in enumerate(b) if x > 0}
+    assert support[10.0] and support[10.0] < support[0.0]
+
+
+def test_save_load_and_pickle_round_trip(tmp_path: pathlib.Path) -> None:
+    data = _toy()
+    p = DependencyParser(templates=list(range(30)))
+    p.learn_one(data[0], [2, 3, 0])
+    p.learn_one(data[1], [2, 0, 4, 2])
+    path = tmp_path / "model.bin"
+    p.save(path)
+    assert [f.name for f in tmp_path.iterdir()] == ["model.bin"]
+    q = DependencyParser.load(path)
+    assert q.predict_one(data[1]) == p.predict_one(data[1])
+    r = pickle.loads(pickle.dumps(p))
+    assert pickle.dumps(r) == pickle.dumps(p)
+    (tmp_path / "junk.bin").write_bytes(pickle.dumps({"format": "other"}))
+    with pytest.raises(ValueError, match="not a saved"):
+        DependencyParser.load(tmp_path / "junk.bin")
+
+
+def _nearest_compatible_baseline(sentence: list[dict[str, object]]) -> list[int]:
+    """Attach each word to the nearest word whose UPOS may head it (a table of
+    compatible head tags for UD English), else to the nearest verb, else the root."""
+    heads_of = {
+        "DET": {"NOUN", "PROPN", "NUM"},
+        "ADJ": {"NOUN", "PROPN"},
+        "ADP": {"NOUN", "PROPN", "PRON", "NUM"},
+        "NUM": {"NOUN"},
+        "AUX": {"VERB", "ADJ", "NOUN"},
+        "PART": {"VERB"},
+        "ADV": {"VERB", "ADJ"},
+        "CCONJ": {"NOUN", "VERB", "ADJ", "PROPN"},
+        "PRON": {"VERB"},
+        "NOUN": {"VERB"},
+        "PROPN": {"VERB", "PROPN"},
+        "PUNCT": {"VERB"},
+        "SCONJ": {"VERB"},
+    }
+    upos = [str(t["upos"]) for t in sentence]
+    n = len(upos)
+    verbs = [i for i, u in enumerate(upos) if u == "VERB"]
+    root = verbs[0] if verbs else 0
+    heads = []
+    for i, u in enumerate(upos):
+        if i == root:
+            heads.append(0)
+            continue
+        want = heads_of.get(u, {"VERB"})
+        best = None
+        for d in range(1, n):
+            for j in (
+                (i + 1 + d - 1, i - d) if u in {"DET", "ADJ", "ADP", "NUM"} else (i - d, i + d)
+            ):
+                if 0 <= j < n and j != i and upos[j] in want:
+                    best = j
+                    break
+            if best is not None:
+                break
+        heads.append((best if best is not None else root) + 1)
+    return heads
+
+
+def test_parser_beats_nearest_compatible_baseline(shared_data: pathlib.Path) -> None:
+    train = read_conllu(shared_data / EWT / "en_ewt-ud-train.conllu")[:500]
+    dev = read_conllu(shared_data / EWT / "en_ewt-ud-dev.conllu")[:300]
+    parser = DependencyParser(templates=list(range(104, 208))).fit(train, epochs=3)
+    pred = parser.parse(dev)
+    gold = [[int(t["head"]) for t in s] for s in dev]
+    upos = [[str(t["upos"]) for t in s] for s in dev]
+    for heads in pred:
+        n = len(heads)
+        assert sum(h == 0 for h in heads) == 1
+        for m in range(1, n + 1):  # every word reaches the root without a cycle
+            seen, v = set(), m
+            while v != 0:
+                assert v not in seen and 0 <= heads[v - 1] <= n
+                seen.add(v)
+                v = heads[v - 1]
+    ours = attachment_scores(gold, pred, upos)["uas"]
+    base = attachment_scores(gold, [_nearest_compatible_baseline(s) for s in dev], upos)["uas"]
+    assert ours > base + 10.0, (ours, base)
+    assert parser.score(dev)["uas"] == pytest.approx(ours)
