@@ -106,11 +106,13 @@ def attachment_scores(
     upos: Iterable[Sequence[str]],
     gold_labels: Iterable[Sequence[str]] | None = None,
     pred_labels: Iterable[Sequence[str]] | None = None,
-) -> dict[str, float]:
+) -> dict[str, float | None]:
     """UAS and LAS in percent over words whose UPOS is not ``PUNCT``.
 
+    LAS is ``None`` unless both gold and predicted labels are given.
+
     >>> attachment_scores([[2, 0, 2]], [[2, 0, 1]], [["DET", "NOUN", "PUNCT"]])
-    {'uas': 100.0, 'las': 100.0}
+    {'uas': 100.0, 'las': None}
     """
     total = uas = las = 0
     gl = list(gold_labels) if gold_labels is not None else None
@@ -128,7 +130,8 @@ def attachment_scores(
                     las += 1
     if total == 0:
         raise ValueError("no non-punctuation words to score")
-    return {"uas": 100.0 * uas / total, "las": 100.0 * las / total}
+    has_labels = gl is not None and pl is not None
+    return {"uas": 100.0 * uas / total, "las": 100.0 * las / total if has_labels else None}
 
 
 class DependencyParser:
@@ -237,10 +240,9 @@ class DependencyParser:
         """Predicted heads of every sentence (parsed in parallel)."""
         return self._core.predict_corpus(_corpus(data))
 
-    def score(self, data: PathLike | Sequence[Sentence]) -> dict[str, float]:
+    def score(self, data: PathLike | Sequence[Sentence]) -> dict[str, float | None]:
         """``{"uas": ..., "las": ...}`` in percent over non-punctuation words.
-        LAS counts the gold relation as predicted (no label stage yet), so it
-        equals UAS."""
+        There is no label stage yet, so ``las`` is ``None``."""
         corpus = _corpus(data)
         gold = corpus.gold_heads()
         for sid, g in zip(corpus.ids(), gold, strict=True):

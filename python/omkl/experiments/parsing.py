@@ -25,6 +25,10 @@ from omkl.parsing import DependencyParser
 EWT = pathlib.Path("shared") / "data" / "ud-english-ewt"
 
 
+def _fmt(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.2f}"
+
+
 def _default(name: str) -> str | None:
     here = pathlib.Path(__file__).resolve()
     for base in (pathlib.Path.cwd().parent, here.parents[3].parent):
@@ -166,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
         lines.append(
             f"| {r['model']} | {r['templates']} | {r['active_templates']} | {r['epochs']} | "
             f"{r['train_seconds']:.0f} | {r['train_sentences_per_s']:.0f} | "
-            f"{r['parse_sentences_per_s']:.0f} | {r['uas']:.2f} | {r['las']:.2f} |"
+            f"{r['parse_sentences_per_s']:.0f} | {r['uas']:.2f} | {_fmt(r['las'])} |"
         )
     if any(curve.values()):
         lines += ["", "| ranking | fraction | templates | UAS |", "|---|---|---|---|"]
