@@ -1,2 +1,8 @@
 //! Exact decoders: multiclass argmax, Viterbi and forward-backward for
 //! linear chains, Chu-Liu-Edmonds, matrix-tree and Eisner for dependency trees.
+//!
+//! Every decoder takes row-major `&[f64]` score tables, a reusable workspace,
+//! and a caller-provided output buffer, and returns the score of its output.
+
+pub mod chain;
+pub mod viterbi;

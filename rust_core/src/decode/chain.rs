@@ -1,0 +1,176 @@
+//! Validated score tables of a linear chain (the input of Viterbi and
+//! forward-backward).
+//!
+//! # Layout
+//! All tables are row-major `f64` slices:
+//!
+//! * emissions `em`: `n × L`, the score of label `y` at position `i` is
+//!   `em[i * L + y]`;
+//! * transitions `tr`: `L × L`, the score of label `prev` followed by `next`
+//!   is `tr[prev * L + next]`;
+//! * optional `start` and `stop`: `L`, added for the first and last label.
+//!
+//! The score of a labelling `y` of length `n` is
+//! `start[y₀] + Σᵢ em[i, yᵢ] + Σᵢ₌₁ tr[yᵢ₋₁, yᵢ] + stop[yₙ₋₁]`.
+
+use crate::error::{check_finite, OmklError, Result};
+
+/// A borrowed, validated view of the scores of one chain.
+///
+/// Build it with [`ChainScores::new`], which checks shapes and finiteness once,
+/// so that decoders can run without further checks.
+///
+/// # Example
+/// ```
+/// use omkl_core::decode::chain::ChainScores;
+/// let em = [1.0, 0.0, 0.0, 1.0]; // n = 2, L = 2
+/// let tr = [0.0, -1.0, -1.0, 0.0];
+/// let s = ChainScores::new(&em, &tr, None, None, 2, 2).unwrap();
+/// assert_eq!(s.score_of(&[0, 1]).unwrap(), 1.0);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct ChainScores<'a> {
+    /// Emissions, `n × L`.
+    pub em: &'a [f64],
+    /// Transitions, `L × L`.
+    pub tr: &'a [f64],
+    /// Optional start scores, `L`.
+    pub start: Option<&'a [f64]>,
+    /// Optional stop scores, `L`.
+    pub stop: Option<&'a [f64]>,
+    /// Number of positions, at least 1.
+    pub n: usize,
+    /// Number of labels, at least 1.
+    pub l: usize,
+}
+
+impl<'a> ChainScores<'a> {
+    /// Checks the shapes (`em` has `n·L` elements, `tr` has `L·L`, `start` and
+    /// `stop` have `L`), that `n ≥ 1` and `L ≥ 1`, and that every score is
+    /// finite.
+    ///
+    /// # Complexity
+    /// O(nL + L²).
+    pub fn new(
+        em: &'a [f64],
+        tr: &'a [f64],
+        start: Option<&'a [f64]>,
+        stop: Option<&'a [f64]>,
+        n: usize,
+        l: usize,
+    ) -> Result<Self> {
+        if n == 0 {
+            return Err(OmklError::empty("emissions (n = 0 positions)"));
+        }
+        if l == 0 {
+            return Err(OmklError::empty("labels (L = 0)"));
+        }
+        let nl = n
+            .checked_mul(l)
+            .ok_or_else(|| OmklError::invalid("emissions", "n * L overflows"))?;
+        if em.len() != nl {
+            return Err(OmklError::shape(
+                "emissions",
+                format!("{n} x {l} = {nl} elements"),
+                format!("{} elements", em.len()),
+            ));
+        }
+        if tr.len() != l * l {
+            return Err(OmklError::shape(
+                "transitions",
+                format!("{l} x {l} = {} elements", l * l),
+                format!("{} elements", tr.len()),
+            ));
+        }
+        for (name, v) in [("start", start), ("stop", stop)] {
+            if let Some(v) = v {
+                if v.len() != l {
+                    return Err(OmklError::shape(
+                        name,
+                        format!("{l} elements"),
+                        format!("{} elements", v.len()),
+                    ));
+                }
+                check_finite(name, v)?;
+            }
+        }
+        check_finite("emissions", em)?;
+        check_finite("transitions", tr)?;
+        Ok(ChainScores {
+            em,
+            tr,
+            start,
+            stop,
+            n,
+            l,
+        })
+    }
+
+    /// Checks that `labels` has `n` entries, each below `L`.
+    pub fn check_labels(&self, name: &str, labels: &[usize]) -> Result<()> {
+        if labels.len() != self.n {
+            return Err(OmklError::shape(
+                name,
+                format!("{} labels", self.n),
+                format!("{} labels", labels.len()),
+            ));
+        }
+        if let Some((i, &y)) = labels.iter().enumerate().find(|(_, &y)| y >= self.l) {
+            return Err(OmklError::invalid(
+                name,
+                format!("label {y} at position {i} is out of range 0..{}", self.l),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The score of the labelling `labels` (see the module docs).
+    ///
+    /// # Complexity
+    /// O(n).
+    pub fn score_of(&self, labels: &[usize]) -> Result<f64> {
+        self.check_labels("labels", labels)?;
+        Ok(self.score_of_unchecked(labels))
+    }
+
+    /// [`ChainScores::score_of`] without the label check.
+    pub fn score_of_unchecked(&self, labels: &[usize]) -> f64 {
+        let l = self.l;
+        let mut s = 0.0;
+        for (i, &y) in labels.iter().enumerate() {
+            s += self.em[i * l + y];
+            if i > 0 {
+                s += self.tr[labels[i - 1] * l + y];
+            }
+        }
+        if let Some(st) = self.start {
+            s += st[labels[0]];
+        }
+        if let Some(st) = self.stop {
+            s += st[labels[self.n - 1]];
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_bad_shapes_and_values() {
+        let em = [0.0; 6];
+        let tr = [0.0; 9];
+        assert!(ChainScores::new(&em, &tr, None, None, 2, 3).is_ok());
+        assert!(ChainScores::new(&em, &tr, None, None, 3, 3).is_err());
+        assert!(ChainScores::new(&em, &tr[..4], None, None, 2, 3).is_err());
+        assert!(ChainScores::new(&[], &tr, None, None, 0, 3).is_err());
+        assert!(ChainScores::new(&em, &tr, Some(&[0.0; 2]), None, 2, 3).is_err());
+        let bad = [0.0, f64::NAN, 0.0, 0.0, 0.0, 0.0];
+        let e = ChainScores::new(&bad, &tr, None, None, 2, 3).unwrap_err();
+        assert!(e.to_string().contains("emissions"));
+        let s = ChainScores::new(&em, &tr, None, None, 2, 3).unwrap();
+        assert!(s.check_labels("gold", &[0, 3]).is_err());
+        assert!(s.check_labels("gold", &[0]).is_err());
+    }
+}

@@ -1,0 +1,241 @@
+//! Viterbi decoding of a linear chain, plain and loss-augmented (Hamming).
+//!
+//! Scores use the layout of [`ChainScores`]: emissions `em[i * L + y]`,
+//! transitions `tr[prev * L + next]`, optional `start[y]` and `stop[y]`.
+//! Decoders write the best labelling into a caller-provided `out` buffer of
+//! length `n` and return its score. A reused [`ViterbiWorkspace`] makes a call
+//! allocation-free.
+
+use super::chain::ChainScores;
+use crate::error::{check_nonneg, OmklError, Result};
+
+/// Reusable buffers of [`viterbi`]: two score rows of length `L` and the
+/// `n × L` back-pointer table. Buffers grow to the largest problem seen and
+/// are never shrunk, so reusing one workspace in a loop allocates nothing.
+#[derive(Debug, Clone, Default)]
+pub struct ViterbiWorkspace {
+    delta: Vec<f64>,
+    best: Vec<f64>,
+    back: Vec<u32>,
+}
+
+impl ViterbiWorkspace {
+    /// An empty workspace; it grows on first use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A workspace already sized for chains of `n` positions and `l` labels.
+    pub fn with_capacity(n: usize, l: usize) -> Self {
+        let mut ws = Self::default();
+        ws.reserve(n, l);
+        ws
+    }
+
+    fn reserve(&mut self, n: usize, l: usize) {
+        if self.delta.len() < l {
+            self.delta.resize(l, 0.0);
+            self.best.resize(l, 0.0);
+        }
+        if self.back.len() < n * l {
+            self.back.resize(n * l, 0);
+        }
+    }
+}
+
+fn check_out(chain: &ChainScores<'_>, out: &[usize]) -> Result<()> {
+    if out.len() != chain.n {
+        return Err(OmklError::shape(
+            "out",
+            format!("{} elements", chain.n),
+            format!("{} elements", out.len()),
+        ));
+    }
+    if chain.l > u32::MAX as usize {
+        return Err(OmklError::invalid("labels", "more than 2^32 - 1 labels"));
+    }
+    Ok(())
+}
+
+/// The highest-scoring labelling of a chain, written into `out` (length `n`);
+/// returns its score. Ties are broken towards smaller labels.
+///
+/// # Complexity
+/// O(n·L²) time; the workspace holds O(n·L) back-pointers.
+///
+/// # Example
+/// ```
+/// use omkl_core::decode::chain::ChainScores;
+/// use omkl_core::decode::viterbi::{viterbi, ViterbiWorkspace};
+/// // n = 3 positions, L = 2 labels; transitions reward staying put.
+/// let em = [2.0, 0.0, 0.0, 0.5, 0.0, 0.5];
+/// let tr = [1.0, 0.0, 0.0, 1.0];
+/// let chain = ChainScores::new(&em, &tr, None, None, 3, 2).unwrap();
+/// let mut ws = ViterbiWorkspace::new();
+/// let mut out = [0; 3];
+/// let score = viterbi(&chain, &mut ws, &mut out).unwrap();
+/// assert_eq!(out, [0, 0, 0]);
+/// assert_eq!(score, 4.0);
+/// ```
+pub fn viterbi(
+    chain: &ChainScores<'_>,
+    ws: &mut ViterbiWorkspace,
+    out: &mut [usize],
+) -> Result<f64> {
+    check_out(chain, out)?;
+    Ok(run(chain, ws, out, |_, row| row))
+}
+
+/// Loss-augmented Viterbi: maximises `score(y) + cost · #{i : yᵢ ≠ goldᵢ}`
+/// (Hamming cost), writes the maximiser into `out` and returns that
+/// augmented value. The scores are not copied: the cost is added on the fly.
+/// The plain score of the result is `chain.score_of(out)`.
+///
+/// # Complexity
+/// O(n·L²), like [`viterbi`].
+///
+/// # Example
+/// ```
+/// use omkl_core::decode::chain::ChainScores;
+/// use omkl_core::decode::viterbi::{viterbi_hamming, ViterbiWorkspace};
+/// let em = [1.0, 0.0]; // n = 1, L = 2
+/// let tr = [0.0; 4];
+/// let chain = ChainScores::new(&em, &tr, None, None, 1, 2).unwrap();
+/// let mut out = [0];
+/// let v = viterbi_hamming(&chain, &[0], 2.0, &mut ViterbiWorkspace::new(), &mut out).unwrap();
+/// assert_eq!((out[0], v), (1, 2.0));
+/// ```
+pub fn viterbi_hamming(
+    chain: &ChainScores<'_>,
+    gold: &[usize],
+    cost: f64,
+    ws: &mut ViterbiWorkspace,
+    out: &mut [usize],
+) -> Result<f64> {
+    check_out(chain, out)?;
+    chain.check_labels("gold", gold)?;
+    check_nonneg("cost", cost)?;
+    Ok(run(chain, ws, out, |i, row| {
+        for (y, v) in row.iter_mut().enumerate() {
+            if y != gold[i] {
+                *v += cost;
+            }
+        }
+        row
+    }))
+}
+
+/// The Viterbi recursion. `augment(i, row)` adds a per-position cost to the
+/// row of scores at position `i` (after the emission was added).
+#[inline]
+fn run<F>(chain: &ChainScores<'_>, ws: &mut ViterbiWorkspace, out: &mut [usize], augment: F) -> f64
+where
+    F: Fn(usize, &mut [f64]) -> &mut [f64],
+{
+    let (n, l) = (chain.n, chain.l);
+    ws.reserve(n, l);
+    let delta = &mut ws.delta[..l];
+    let best = &mut ws.best[..l];
+    let back = &mut ws.back[..n * l];
+    let em = chain.em;
+    let tr = chain.tr;
+
+    // Position 0.
+    delta.copy_from_slice(&em[..l]);
+    if let Some(st) = chain.start {
+        for (d, s) in delta.iter_mut().zip(st) {
+            *d += s;
+        }
+    }
+    augment(0, delta);
+
+    for i in 1..n {
+        let arg = &mut back[i * l..(i + 1) * l];
+        // best[y] = max_p delta[p] + tr[p, y], iterating p outermost so that
+        // the inner loop runs over contiguous rows of `tr` and vectorises.
+        let d0 = delta[0];
+        for ((b, a), t) in best.iter_mut().zip(arg.iter_mut()).zip(&tr[..l]) {
+            *b = d0 + t;
+            *a = 0;
+        }
+        for p in 1..l {
+            let d = delta[p];
+            let row = &tr[p * l..(p + 1) * l];
+            let pp = p as u32;
+            for ((b, a), t) in best.iter_mut().zip(arg.iter_mut()).zip(row) {
+                let v = d + t;
+                let better = v > *b;
+                *b = if better { v } else { *b };
+                *a = if better { pp } else { *a };
+            }
+        }
+        let erow = &em[i * l..(i + 1) * l];
+        for ((d, b), e) in delta.iter_mut().zip(best.iter()).zip(erow) {
+            *d = b + e;
+        }
+        augment(i, delta);
+    }
+
+    if let Some(st) = chain.stop {
+        for (d, s) in delta.iter_mut().zip(st) {
+            *d += s;
+        }
+    }
+    let mut y = 0;
+    let mut score = delta[0];
+    for (k, &v) in delta.iter().enumerate().skip(1) {
+        if v > score {
+            score = v;
+            y = k;
+        }
+    }
+    out[n - 1] = y;
+    for i in (1..n).rev() {
+        y = back[i * l + y] as usize;
+        out[i - 1] = y;
+    }
+    score
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn single_position_is_argmax_with_start_stop() {
+        let em = [0.0, 1.0, 0.5];
+        let tr = [0.0; 9];
+        let start = [0.0, 0.0, 1.0];
+        let stop = [0.0, -0.1, 0.0];
+        let c = ChainScores::new(&em, &tr, Some(&start), Some(&stop), 1, 3).unwrap();
+        let mut out = [9];
+        let s = viterbi(&c, &mut ViterbiWorkspace::new(), &mut out).unwrap();
+        assert_eq!(out, [2]);
+        assert_eq!(s, 1.5);
+    }
+
+    #[test]
+    fn rejects_bad_out_gold_and_cost() {
+        let em = [0.0; 4];
+        let tr = [0.0; 4];
+        let c = ChainScores::new(&em, &tr, None, None, 2, 2).unwrap();
+        let mut ws = ViterbiWorkspace::new();
+        assert!(viterbi(&c, &mut ws, &mut [0; 3]).is_err());
+        assert!(viterbi_hamming(&c, &[0, 2], 1.0, &mut ws, &mut [0; 2]).is_err());
+        assert!(viterbi_hamming(&c, &[0, 1], -1.0, &mut ws, &mut [0; 2]).is_err());
+        assert!(viterbi_hamming(&c, &[0, 1], f64::NAN, &mut ws, &mut [0; 2]).is_err());
+    }
+
+    #[test]
+    fn workspace_reuse_across_sizes() {
+        let mut ws = ViterbiWorkspace::with_capacity(4, 3);
+        for (n, l) in [(4, 3), (1, 1), (6, 2), (2, 5)] {
+            let em: Vec<f64> = (0..n * l).map(|k| ((k * 7) % 5) as f64).collect();
+            let tr: Vec<f64> = (0..l * l).map(|k| ((k * 3) % 4) as f64 - 1.0).collect();
+            let c = ChainScores::new(&em, &tr, None, None, n, l).unwrap();
+            let mut out = vec![0; n];
+            let s = viterbi(&c, &mut ws, &mut out).unwrap();
+            assert!((c.score_of(&out).unwrap() - s).abs() < 1e-12);
+        }
+    }
+}
