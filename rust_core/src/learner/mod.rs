@@ -1,1 +1,5 @@
 //! Alg. 1 (online proximal learning) and Alg. 3 (online MKL).
+
+pub mod mkl_config;
+pub mod online_mkl;
+pub mod score_cache;

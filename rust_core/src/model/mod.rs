@@ -1,1 +1,4 @@
 //! Structured models: parts, features, decoder and loss.
+
+pub mod chain;
+pub mod transitions;
