@@ -85,3 +85,111 @@ def test_missing_and_empty_files(tmp_path: pathlib.Path):
     (tmp_path / "empty.data").write_text("")
     with pytest.raises(ValueError, match="empty"):
         load_ocr(tmp_path / "empty.data")
+
+
+# --------------------------------------------------------------------------
+# kernelised online MKL on chains
+
+
+def _small_problem(ocr, n_words: int = 120):
+    from omkl.experiments.ocr import Corpus, fold_grams, make_split
+
+    corpus = Corpus.load()
+    words = np.flatnonzero(corpus.folds == 0)[:n_words]
+    inputs = np.unique(corpus.char_input[corpus.chars_of(words)])
+    fg = fold_grams(corpus, inputs, ["L", "Q", "G"])
+    local = np.full(len(corpus.X), -1, dtype=np.int64)
+    local[inputs] = np.arange(len(inputs))
+    return corpus, fg, make_split(corpus, words, local)
+
+
+@pytest.fixture(scope="module")
+def small(ocr):
+    return _small_problem(ocr)
+
+
+def test_tracked_group_norms_match_quadratic_forms(small):
+    from omkl import _omkl
+
+    _, fg, split = small
+    grams = [fg.base[b] for b in ("L", "Q", "G")]
+    res = _omkl.train_chain_mkl(
+        grams, split.inputs, split.labels, split.offsets, 26, lam=1e-3, eta0=0.5, epochs=6
+    )
+    for k, g in enumerate(grams):
+        a = res["last_coef"][k]  # L x m
+        exact = float(np.einsum("yi,ij,yj->", a, g.astype(np.float64), a))
+        assert exact > 0
+        assert abs(res["last_sq_norms"][k] - exact) <= 1e-8 * exact
+    beta = res["beta"]
+    assert np.all(beta >= 0) and abs(beta.sum() - 1) < 1e-12
+    assert res["beta_trajectory"].shape == (6, 3)
+    np.testing.assert_allclose(res["beta_trajectory"].sum(axis=1), 1.0)
+
+
+def test_end_to_end_accuracy_well_above_chance(small):
+    from omkl.experiments.ocr import ROWS, heldout_accuracy, make_split, train
+
+    corpus, fg, split = small
+    local = np.full(len(corpus.X), -1, dtype=np.int64)
+    local[fg.inputs] = np.arange(len(fg.inputs))
+    words = np.flatnonzero(corpus.folds == 0)
+    train_split = make_split(corpus, words[:90], local)
+    held_split = make_split(corpus, words[90:120], local)
+    grams = [fg.group(g) for g in ROWS["mkl_lqg"].groups]
+    model = train(grams, train_split, C=100.0, eta0=0.1, epochs=5)
+    acc = heldout_accuracy(model, grams, held_split)
+    assert acc > 0.4, acc  # chance is about 1/26
+    assert abs(model["beta"].sum() - 1) < 1e-12 and np.all(model["beta"] >= 0)
+    # training accuracy after 5 epochs on 90 words is high
+    assert heldout_accuracy(model, grams, train_split) > 0.9
+
+
+def test_decode_chains_matches_brute_force():
+    import itertools
+
+    from omkl import _omkl
+
+    rng = np.random.default_rng(3)
+    L, lens = 3, [1, 3, 2]
+    em = rng.normal(size=(sum(lens), L))
+    tr, st, sp = rng.normal(size=(L, L)), rng.normal(size=L), rng.normal(size=L)
+    offsets = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
+    got = _omkl.decode_chains(em, offsets, tr, st, sp)
+    for a, b in zip(offsets[:-1], offsets[1:], strict=True):
+
+        def score(y, a=a):
+            s = st[y[0]] + sp[y[-1]] + sum(em[a + i, v] for i, v in enumerate(y))
+            return s + sum(tr[u, v] for u, v in zip(y, y[1:], strict=False))
+
+        best = max(itertools.product(range(L), repeat=b - a), key=score)
+        assert tuple(got[a:b]) == best
+
+
+def test_bad_inputs_raise_value_error(small):
+    from omkl import _omkl
+
+    _, fg, split = small
+    g = fg.base["L"]
+    args = (split.inputs, split.labels, split.offsets, 26)
+    with pytest.raises(ValueError, match="regularizer"):
+        _omkl.train_chain_mkl([g], *args, regularizer="l1")
+    with pytest.raises(ValueError, match="eta0"):
+        _omkl.train_chain_mkl([g], *args, eta0=-1.0)
+    with pytest.raises(ValueError, match="lam"):
+        _omkl.train_chain_mkl([g], *args, lam=float("nan"))
+    with pytest.raises(ValueError, match="grams"):
+        _omkl.train_chain_mkl([g, g[:-1, :-1].copy()], *args)
+    with pytest.raises(ValueError, match="symmetric"):
+        bad = g.copy()
+        bad[0, 1] += 1
+        _omkl.train_chain_mkl([bad], *args)
+    with pytest.raises(ValueError, match="labels"):
+        _omkl.train_chain_mkl([g], split.inputs, split.labels, split.offsets, 3)
+    with pytest.raises(ValueError, match="inputs"):
+        _omkl.train_chain_mkl([g], -split.inputs - 1, split.labels, split.offsets, 26)
+    with pytest.raises(ValueError, match="offsets"):
+        _omkl.train_chain_mkl([g], split.inputs, split.labels, split.offsets[:-1], 26)
+    with pytest.raises(ValueError, match="emissions"):
+        em = np.full((2, 3), np.nan)
+        _omkl.decode_chains(em, np.array([0, 2]), np.zeros((3, 3)), np.zeros(3), np.zeros(3))

@@ -12,7 +12,9 @@ import importlib
 import sys
 
 #: experiment name -> module under ``omkl.experiments``
-EXPERIMENTS: dict[str, str] = {}
+EXPERIMENTS: dict[str, str] = {
+    "ocr": "ocr",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -9,6 +9,7 @@ mod decode;
 mod errors;
 mod kernel;
 mod learner;
+mod mkl;
 mod prox;
 
 /// The native module. Python code imports it through `omkl`.
@@ -19,5 +20,6 @@ fn _omkl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     decode::register(m)?;
     kernel::register(m)?;
     learner::register(m)?;
+    mkl::register(m)?;
     Ok(())
 }

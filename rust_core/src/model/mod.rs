@@ -1,4 +1,5 @@
 //! Structured models: parts, features, decoder and loss.
 
 pub mod chain;
+pub mod chain_predict;
 pub mod transitions;
