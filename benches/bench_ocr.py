@@ -65,6 +65,7 @@ def omkl_child(fold: int, row_name: str, C: float, eta0: float, epochs: int) -> 
         Corpus,
         decode,
         fold_grams,
+        kernel_bases,
         make_split,
         test_emissions,
         train,
@@ -75,13 +76,12 @@ def omkl_child(fold: int, row_name: str, C: float, eta0: float, epochs: int) -> 
     t0 = time.perf_counter()
     words = np.flatnonzero(corpus.folds == fold)
     inputs = np.unique(corpus.char_input[corpus.chars_of(words)])
-    fg = fold_grams(corpus, inputs, row.bases)
-    grams = [fg.group(g) for g in row.groups]
+    fg = fold_grams(corpus, inputs, kernel_bases(row))
     gram_s = time.perf_counter() - t0
     local = np.full(len(corpus.X), -1, dtype=np.int64)
     local[inputs] = np.arange(len(inputs))
     t1 = time.perf_counter()
-    model = train(grams, make_split(corpus, words, local), C, eta0, epochs)
+    model = train(fg, row, make_split(corpus, words, local), C, eta0, epochs)
     update_s = time.perf_counter() - t1
     t2 = time.perf_counter()
     test_words = np.flatnonzero(corpus.folds != fold)

@@ -136,13 +136,12 @@ def test_end_to_end_accuracy_well_above_chance(small):
     words = np.flatnonzero(corpus.folds == 0)
     train_split = make_split(corpus, words[:90], local)
     held_split = make_split(corpus, words[90:120], local)
-    grams = [fg.group(g) for g in ROWS["mkl_lqg"].groups]
-    model = train(grams, train_split, C=100.0, eta0=0.1, epochs=5)
-    acc = heldout_accuracy(model, grams, held_split)
+    model = train(fg, ROWS["mkl_lqg"], train_split, C=100.0, eta0=0.1, epochs=5)
+    acc = heldout_accuracy(model, fg, held_split)
     assert acc > 0.4, acc  # chance is about 1/26
     assert abs(model["beta"].sum() - 1) < 1e-12 and np.all(model["beta"] >= 0)
     # training accuracy after 5 epochs on 90 words is high
-    assert heldout_accuracy(model, grams, train_split) > 0.9
+    assert heldout_accuracy(model, fg, train_split) > 0.9
 
 
 def test_decode_chains_matches_brute_force():
@@ -193,3 +192,23 @@ def test_bad_inputs_raise_value_error(small):
     with pytest.raises(ValueError, match="emissions"):
         em = np.full((2, 3), np.nan)
         _omkl.decode_chains(em, np.array([0, 2]), np.zeros((3, 3)), np.zeros(3), np.zeros(3))
+
+
+def test_primal_linear_group_equals_kernelised_linear(small):
+    """The normalised linear kernel as a Gram matrix and as explicit unit-norm
+    features give the same model: equal predictions, norms within 1e-9."""
+    from omkl import _omkl
+
+    _, fg, split = small
+    args = (split.inputs, split.labels, split.offsets, 26)
+    kw = dict(lam=1e-3, eta0=0.5, epochs=4, schedule="constant")
+    D = fg.unit.astype(np.float64) @ fg.unit.T.astype(np.float64)
+    gram = D.astype(np.float32)
+    gram = np.minimum(gram, gram.T)  # exactly symmetric
+    a = _omkl.train_chain_mkl([gram], *args, **kw)
+    # the primal run sees the features whose inner products are `gram` up to
+    # f32 rounding, so compare with a tolerance that reflects it
+    b = _omkl.train_chain_mkl([], *args, features=[fg.unit], **kw)
+    w = a["coef"][0] @ fg.unit.astype(np.float64)  # W_y = sum_j alpha_yj x_j
+    np.testing.assert_allclose(w, b["weights"][0], rtol=0, atol=1e-4)
+    np.testing.assert_allclose(a["norms"], b["norms"], rtol=1e-4)

@@ -26,6 +26,7 @@ def train_chain_mkl(
     labels: npt.NDArray[np.int64],
     offsets: npt.NDArray[np.int64],
     n_labels: int,
+    features: list[npt.NDArray[np.float32]] = ...,
     regularizer: str = "squared_l21",
     lam: float = 1e-3,
     eta0: float = 1.0,

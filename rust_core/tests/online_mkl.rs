@@ -180,7 +180,7 @@ fn kernelised_run_equals_explicit_run() {
         let p = problem(seed, 12, 3, 15, &[4, 3]);
         let cfg = config(reg, 0.5, 4);
         let grams: Vec<&[f32]> = p.grams.iter().map(|g| g.as_slice()).collect();
-        let model = train_chain_mkl(&grams, &p.corpus, &cfg, |_| true).unwrap();
+        let model = train_chain_mkl(&grams, &[], &p.corpus, &cfg, |_| true).unwrap();
         let (w_avg, tr_avg, last_sq) = explicit_run(&p, &cfg);
         // norms of the last iterate and of the average
         for g in 0..2 {
@@ -254,7 +254,7 @@ fn tracked_norms_match_from_scratch_after_many_rounds() {
         let mut cfg = config(reg, 1.0, 10);
         cfg.shuffle = true;
         cfg.track_objective = true;
-        let model = train_chain_mkl(&grams, &p.corpus, &cfg, |_| true).unwrap();
+        let model = train_chain_mkl(&grams, &[], &p.corpus, &cfg, |_| true).unwrap();
         for g in 0..3 {
             let scratch = expansion_sq_norm(grams[g], &model.last_coef[g], p.m);
             assert!(scratch > 0.0);
@@ -279,7 +279,7 @@ fn strong_mkl_penalty_switches_off_kernel_groups() {
     let p = problem(11, 20, 3, 30, &[3, 3]);
     let grams: Vec<&[f32]> = p.grams.iter().map(|g| g.as_slice()).collect();
     let cfg = config(Regularizer::SquaredL21 { lam: 1e3 }, 1.0, 2);
-    let model = train_chain_mkl(&grams, &p.corpus, &cfg, |_| true).unwrap();
+    let model = train_chain_mkl(&grams, &[], &p.corpus, &cfg, |_| true).unwrap();
     assert!(model.last_sq_norms.iter().all(|v| v.is_finite()));
     let s: f64 = model.beta.iter().sum();
     assert!((s - 1.0).abs() < 1e-12);
@@ -290,18 +290,57 @@ fn rejects_bad_input_and_stops_on_request() {
     let p = problem(5, 6, 2, 4, &[2]);
     let cfg = config(Regularizer::SquaredL21 { lam: 0.1 }, 1.0, 3);
     let g = p.grams[0].as_slice();
-    let err = train_chain_mkl(&[&g[..35]], &p.corpus, &cfg, |_| true).unwrap_err();
+    let err = train_chain_mkl(&[&g[..35]], &[], &p.corpus, &cfg, |_| true).unwrap_err();
     assert!(err.to_string().contains("gram"));
-    let err = train_chain_mkl(&[], &p.corpus, &cfg, |_| true).unwrap_err();
+    let err = train_chain_mkl(&[], &[], &p.corpus, &cfg, |_| true).unwrap_err();
     assert!(err.to_string().contains("grams"));
     let mut bad = cfg.clone();
     bad.regularizer = Regularizer::L2Squared { lam: -1.0 };
-    assert!(train_chain_mkl(&[g], &p.corpus, &bad, |_| true).is_err());
+    assert!(train_chain_mkl(&[g], &[], &p.corpus, &bad, |_| true).is_err());
     let mut calls = 0;
-    let err = train_chain_mkl(&[g], &p.corpus, &cfg, |_| {
+    let err = train_chain_mkl(&[g], &[], &p.corpus, &cfg, |_| {
         calls += 1;
         false
     })
     .unwrap_err();
     assert!(err.to_string().contains("interrupted") && calls == 1);
+}
+
+#[test]
+fn explicit_groups_equal_linear_kernel_groups() {
+    let p = problem(21, 15, 3, 25, &[4, 5]);
+    let grams: Vec<&[f32]> = p.grams.iter().map(|g| g.as_slice()).collect();
+    let flat: Vec<Vec<f32>> = p
+        .feats
+        .iter()
+        .map(|x| x.iter().flatten().map(|&v| v as f32).collect())
+        .collect();
+    let feats: Vec<(&[f32], usize)> = flat
+        .iter()
+        .zip(&p.feats)
+        .map(|(f, x)| (f.as_slice(), x[0].len()))
+        .collect();
+    let cfg = config(Regularizer::SquaredL21 { lam: 0.05 }, 0.5, 5);
+    let a = train_chain_mkl(&grams, &[], &p.corpus, &cfg, |_| true).unwrap();
+    let b = train_chain_mkl(&[], &feats, &p.corpus, &cfg, |_| true).unwrap();
+    let mixed = train_chain_mkl(&grams[..1], &feats[1..], &p.corpus, &cfg, |_| true).unwrap();
+    for g in 0..2 {
+        assert!(rel(a.norms[g], b.norms[g]) < 1e-9);
+        assert!(rel(a.last_sq_norms[g], b.last_sq_norms[g]) < 1e-9);
+        assert!(rel(a.norms[g], mixed.norms[g]) < 1e-9);
+        // W_y = Σ_j α[y, j] x_j
+        let d = feats[g].1;
+        for y in 0..p.l {
+            for f in 0..d {
+                let w: f64 = (0..p.m)
+                    .map(|j| a.coef[g][y * p.m + j] * p.feats[g][j][f])
+                    .sum();
+                assert!((w - b.coef[g][y * d + f]).abs() < 1e-9);
+            }
+        }
+    }
+    assert_eq!(a.beta.len(), 2);
+    for (x, y) in a.transitions.tr.iter().zip(&b.transitions.tr) {
+        assert!((x - y).abs() < 1e-9);
+    }
 }

@@ -181,41 +181,67 @@ def b1_bandwidth(D: F32, sq: F32, zero_fraction: float = B1_ZERO_FRACTION) -> fl
     return float(np.sqrt(max(np.quantile(d2, 1.0 - zero_fraction), 1e-12)))
 
 
+#: a group made of the linear kernel alone is trained in its primal form
+#: (explicit features x / |x|): the same model, with O(d) updates.
+PRIMAL = ("L",)
+
+
+def unit_rows(X: F32) -> F32:
+    """Rows scaled to unit norm (zero rows stay zero): the features of the
+    normalised linear kernel."""
+    norms = np.sqrt((X * X).sum(axis=1, dtype=np.float32))
+    return np.ascontiguousarray(X / np.maximum(norms, np.float32(1e-12))[:, None])
+
+
+def kernel_bases(row: Row) -> tuple[str, ...]:
+    return tuple(sorted({b for g in row.groups if g != PRIMAL for b in g}))
+
+
 @dataclass
 class FoldGrams:
-    """Gram matrices of one training fold's inputs, shared by all rows."""
+    """Gram matrices (and linear features) of one training fold's inputs,
+    shared by all rows and trials."""
 
     inputs: I64  # global unique-input ids, in Gram order
     base: dict[str, F32]
-    seconds: dict[str, float]  # "dots" and one entry per base kernel
+    unit: F32  # unit-norm features of the inputs
+    seconds: dict[str, float]  # "dots", "unit" and one entry per base kernel
     h: float
+    _groups: dict[tuple[str, ...], F32] = field(default_factory=dict)
 
     def group(self, names: tuple[str, ...]) -> F32:
         if len(names) == 1:
             return self.base[names[0]]
-        out = self.base[names[0]].copy()
-        for n in names[1:]:
-            out += self.base[n]
-        out *= np.float32(1.0 / len(names))
-        return out
+        if names not in self._groups:
+            out = self.base[names[0]].copy()
+            for n in names[1:]:
+                out += self.base[n]
+            out *= np.float32(1.0 / len(names))
+            self._groups[names] = out
+        return self._groups[names]
 
     def row_seconds(self, row: Row) -> float:
-        return self.seconds["dots"] + sum(self.seconds[b] for b in row.bases)
+        bases = kernel_bases(row)
+        t = self.seconds["dots"] + sum(self.seconds[b] for b in bases) if bases else 0.0
+        return t + (self.seconds["unit"] if PRIMAL in row.groups else 0.0)
 
 
 def fold_grams(corpus: Corpus, inputs: I64, bases: Sequence[str]) -> FoldGrams:
     t0 = time.perf_counter()
     Xs = corpus.X[inputs]
     sq = corpus.sq[inputs]
-    D = Xs @ Xs.T
-    seconds = {"dots": time.perf_counter() - t0}
+    unit = unit_rows(Xs)
+    seconds = {"unit": time.perf_counter() - t0}
+    t0 = time.perf_counter()
+    D = Xs @ Xs.T if bases else np.zeros((0, 0), dtype=np.float32)
+    seconds["dots"] = time.perf_counter() - t0
     h = b1_bandwidth(D, sq) if "B" in bases else float("nan")
     base = {}
     for b in bases:
         t = time.perf_counter()
         base[b] = np.ascontiguousarray(kernel_from_dots(b, D, sq, sq, h))
         seconds[b] = time.perf_counter() - t
-    return FoldGrams(inputs=inputs, base=base, seconds=seconds, h=h)
+    return FoldGrams(inputs=inputs, base=base, unit=unit, seconds=seconds, h=h)
 
 
 # --------------------------------------------------------------------------
@@ -243,22 +269,34 @@ def make_split(corpus: Corpus, words: I64, local: I64) -> Split:
 
 
 def train(
-    grams: list[F32], split: Split, C: float, eta0: float, epochs: int, **kw: Any
+    fg: FoldGrams, row: Row, split: Split, C: float, eta0: float, epochs: int, **kw: Any
 ) -> dict[str, Any]:
-    """One run of Alg. 3 (MKL when there are several groups)."""
-    return _omkl.train_chain_mkl(
-        grams,
+    """One run of Alg. 3 (MKL with the squared l2,1 penalty when the row has
+    several groups, a structured SVM otherwise). Adds ``parts``: per group of
+    ``row.groups``, ``(names, coefficients)``; ``beta`` follows that order."""
+    kernel = [g for g in row.groups if g != PRIMAL]
+    n_primal = len(row.groups) - len(kernel)
+    res = _omkl.train_chain_mkl(
+        [fg.group(g) for g in kernel],
         split.inputs,
         split.labels,
         split.offsets,
         26,
-        regularizer="squared_l21" if len(grams) > 1 else "l2_squared",
+        features=[fg.unit] * n_primal,
+        regularizer="squared_l21" if len(row.groups) > 1 else "l2_squared",
         lam=1.0 / (C * split.n_words),
         eta0=eta0,
         schedule="constant",
         epochs=epochs,
         **kw,
     )
+    internal = kernel + [PRIMAL] * n_primal
+    perm = [internal.index(g) for g in row.groups]
+    coefs = list(res["coef"]) + list(res["weights"])
+    res["parts"] = [(g, coefs[i]) for g, i in zip(row.groups, perm, strict=True)]
+    res["beta"] = res["beta"][perm]
+    res["beta_trajectory"] = res["beta_trajectory"][:, perm]
+    return res
 
 
 def decode(model: dict[str, Any], emissions: npt.NDArray[np.float64], offsets: I64) -> I64:
@@ -271,12 +309,13 @@ def decode(model: dict[str, Any], emissions: npt.NDArray[np.float64], offsets: I
     )
 
 
-def heldout_accuracy(model: dict[str, Any], grams: list[F32], split: Split) -> float:
+def heldout_accuracy(model: dict[str, Any], fg: FoldGrams, split: Split) -> float:
     """Accuracy on chains whose inputs are rows of the training Gram matrices."""
     rows, where = np.unique(split.inputs, return_inverse=True)
     em = np.zeros((len(rows), 26))
-    for g, coef in zip(grams, model["coef"], strict=True):
-        em += g[rows] @ coef.T.astype(np.float32)
+    for names, coef in model["parts"]:
+        feats = fg.unit[rows] if names == PRIMAL else fg.group(names)[rows]
+        em += feats @ coef.T.astype(np.float32)
     pred = decode(model, em[where.ravel()], split.offsets)
     return float((pred == split.labels).mean())
 
@@ -290,18 +329,27 @@ def test_emissions(
     chunk: int = 4096,
 ) -> npt.NDArray[np.float64]:
     """Scores of every label at every test input: one Gram block per kernel
-    against the support of the expansion, times the coefficients (GEMM)."""
-    coef = model["coef"]  # K x L x m
-    support = np.flatnonzero(np.abs(coef).sum(axis=(0, 1)) > 0)
+    against the support of the expansion, times the coefficients (GEMM);
+    primal groups multiply the unit-norm test features by their weights."""
+    kernel = [(names, c) for names, c in model["parts"] if names != PRIMAL]
+    primal = [c for names, c in model["parts"] if names == PRIMAL]
+    out = np.zeros((len(test_inputs), 26))
+    for w in primal:
+        for a in range(0, len(test_inputs), chunk):
+            ids = test_inputs[a : a + chunk]
+            out[a : a + chunk] += unit_rows(corpus.X[ids]) @ w.T.astype(np.float32)
+    if not kernel:
+        return out
+    support = np.flatnonzero(sum(np.abs(c).sum(axis=0) for _, c in kernel) > 0)
     Xs = corpus.X[fg.inputs[support]]
     sq_s = corpus.sq[fg.inputs[support]]
-    coefs = [np.ascontiguousarray(c[:, support].T, dtype=np.float32) for c in coef]
-    out = np.zeros((len(test_inputs), 26))
+    coefs = [np.ascontiguousarray(c[:, support].T, dtype=np.float32) for _, c in kernel]
+    bases = sorted({b for names, _ in kernel for b in names})
     for a in range(0, len(test_inputs), chunk):
         ids = test_inputs[a : a + chunk]
         D = corpus.X[ids] @ Xs.T
-        blocks = {b: kernel_from_dots(b, D, corpus.sq[ids], sq_s, fg.h) for b in row.bases}
-        for names, c in zip(row.groups, coefs, strict=True):
+        blocks = {b: kernel_from_dots(b, D, corpus.sq[ids], sq_s, fg.h) for b in bases}
+        for (names, _), c in zip(kernel, coefs, strict=True):
             k = blocks[names[0]] if len(names) == 1 else sum(blocks[n] for n in names) / len(names)
             out[a : a + chunk] += k @ c
     return out
@@ -341,12 +389,10 @@ def run_fold(
     perm = rng.permutation(words)
     n_held = max(1, int(round(HELDOUT_FRACTION * len(words))))
     held, sub = np.sort(perm[:n_held]), np.sort(perm[n_held:])
-    grams = [fg.group(g) for g in row.groups]
-
     t0 = time.perf_counter()
     sub_split, held_split = make_split(corpus, sub, local), make_split(corpus, held, local)
     trials = {
-        eta: pool.submit(train, grams, sub_split, ETA_C, eta, 5, track_objective=True)
+        eta: pool.submit(train, fg, row, sub_split, ETA_C, eta, 5, track_objective=True)
         for eta in eta_grid
     }
     objective = {}
@@ -355,14 +401,14 @@ def run_fold(
         objective[eta] = value if np.isfinite(value) else np.inf
     eta0 = min(eta_grid, key=lambda e: (objective[e], e))
     best_eta = dict.fromkeys(c_grid, eta0)
-    runs = {C: pool.submit(train, grams, sub_split, C, best_eta[C], epochs) for C in c_grid}
-    heldout = {C: heldout_accuracy(runs[C].result(), grams, held_split) for C in c_grid}
+    runs = {C: pool.submit(train, fg, row, sub_split, C, best_eta[C], epochs) for C in c_grid}
+    heldout = {C: heldout_accuracy(runs[C].result(), fg, held_split) for C in c_grid}
     C = max(c_grid, key=lambda c: (heldout[c], -c))
     selection = time.perf_counter() - t0
 
     split = make_split(corpus, words, local)
     t1 = time.perf_counter()
-    model = train(grams, split, C, eta0, epochs)
+    model = train(fg, row, split, C, eta0, epochs)
     update = time.perf_counter() - t1
 
     t2 = time.perf_counter()
@@ -512,7 +558,7 @@ def run(args: argparse.Namespace, progress: Callable[..., Any] | None = None) ->
         raise ValueError(f"--folds must be in 0..9, got {args.folds}")
     corpus = Corpus.load(args.data)
     rows = [ROWS[r] for r in args.rows]
-    bases = sorted({b for r in rows for b in r.bases})
+    bases = sorted({b for r in rows for b in kernel_bases(r)})
     results: dict[str, list[FoldResult]] = {r: [] for r in args.rows}
     bar = tqdm(total=len(args.folds) * len(rows), desc="ocr", file=sys.stderr)
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:

@@ -52,13 +52,16 @@ fn step_size(name: &str, eta0: f64) -> PyResult<StepSize> {
 }
 
 fn stack(rows: &[Vec<f64>], l: usize, m: usize) -> Array3<f64> {
+    if rows.is_empty() {
+        return Array3::zeros((0, l, m));
+    }
     let flat: Vec<f64> = rows.iter().flatten().copied().collect();
     Array3::from_shape_vec((rows.len(), l, m), flat).expect("K x L x m coefficients")
 }
 
 /// Trains the kernelised chain model of Alg. 3; see `_omkl.pyi`.
 #[pyfunction]
-#[pyo3(signature = (grams, inputs, labels, offsets, n_labels, regularizer = "squared_l21", lam = 1e-3, eta0 = 1.0, schedule = "inv_sqrt", epochs = 20, average = true, cost = 1.0, shuffle = true, seed = 0, track_objective = false))]
+#[pyo3(signature = (grams, inputs, labels, offsets, n_labels, features = Vec::new(), regularizer = "squared_l21", lam = 1e-3, eta0 = 1.0, schedule = "inv_sqrt", epochs = 20, average = true, cost = 1.0, shuffle = true, seed = 0, track_objective = false))]
 #[allow(clippy::too_many_arguments)]
 fn train_chain_mkl<'py>(
     py: Python<'py>,
@@ -67,6 +70,7 @@ fn train_chain_mkl<'py>(
     labels: PyReadonlyArray1<'py, i64>,
     offsets: PyReadonlyArray1<'py, i64>,
     n_labels: usize,
+    features: Vec<PyReadonlyArray2<'py, f32>>,
     regularizer: &str,
     lam: f64,
     eta0: f64,
@@ -88,7 +92,11 @@ fn train_chain_mkl<'py>(
         seed,
         track_objective,
     };
-    let m = grams.first().map(|g| g.shape()[0]).unwrap_or(0);
+    let m = grams
+        .first()
+        .or(features.first())
+        .map(|g| g.shape()[0])
+        .unwrap_or(0);
     let mut slices: Vec<&[f32]> = Vec::with_capacity(grams.len());
     for (k, g) in grams.iter().enumerate() {
         let s = g.shape();
@@ -102,6 +110,22 @@ fn train_chain_mkl<'py>(
             PyValueError::new_err(format!("`grams[{k}]` must be a C-contiguous float32 array"))
         })?);
     }
+    let mut feats: Vec<(&[f32], usize)> = Vec::with_capacity(features.len());
+    for (k, x) in features.iter().enumerate() {
+        let s = x.shape();
+        if s[0] != m {
+            return Err(PyValueError::new_err(format!(
+                "`features[{k}]` must have {m} rows (one per input), got {}",
+                s[0]
+            )));
+        }
+        let data = x.as_slice().map_err(|_| {
+            PyValueError::new_err(format!(
+                "`features[{k}]` must be a C-contiguous float32 array"
+            ))
+        })?;
+        feats.push((data, s[1]));
+    }
     let corpus = ChainCorpus::new(
         indices("inputs", &inputs)?,
         indices("labels", &labels)?,
@@ -112,24 +136,37 @@ fn train_chain_mkl<'py>(
     .py()?;
     let mut interrupt: Option<PyErr> = None;
     let result = py.detach(|| {
-        core_train(&slices, &corpus, &config, |_| {
-            match Python::attach(|py| py.check_signals()) {
+        core_train(
+            &slices,
+            &feats,
+            &corpus,
+            &config,
+            |_| match Python::attach(|py| py.check_signals()) {
                 Ok(()) => true,
                 Err(e) => {
                     interrupt = Some(e);
                     false
                 }
-            }
-        })
+            },
+        )
     });
     if let Some(e) = interrupt {
         return Err(e);
     }
     let model = result.py()?;
-    let (k, l) = (model.coef.len(), model.n_labels);
+    let (k, l, nk) = (model.coef.len(), model.n_labels, slices.len());
     let d = PyDict::new(py);
-    d.set_item("coef", stack(&model.coef, l, m).into_pyarray(py))?;
-    d.set_item("last_coef", stack(&model.last_coef, l, m).into_pyarray(py))?;
+    d.set_item("coef", stack(&model.coef[..nk], l, m).into_pyarray(py))?;
+    d.set_item(
+        "last_coef",
+        stack(&model.last_coef[..nk], l, m).into_pyarray(py),
+    )?;
+    let weights = pyo3::types::PyList::empty(py);
+    for (w, &(_, dim)) in model.coef[nk..].iter().zip(&feats) {
+        let a = Array2::from_shape_vec((l, dim), w.clone()).expect("L x d weights");
+        weights.append(a.into_pyarray(py))?;
+    }
+    d.set_item("weights", weights)?;
     let t = &model.transitions;
     let tr = Array2::from_shape_vec((l, l), t.tr.clone()).expect("L x L");
     d.set_item("transitions", tr.into_pyarray(py))?;

@@ -16,8 +16,10 @@
 use crate::decode::chain::ChainScores;
 use crate::decode::viterbi::{viterbi_hamming, ViterbiWorkspace};
 use crate::error::{OmklError, Result};
+use crate::learner::chain_group::ChainGroup;
+use crate::learner::explicit_group::ExplicitGroup;
 use crate::learner::mkl_config::OnlineMklConfig;
-use crate::learner::score_cache::{expansion_sq_norm, KernelExpansion};
+use crate::learner::score_cache::KernelExpansion;
 use crate::model::chain::ChainCorpus;
 use crate::model::transitions::Transitions;
 
@@ -43,8 +45,9 @@ pub struct ChainMklModel {
     pub n_inputs: usize,
     /// Number of labels `L`.
     pub n_labels: usize,
-    /// Per kernel group, the coefficients `α[y, j]` (label-major `L × m`)
-    /// of the returned model (averaged or last).
+    /// Per group, the coefficients of the returned model (averaged or
+    /// last): `α[y, j]` (label-major `L × m`) for kernel groups, `W[y, f]`
+    /// (`L × d`) for explicit groups.
     pub coef: Vec<Vec<f64>>,
     /// Transition weights of the returned model.
     pub transitions: Transitions,
@@ -101,7 +104,7 @@ impl Scorer {
     /// labelling in `self.out[..n]` and returns the hinge loss.
     fn decode(
         &mut self,
-        groups: &[KernelExpansion<'_>],
+        groups: &[Box<dyn ChainGroup + '_>],
         trans: &Transitions,
         inputs: &[usize],
         gold: &[usize],
@@ -113,9 +116,7 @@ impl Scorer {
             let row = &mut em[p * l..(p + 1) * l];
             row.fill(0.0);
             for g in groups {
-                for (y, v) in row.iter_mut().enumerate() {
-                    *v += g.score(i, y);
-                }
+                g.add_scores(i, row);
             }
         }
         let chain = ChainScores::new(em, &trans.tr, Some(&trans.start), Some(&trans.stop), n, l)?;
@@ -129,6 +130,9 @@ impl Scorer {
 /// * `grams`: one `m × m` row-major f32 Gram matrix per kernel group over
 ///   the `m = corpus.n_inputs()` deduplicated training inputs (symmetric,
 ///   finite), shared read-only so that many trainings can run in parallel.
+/// * `features`: one `(x, d)` per explicit group, `x` row-major `m × d`
+///   (the primal form of a kernel group; see [`ExplicitGroup`]). Groups are
+///   ordered kernel groups first, then explicit groups.
 /// * `on_epoch`: called after each epoch; returning `false` stops training
 ///   with an error (used for Ctrl-C).
 ///
@@ -147,11 +151,13 @@ impl Scorer {
 /// // two inputs, label = input; one chain of each
 /// let corpus = ChainCorpus::new(vec![0, 1], vec![0, 1], vec![0, 1, 2], 2, 2).unwrap();
 /// let gram = [1.0f32, 0.0, 0.0, 1.0];
-/// let model = train_chain_mkl(&[&gram], &corpus, &OnlineMklConfig::default(), |_| true).unwrap();
+/// let cfg = OnlineMklConfig::default();
+/// let model = train_chain_mkl(&[&gram], &[], &corpus, &cfg, |_| true).unwrap();
 /// assert!(model.coef[0][0] > 0.0 && model.coef[0][3] > 0.0); // α[0, 0], α[1, 1]
 /// ```
 pub fn train_chain_mkl<F>(
     grams: &[&[f32]],
+    features: &[(&[f32], usize)],
     corpus: &ChainCorpus,
     config: &OnlineMklConfig,
     mut on_epoch: F,
@@ -159,16 +165,21 @@ pub fn train_chain_mkl<F>(
 where
     F: FnMut(&EpochReport) -> bool,
 {
-    if grams.is_empty() {
-        return Err(OmklError::empty("grams (at least one kernel group)"));
+    if grams.is_empty() && features.is_empty() {
+        return Err(OmklError::empty(
+            "grams and features (at least one kernel or explicit group)",
+        ));
     }
-    let k = grams.len();
+    let k = grams.len() + features.len();
     config.check(k + 1)?;
     let (m, l) = (corpus.n_inputs(), corpus.n_labels());
-    let mut groups = grams
-        .iter()
-        .map(|g| KernelExpansion::new(g, m, l))
-        .collect::<Result<Vec<_>>>()?;
+    let mut groups: Vec<Box<dyn ChainGroup + '_>> = Vec::with_capacity(k);
+    for g in grams {
+        groups.push(Box::new(KernelExpansion::new(g, m, l)?));
+    }
+    for &(x, d) in features {
+        groups.push(Box::new(ExplicitGroup::new(x, m, d, l)?));
+    }
     let mut trans = Transitions::zeros(l);
     let mut trans_sum = Transitions::zeros(l);
     let max_len = corpus.max_len();
@@ -271,8 +282,8 @@ where
     };
     let mut out_norms: Vec<f64> = coef
         .iter()
-        .zip(grams)
-        .map(|(a, g): (&Vec<f64>, &&[f32])| expansion_sq_norm(g, a, m).max(0.0).sqrt())
+        .zip(&groups)
+        .map(|(a, g)| g.sq_norm_of(a).max(0.0).sqrt())
         .collect();
     out_norms.push(transitions.sq_norm().sqrt());
     Ok(ChainMklModel {

@@ -18,6 +18,8 @@
 
 use ndarray::Array2;
 
+use super::chain_group::ChainGroup;
+
 use crate::error::{OmklError, Result};
 
 /// Scale factors outside `[TINY, 1/TINY]` are folded into the coefficients.
@@ -206,6 +208,42 @@ impl<'g> KernelExpansion<'g> {
     /// Number of labels `L`.
     pub fn n_labels(&self) -> usize {
         self.l
+    }
+}
+
+impl ChainGroup for KernelExpansion<'_> {
+    fn add_scores(&self, i: usize, row: &mut [f64]) {
+        for (y, r) in row.iter_mut().enumerate().take(self.l) {
+            *r += self.score(i, y);
+        }
+    }
+
+    fn add(&mut self, j: usize, y: usize, delta: f64) {
+        KernelExpansion::add(self, j, y, delta);
+    }
+
+    fn sq_norm(&self) -> f64 {
+        KernelExpansion::sq_norm(self)
+    }
+
+    fn scale_by(&mut self, c: f64) {
+        KernelExpansion::scale_by(self, c);
+    }
+
+    fn end_round(&mut self) {
+        KernelExpansion::end_round(self);
+    }
+
+    fn coefficients(&self) -> Vec<f64> {
+        KernelExpansion::coefficients(self)
+    }
+
+    fn coefficient_sum(&self) -> Vec<f64> {
+        KernelExpansion::coefficient_sum(self)
+    }
+
+    fn sq_norm_of(&self, coef: &[f64]) -> f64 {
+        expansion_sq_norm(self.gram, coef, self.m)
     }
 }
 
