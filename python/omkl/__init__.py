@@ -5,7 +5,8 @@ streaming estimators, dataset loaders, experiments and a command-line interface.
 """
 
 from omkl import _omkl
+from omkl.datasets import load_ocr
 
 __version__: str = _omkl.__version__
 
-__all__ = ["__version__"]
+__all__ = ["__version__", "load_ocr"]

@@ -27,8 +27,11 @@ const TINY: f64 = 1e-4;
 /// assert_eq!(g.sq_norm(), 1.0);
 /// ```
 #[derive(Debug, Clone)]
-pub struct ExplicitGroup<'x> {
-    x: &'x [f32],
+pub struct ExplicitGroup {
+    /// Nonzero features of every input (CSR: `idx`, `val`, row `ptr`).
+    idx: Vec<u32>,
+    val: Vec<f64>,
+    ptr: Vec<usize>,
     sq: Vec<f64>,
     d: usize,
     l: usize,
@@ -40,10 +43,11 @@ pub struct ExplicitGroup<'x> {
     base: Vec<f64>,
 }
 
-impl<'x> ExplicitGroup<'x> {
+impl ExplicitGroup {
     /// A zero group over `m` feature vectors of dimension `d` (row-major
-    /// `x`, finite) and `l` labels.
-    pub fn new(x: &'x [f32], m: usize, d: usize, l: usize) -> Result<Self> {
+    /// `x`, finite) and `l` labels. The features are kept sparse (nonzeros
+    /// only), so scores and updates cost O(nnz) per input.
+    pub fn new(x: &[f32], m: usize, d: usize, l: usize) -> Result<Self> {
         if d == 0 {
             return Err(OmklError::empty("features (d = 0)"));
         }
@@ -65,8 +69,20 @@ impl<'x> ExplicitGroup<'x> {
             .chunks_exact(d)
             .map(|r| r.iter().map(|&v| f64::from(v) * f64::from(v)).sum())
             .collect();
+        let (mut idx, mut val, mut ptr) = (Vec::new(), Vec::new(), vec![0]);
+        for r in x.chunks_exact(d) {
+            for (f, &v) in r.iter().enumerate() {
+                if v != 0.0 {
+                    idx.push(f as u32);
+                    val.push(f64::from(v));
+                }
+            }
+            ptr.push(idx.len());
+        }
         Ok(ExplicitGroup {
-            x,
+            idx,
+            val,
+            ptr,
             sq,
             d,
             l,
@@ -80,8 +96,9 @@ impl<'x> ExplicitGroup<'x> {
     }
 
     #[inline]
-    fn row(&self, j: usize) -> &'x [f32] {
-        &self.x[j * self.d..(j + 1) * self.d]
+    fn row(&self, j: usize) -> (&[u32], &[f64]) {
+        let (a, b) = (self.ptr[j], self.ptr[j + 1]);
+        (&self.idx[a..b], &self.val[a..b])
     }
 
     fn bank(&mut self) {
@@ -95,27 +112,30 @@ impl<'x> ExplicitGroup<'x> {
 }
 
 #[inline]
-fn dot(w: &[f64], x: &[f32]) -> f64 {
-    w.iter().zip(x).map(|(a, &b)| a * f64::from(b)).sum()
+fn dot(w: &[f64], idx: &[u32], val: &[f64]) -> f64 {
+    idx.iter().zip(val).map(|(&f, v)| w[f as usize] * v).sum()
 }
 
-impl ChainGroup for ExplicitGroup<'_> {
+impl ChainGroup for ExplicitGroup {
     fn add_scores(&self, i: usize, row: &mut [f64]) {
-        let x = self.row(i);
+        let (idx, val) = self.row(i);
         for (y, r) in row.iter_mut().enumerate().take(self.l) {
-            *r += self.s * dot(&self.w[y * self.d..(y + 1) * self.d], x);
+            *r += self.s * dot(&self.w[y * self.d..(y + 1) * self.d], idx, val);
         }
     }
 
     fn add(&mut self, j: usize, y: usize, delta: f64) {
         let d = delta / self.s;
-        let x = self.row(j);
-        let (lo, hi) = (y * self.d, (y + 1) * self.d);
-        self.q += 2.0 * d * dot(&self.w[lo..hi], x) + d * d * self.sq[j];
+        let (a, b) = (self.ptr[j], self.ptr[j + 1]);
+        let lo = y * self.d;
+        let w = &mut self.w[lo..lo + self.d];
+        let bb = &mut self.b[lo..lo + self.d];
+        let (idx, val) = (&self.idx[a..b], &self.val[a..b]);
+        self.q += 2.0 * d * dot(w, idx, val) + d * d * self.sq[j];
         let dp = d * self.p;
-        for ((w, b), &v) in self.w[lo..hi].iter_mut().zip(&mut self.b[lo..hi]).zip(x) {
-            *w += d * f64::from(v);
-            *b += dp * f64::from(v);
+        for (&f, &v) in idx.iter().zip(val) {
+            w[f as usize] += d * v;
+            bb[f as usize] += dp * v;
         }
     }
 
