@@ -14,6 +14,61 @@ def soft_threshold(x: npt.NDArray[np.float64], tau: float) -> npt.NDArray[np.flo
 
 # --- decode -------------------------------------------------------------
 
+def viterbi(
+    emissions: npt.NDArray[np.float64],
+    transitions: npt.NDArray[np.float64],
+    start: npt.NDArray[np.float64] | None = None,
+    stop: npt.NDArray[np.float64] | None = None,
+) -> tuple[npt.NDArray[np.int64], float]: ...
+def viterbi_hamming(
+    emissions: npt.NDArray[np.float64],
+    transitions: npt.NDArray[np.float64],
+    gold: npt.NDArray[np.int64],
+    cost: float = 1.0,
+    start: npt.NDArray[np.float64] | None = None,
+    stop: npt.NDArray[np.float64] | None = None,
+) -> tuple[npt.NDArray[np.int64], float]: ...
+def viterbi_batch(
+    emissions: list[npt.NDArray[np.float64]],
+    transitions: npt.NDArray[np.float64],
+    start: npt.NDArray[np.float64] | None = None,
+    stop: npt.NDArray[np.float64] | None = None,
+) -> tuple[list[npt.NDArray[np.int64]], npt.NDArray[np.float64]]: ...
+def chu_liu_edmonds(
+    scores: npt.NDArray[np.float64], single_root: bool = False
+) -> tuple[npt.NDArray[np.int64], float]: ...
+def chu_liu_edmonds_hamming(
+    scores: npt.NDArray[np.float64],
+    gold: npt.NDArray[np.int64],
+    cost: float = 1.0,
+    single_root: bool = False,
+) -> tuple[npt.NDArray[np.int64], float]: ...
+def chu_liu_edmonds_batch(
+    scores: list[npt.NDArray[np.float64]], single_root: bool = False
+) -> tuple[list[npt.NDArray[np.int64]], npt.NDArray[np.float64]]: ...
+def forward_backward(
+    emissions: npt.NDArray[np.float64],
+    transitions: npt.NDArray[np.float64],
+    start: npt.NDArray[np.float64] | None = None,
+    stop: npt.NDArray[np.float64] | None = None,
+) -> tuple[float, npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
+def matrix_tree(
+    scores: npt.NDArray[np.float64], single_root: bool = False
+) -> tuple[float, npt.NDArray[np.float64]]: ...
+def eisner(
+    scores: npt.NDArray[np.float64], single_root: bool = False
+) -> tuple[npt.NDArray[np.int64], float]: ...
+def eisner_hamming(
+    scores: npt.NDArray[np.float64],
+    gold: npt.NDArray[np.int64],
+    cost: float = 1.0,
+    single_root: bool = False,
+) -> tuple[npt.NDArray[np.int64], float]: ...
+def argmax(scores: npt.NDArray[np.float64]) -> tuple[int, float]: ...
+def argmax_hamming(
+    scores: npt.NDArray[np.float64], gold: int, cost: float = 1.0
+) -> tuple[int, float]: ...
+
 # --- kernel -------------------------------------------------------------
 
 # --- learner ------------------------------------------------------------

@@ -1,7 +1,12 @@
 //! Property tests of the exact decoders against brute-force enumeration on
 //! tiny instances.
 
+use omkl_core::decode::arcs::ArcScores;
 use omkl_core::decode::chain::ChainScores;
+use omkl_core::decode::chu_liu_edmonds::{chu_liu_edmonds, chu_liu_edmonds_hamming, CleWorkspace};
+use omkl_core::decode::eisner::{eisner, eisner_hamming, EisnerWorkspace};
+use omkl_core::decode::forward_backward::{forward_backward, ForwardBackwardWorkspace};
+use omkl_core::decode::matrix_tree::{matrix_tree, MatrixTreeWorkspace};
 use omkl_core::decode::viterbi::{viterbi, viterbi_hamming, ViterbiWorkspace};
 use proptest::prelude::*;
 
@@ -50,6 +55,46 @@ fn chain_case() -> impl Strategy<Value = ChainCase> {
     })
 }
 
+/// Every tree over nodes `0..=n` rooted at 0, as `heads` (heads[0] = 0).
+fn all_trees(n: usize) -> Vec<Vec<usize>> {
+    let arcs_ok = vec![0.0; (n + 1) * (n + 1)];
+    let a = ArcScores::new(&arcs_ok, n).unwrap();
+    let mut out = vec![];
+    let mut h = vec![0; n + 1];
+    fn rec(m: usize, n: usize, h: &mut Vec<usize>, a: &ArcScores<'_>, out: &mut Vec<Vec<usize>>) {
+        if m > n {
+            if a.check_tree("h", h).is_ok() {
+                out.push(h.clone());
+            }
+            return;
+        }
+        for head in 0..=n {
+            if head != m {
+                h[m] = head;
+                rec(m + 1, n, h, a, out);
+            }
+        }
+    }
+    rec(1, n, &mut h, &a, &mut out);
+    out
+}
+
+fn root_children(h: &[usize]) -> usize {
+    h.iter().skip(1).filter(|&&x| x == 0).count()
+}
+
+/// Random arc scores for n words; integer scores in a small range give ties.
+fn arcs_case(max_n: usize) -> impl Strategy<Value = (usize, Vec<f64>)> {
+    (1usize..=max_n, any::<bool>()).prop_flat_map(|(n, ties)| {
+        let val = if ties {
+            (-2i32..=2).prop_map(f64::from).boxed()
+        } else {
+            (-5.0f64..5.0).boxed()
+        };
+        (Just(n), prop::collection::vec(val, (n + 1) * (n + 1)))
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
@@ -85,5 +130,186 @@ proptest! {
         let s = viterbi_hamming(&c, &gold, cost, &mut ViterbiWorkspace::new(), &mut out).unwrap();
         prop_assert!((s - brute).abs() < 1e-9, "augmented {} brute {}", s, brute);
         prop_assert!((aug(&out) - s).abs() < 1e-9);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(120))]
+
+    #[test]
+    fn cle_equals_enumeration((n, s) in arcs_case(6), single_root in any::<bool>()) {
+        let a = ArcScores::new(&s, n).unwrap();
+        let brute = all_trees(n)
+            .iter()
+            .filter(|h| !single_root || root_children(h) == 1)
+            .map(|h| a.score_of(h).unwrap())
+            .fold(f64::NEG_INFINITY, f64::max);
+        let mut heads = vec![0; n + 1];
+        let v = chu_liu_edmonds(&a, single_root, &mut CleWorkspace::new(), &mut heads).unwrap();
+        prop_assert!(a.check_tree("heads", &heads).is_ok(), "not a tree: {:?}", heads);
+        if single_root {
+            prop_assert_eq!(root_children(&heads), 1);
+        }
+        prop_assert!((a.score_of(&heads).unwrap() - v).abs() < 1e-9);
+        prop_assert!((v - brute).abs() < 1e-9, "cle {} brute {} heads {:?}", v, brute, heads);
+    }
+
+    #[test]
+    fn hamming_cle_equals_enumeration(
+        (n, s) in arcs_case(5),
+        gold_seed in prop::collection::vec(0usize..6, 6),
+        cost in 0.0f64..3.0,
+        single_root in any::<bool>(),
+    ) {
+        let a = ArcScores::new(&s, n).unwrap();
+        let mut gold: Vec<usize> = gold_seed[..=n].iter().map(|g| g % (n + 1)).collect();
+        gold[0] = 0;
+        let aug = |h: &[usize]| {
+            a.score_of(h).unwrap()
+                + cost * (1..=n).filter(|&m| h[m] != gold[m]).count() as f64
+        };
+        let brute = all_trees(n)
+            .iter()
+            .filter(|h| !single_root || root_children(h) == 1)
+            .map(|h| aug(h))
+            .fold(f64::NEG_INFINITY, f64::max);
+        let mut heads = vec![0; n + 1];
+        let mut ws = CleWorkspace::new();
+        let v = chu_liu_edmonds_hamming(&a, &gold, cost, single_root, &mut ws, &mut heads).unwrap();
+        prop_assert!(a.check_tree("heads", &heads).is_ok());
+        prop_assert!((aug(&heads) - v).abs() < 1e-9);
+        prop_assert!((v - brute).abs() < 1e-9, "cle {} brute {}", v, brute);
+    }
+}
+
+/// Whether every arc h → m spans only descendants of h.
+fn is_projective(h: &[usize]) -> bool {
+    let n = h.len() - 1;
+    let descends = |mut v: usize, a: usize| {
+        while v != 0 && v != a {
+            v = h[v];
+        }
+        v == a
+    };
+    (1..=n).all(|m| {
+        let (lo, hi) = (m.min(h[m]), m.max(h[m]));
+        (lo + 1..hi).all(|v| descends(v, h[m]))
+    })
+}
+
+fn log_sum_exp(xs: &[f64]) -> f64 {
+    let m = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    m + xs.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+
+    #[test]
+    fn forward_backward_equals_enumeration((n, l, em, tr, st, sp, ends) in chain_case()) {
+        let (start, stop) = if ends { (Some(&st[..]), Some(&sp[..])) } else { (None, None) };
+        let c = ChainScores::new(&em, &tr, start, stop, n, l).unwrap();
+        let ys = all_labellings(n, l);
+        let scores: Vec<f64> = ys.iter().map(|y| c.score_of(y).unwrap()).collect();
+        let log_z = log_sum_exp(&scores);
+        let mut node_b = vec![0.0; n * l];
+        let mut trans_b = vec![0.0; l * l];
+        for (y, sc) in ys.iter().zip(&scores) {
+            let p = (sc - log_z).exp();
+            for i in 0..n {
+                node_b[i * l + y[i]] += p;
+                if i > 0 {
+                    trans_b[y[i - 1] * l + y[i]] += p;
+                }
+            }
+        }
+        let mut node = vec![0.0; n * l];
+        let mut trans = vec![0.0; l * l];
+        let got = forward_backward(&c, &mut ForwardBackwardWorkspace::new(), &mut node, &mut trans).unwrap();
+        prop_assert!((got - log_z).abs() < 1e-9, "log Z {} brute {}", got, log_z);
+        for (a, b) in node.iter().zip(&node_b).chain(trans.iter().zip(&trans_b)) {
+            prop_assert!((a - b).abs() < 1e-9, "marginal {} brute {}", a, b);
+        }
+    }
+
+    #[test]
+    fn matrix_tree_equals_enumeration((n, s) in arcs_case(6), single_root in any::<bool>()) {
+        let a = ArcScores::new(&s, n).unwrap();
+        let side = n + 1;
+        let trees: Vec<Vec<usize>> = all_trees(n)
+            .into_iter()
+            .filter(|h| !single_root || root_children(h) == 1)
+            .collect();
+        let scores: Vec<f64> = trees.iter().map(|h| a.score_of(h).unwrap()).collect();
+        let log_z = log_sum_exp(&scores);
+        let mut mu_b = vec![0.0; side * side];
+        for (h, sc) in trees.iter().zip(&scores) {
+            let p = (sc - log_z).exp();
+            for m in 1..=n {
+                mu_b[h[m] * side + m] += p;
+            }
+        }
+        let mut mu = vec![0.0; side * side];
+        let got = matrix_tree(&a, single_root, &mut MatrixTreeWorkspace::new(), &mut mu).unwrap();
+        prop_assert!((got - log_z).abs() < 1e-8, "log Z {} brute {}", got, log_z);
+        for (x, y) in mu.iter().zip(&mu_b) {
+            prop_assert!((x - y).abs() < 1e-8, "marginal {} brute {}", x, y);
+        }
+    }
+
+    #[test]
+    fn eisner_equals_projective_enumeration(
+        (n, s) in arcs_case(6),
+        single_root in any::<bool>(),
+        gold_seed in prop::collection::vec(0usize..7, 7),
+        cost in 0.0f64..2.0,
+    ) {
+        let a = ArcScores::new(&s, n).unwrap();
+        let trees: Vec<Vec<usize>> = all_trees(n)
+            .into_iter()
+            .filter(|h| is_projective(h) && (!single_root || root_children(h) == 1))
+            .collect();
+        let brute = trees.iter().map(|h| a.score_of(h).unwrap()).fold(f64::NEG_INFINITY, f64::max);
+        let mut heads = vec![0; n + 1];
+        let mut ws = EisnerWorkspace::new();
+        let v = eisner(&a, single_root, &mut ws, &mut heads).unwrap();
+        prop_assert!(a.check_tree("heads", &heads).is_ok(), "not a tree {:?}", heads);
+        prop_assert!(is_projective(&heads), "not projective {:?}", heads);
+        if single_root {
+            prop_assert_eq!(root_children(&heads), 1);
+        }
+        prop_assert!((a.score_of(&heads).unwrap() - v).abs() < 1e-9);
+        prop_assert!((v - brute).abs() < 1e-9, "eisner {} brute {}", v, brute);
+
+        let mut gold: Vec<usize> = gold_seed[..=n].iter().map(|g| g % (n + 1)).collect();
+        gold[0] = 0;
+        let aug = |h: &[usize]| {
+            a.score_of(h).unwrap() + cost * (1..=n).filter(|&m| h[m] != gold[m]).count() as f64
+        };
+        let brute = trees.iter().map(|h| aug(h)).fold(f64::NEG_INFINITY, f64::max);
+        let v = eisner_hamming(&a, &gold, cost, single_root, &mut ws, &mut heads).unwrap();
+        prop_assert!(is_projective(&heads));
+        prop_assert!((aug(&heads) - v).abs() < 1e-9);
+        prop_assert!((v - brute).abs() < 1e-9, "eisner {} brute {}", v, brute);
+    }
+}
+
+#[test]
+fn matrix_tree_is_stable_for_huge_scores() {
+    let n = 8;
+    let side = n + 1;
+    let s: Vec<f64> = (0..side * side)
+        .map(|k| if k % 3 == 0 { 1e4 } else { -1e4 + (k as f64) })
+        .collect();
+    let a = ArcScores::new(&s, n).unwrap();
+    for single_root in [false, true] {
+        let mut mu = vec![0.0; side * side];
+        let log_z = matrix_tree(&a, single_root, &mut MatrixTreeWorkspace::new(), &mut mu).unwrap();
+        assert!(log_z.is_finite());
+        for m in 1..=n {
+            let col: f64 = (0..side).map(|h| mu[h * side + m]).sum();
+            assert!((col - 1.0).abs() < 1e-8, "column {m} sums to {col}");
+        }
+        assert!(mu.iter().all(|&p| (-1e-9..=1.0 + 1e-9).contains(&p)));
     }
 }

@@ -16,6 +16,7 @@ use crate::error::{check_nonneg, OmklError, Result};
 pub struct ViterbiWorkspace {
     delta: Vec<f64>,
     best: Vec<f64>,
+    arg: Vec<f64>,
     back: Vec<u32>,
 }
 
@@ -36,6 +37,7 @@ impl ViterbiWorkspace {
         if self.delta.len() < l {
             self.delta.resize(l, 0.0);
             self.best.resize(l, 0.0);
+            self.arg.resize(l, 0.0);
         }
         if self.back.len() < n * l {
             self.back.resize(n * l, 0);
@@ -136,6 +138,7 @@ where
     ws.reserve(n, l);
     let delta = &mut ws.delta[..l];
     let best = &mut ws.best[..l];
+    let arg = &mut ws.arg[..l];
     let back = &mut ws.back[..n * l];
     let em = chain.em;
     let tr = chain.tr;
@@ -150,24 +153,27 @@ where
     augment(0, delta);
 
     for i in 1..n {
-        let arg = &mut back[i * l..(i + 1) * l];
         // best[y] = max_p delta[p] + tr[p, y], iterating p outermost so that
-        // the inner loop runs over contiguous rows of `tr` and vectorises.
+        // the inner loop runs over contiguous rows of `tr` and vectorises
+        // (the arg-max is kept as f64 so that both selects share one mask).
         let d0 = delta[0];
         for ((b, a), t) in best.iter_mut().zip(arg.iter_mut()).zip(&tr[..l]) {
             *b = d0 + t;
-            *a = 0;
+            *a = 0.0;
         }
         for p in 1..l {
             let d = delta[p];
             let row = &tr[p * l..(p + 1) * l];
-            let pp = p as u32;
+            let pp = p as f64;
             for ((b, a), t) in best.iter_mut().zip(arg.iter_mut()).zip(row) {
                 let v = d + t;
                 let better = v > *b;
                 *b = if better { v } else { *b };
                 *a = if better { pp } else { *a };
             }
+        }
+        for (bk, a) in back[i * l..(i + 1) * l].iter_mut().zip(arg.iter()) {
+            *bk = *a as u32;
         }
         let erow = &em[i * l..(i + 1) * l];
         for ((d, b), e) in delta.iter_mut().zip(best.iter()).zip(erow) {

@@ -1,0 +1,179 @@
+//! Validated arc scores of a dependency graph (the input of Chu-Liu-Edmonds,
+//! the matrix-tree theorem and Eisner).
+//!
+//! # Layout
+//! A sentence of `n` words has nodes `0..=n`, node 0 being the root. Arc
+//! scores form a row-major `(n+1) × (n+1)` slice `s` where
+//! `s[h * (n+1) + m]` is the score of the arc head `h` → modifier `m`.
+//! Column 0 (arcs into the root) and the diagonal (self-loops) are ignored
+//! and may hold anything, including NaN or ±∞. A tree is written as `heads`
+//! of length `n+1`: `heads[m]` is the head of word `m` for `m` in `1..=n`;
+//! `heads[0]` is unused (decoders set it to 0).
+
+use crate::error::{OmklError, Result};
+
+/// A borrowed, validated view of the arc scores of one sentence.
+///
+/// # Example
+/// ```
+/// use omkl_core::decode::arcs::ArcScores;
+/// // n = 2 words: 0 → 1 scores 1, 1 → 2 scores 2, 0 → 2 scores 0.5.
+/// let s = [0.0, 1.0, 0.5,
+///          0.0, 0.0, 2.0,
+///          0.0, 0.3, 0.0];
+/// let a = ArcScores::new(&s, 2).unwrap();
+/// assert_eq!(a.score_of(&[0, 0, 1]).unwrap(), 3.0);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct ArcScores<'a> {
+    /// Arc scores, `(n+1) × (n+1)`, `s[h * (n+1) + m]`.
+    pub s: &'a [f64],
+    /// Number of words (nodes other than the root), at least 1.
+    pub n: usize,
+}
+
+impl<'a> ArcScores<'a> {
+    /// Checks that `n ≥ 1`, that `s` has `(n+1)²` elements, and that every
+    /// arc score that is used (`h ≠ m`, `m ≥ 1`) is finite.
+    ///
+    /// # Complexity
+    /// O(n²).
+    pub fn new(s: &'a [f64], n: usize) -> Result<Self> {
+        if n == 0 {
+            return Err(OmklError::empty("arc scores (n = 0 words)"));
+        }
+        let side = n + 1;
+        let want = side
+            .checked_mul(side)
+            .ok_or_else(|| OmklError::invalid("scores", "(n+1)^2 overflows"))?;
+        if s.len() != want {
+            return Err(OmklError::shape(
+                "scores",
+                format!("{side} x {side} = {want} elements"),
+                format!("{} elements", s.len()),
+            ));
+        }
+        if n >= u32::MAX as usize {
+            return Err(OmklError::invalid("scores", "more than 2^32 - 2 words"));
+        }
+        for h in 0..side {
+            for m in 1..side {
+                let v = s[h * side + m];
+                if h != m && !v.is_finite() {
+                    return Err(OmklError::NonFinite {
+                        name: format!("scores (arc {h} -> {m})"),
+                        index: h * side + m,
+                        value: v,
+                    });
+                }
+            }
+        }
+        Ok(ArcScores { s, n })
+    }
+
+    /// The score of arc `h → m`.
+    #[inline]
+    pub fn arc(&self, h: usize, m: usize) -> f64 {
+        self.s[h * (self.n + 1) + m]
+    }
+
+    /// Checks that `heads` (length `n+1`) is a tree rooted at 0: every word
+    /// has a head in `0..=n` other than itself and following heads from any
+    /// word reaches the root.
+    ///
+    /// # Complexity
+    /// O(n).
+    pub fn check_tree(&self, name: &str, heads: &[usize]) -> Result<()> {
+        let n = self.n;
+        if heads.len() != n + 1 {
+            return Err(OmklError::shape(
+                name,
+                format!("{} heads (n + 1, heads[0] unused)", n + 1),
+                format!("{} heads", heads.len()),
+            ));
+        }
+        for (m, &h) in heads.iter().enumerate().skip(1) {
+            if h > n || h == m {
+                return Err(OmklError::invalid(
+                    name,
+                    format!("head {h} of word {m} is not in 0..={n} or is the word itself"),
+                ));
+            }
+        }
+        // 0 = unseen, 1 = on the current walk, 2 = reaches the root.
+        let mut state = vec![0u8; n + 1];
+        state[0] = 2;
+        for start in 1..=n {
+            let mut v = start;
+            while state[v] == 0 {
+                state[v] = 1;
+                v = heads[v];
+            }
+            if state[v] == 1 {
+                return Err(OmklError::invalid(
+                    name,
+                    format!("heads contain a cycle through word {v}"),
+                ));
+            }
+            let mut v = start;
+            while state[v] == 1 {
+                state[v] = 2;
+                v = heads[v];
+            }
+        }
+        Ok(())
+    }
+
+    /// The total score of the tree `heads` (checked with
+    /// [`ArcScores::check_tree`]).
+    pub fn score_of(&self, heads: &[usize]) -> Result<f64> {
+        self.check_tree("heads", heads)?;
+        Ok(self.score_of_unchecked(heads))
+    }
+
+    /// [`ArcScores::score_of`] without the tree check.
+    pub fn score_of_unchecked(&self, heads: &[usize]) -> f64 {
+        (1..=self.n).map(|m| self.arc(heads[m], m)).sum()
+    }
+
+    /// Checks gold heads for loss-augmented decoding: `n+1` entries, each
+    /// word's head in `0..=n`. Gold heads need not form a tree.
+    pub fn check_gold(&self, gold: &[usize]) -> Result<()> {
+        let n = self.n;
+        if gold.len() != n + 1 {
+            return Err(OmklError::shape(
+                "gold",
+                format!("{} heads (n + 1, gold[0] unused)", n + 1),
+                format!("{} heads", gold.len()),
+            ));
+        }
+        if let Some((m, &h)) = gold.iter().enumerate().skip(1).find(|(_, &h)| h > n) {
+            return Err(OmklError::invalid(
+                "gold",
+                format!("head {h} of word {m} is not in 0..={n}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation() {
+        let mut s = vec![0.0; 9];
+        s[0] = f64::NAN; // ignored: arc into the root
+        s[4] = f64::NEG_INFINITY; // ignored: self-loop
+        let a = ArcScores::new(&s, 2).unwrap();
+        assert!(a.check_tree("h", &[0, 2, 1]).is_err());
+        assert!(a.check_tree("h", &[0, 1, 0]).is_err());
+        assert!(a.check_tree("h", &[0, 0]).is_err());
+        assert!(a.check_tree("h", &[0, 2, 0]).is_ok());
+        s[1] = f64::NAN;
+        assert!(ArcScores::new(&s, 2).is_err());
+        assert!(ArcScores::new(&s[..4], 2).is_err());
+        assert!(ArcScores::new(&[0.0], 0).is_err());
+    }
+}
