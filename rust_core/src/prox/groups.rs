@@ -206,6 +206,67 @@ impl Grouping {
     }
 }
 
+/// Applies a grouped operator `op(x, offsets)` to `x` (taken by value and
+/// reused when the ids are already sorted) grouped by arbitrary
+/// ids (one per coefficient, see [`Grouping::from_ids`]) and returns the
+/// result in the original order. Errors when the lengths differ, the ids
+/// are invalid, `x` is empty or not finite, or `op` fails.
+///
+/// # Complexity
+/// O(p + G) plus the cost of `op`.
+///
+/// # Example
+/// ```
+/// use omkl_core::prox::{group_lasso::prox_group_lasso, groups::apply_with_ids};
+/// let out = apply_with_ids(vec![6.0, 1.0, 8.0], &[0, 1, 0], |x, o| prox_group_lasso(x, o, 5.0))
+///     .unwrap();
+/// assert_eq!(out, vec![3.0, 0.0, 4.0]);
+/// ```
+pub fn apply_with_ids<F>(x: Vec<f64>, ids: &[i64], op: F) -> Result<Vec<f64>>
+where
+    F: FnOnce(&mut [f64], &[usize]) -> Result<()>,
+{
+    if x.is_empty() {
+        return Err(OmklError::empty("x"));
+    }
+    if ids.len() != x.len() {
+        return Err(OmklError::shape(
+            "groups",
+            format!("one group id per coefficient (length {})", x.len()),
+            format!("length {}", ids.len()),
+        ));
+    }
+    check_finite("x", &x)?;
+    let grouping = Grouping::from_ids(ids)?;
+    let mut sorted = match grouping.order {
+        None => x,
+        Some(_) => grouping.gather(&x),
+    };
+    op(&mut sorted, &grouping.offsets)?;
+    Ok(grouping.scatter(sorted))
+}
+
+/// Group norms of `x` grouped by ids: `out[g] = ‖x_g‖₂` for `g` in
+/// `0..max(ids) + 1` (0 for ids without coefficients).
+///
+/// # Complexity
+/// O(p + G).
+pub fn group_norms_with_ids(x: &[f64], ids: &[i64]) -> Result<Vec<f64>> {
+    if x.is_empty() {
+        return Err(OmklError::empty("x"));
+    }
+    if ids.len() != x.len() {
+        return Err(OmklError::shape(
+            "groups",
+            format!("one group id per coefficient (length {})", x.len()),
+            format!("length {}", ids.len()),
+        ));
+    }
+    check_finite("x", x)?;
+    let grouping = Grouping::from_ids(ids)?;
+    Ok(group_norms(&grouping.gather(x), &grouping.offsets))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,7 @@
 
 use super::l1::soft_threshold_unchecked;
 use super::squared_l1::ThresholdMethod;
-use super::threshold::{threshold_by_select, threshold_by_sort, L1BallRule};
+use super::threshold::{support_candidates, threshold_by_select, threshold_by_sort, L1BallRule};
 use crate::error::{check_finite, check_nonneg, OmklError, Result};
 
 /// In place, `x ← argmin_{‖u‖₁ ≤ r} ‖u − x‖₂`: unchanged when already
@@ -52,10 +52,10 @@ pub fn l1_ball_threshold(x: &[f64], radius: f64, method: ThresholdMethod) -> f64
         return x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     }
     let rule = L1BallRule { radius };
-    // θ ≥ (‖x‖₁ − r) / p (all entries in the support), so smaller entries
-    // can be dropped before sorting.
-    let lower = (l1 - radius) / x.len() as f64;
-    let mut a: Vec<f64> = x.iter().map(|v| v.abs()).filter(|&v| v > lower).collect();
+    // One linear pass drops the entries that cannot be in the support
+    // (see `support_candidates`); the threshold search runs on the rest.
+    let mut a = Vec::new();
+    support_candidates(x.iter().map(|v| v.abs()), rule, &mut a);
     match method {
         ThresholdMethod::Sort => threshold_by_sort(&mut a, rule),
         ThresholdMethod::Select => threshold_by_select(&mut a, rule),

@@ -71,7 +71,18 @@ pub fn prox_power(n0: f64, tau: f64, q: f64) -> f64 {
         return n0 / (1.0 + 2.0 * tau);
     }
     let c = tau * q;
-    let h = |n: f64| n - n0 + c * n.powf(q - 1.0);
+    // scale · τ q n^e, in the log domain when a factor over- or underflows
+    // (huge or tiny τ, n or q).
+    let lc = tau.ln() + q.ln();
+    let power = |n: f64, e: f64, scale: f64| {
+        let direct = scale * c * n.powf(e);
+        if direct.is_finite() && direct != 0.0 {
+            direct
+        } else {
+            (lc + scale.ln() + e * n.ln()).exp()
+        }
+    };
+    let h = |n: f64| n - n0 + power(n, q - 1.0, 1.0);
     // h(0) = −n0 < 0 and h(n0) = c n0^(q−1) > 0; h is increasing.
     let (mut lo, mut hi) = (0.0f64, n0);
     // Start where the dominant term alone gives the root: from the linear
@@ -93,10 +104,10 @@ pub fn prox_power(n0: f64, tau: f64, q: f64) -> f64 {
         if hi - lo <= 2.0 * f64::EPSILON * hi {
             break;
         }
-        let dh = 1.0 + c * (q - 1.0) * n.powf(q - 2.0);
+        let dh = 1.0 + power(n, q - 2.0, q - 1.0);
         let step = hn / dh;
         let newton = n - step;
-        if step.abs() <= 2.0 * f64::EPSILON * n && newton > lo && newton < hi {
+        if dh.is_finite() && step.abs() <= 2.0 * f64::EPSILON * n && newton > lo && newton < hi {
             return newton;
         }
         n = if newton.is_finite() && newton > lo && newton < hi {
@@ -124,4 +135,44 @@ pub fn prox_power(n0: f64, tau: f64, q: f64) -> f64 {
         }
     }
     0.5 * (lo + hi)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `h` changes sign across the returned root (log-domain evaluation).
+    fn check(n0: f64, tau: f64, q: f64) {
+        let n = prox_power(n0, tau, q);
+        assert!((0.0..=n0).contains(&n), "n0 {n0} tau {tau} q {q}: {n}");
+        let h = |m: f64| m - n0 + (tau.ln() + q.ln() + (q - 1.0) * m.ln()).exp();
+        // h itself is only accurate to about eps * n0 (cancellation of n0),
+        // so the root is located to 1e-9 relative plus 1e-12 n0.
+        let delta = 1e-9 * n + 1e-12 * n0;
+        let up = n + delta;
+        assert!(
+            h(up) >= 0.0,
+            "n0 {n0:e} tau {tau:e} q {q}: h({up:e}) = {:e}",
+            h(up)
+        );
+        let down = n - delta;
+        if down > 0.0 {
+            let hd = h(down);
+            assert!(
+                hd <= 0.0,
+                "n0 {n0:e} tau {tau:e} q {q}: h({down:e}) = {hd:e}"
+            );
+        }
+    }
+
+    #[test]
+    fn extreme_parameters() {
+        for q in [1.0 + 1e-12, 1.0 + 1e-6, 1.001, 1.3, 2.5, 7.0, 100.0, 1e4] {
+            for tau in [1e-300, 1e-12, 1e-3, 1.0, 1e3, 1e12, 1e300] {
+                for n0 in [1e-300, 1e-10, 0.5, 1.0, 3.0, 1e10, 1e300] {
+                    check(n0, tau, q);
+                }
+            }
+        }
+    }
 }

@@ -6,7 +6,7 @@
 //! `S`, `θ = τ S / (1 + kτ)`.
 
 use super::l1::soft_threshold_unchecked;
-use super::threshold::{threshold_by_select, threshold_by_sort, SquaredL1Rule, ThresholdRule};
+use super::threshold::{support_candidates, threshold_by_select, threshold_by_sort, SquaredL1Rule};
 use crate::error::{check_finite, check_nonneg, OmklError, Result};
 
 /// How to find the threshold.
@@ -68,11 +68,10 @@ pub fn squared_l1_threshold(x: &[f64], tau: f64, method: ThresholdMethod) -> f64
         return 0.0;
     }
     let rule = SquaredL1Rule { inv_tau: 1.0 / tau };
-    // Lower bound from a support of one element: entries at or below it
-    // are never in the support, so they need not be sorted.
-    let amax = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    let lower = rule.theta(amax, 1);
-    let mut a: Vec<f64> = x.iter().map(|v| v.abs()).filter(|&v| v > lower).collect();
+    // One linear pass drops the entries that cannot be in the support
+    // (see `support_candidates`); the threshold search runs on the rest.
+    let mut a = Vec::new();
+    support_candidates(x.iter().map(|v| v.abs()), rule, &mut a);
     if a.is_empty() {
         // Only reachable when every entry is zero.
         return 0.0;
@@ -81,4 +80,26 @@ pub fn squared_l1_threshold(x: &[f64], tau: f64, method: ThresholdMethod) -> f64
         ThresholdMethod::Sort => threshold_by_sort(&mut a, rule),
         ThresholdMethod::Select => threshold_by_select(&mut a, rule),
     }
+}
+
+/// In place, the prox of the squared ℓ2,1 norm `(τ/2)(Σ_g ‖x_g‖)²` (the
+/// MKL regulariser of Alg. 3): by Prop. 1, Alg. 2 on the group norms.
+///
+/// # Complexity
+/// O(p + G log G).
+///
+/// # Example
+/// ```
+/// let mut x = [6.0, 8.0, 1.0];
+/// // norms [10, 1], τ = 1: θ = 10 / 2 = 5, norms → [5, 0].
+/// omkl_core::prox::squared_l1::prox_squared_l21(&mut x, &[0, 2, 3], 1.0).unwrap();
+/// assert_eq!(x, [3.0, 4.0, 0.0]);
+/// ```
+pub fn prox_squared_l21(x: &mut [f64], offsets: &[usize], tau: f64) -> Result<()> {
+    check_nonneg("tau", tau)?;
+    super::groups::check_grouped(x, offsets)?;
+    super::reduction::prox_by_group_norms(x, offsets, |n| {
+        prox_squared_l1_unchecked(n, tau, ThresholdMethod::Sort)
+    });
+    Ok(())
 }

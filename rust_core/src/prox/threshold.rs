@@ -44,8 +44,79 @@ impl ThresholdRule for L1BallRule {
     }
 }
 
+/// Appends to `out` a superset of the support among the magnitudes `a`
+/// (all ≥ 0), discarding in one pass the entries that cannot be in it, as
+/// in the first pass of Condat (2016), *Fast projection onto the simplex
+/// and the ℓ1 ball*.
+///
+/// For both rules here, `θ(T)` of any subset `T` is a lower bound on the
+/// final threshold θ* (θ* is the largest `θ` over the prefixes of the sorted
+/// magnitudes, and a subset's θ is at most its size's prefix's). So every
+/// entry at or below the running `θ` of the kept candidates is out of the
+/// support. The survivors are then given to [`threshold_by_sort`] or
+/// [`threshold_by_select`], which are exact on any superset of the support.
+///
+/// # Complexity
+/// O(p) time, O(survivors) memory.
+///
+/// # Example
+/// ```
+/// use omkl_core::prox::threshold::{support_candidates, threshold_by_sort, SquaredL1Rule};
+/// let rule = SquaredL1Rule { inv_tau: 1.0 };
+/// let mut c = Vec::new();
+/// support_candidates([1.0, 3.0, 0.5, 2.0], rule, &mut c);
+/// assert!(c.contains(&3.0) && !c.contains(&0.5));
+/// assert_eq!(threshold_by_sort(&mut c, rule), threshold_by_sort(&mut [1.0, 3.0, 0.5, 2.0], rule));
+/// ```
+pub fn support_candidates<R, I>(a: I, rule: R, out: &mut Vec<f64>)
+where
+    R: ThresholdRule,
+    I: IntoIterator<Item = f64>,
+{
+    out.clear();
+    let mut waiting: Vec<f64> = Vec::new();
+    let (mut s, mut rho) = (0.0f64, 0.0f64);
+    for y in a {
+        if y <= rho {
+            continue;
+        }
+        if out.is_empty() {
+            out.push(y);
+            s = y;
+            rho = rule.theta(s, 1);
+            continue;
+        }
+        let grown = rule.theta(s + y, out.len() + 1);
+        let alone = rule.theta(y, 1);
+        if grown > alone {
+            out.push(y);
+            s += y;
+            rho = grown;
+        } else {
+            // `y` alone gives a larger lower bound: restart from it and
+            // re-check the old candidates at the end.
+            waiting.append(out);
+            out.push(y);
+            s = y;
+            rho = alone;
+        }
+    }
+    for y in waiting {
+        if y > rho {
+            out.push(y);
+            s += y;
+            rho = rule.theta(s, out.len());
+        }
+    }
+    // Final filter (one Michelot step); rounding aside θ(out) ≤ θ*, so the
+    // largest entry always stays.
+    let top = out.iter().fold(0.0f64, |m, &v| m.max(v));
+    out.retain(|&y| y > rho || y == top);
+}
+
 /// θ by sorting the magnitudes `a` (all ≥ 0) in decreasing order and scanning
-/// for the support. `a` is reordered. Returns 0 when no element is in the
+/// for the support. The rule must put the largest magnitude in the support
+/// whenever it is positive (true of both rules here). `a` is reordered. Returns 0 when no element is in the
 /// support.
 ///
 /// # Complexity
@@ -60,11 +131,18 @@ impl ThresholdRule for L1BallRule {
 /// ```
 pub fn threshold_by_sort<R: ThresholdRule>(a: &mut [f64], rule: R) -> f64 {
     sort_decreasing(a);
+    let top = match a.first() {
+        Some(&v) if v > 0.0 => v,
+        _ => return 0.0,
+    };
     let mut s = 0.0;
     let mut theta = 0.0;
     for (i, &v) in a.iter().enumerate() {
         let cand = rule.theta(s + v, i + 1);
-        if v > cand {
+        // The largest magnitudes (with their ties) are always in the
+        // support; accepting them outright keeps rounding in `cand` (huge
+        // τ, tiny radius) from emptying the support.
+        if v == top || v > cand {
             s += v;
             theta = cand;
         } else {
@@ -109,7 +187,9 @@ pub fn threshold_by_select<R: ThresholdRule>(a: &mut [f64], rule: R) -> f64 {
         let (gt, ge, sum_ge) = partition3(&mut a[lo..hi], pivot);
         // `pivot` is the smallest of the `ge` candidates ≥ pivot: they all
         // join the support exactly when the pivot does.
-        if pivot > rule.theta(s + sum_ge, k + ge) {
+        // While nothing is accepted the candidates include the maximum, so
+        // `gt == 0` means the pivot is the maximum: always in the support.
+        if (k == 0 && gt == 0 && pivot > 0.0) || pivot > rule.theta(s + sum_ge, k + ge) {
             s += sum_ge;
             k += ge;
             lo += ge;

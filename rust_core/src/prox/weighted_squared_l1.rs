@@ -12,7 +12,8 @@ use crate::error::{check_finite, check_nonneg, OmklError, Result};
 /// In place, `x ← prox_{(τ/2)(Σ d_i|·_i|)²}(x)`.
 ///
 /// # Complexity
-/// O(p log p).
+/// O(p) for a one-pass filter of the coordinates that cannot be in the
+/// support, then O(k log k) to sort the `k` survivors (O(p log p) at worst).
 ///
 /// # Example
 /// ```
@@ -64,27 +65,70 @@ pub fn prox_weighted_squared_l1_unchecked(x: &mut [f64], d: &[f64], tau: f64) {
     }
 }
 
+/// `(ratio |x_i| / d_i, i)` for a superset of the support, found in one
+/// pass as in Condat (2016). `θ(T) = Σ_T d_i|x_i| / (1/τ + Σ_T d_i²)` of any
+/// subset `T` is at most θ* (θ* maximises this ratio over subsets), so every
+/// coordinate whose ratio is at or below the running θ of the kept
+/// candidates is out of the support.
+fn candidates(x: &[f64], d: &[f64], inv_tau: f64) -> Vec<(f64, usize)> {
+    let mut out: Vec<(f64, usize)> = Vec::new();
+    let mut waiting: Vec<(f64, usize)> = Vec::new();
+    let (mut s, mut dd, mut rho) = (0.0f64, 0.0f64, 0.0f64);
+    for (i, (v, &w)) in x.iter().zip(d).enumerate() {
+        let a = v.abs();
+        if w <= 0.0 || a == 0.0 {
+            continue;
+        }
+        let r = a / w;
+        if r <= rho {
+            continue;
+        }
+        let grown = (s + w * a) / (inv_tau + dd + w * w);
+        let alone = (w * a) / (inv_tau + w * w);
+        if out.is_empty() || grown > alone {
+            out.push((r, i));
+            s += w * a;
+            dd += w * w;
+            rho = if out.len() == 1 { alone } else { grown };
+        } else {
+            waiting.append(&mut out);
+            out.push((r, i));
+            s = w * a;
+            dd = w * w;
+            rho = alone;
+        }
+    }
+    for (r, i) in waiting {
+        if r > rho {
+            let (a, w) = (x[i].abs(), d[i]);
+            out.push((r, i));
+            s += w * a;
+            dd += w * w;
+            rho = s / (inv_tau + dd);
+        }
+    }
+    let top = out.iter().fold(0.0f64, |m, c| m.max(c.0));
+    out.retain(|c| c.0 > rho || c.0 == top);
+    out
+}
+
 /// The multiplier θ of the weighted squared-ℓ1 prox of `x` (unchanged).
 pub fn weighted_squared_l1_threshold(x: &[f64], d: &[f64], tau: f64) -> f64 {
     if tau == 0.0 {
         return 0.0;
     }
     let inv_tau = 1.0 / tau;
-    // (ratio |x_i| / d_i, index) for the coordinates that can be shrunk.
-    let mut cand: Vec<(f64, usize)> = x
-        .iter()
-        .zip(d)
-        .enumerate()
-        .filter(|(_, (v, &w))| w > 0.0 && **v != 0.0)
-        .map(|(i, (v, &w))| (v.abs() / w, i))
-        .collect();
+    let mut cand = candidates(x, d, inv_tau);
     cand.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+    // The largest ratios (with ties) are always in the support; accepting
+    // them outright keeps rounding (huge τ) from emptying it.
+    let top = cand.first().map_or(0.0, |c| c.0);
     let (mut s, mut dd, mut theta) = (0.0f64, 0.0f64, 0.0f64);
     for &(r, i) in &cand {
         let (a, w) = (x[i].abs(), d[i]);
         let (s_new, dd_new) = (s + w * a, dd + w * w);
         let t = s_new / (inv_tau + dd_new);
-        if r > t {
+        if r == top || r > t {
             s = s_new;
             dd = dd_new;
             theta = t;
@@ -93,4 +137,26 @@ pub fn weighted_squared_l1_threshold(x: &[f64], d: &[f64], tau: f64) -> f64 {
         }
     }
     theta
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn huge_tau_shrinks_to_zero_and_zero_weights_stay() {
+        let mut x = [3.0, -1.0, 2.0, 5.0];
+        prox_weighted_squared_l1(&mut x, &[1.0, 2.0, 0.5, 0.0], 1e300).unwrap();
+        assert!(x[..3].iter().all(|v| v.abs() < 1e-12), "{x:?}");
+        assert_eq!(x[3], 5.0);
+    }
+
+    #[test]
+    fn rejects_bad_weights() {
+        let mut x = [1.0, 2.0];
+        assert!(prox_weighted_squared_l1(&mut x, &[1.0], 1.0).is_err());
+        assert!(prox_weighted_squared_l1(&mut x, &[1.0, -1.0], 1.0).is_err());
+        assert!(prox_weighted_squared_l1(&mut x, &[1.0, f64::NAN], 1.0).is_err());
+        assert_eq!(x, [1.0, 2.0]);
+    }
 }
