@@ -4,9 +4,10 @@ The maths lives in a Rust core (``omkl._omkl``); this package holds river-style
 streaming estimators, dataset loaders, experiments and a command-line interface.
 """
 
-from omkl import _omkl, decode, prox
+from omkl import _omkl, decode, kernels, prox
 from omkl.datasets import load_ocr
+from omkl.kernels import Kernel
 
 __version__: str = _omkl.__version__
 
-__all__ = ["__version__", "decode", "load_ocr", "prox"]
+__all__ = ["Kernel", "__version__", "decode", "kernels", "load_ocr", "prox"]

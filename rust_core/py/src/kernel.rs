@@ -1,7 +1,523 @@
 //! Python binding for `omkl_core::kernel`.
 
+use ndarray::Array2;
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use omkl_core::kernel::{self as core, GramCache, Kernel, SparseGram, SupportStore};
+use omkl_core::OmklError;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+use crate::errors::IntoPyResult;
+
+/// A kernel function with its hyperparameters (validated on construction).
+#[pyclass(module = "omkl._omkl", name = "Kernel", frozen, eq)]
+#[derive(Clone, PartialEq)]
+pub struct PyKernel {
+    pub inner: Kernel,
+}
+
+/// Builds a core kernel from its name and keyword parameters.
+fn build(
+    kind: &str,
+    degree: i64,
+    offset: f64,
+    normalize: bool,
+    sigma2: f64,
+    h: f64,
+) -> omkl_core::Result<Kernel> {
+    let kernel = match kind {
+        "linear" => Kernel::Linear { normalize },
+        "polynomial" | "poly" => {
+            if !(1..=i64::from(u32::MAX)).contains(&degree) {
+                return Err(OmklError::invalid(
+                    "degree",
+                    format!("expected an integer >= 1, got {degree}"),
+                ));
+            }
+            Kernel::Polynomial {
+                degree: degree as u32,
+                offset,
+                normalize,
+            }
+        }
+        "gaussian" | "rbf" => Kernel::Gaussian { sigma2 },
+        "b1" | "b1_spline" => Kernel::B1Spline { h },
+        other => {
+            return Err(OmklError::invalid(
+                "kernel",
+                format!(
+                    "expected one of 'linear', 'polynomial', 'gaussian', 'b1_spline', got {other:?}"
+                ),
+            ))
+        }
+    };
+    kernel.check()?;
+    Ok(kernel)
+}
+
+#[pymethods]
+impl PyKernel {
+    #[new]
+    #[pyo3(signature = (kind, degree=2, offset=1.0, normalize=false, sigma2=5.0, h=1.0))]
+    fn new(
+        kind: &str,
+        degree: i64,
+        offset: f64,
+        normalize: bool,
+        sigma2: f64,
+        h: f64,
+    ) -> PyResult<Self> {
+        Ok(PyKernel {
+            inner: build(kind, degree, offset, normalize, sigma2, h).py()?,
+        })
+    }
+
+    /// The kernel's name: 'linear', 'polynomial', 'gaussian' or 'b1_spline'.
+    #[getter]
+    fn kind(&self) -> &'static str {
+        match self.inner {
+            Kernel::Linear { .. } => "linear",
+            Kernel::Polynomial { .. } => "polynomial",
+            Kernel::Gaussian { .. } => "gaussian",
+            Kernel::B1Spline { .. } => "b1_spline",
+        }
+    }
+
+    /// Constructor arguments `(kind, degree, offset, normalize, sigma2, h)`;
+    /// parameters the kernel does not use hold their defaults.
+    fn args(&self) -> (&'static str, i64, f64, bool, f64, f64) {
+        let (mut degree, mut offset, mut normalize, mut sigma2, mut h) = (2, 1.0, false, 5.0, 1.0);
+        match self.inner {
+            Kernel::Linear { normalize: n } => normalize = n,
+            Kernel::Polynomial {
+                degree: g,
+                offset: c,
+                normalize: n,
+            } => {
+                degree = i64::from(g);
+                offset = c;
+                normalize = n;
+            }
+            Kernel::Gaussian { sigma2: s } => sigma2 = s,
+            Kernel::B1Spline { h: b } => h = b,
+        }
+        (self.kind(), degree, offset, normalize, sigma2, h)
+    }
+
+    #[getter]
+    fn has_compact_support(&self) -> bool {
+        self.inner.has_compact_support()
+    }
+
+    #[getter]
+    fn has_unit_diagonal(&self) -> bool {
+        self.inner.has_unit_diagonal()
+    }
+
+    /// `K(x, y)` of two 1-D vectors, in double precision.
+    fn eval(&self, x: Vec<f32>, y: Vec<f32>) -> PyResult<f64> {
+        self.inner.eval_checked(&x, &y).py()
+    }
+
+    fn __repr__(&self) -> String {
+        match self.inner {
+            Kernel::Linear { normalize } => {
+                format!("Kernel('linear', normalize={})", py_bool(normalize))
+            }
+            Kernel::Polynomial {
+                degree,
+                offset,
+                normalize,
+            } => format!(
+                "Kernel('polynomial', degree={degree}, offset={offset:?}, normalize={})",
+                py_bool(normalize)
+            ),
+            Kernel::Gaussian { sigma2 } => format!("Kernel('gaussian', sigma2={sigma2:?})"),
+            Kernel::B1Spline { h } => format!("Kernel('b1_spline', h={h:?})"),
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> (Bound<'py, PyAny>, (&'static str, i64, f64, bool, f64, f64)) {
+        (slf.get_type().into_any(), slf.get().args())
+    }
+}
+
+fn py_bool(b: bool) -> &'static str {
+    if b {
+        "True"
+    } else {
+        "False"
+    }
+}
+
+/// A C-contiguous 2-D float32 array as `(slice, rows, cols)`.
+fn matrix<'a>(name: &str, a: &'a PyReadonlyArray2<'_, f32>) -> PyResult<(&'a [f32], usize, usize)> {
+    let (n, d) = a.as_array().dim();
+    let s = a
+        .as_slice()
+        .map_err(|_| OmklError::invalid(name, "expected a C-contiguous array"))
+        .py()?;
+    Ok((s, n, d))
+}
+
+/// Dense Gram matrix `K(x_i, y_j)` as a float32 `(n_x, n_y)` array; with
+/// `y=None`, the symmetric Gram matrix of `x`.
+#[pyfunction]
+#[pyo3(signature = (kernel, x, y=None))]
+fn gram<'py>(
+    py: Python<'py>,
+    kernel: &PyKernel,
+    x: PyReadonlyArray2<'py, f32>,
+    y: Option<PyReadonlyArray2<'py, f32>>,
+) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    let (xs, nx, d) = matrix("X", &x)?;
+    let k = &kernel.inner;
+    let (out, ny) = match &y {
+        None => (py.detach(|| core::gram_symmetric(k, xs, nx, d)).py()?, nx),
+        Some(y) => {
+            let (ys, ny, dy) = matrix("Y", y)?;
+            if dy != d {
+                return Err(OmklError::shape(
+                    "Y",
+                    format!("{d} columns (as many as X)"),
+                    format!("{dy} columns"),
+                ))
+                .py();
+            }
+            (py.detach(|| core::gram(k, xs, nx, ys, ny, d)).py()?, ny)
+        }
+    };
+    let arr = Array2::from_shape_vec((nx, ny), out)
+        .map_err(|e| OmklError::invalid("X", e.to_string()))
+        .py()?;
+    Ok(arr.into_pyarray(py))
+}
+
+/// A Gram matrix in CSR form (only non-zeros stored).
+#[pyclass(module = "omkl._omkl", name = "SparseGram", frozen)]
+pub struct PySparseGram {
+    inner: SparseGram,
+}
+
+/// `alpha` as a C-contiguous float64 matrix with one row per column of the
+/// Gram matrix.
+fn alpha_slice<'a>(a: &'a PyReadonlyArray2<'_, f64>) -> PyResult<(&'a [f64], usize)> {
+    let (_, labels) = a.as_array().dim();
+    let s = a
+        .as_slice()
+        .map_err(|_| OmklError::invalid("alpha", "expected a C-contiguous array"))
+        .py()?;
+    Ok((s, labels))
+}
+
+#[pymethods]
+impl PySparseGram {
+    /// Validates and wraps CSR arrays.
+    #[staticmethod]
+    fn from_csr(
+        nrows: usize,
+        ncols: usize,
+        indptr: PyReadonlyArray1<'_, i64>,
+        indices: PyReadonlyArray1<'_, i64>,
+        data: PyReadonlyArray1<'_, f32>,
+    ) -> PyResult<Self> {
+        let to_usize = |name: &str, v: i64| -> omkl_core::Result<usize> {
+            usize::try_from(v)
+                .map_err(|_| OmklError::invalid(name, format!("expected indices >= 0, got {v}")))
+        };
+        let indptr = indptr
+            .as_array()
+            .iter()
+            .map(|&v| to_usize("indptr", v))
+            .collect::<omkl_core::Result<Vec<_>>>()
+            .py()?;
+        let indices = indices
+            .as_array()
+            .iter()
+            .map(|&v| {
+                u32::try_from(v).map_err(|_| {
+                    OmklError::invalid("indices", format!("expected 0 <= index < 2^32, got {v}"))
+                })
+            })
+            .collect::<omkl_core::Result<Vec<_>>>()
+            .py()?;
+        let data = data.as_array().to_vec();
+        Ok(PySparseGram {
+            inner: SparseGram::from_csr(nrows, ncols, indptr, indices, data).py()?,
+        })
+    }
+
+    #[getter]
+    fn shape(&self) -> (usize, usize) {
+        self.inner.shape()
+    }
+
+    #[getter]
+    fn nnz(&self) -> usize {
+        self.inner.nnz()
+    }
+
+    #[getter]
+    fn density(&self) -> f64 {
+        self.inner.density()
+    }
+
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.inner.nbytes()
+    }
+
+    /// Copies of the CSR arrays `(indptr int64, indices int64, data float32)`.
+    #[allow(clippy::type_complexity)]
+    fn csr<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> (
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<f32>>,
+    ) {
+        let (p, i, v) = self.inner.csr();
+        let p: Vec<i64> = p.iter().map(|&x| x as i64).collect();
+        let i: Vec<i64> = i.iter().map(|&x| i64::from(x)).collect();
+        (
+            p.into_pyarray(py),
+            i.into_pyarray(py),
+            v.to_vec().into_pyarray(py),
+        )
+    }
+
+    fn to_dense<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let (r, c) = self.inner.shape();
+        let dense = py.detach(|| self.inner.to_dense());
+        let arr = Array2::from_shape_vec((r, c), dense)
+            .map_err(|e| OmklError::invalid("SparseGram", e.to_string()))
+            .py()?;
+        Ok(arr.into_pyarray(py))
+    }
+
+    /// `K @ alpha` for `alpha` of shape `(columns, labels)`.
+    fn scores<'py>(
+        &self,
+        py: Python<'py>,
+        alpha: PyReadonlyArray2<'py, f64>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let (a, labels) = alpha_slice(&alpha)?;
+        let out = py.detach(|| self.inner.scores(a, labels)).py()?;
+        let arr = Array2::from_shape_vec((self.inner.shape().0, labels), out)
+            .map_err(|e| OmklError::invalid("alpha", e.to_string()))
+            .py()?;
+        Ok(arr.into_pyarray(py))
+    }
+
+    /// Row `i` of `K @ alpha`.
+    fn score_row<'py>(
+        &self,
+        py: Python<'py>,
+        i: usize,
+        alpha: PyReadonlyArray2<'py, f64>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let (a, labels) = alpha_slice(&alpha)?;
+        let mut out = vec![0.0; labels];
+        self.inner.score_row(i, a, &mut out).py()?;
+        Ok(out.into_pyarray(py))
+    }
+}
+
+/// CSR Gram matrix of `x` against `y` (or itself), built block by block.
+#[pyfunction]
+#[pyo3(signature = (kernel, x, y=None))]
+fn sparse_gram<'py>(
+    py: Python<'py>,
+    kernel: &PyKernel,
+    x: PyReadonlyArray2<'py, f32>,
+    y: Option<PyReadonlyArray2<'py, f32>>,
+) -> PyResult<PySparseGram> {
+    let (xs, nx, d) = matrix("X", &x)?;
+    let (ys, ny, dy) = match &y {
+        None => (xs, nx, d),
+        Some(y) => matrix("Y", y)?,
+    };
+    if dy != d {
+        return Err(OmklError::shape(
+            "Y",
+            format!("{d} columns (as many as X)"),
+            format!("{dy} columns"),
+        ))
+        .py();
+    }
+    let k = &kernel.inner;
+    let inner = py.detach(|| SparseGram::build(k, xs, nx, ys, ny, d)).py()?;
+    Ok(PySparseGram { inner })
+}
+
+/// B1-spline width for a target fraction of zeros in the Gram matrix of `x`.
+#[pyfunction]
+#[pyo3(signature = (x, zero_fraction=0.95, max_sample=2000))]
+fn b1_bandwidth(
+    py: Python<'_>,
+    x: PyReadonlyArray2<'_, f32>,
+    zero_fraction: f64,
+    max_sample: usize,
+) -> PyResult<f64> {
+    let (xs, n, d) = matrix("X", &x)?;
+    py.detach(|| core::b1_bandwidth(xs, n, d, zero_fraction, max_sample))
+        .py()
+}
+
+/// A 1-D C-contiguous float32 input.
+fn vector<'a>(name: &str, a: &'a PyReadonlyArray1<'_, f32>) -> PyResult<&'a [f32]> {
+    a.as_slice()
+        .map_err(|_| OmklError::invalid(name, "expected a C-contiguous array"))
+        .py()
+}
+
+/// Deduplicating store of support inputs.
+#[pyclass(module = "omkl._omkl", name = "SupportStore")]
+pub struct PySupportStore {
+    inner: SupportStore,
+}
+
+#[pymethods]
+impl PySupportStore {
+    #[new]
+    fn new(d: usize) -> PyResult<Self> {
+        Ok(PySupportStore {
+            inner: SupportStore::new(d).py()?,
+        })
+    }
+
+    /// Rebuilds a store from `(n, d)` distinct rows.
+    #[staticmethod]
+    fn from_data(data: PyReadonlyArray2<'_, f32>) -> PyResult<Self> {
+        let (s, _, d) = matrix("data", &data)?;
+        Ok(PySupportStore {
+            inner: SupportStore::from_data(d, s).py()?,
+        })
+    }
+
+    /// Stores `x` once; returns `(id, is_new)`.
+    fn add(&mut self, x: PyReadonlyArray1<'_, f32>) -> PyResult<(u32, bool)> {
+        self.inner.insert(vector("x", &x)?).py()
+    }
+
+    /// The id of `x`, or None.
+    fn find(&self, x: PyReadonlyArray1<'_, f32>) -> PyResult<Option<u32>> {
+        self.inner.find(vector("x", &x)?).py()
+    }
+
+    fn get<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyArray1<f32>>> {
+        let n = self.inner.len();
+        let row = self
+            .inner
+            .get(id)
+            .ok_or_else(|| {
+                OmklError::invalid("id", format!("expected a stored id < {n}, got {id}"))
+            })
+            .py()?;
+        Ok(row.to_vec().into_pyarray(py))
+    }
+
+    /// All inputs as an `(n, d)` float32 array, in id order.
+    fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let arr = Array2::from_shape_vec(
+            (self.inner.len(), self.inner.dim()),
+            self.inner.data().to_vec(),
+        )
+        .map_err(|e| OmklError::invalid("data", e.to_string()))
+        .py()?;
+        Ok(arr.into_pyarray(py))
+    }
+
+    #[getter]
+    fn d(&self) -> usize {
+        self.inner.dim()
+    }
+
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.inner.nbytes()
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+}
+
+/// Gram rows of support inputs, computed on demand and LRU-cached.
+#[pyclass(module = "omkl._omkl", name = "GramCache")]
+pub struct PyGramCache {
+    inner: GramCache,
+}
+
+#[pymethods]
+impl PyGramCache {
+    #[new]
+    fn new(kernel: &PyKernel, d: usize, budget_bytes: usize) -> PyResult<Self> {
+        Ok(PyGramCache {
+            inner: GramCache::new(kernel.inner.clone(), d, budget_bytes).py()?,
+        })
+    }
+
+    /// Adds a support input (deduplicated); returns its id.
+    fn add(&mut self, x: PyReadonlyArray1<'_, f32>) -> PyResult<u32> {
+        self.inner.add(vector("x", &x)?).py()
+    }
+
+    /// `K(x_id, x_j)` for every stored `j`.
+    fn row<'py>(&mut self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyArray1<f32>>> {
+        let row = self.inner.row(id).py()?.to_vec();
+        Ok(row.into_pyarray(py))
+    }
+
+    #[getter]
+    fn kernel(&self) -> PyKernel {
+        PyKernel {
+            inner: self.inner.kernel().clone(),
+        }
+    }
+
+    /// All support inputs, `(n, d)` float32.
+    fn support<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let s = self.inner.support();
+        let arr = Array2::from_shape_vec((s.len(), s.dim()), s.data().to_vec())
+            .map_err(|e| OmklError::invalid("data", e.to_string()))
+            .py()?;
+        Ok(arr.into_pyarray(py))
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.support().len()
+    }
+
+    /// Counters: hits, extensions, misses, evictions, cache_bytes, entries,
+    /// budget, support_bytes, support_len.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.stats();
+        let d = PyDict::new(py);
+        d.set_item("hits", s.hits)?;
+        d.set_item("extensions", s.extensions)?;
+        d.set_item("misses", s.misses)?;
+        d.set_item("evictions", s.evictions)?;
+        d.set_item("cache_bytes", s.cache_bytes)?;
+        d.set_item("entries", s.entries)?;
+        d.set_item("budget", s.budget)?;
+        d.set_item("support_bytes", s.support_bytes)?;
+        d.set_item("support_len", s.support_len)?;
+        Ok(d)
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyKernel>()?;
+    m.add_class::<PySupportStore>()?;
+    m.add_class::<PyGramCache>()?;
+    m.add_class::<PySparseGram>()?;
+    m.add_function(wrap_pyfunction!(gram, m)?)?;
+    m.add_function(wrap_pyfunction!(sparse_gram, m)?)?;
+    m.add_function(wrap_pyfunction!(b1_bandwidth, m)?)?;
     Ok(())
 }

@@ -1,1 +1,26 @@
 //! Kernels, Gram matrices, Gram caches and sparse Gram storage.
+//!
+//! * [`spec`]: the [`Kernel`] functions and their hyperparameters.
+//! * [`gram`]: dense Gram blocks through GEMM plus an elementwise map.
+//! * [`sparse`]: CSR Gram storage for compact-support kernels and scoring.
+//! * [`bandwidth`]: the B1-spline width for a target sparsity.
+//! * [`support`]: deduplicated support inputs.
+//! * [`cache`]: an LRU cache of Gram rows under a byte budget.
+//! * [`gram_cache`]: Gram rows of support inputs, computed on demand.
+
+pub mod bandwidth;
+pub mod cache;
+pub mod gram;
+pub mod gram_cache;
+mod map;
+pub mod sparse;
+pub mod spec;
+pub mod support;
+
+pub use bandwidth::b1_bandwidth;
+pub use cache::{CacheStats, RowCache};
+pub use gram::{gram, gram_into, gram_symmetric};
+pub use gram_cache::{GramCache, GramCacheStats};
+pub use sparse::{dense_scores, SparseGram};
+pub use spec::Kernel;
+pub use support::SupportStore;

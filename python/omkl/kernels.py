@@ -1,0 +1,424 @@
+"""Kernels and Gram matrices.
+
+Kernels (all computed in float32 by the Rust core, through a GEMM plus an
+elementwise map):
+
+========================  ==================================================
+``"linear"``              ``<x, x'>`` (``normalize=True``: cosine)
+``"polynomial"``          ``(<x, x'> + offset) ** degree``, optionally
+                          normalised to unit diagonal
+``"gaussian"``            ``exp(-||x - x'||^2 / (2 sigma2))``
+``"b1_spline"``           ``max(0, 1 - ||x - x'|| / h)`` (compact support)
+========================  ==================================================
+
+Normalised kernels are ``K(x, x') / sqrt(K(x, x) K(x', x'))`` (0 when the
+normaliser is 0). The Gaussian uses ``2 sigma2`` in the denominator; for the
+convention ``exp(-||x - x'||^2 / s)`` pass ``sigma2 = s / 2``.
+
+Example
+-------
+>>> import numpy as np
+>>> from omkl import kernels
+>>> X = np.array([[0.0, 1.0], [1.0, 1.0]])
+>>> K = kernels.gram(X, kernel="gaussian", sigma2=0.5)
+>>> K.dtype, K.shape
+(dtype('float32'), (2, 2))
+>>> bool(np.isclose(K[0, 1], np.exp(-1.0)))
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from omkl import _omkl
+from omkl._omkl import Kernel
+
+__all__ = [
+    "GramCache",
+    "Kernel",
+    "SparseGram",
+    "SupportStore",
+    "b1_bandwidth",
+    "b1_spline",
+    "gaussian",
+    "gram",
+    "linear",
+    "make_kernel",
+    "polynomial",
+    "sparse_gram",
+]
+
+
+def linear(normalize: bool = False) -> Kernel:
+    """The linear kernel ``<x, x'>``; ``normalize=True`` gives the cosine.
+
+    >>> linear(normalize=True)
+    Kernel('linear', normalize=True)
+    """
+    return Kernel("linear", normalize=normalize)
+
+
+def polynomial(degree: int = 2, offset: float = 1.0, normalize: bool = False) -> Kernel:
+    """The polynomial kernel ``(<x, x'> + offset) ** degree``.
+
+    >>> polynomial(2, 0.0, normalize=True)
+    Kernel('polynomial', degree=2, offset=0.0, normalize=True)
+    """
+    return Kernel("polynomial", degree=degree, offset=offset, normalize=normalize)
+
+
+def gaussian(sigma2: float = 5.0) -> Kernel:
+    """The Gaussian kernel ``exp(-||x - x'||^2 / (2 sigma2))``.
+
+    >>> gaussian(5.0)
+    Kernel('gaussian', sigma2=5.0)
+    """
+    return Kernel("gaussian", sigma2=sigma2)
+
+
+def b1_spline(h: float) -> Kernel:
+    """The B1-spline kernel ``max(0, 1 - ||x - x'|| / h)``.
+
+    >>> b1_spline(3.0).has_compact_support
+    True
+    """
+    return Kernel("b1_spline", h=h)
+
+
+def make_kernel(kernel: str | Kernel = "gaussian", **params: Any) -> Kernel:
+    """A :class:`Kernel` from a name and keyword parameters (``degree``,
+    ``offset``, ``normalize``, ``sigma2``, ``h``), or ``kernel`` itself.
+
+    >>> make_kernel("polynomial", degree=3)
+    Kernel('polynomial', degree=3, offset=1.0, normalize=False)
+    """
+    if isinstance(kernel, Kernel):
+        if params:
+            raise ValueError(
+                "invalid value for `params`: expected none with a Kernel instance, "
+                f"got {sorted(params)}"
+            )
+        return kernel
+    allowed = {"degree", "offset", "normalize", "sigma2", "h"}
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        raise ValueError(
+            f"invalid value for `params`: unknown kernel parameter(s) {unknown}, "
+            f"expected some of {sorted(allowed)}"
+        )
+    return Kernel(kernel, **params)
+
+
+def as_matrix(name: str, X: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """``X`` as a C-contiguous 2-D float32 array, or ``ValueError`` naming ``name``."""
+    arr = np.asarray(X)
+    if arr.ndim != 2:
+        raise ValueError(f"shape mismatch for `{name}`: expected a 2-D array, got {arr.ndim}-D")
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+        raise ValueError(
+            f"invalid value for `{name}`: expected a numeric array, got dtype {arr.dtype}"
+        )
+    with np.errstate(over="ignore"):
+        return np.ascontiguousarray(arr, dtype=np.float32)
+
+
+def gram(
+    X: npt.ArrayLike,
+    Y: npt.ArrayLike | None = None,
+    kernel: str | Kernel = "gaussian",
+    **params: Any,
+) -> npt.NDArray[np.float32]:
+    """The Gram matrix ``K[i, j] = K(X[i], Y[j])`` as a float32 array.
+
+    With ``Y=None`` the symmetric Gram matrix of ``X`` is computed (half the
+    work; exactly symmetric with an exact diagonal). Inputs are converted to
+    float32 (so entries of magnitude below about 1e-19 underflow in
+    products). ``kernel`` is a name (see the module docstring) with its
+    parameters as keywords, or a :class:`Kernel`.
+
+    >>> import numpy as np
+    >>> gram(np.eye(2), kernel="linear").tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    k = make_kernel(kernel, **params)
+    x = as_matrix("X", X)
+    if Y is None:
+        return _omkl.gram(k, x)
+    return _omkl.gram(k, x, as_matrix("Y", Y))
+
+
+def b1_bandwidth(X: npt.ArrayLike, zero_fraction: float = 0.95, max_sample: int = 2000) -> float:
+    """The B1-spline width ``h`` giving a fraction ``zero_fraction`` of zeros
+    in the Gram matrix of ``X`` (the paper used about 95%).
+
+    An entry is zero iff ``||x_i - x_j|| >= h``; the fraction counts all
+    ``n^2`` entries (the diagonal is never zero). ``h`` is the matching
+    quantile of pairwise distances, placed midway between two distinct
+    distances. For ``n > max_sample`` the distances are measured among
+    ``max_sample`` rows drawn by a fixed-seed generator (deterministic).
+
+    >>> import numpy as np
+    >>> X = np.arange(100.0)[:, None]
+    >>> S = sparse_gram(X, kernel="b1_spline", h=b1_bandwidth(X, 0.9))
+    >>> abs((1.0 - S.density) - 0.9) <= 0.01
+    True
+    """
+    if isinstance(max_sample, bool) or not isinstance(max_sample, int | np.integer):
+        raise ValueError(f"invalid value for `max_sample`: expected an integer, got {max_sample!r}")
+    if max_sample < 2:
+        raise ValueError(
+            f"invalid value for `max_sample`: expected an integer >= 2, got {max_sample}"
+        )
+    return _omkl.b1_bandwidth(as_matrix("X", X), float(zero_fraction), int(max_sample))
+
+
+class SparseGram:
+    """A Gram matrix stored in CSR form: only non-zero kernel values are
+    kept, so memory and scoring cost scale with the number of neighbours,
+    not with the number of columns. Build one with :func:`sparse_gram`.
+
+    Rows are query inputs and columns support inputs; :meth:`scores`
+    computes ``K @ alpha`` for coefficients ``alpha`` of shape
+    ``(columns, labels)``.
+
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [1.0], [5.0]])
+    >>> S = sparse_gram(X, kernel="b1_spline", h=2.0)
+    >>> S.nnz, S.shape
+    (5, (3, 3))
+    >>> S.scores(np.array([[1.0], [0.0], [0.0]])).ravel().tolist()
+    [1.0, 0.5, 0.0]
+    """
+
+    def __init__(self, inner: _omkl.SparseGram) -> None:
+        self._inner = inner
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(rows, columns)``."""
+        return self._inner.shape
+
+    @property
+    def nnz(self) -> int:
+        """Number of stored (non-zero) entries."""
+        return self._inner.nnz
+
+    @property
+    def density(self) -> float:
+        """``nnz / (rows * columns)``."""
+        return self._inner.density
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the CSR arrays."""
+        return self._inner.nbytes
+
+    def to_dense(self) -> npt.NDArray[np.float32]:
+        """The dense float32 matrix."""
+        return self._inner.to_dense()
+
+    def to_scipy(self) -> Any:
+        """A ``scipy.sparse.csr_matrix`` copy (needs scipy)."""
+        import scipy.sparse
+
+        indptr, indices, data = self._inner.csr()
+        return scipy.sparse.csr_matrix((data, indices, indptr), shape=self.shape)
+
+    def scores(self, alpha: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """``K @ alpha`` (float64), visiting only the stored entries.
+
+        ``alpha`` has shape ``(columns, labels)``, or ``(columns,)`` for one
+        label (the result is then 1-D).
+        """
+        a, one = _as_alpha(alpha, self.shape[1])
+        out = self._inner.scores(a)
+        return out[:, 0] if one else out
+
+    def score_row(self, i: int, alpha: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """Row ``i`` of ``K @ alpha``, shape ``(labels,)``."""
+        if isinstance(i, bool) or not isinstance(i, int | np.integer) or not 0 <= i < self.shape[0]:
+            raise ValueError(
+                f"invalid value for `i`: expected a row index < {self.shape[0]}, got {i!r}"
+            )
+        a, _ = _as_alpha(alpha, self.shape[1])
+        return self._inner.score_row(int(i), a)
+
+    def __getstate__(self) -> dict[str, Any]:
+        indptr, indices, data = self._inner.csr()
+        return {"shape": self.shape, "indptr": indptr, "indices": indices, "data": data}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        rows, cols = state["shape"]
+        self._inner = _omkl.SparseGram.from_csr(
+            rows, cols, state["indptr"], state["indices"], state["data"]
+        )
+
+    def __repr__(self) -> str:
+        return f"SparseGram(shape={self.shape}, nnz={self.nnz}, density={self.density:.4g})"
+
+
+def _as_alpha(alpha: npt.ArrayLike, m: int) -> tuple[npt.NDArray[np.float64], bool]:
+    a = np.asarray(alpha, dtype=np.float64)
+    one = a.ndim == 1
+    if one:
+        a = a[:, None]
+    if a.ndim != 2 or a.shape[0] != m or a.shape[1] == 0:
+        raise ValueError(
+            f"shape mismatch for `alpha`: expected ({m}, labels) or ({m},), got {np.shape(alpha)}"
+        )
+    return np.ascontiguousarray(a), one
+
+
+def sparse_gram(
+    X: npt.ArrayLike,
+    Y: npt.ArrayLike | None = None,
+    kernel: str | Kernel = "b1_spline",
+    **params: Any,
+) -> SparseGram:
+    """The Gram matrix ``K(X[i], Y[j])`` in CSR form, built block by block
+    without materialising the dense matrix (for compact-support kernels
+    such as the B1-spline; other kernels are accepted but store nearly every
+    entry). ``Y=None`` means ``Y = X``.
+
+    >>> import numpy as np
+    >>> sparse_gram(np.eye(3), kernel="b1_spline", h=1.0).nnz
+    3
+    """
+    k = make_kernel(kernel, **params)
+    x = as_matrix("X", X)
+    y = None if Y is None else as_matrix("Y", Y)
+    return SparseGram(_omkl.sparse_gram(k, x, y))
+
+
+def _as_vector(name: str, x: npt.ArrayLike, d: int) -> npt.NDArray[np.float32]:
+    arr = np.asarray(x)
+    if arr.ndim != 1 or arr.shape[0] != d:
+        raise ValueError(f"shape mismatch for `{name}`: expected shape ({d},), got {arr.shape}")
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+        raise ValueError(f"invalid value for `{name}`: expected a numeric array, got {arr.dtype}")
+    with np.errstate(over="ignore"):
+        return np.ascontiguousarray(arr, dtype=np.float32)
+
+
+class SupportStore:
+    """Support inputs of dimension ``d``, each stored once: adding an input
+    already stored (bitwise the same float32 values) returns its id.
+
+    >>> import numpy as np
+    >>> s = SupportStore(2)
+    >>> s.add([1.0, 2.0]), s.add([3.0, 4.0]), s.add(np.array([1.0, 2.0]))
+    (0, 1, 0)
+    >>> len(s)
+    2
+    """
+
+    def __init__(self, d: int) -> None:
+        if isinstance(d, bool) or not isinstance(d, int | np.integer) or d < 1:
+            raise ValueError(f"invalid value for `d`: expected an integer >= 1, got {d!r}")
+        self.d = int(d)
+        self._inner = _omkl.SupportStore(self.d)
+
+    def add(self, x: npt.ArrayLike) -> int:
+        """Stores ``x`` unless already stored; returns its id."""
+        return self._inner.add(_as_vector("x", x, self.d))[0]
+
+    def find(self, x: npt.ArrayLike) -> int | None:
+        """The id of ``x``, or ``None``."""
+        return self._inner.find(_as_vector("x", x, self.d))
+
+    def get(self, id: int) -> npt.NDArray[np.float32]:
+        """Input ``id``."""
+        return self._inner.get(_as_id(id))
+
+    def data(self) -> npt.NDArray[np.float32]:
+        """All inputs, shape ``(len(self), d)``, in id order."""
+        return self._inner.data()
+
+    @property
+    def nbytes(self) -> int:
+        """Approximate heap bytes (inputs plus hash index)."""
+        return self._inner.nbytes
+
+    def __len__(self) -> int:
+        return len(self._inner)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"d": self.d, "data": self.data()}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.d = state["d"]
+        self._inner = _omkl.SupportStore(self.d)
+        for row in state["data"]:
+            self._inner.add(np.ascontiguousarray(row, dtype=np.float32))
+
+
+def _as_id(id: int) -> int:
+    if isinstance(id, bool) or not isinstance(id, int | np.integer) or not 0 <= id < 2**32:
+        raise ValueError(f"invalid value for `id`: expected a stored id (integer >= 0), got {id!r}")
+    return int(id)
+
+
+class GramCache:
+    """Gram rows ``K(x_id, x_j)`` over a deduplicated set of support inputs,
+    computed on demand and kept in a least-recently-used cache of at most
+    ``budget_bytes`` bytes (each row costs ``4 * len + 64`` bytes).
+
+    When support inputs are added after a row was cached, only the new
+    columns are computed ("extensions"). :meth:`stats` reports hits,
+    extensions, misses, evictions and bytes.
+
+    >>> c = GramCache(2, kernel="linear", budget_bytes=1 << 20)
+    >>> a = c.add([1.0, 0.0]); b = c.add([2.0, 3.0]); c.add([1.0, 0.0]) == a
+    True
+    >>> c.row(b).tolist()
+    [2.0, 13.0]
+    >>> c.stats()["misses"], c.stats()["support_len"]
+    (1, 2)
+    """
+
+    def __init__(
+        self,
+        d: int,
+        kernel: str | Kernel = "gaussian",
+        budget_bytes: int = 64 << 20,
+        **params: Any,
+    ) -> None:
+        if isinstance(d, bool) or not isinstance(d, int | np.integer) or d < 1:
+            raise ValueError(f"invalid value for `d`: expected an integer >= 1, got {d!r}")
+        if (
+            isinstance(budget_bytes, bool)
+            or not isinstance(budget_bytes, int | np.integer)
+            or budget_bytes < 0
+        ):
+            raise ValueError(
+                f"invalid value for `budget_bytes`: expected an integer >= 0, got {budget_bytes!r}"
+            )
+        self.d = int(d)
+        self.kernel = make_kernel(kernel, **params)
+        self.budget_bytes = int(budget_bytes)
+        self._inner = _omkl.GramCache(self.kernel, self.d, self.budget_bytes)
+
+    def add(self, x: npt.ArrayLike) -> int:
+        """Adds a support input (stored once) and returns its id."""
+        return self._inner.add(_as_vector("x", x, self.d))
+
+    def row(self, id: int) -> npt.NDArray[np.float32]:
+        """``K(x_id, x_j)`` for every stored ``j``, in id order."""
+        return self._inner.row(_as_id(id))
+
+    def support(self) -> npt.NDArray[np.float32]:
+        """All support inputs, shape ``(len(self), d)``."""
+        return self._inner.support()
+
+    def stats(self) -> dict[str, int]:
+        """``hits``, ``extensions``, ``misses``, ``evictions``,
+        ``cache_bytes``, ``entries``, ``budget``, ``support_bytes`` and
+        ``support_len``."""
+        return self._inner.stats()
+
+    def __len__(self) -> int:
+        return len(self._inner)

@@ -1,0 +1,82 @@
+//! Criterion benchmarks of the kernel module: dense Gram matrices (symmetric
+//! and rectangular) and CSR versus dense scoring.
+//!
+//! ```text
+//! cargo bench -p omkl-core --bench kernel
+//! ```
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use omkl_core::kernel::{b1_bandwidth, dense_scores, gram, gram_symmetric, Kernel, SparseGram};
+use std::hint::black_box;
+
+/// `n × d` binary pixels: noisy copies of 26 prototypes (deterministic).
+fn pixels(n: usize, d: usize) -> Vec<f32> {
+    let mut s: u64 = 42;
+    let mut next = move || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (s >> 33) as u32
+    };
+    let protos: Vec<bool> = (0..26 * d).map(|_| next() % 10 < 3).collect();
+    let mut x = Vec::with_capacity(n * d);
+    for _ in 0..n {
+        let p = (next() % 26) as usize;
+        for j in 0..d {
+            let flip = next() % 10 == 0;
+            x.push(if protos[p * d + j] ^ flip { 1.0 } else { 0.0 });
+        }
+    }
+    x
+}
+
+fn dense(c: &mut Criterion) {
+    let (n, d) = (1500, 128);
+    let x = pixels(n, d);
+    let y = x.clone();
+    let mut g = c.benchmark_group("gram_1500x128");
+    g.sample_size(10);
+    let gauss = Kernel::Gaussian { sigma2: 5.0 };
+    let quad = Kernel::Polynomial {
+        degree: 2,
+        offset: 0.0,
+        normalize: true,
+    };
+    g.bench_function("gaussian_symmetric", |b| {
+        b.iter(|| gram_symmetric(&gauss, black_box(&x), n, d).unwrap())
+    });
+    g.bench_function("gaussian_rectangular", |b| {
+        b.iter(|| gram(&gauss, black_box(&x), n, &y, n, d).unwrap())
+    });
+    g.bench_function("quadratic_normalised_symmetric", |b| {
+        b.iter(|| gram_symmetric(&quad, black_box(&x), n, d).unwrap())
+    });
+    g.finish();
+}
+
+fn scoring(c: &mut Criterion) {
+    let (n, d, labels) = (2000, 128, 26);
+    let x = pixels(n, d);
+    let h = b1_bandwidth(&x, n, d, 0.95, 2000).unwrap();
+    let k = Kernel::B1Spline { h };
+    let s = SparseGram::build(&k, &x, n, &x, n, d).unwrap();
+    let kd = s.to_dense();
+    let alpha: Vec<f64> = (0..n * labels)
+        .map(|i| ((i * 7919) % 1000) as f64 / 1000.0 - 0.5)
+        .collect();
+    let mut g = c.benchmark_group("scores_2000x26_b1_95pct_zeros");
+    g.sample_size(20);
+    g.bench_function("sparse_csr", |b| {
+        b.iter(|| s.scores(black_box(&alpha), labels).unwrap())
+    });
+    g.bench_function("dense", |b| {
+        b.iter(|| dense_scores(black_box(&kd), n, n, &alpha, labels).unwrap())
+    });
+    g.bench_function("sparse_build", |b| {
+        b.iter(|| SparseGram::build(&k, black_box(&x), n, &x, n, d).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, dense, scoring);
+criterion_main!(benches);

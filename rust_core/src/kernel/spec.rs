@@ -1,0 +1,246 @@
+//! The kernel functions: linear, polynomial, Gaussian and B1-spline.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{check_nonneg, check_positive, OmklError, Result};
+use crate::kernel::gram::check_finite_f32;
+
+/// A positive (semi-)definite similarity `K(x, x')` between two input
+/// vectors, with its hyperparameters.
+///
+/// | variant | `K(x, x')` |
+/// |---|---|
+/// | `Linear { normalize: false }` | `⟨x, x'⟩` |
+/// | `Linear { normalize: true }` | `⟨x, x'⟩ / (‖x‖ ‖x'‖)` (cosine) |
+/// | `Polynomial { degree, offset, normalize: false }` | `(⟨x, x'⟩ + c)^degree` |
+/// | `Polynomial { degree, offset, normalize: true }` | `(⟨x, x'⟩ + c)^degree / √((‖x‖² + c)^degree (‖x'‖² + c)^degree)` |
+/// | `Gaussian { sigma2 }` | `exp(−‖x − x'‖² / (2 σ²))` |
+/// | `B1Spline { h }` | `max(0, 1 − ‖x − x'‖ / h)` |
+///
+/// **Normalised kernels** have unit diagonal, `K(x, x) = 1`. When the
+/// normaliser `√(K(x,x) K(x',x'))` is zero (a zero input with `c = 0`), the
+/// normalised value is defined as 0; the f32 Gram routines also treat as
+/// zero an input whose `1/√(‖x‖² + c)` overflows f32 (`‖x‖² + c < 1e-76`).
+///
+/// **Gaussian parametrisation.** `sigma2` is σ² in
+/// `exp(−‖x − x'‖² / (2σ²))`, the textbook convention, which is the one used
+/// here for the paper's "σ² = 5" on 128 binary pixels (for the other
+/// convention, `exp(−‖x − x'‖² / s)`, pass `sigma2 = s / 2`).
+///
+/// **B1-spline.** The radial "hat" `max(0, 1 − ‖x − x'‖/h)` has compact
+/// support: pairs farther apart than `h` have kernel value exactly 0, which
+/// is what makes sparse Gram storage pay off (see
+/// [`crate::kernel::bandwidth::b1_bandwidth`] to choose `h`). Unlike the
+/// Gaussian and polynomial kernels, this radial hat is not guaranteed to be
+/// positive semi-definite in more than one dimension.
+///
+/// # Example
+/// ```
+/// use omkl_core::kernel::Kernel;
+/// let k = Kernel::Gaussian { sigma2: 0.5 };
+/// k.check().unwrap();
+/// let v = k.eval(&[0.0, 1.0], &[1.0, 1.0]);
+/// assert!((v - (-1.0f64).exp()).abs() < 1e-12);
+/// assert!(Kernel::B1Spline { h: 1.0 }.has_compact_support());
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Kernel {
+    /// Inner product, optionally normalised to unit diagonal (cosine).
+    Linear { normalize: bool },
+    /// `(⟨x, x'⟩ + offset)^degree`, optionally normalised to unit diagonal.
+    Polynomial {
+        degree: u32,
+        offset: f64,
+        normalize: bool,
+    },
+    /// `exp(−‖x − x'‖² / (2 sigma2))`.
+    Gaussian { sigma2: f64 },
+    /// `max(0, 1 − ‖x − x'‖ / h)`.
+    B1Spline { h: f64 },
+}
+
+impl Kernel {
+    /// Validates the hyperparameters: `degree >= 1`, `offset >= 0`,
+    /// `sigma2 > 0`, `h > 0`, all finite.
+    pub fn check(&self) -> Result<()> {
+        match *self {
+            Kernel::Linear { .. } => Ok(()),
+            Kernel::Polynomial { degree, offset, .. } => {
+                if degree == 0 {
+                    return Err(OmklError::invalid(
+                        "degree",
+                        "expected an integer >= 1, got 0",
+                    ));
+                }
+                check_nonneg("offset", offset)
+            }
+            Kernel::Gaussian { sigma2 } => {
+                check_positive("sigma2", sigma2)?;
+                check_f32_reciprocal("sigma2", sigma2)
+            }
+            Kernel::B1Spline { h } => {
+                check_positive("h", h)?;
+                check_f32_reciprocal("h", h)
+            }
+        }
+    }
+
+    /// `true` for kernels that are exactly zero beyond a finite distance
+    /// (the B1-spline), whose Gram matrices can be stored sparsely.
+    pub fn has_compact_support(&self) -> bool {
+        matches!(self, Kernel::B1Spline { .. })
+    }
+
+    /// `true` for kernels normalised to unit diagonal (and for the Gaussian
+    /// and B1-spline, whose diagonal is 1 by construction).
+    pub fn has_unit_diagonal(&self) -> bool {
+        match *self {
+            Kernel::Linear { normalize } | Kernel::Polynomial { normalize, .. } => normalize,
+            Kernel::Gaussian { .. } | Kernel::B1Spline { .. } => true,
+        }
+    }
+
+    /// [`Kernel::eval`] with every check: valid hyperparameters, non-empty
+    /// finite `x` and `y` of equal length.
+    pub fn eval_checked(&self, x: &[f32], y: &[f32]) -> Result<f64> {
+        self.check()?;
+        if x.is_empty() {
+            return Err(OmklError::empty("x"));
+        }
+        if x.len() != y.len() {
+            return Err(OmklError::shape(
+                "y",
+                format!("{} elements (as x)", x.len()),
+                format!("{} elements", y.len()),
+            ));
+        }
+        check_finite_f32("x", x)?;
+        check_finite_f32("y", y)?;
+        Ok(self.eval(x, y))
+    }
+
+    /// `K(x, y)` in f64, computed directly from the two vectors (the
+    /// reference path; the Gram routines use GEMM instead).
+    /// Assumes [`Kernel::check`] passed and `x.len() == y.len()`; extra
+    /// elements of the longer slice are ignored.
+    ///
+    /// # Complexity
+    /// O(d).
+    pub fn eval(&self, x: &[f32], y: &[f32]) -> f64 {
+        let dot = |a: &[f32], b: &[f32]| -> f64 {
+            a.iter()
+                .zip(b)
+                .map(|(&u, &v)| f64::from(u) * f64::from(v))
+                .sum()
+        };
+        match *self {
+            Kernel::Linear { normalize } => {
+                let k = dot(x, y);
+                if normalize {
+                    normalise(k, dot(x, x), dot(y, y))
+                } else {
+                    k
+                }
+            }
+            Kernel::Polynomial {
+                degree,
+                offset,
+                normalize,
+            } => {
+                let p = |v: f64| (v + offset).powi(degree as i32);
+                let k = p(dot(x, y));
+                if normalize {
+                    normalise(k, p(dot(x, x)), p(dot(y, y)))
+                } else {
+                    k
+                }
+            }
+            Kernel::Gaussian { sigma2 } => (-sq_dist(x, y) / (2.0 * sigma2)).exp(),
+            Kernel::B1Spline { h } => (1.0 - sq_dist(x, y).sqrt() / h).max(0.0),
+        }
+    }
+}
+
+/// The Gram routines work in f32 with `1/v`: reject `v` so small that it
+/// overflows.
+fn check_f32_reciprocal(name: &str, v: f64) -> Result<()> {
+    if ((0.5 / v) as f32).is_finite() {
+        Ok(())
+    } else {
+        Err(OmklError::invalid(
+            name,
+            format!("expected a number >= 1e-38 (f32 range), got {v}"),
+        ))
+    }
+}
+
+/// `k / √(kxx kyy)`, or 0 when the normaliser is 0.
+fn normalise(k: f64, kxx: f64, kyy: f64) -> f64 {
+    let z = (kxx * kyy).sqrt();
+    if z > 0.0 {
+        k / z
+    } else {
+        0.0
+    }
+}
+
+/// `‖x − y‖²` in f64.
+fn sq_dist(x: &[f32], y: &[f32]) -> f64 {
+    x.iter()
+        .zip(y)
+        .map(|(&u, &v)| {
+            let t = f64::from(u) - f64::from(v);
+            t * t
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_rejects_bad_hyperparameters() {
+        let bad = [
+            Kernel::Gaussian { sigma2: -1.0 },
+            Kernel::Gaussian { sigma2: 0.0 },
+            Kernel::Gaussian { sigma2: f64::NAN },
+            Kernel::B1Spline { h: 0.0 },
+            Kernel::Polynomial {
+                degree: 0,
+                offset: 1.0,
+                normalize: false,
+            },
+            Kernel::Polynomial {
+                degree: 2,
+                offset: -1.0,
+                normalize: false,
+            },
+        ];
+        for k in bad {
+            assert!(k.check().is_err(), "{k:?}");
+        }
+        let e = Kernel::Gaussian { sigma2: -1.0 }.check().unwrap_err();
+        assert!(e.to_string().contains("sigma2"));
+    }
+
+    #[test]
+    fn closed_forms() {
+        let x = [1.0f32, 2.0];
+        let y = [3.0f32, -1.0];
+        let lin = Kernel::Linear { normalize: false };
+        assert_eq!(lin.eval(&x, &y), 1.0);
+        let poly = Kernel::Polynomial {
+            degree: 2,
+            offset: 1.0,
+            normalize: true,
+        };
+        let expected = 4.0 / (36.0f64 * 121.0).sqrt();
+        assert!((poly.eval(&x, &y) - expected).abs() < 1e-12);
+        let b1 = Kernel::B1Spline { h: 10.0 };
+        assert!((b1.eval(&x, &y) - (1.0 - 13.0f64.sqrt() / 10.0)).abs() < 1e-12);
+        assert_eq!(Kernel::B1Spline { h: 1.0 }.eval(&x, &y), 0.0);
+        let cos = Kernel::Linear { normalize: true };
+        assert_eq!(cos.eval(&[0.0, 0.0], &x), 0.0);
+    }
+}

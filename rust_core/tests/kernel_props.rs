@@ -1,0 +1,398 @@
+//! Property tests of the kernel module against naive references.
+
+use omkl_core::kernel::{gram, gram_symmetric, Kernel};
+use proptest::prelude::*;
+
+fn kernels() -> impl Strategy<Value = Kernel> {
+    prop_oneof![
+        any::<bool>().prop_map(|normalize| Kernel::Linear { normalize }),
+        (1u32..4, 0.0f64..2.0, any::<bool>()).prop_map(|(degree, offset, normalize)| {
+            Kernel::Polynomial {
+                degree,
+                offset,
+                normalize,
+            }
+        }),
+        (0.1f64..10.0).prop_map(|sigma2| Kernel::Gaussian { sigma2 }),
+        (0.2f64..6.0).prop_map(|h| Kernel::B1Spline { h }),
+    ]
+}
+
+/// `(n, d, data)` with entries in [-1, 1].
+fn matrix(max_n: usize, d: usize) -> impl Strategy<Value = (usize, Vec<f32>)> {
+    (1..=max_n).prop_flat_map(move |n| (Just(n), prop::collection::vec(-1.0f32..1.0, n * d)))
+}
+
+/// Naive double loop over `Kernel::eval` (f64).
+fn naive(k: &Kernel, x: &[f32], y: &[f32], d: usize) -> Vec<f64> {
+    let mut out = Vec::new();
+    for a in x.chunks_exact(d) {
+        for b in y.chunks_exact(d) {
+            out.push(k.eval(a, b));
+        }
+    }
+    out
+}
+
+/// Absolute tolerance for inputs in [-1, 1]^d: f32 rounding relative to the
+/// values' scale, magnified by `1/h` for the B1-spline.
+fn tolerance(k: &Kernel, v: &[f64], d: usize) -> f64 {
+    let scale = v.iter().fold(1.0f64, |m, x| m.max(x.abs()));
+    match *k {
+        Kernel::B1Spline { h } => 1e-5 * d as f64 / h,
+        _ => 1e-5 * scale * d as f64,
+    }
+}
+
+/// `true` if the Cholesky factorisation of `K + eps I` succeeds (f64), i.e.
+/// the smallest eigenvalue of `K` is above about `−eps`.
+fn psd_with_jitter(k: &[f32], n: usize, eps: f64) -> bool {
+    let mut a: Vec<f64> = k.iter().map(|&v| f64::from(v)).collect();
+    for i in 0..n {
+        a[i * n + i] += eps;
+    }
+    for j in 0..n {
+        let mut diag = a[j * n + j];
+        for p in 0..j {
+            diag -= a[j * n + p] * a[j * n + p];
+        }
+        if diag <= 0.0 {
+            return false;
+        }
+        let l = diag.sqrt();
+        a[j * n + j] = l;
+        for i in j + 1..n {
+            let mut v = a[i * n + j];
+            for p in 0..j {
+                v -= a[i * n + p] * a[j * n + p];
+            }
+            a[i * n + j] = v / l;
+        }
+    }
+    true
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn gram_matches_naive_double_loop(
+        k in kernels(),
+        d in 1usize..9,
+        seed in any::<u64>(),
+        nx in 1usize..40,
+        ny in 1usize..40,
+    ) {
+        let mut s = seed;
+        let mut next = move || {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        };
+        let x: Vec<f32> = (0..nx * d).map(|_| next()).collect();
+        let y: Vec<f32> = (0..ny * d).map(|_| next()).collect();
+        let got = gram(&k, &x, nx, &y, ny, d).unwrap();
+        let want = naive(&k, &x, &y, d);
+        let tol = tolerance(&k, &want, d);
+        for (g, w) in got.iter().zip(&want) {
+            prop_assert!((f64::from(*g) - w).abs() <= tol, "{k:?}: {g} vs {w}");
+        }
+    }
+
+    #[test]
+    fn symmetric_gram_matches_rectangular_and_is_symmetric(
+        k in kernels(),
+        (n, x) in matrix(30, 5),
+    ) {
+        let sym = gram_symmetric(&k, &x, n, 5).unwrap();
+        let rect = gram(&k, &x, n, &x, n, 5).unwrap();
+        let want = naive(&k, &x, &x, 5);
+        let tol = tolerance(&k, &want, 5);
+        for i in 0..n {
+            for j in 0..n {
+                prop_assert_eq!(sym[i * n + j], sym[j * n + i]);
+                prop_assert!((sym[i * n + j] - rect[i * n + j]).abs() as f64 <= tol);
+                prop_assert!((f64::from(sym[i * n + j]) - want[i * n + j]).abs() <= tol);
+            }
+            if k.has_unit_diagonal() {
+                prop_assert_eq!(sym[i * n + i], 1.0);
+            }
+        }
+    }
+
+    #[test]
+    fn gaussian_and_polynomial_grams_are_psd(
+        sigma2 in 0.05f64..5.0,
+        degree in 1u32..4,
+        offset in 0.0f64..2.0,
+        normalize in any::<bool>(),
+        (n, x) in matrix(25, 3),
+    ) {
+        for k in [
+            Kernel::Gaussian { sigma2 },
+            Kernel::Polynomial { degree, offset, normalize },
+        ] {
+            let g = gram_symmetric(&k, &x, n, 3).unwrap();
+            let trace: f64 = (0..n).map(|i| f64::from(g[i * n + i])).sum();
+            prop_assert!(psd_with_jitter(&g, n, 1e-6 * trace.max(1e-12)), "{k:?}");
+        }
+    }
+}
+
+#[test]
+fn symmetric_case_spans_several_tiles() {
+    // 600 rows cover 3 tiles of 256, so every off-diagonal tile is mirrored.
+    let (n, d) = (600, 7);
+    let x: Vec<f32> = (0..n * d)
+        .map(|i| ((i * 37 % 101) as f32) / 101.0)
+        .collect();
+    let k = Kernel::Gaussian { sigma2: 0.7 };
+    let sym = gram_symmetric(&k, &x, n, d).unwrap();
+    let want = naive(&k, &x, &x, d);
+    for (g, w) in sym.iter().zip(&want) {
+        assert!((f64::from(*g) - w).abs() < 1e-5, "{g} vs {w}");
+    }
+}
+
+#[test]
+fn bad_inputs_are_named_errors() {
+    let k = Kernel::Gaussian { sigma2: 1.0 };
+    let e = gram(&k, &[1.0, f32::NAN], 1, &[0.0, 0.0], 1, 2).unwrap_err();
+    assert!(e.to_string().contains("`X`"), "{e}");
+    let e = gram(&k, &[1.0, 2.0], 1, &[0.0, 0.0, 1.0], 1, 2).unwrap_err();
+    assert!(e.to_string().contains("`Y`"), "{e}");
+    let e = gram(&k, &[], 0, &[0.0], 1, 1).unwrap_err();
+    assert!(e.to_string().contains("`X`"), "{e}");
+    let e = gram(&Kernel::Gaussian { sigma2: -5.0 }, &[1.0], 1, &[1.0], 1, 1).unwrap_err();
+    assert!(e.to_string().contains("sigma2"), "{e}");
+    let e = gram_symmetric(&Kernel::B1Spline { h: 0.0 }, &[1.0], 1, 1).unwrap_err();
+    assert!(e.to_string().contains("`h`"), "{e}");
+}
+
+mod sparse {
+    use omkl_core::kernel::{b1_bandwidth, dense_scores, gram, Kernel, SparseGram};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn sparse_gram_equals_dense_and_scores_agree(
+            h in 0.2f64..2.0,
+            (nx, x) in super::matrix(90, 3),
+            (ny, y) in super::matrix(70, 3),
+            labels in 1usize..4,
+            seed in any::<u32>(),
+        ) {
+            let k = Kernel::B1Spline { h };
+            let dense = gram(&k, &x, nx, &y, ny, 3).unwrap();
+            let s = SparseGram::build(&k, &x, nx, &y, ny, 3).unwrap();
+            prop_assert_eq!(s.to_dense(), dense.clone());
+            prop_assert_eq!(s.nnz(), dense.iter().filter(|&&v| v != 0.0).count());
+            let alpha: Vec<f64> = (0..ny * labels)
+                .map(|i| f64::from((i as u32).wrapping_mul(2654435761) ^ seed) / 4e9 - 0.5)
+                .collect();
+            let got = s.scores(&alpha, labels).unwrap();
+            let want = dense_scores(&dense, nx, ny, &alpha, labels).unwrap();
+            for (a, b) in got.iter().zip(&want) {
+                prop_assert!((a - b).abs() <= 1e-9 * (1.0 + b.abs()));
+            }
+            let mut row = vec![0.0; labels];
+            s.score_row(nx - 1, &alpha, &mut row).unwrap();
+            prop_assert_eq!(&row[..], &got[(nx - 1) * labels..]);
+        }
+    }
+
+    fn zero_fraction(k: &Kernel, x: &[f32], n: usize, d: usize) -> f64 {
+        let s = SparseGram::build(k, x, n, x, n, d).unwrap();
+        1.0 - s.density()
+    }
+
+    fn points(n: usize, d: usize, seed: u64) -> Vec<f32> {
+        let mut s = seed;
+        (0..n * d)
+            .map(|_| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (s >> 40) as f32 / (1u64 << 24) as f32
+            })
+            .collect()
+    }
+
+    #[test]
+    fn b1_bandwidth_hits_target_zero_fraction() {
+        for (n, d, target) in [(400, 8, 0.95), (300, 3, 0.8), (500, 16, 0.5)] {
+            let x = points(n, d, n as u64);
+            let h = b1_bandwidth(&x, n, d, target, 2000).unwrap();
+            let z = zero_fraction(&Kernel::B1Spline { h }, &x, n, d);
+            assert!((z - target).abs() <= 0.01, "n={n} target={target} got {z}");
+        }
+    }
+
+    #[test]
+    fn sampled_b1_bandwidth_hits_target_zero_fraction() {
+        let (n, d) = (2500, 10);
+        let x = points(n, d, 7);
+        let h = b1_bandwidth(&x, n, d, 0.95, 800).unwrap();
+        let z = zero_fraction(&Kernel::B1Spline { h }, &x, n, d);
+        assert!((z - 0.95).abs() <= 0.01, "got {z}");
+    }
+
+    #[test]
+    fn bad_csr_and_alpha_are_rejected() {
+        assert!(SparseGram::from_csr(2, 2, vec![0, 1, 1], vec![5], vec![1.0]).is_err());
+        assert!(SparseGram::from_csr(2, 2, vec![0, 2, 1], vec![0, 1], vec![1.0, 1.0]).is_err());
+        assert!(SparseGram::from_csr(1, 2, vec![0, 2], vec![1, 0], vec![1.0, 1.0]).is_err());
+        let s = SparseGram::from_csr(1, 2, vec![0, 1], vec![1], vec![0.5]).unwrap();
+        assert_eq!(s.to_dense(), vec![0.0, 0.5]);
+        let e = s.scores(&[1.0, f64::NAN], 1).unwrap_err();
+        assert!(e.to_string().contains("alpha"));
+        assert!(s.scores(&[1.0], 1).is_err());
+        assert!(b1_bandwidth(&[1.0, 2.0], 2, 1, 1.0, 10).is_err());
+        assert!(b1_bandwidth(&[1.0, 1.0], 2, 1, 0.5, 10).is_err());
+    }
+}
+
+mod cache {
+    use omkl_core::kernel::cache::{entry_bytes, RowCache};
+    use omkl_core::kernel::{gram, GramCache, Kernel, SupportStore};
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Get(u64),
+        Insert(u64, usize),
+    }
+
+    fn ops() -> impl Strategy<Value = Vec<Op>> {
+        prop::collection::vec(
+            prop_oneof![
+                (0u64..8).prop_map(Op::Get),
+                (0u64..8, 0usize..40).prop_map(|(i, l)| Op::Insert(i, l)),
+            ],
+            1..80,
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        /// The cache agrees with a reference LRU list: same contents, same
+        /// order, same evictions, and bytes never exceed the budget.
+        #[test]
+        fn row_cache_is_an_lru_within_budget(ops in ops(), budget in 0usize..600) {
+            let mut c = RowCache::new(budget);
+            // Reference: (id, len), least recent first.
+            let mut model: Vec<(u64, usize)> = Vec::new();
+            let (mut hits, mut misses, mut evictions) = (0u64, 0u64, 0u64);
+            for op in ops {
+                match op {
+                    Op::Get(id) => {
+                        let got = c.get(id).map(<[f32]>::len);
+                        match model.iter().position(|&(i, _)| i == id) {
+                            Some(p) => {
+                                let e = model.remove(p);
+                                prop_assert_eq!(got, Some(e.1));
+                                model.push(e);
+                                hits += 1;
+                            }
+                            None => {
+                                prop_assert_eq!(got, None);
+                                misses += 1;
+                            }
+                        }
+                    }
+                    Op::Insert(id, len) => {
+                        let row: Vec<f32> = (0..len).map(|v| v as f32).collect();
+                        let stored = c.insert(id, row);
+                        model.retain(|&(i, _)| i != id);
+                        if entry_bytes(len) <= budget {
+                            prop_assert!(stored);
+                            while model.iter().map(|&(_, l)| entry_bytes(l)).sum::<usize>()
+                                + entry_bytes(len) > budget
+                            {
+                                model.remove(0);
+                                evictions += 1;
+                            }
+                            model.push((id, len));
+                        } else {
+                            prop_assert!(!stored);
+                        }
+                    }
+                }
+                let s = c.stats();
+                prop_assert!(s.bytes <= budget);
+                prop_assert_eq!(s.bytes, model.iter().map(|&(_, l)| entry_bytes(l)).sum::<usize>());
+                prop_assert_eq!(c.lru_order(), model.iter().map(|&(i, _)| i).collect::<Vec<_>>());
+                prop_assert_eq!((s.hits, s.misses, s.evictions), (hits, misses, evictions));
+            }
+        }
+
+        /// Rows served by the cache (hit, extension or miss) equal the
+        /// Gram matrix of the distinct inputs; duplicates are stored once.
+        #[test]
+        fn gram_cache_rows_equal_the_gram_matrix(
+            picks in prop::collection::vec((0usize..6, any::<bool>()), 1..40),
+            budget in 0usize..400,
+        ) {
+            let pool: Vec<[f32; 2]> = (0..6).map(|i| [i as f32 * 0.5, (i * i) as f32 * 0.1]).collect();
+            let k = Kernel::Gaussian { sigma2: 0.8 };
+            let mut c = GramCache::new(k.clone(), 2, budget).unwrap();
+            let mut distinct: Vec<usize> = Vec::new();
+            for (p, query) in picks {
+                let id = c.add(&pool[p]).unwrap() as usize;
+                if !distinct.contains(&p) {
+                    prop_assert_eq!(id, distinct.len());
+                    distinct.push(p);
+                }
+                prop_assert_eq!(distinct[id], p);
+                if query {
+                    let x: Vec<f32> = distinct.iter().flat_map(|&q| pool[q]).collect();
+                    let want = gram(&k, &pool[p], 1, &x, distinct.len(), 2).unwrap();
+                    let got = c.row(id as u32).unwrap().to_vec();
+                    prop_assert_eq!(got.len(), want.len());
+                    for (a, b) in got.iter().zip(&want) {
+                        prop_assert!((a - b).abs() < 1e-6);
+                    }
+                }
+                prop_assert!(c.stats().cache_bytes <= budget);
+            }
+            prop_assert_eq!(c.support().len(), distinct.len());
+        }
+    }
+
+    #[test]
+    fn gram_cache_counts_hits_extensions_and_misses() {
+        let mut c = GramCache::new(Kernel::Linear { normalize: false }, 1, 1 << 20).unwrap();
+        let a = c.add(&[2.0]).unwrap();
+        c.row(a).unwrap();
+        c.row(a).unwrap();
+        c.add(&[3.0]).unwrap();
+        assert_eq!(c.row(a).unwrap(), &[4.0, 6.0]);
+        let s = c.stats();
+        assert_eq!((s.misses, s.hits, s.extensions), (1, 1, 1));
+        assert!(c.row(7).is_err());
+        assert!(c.add(&[f32::NAN]).is_err());
+        assert!(c.add(&[1.0, 2.0]).is_err());
+        assert_eq!(c.support().len(), 2);
+    }
+
+    #[test]
+    fn support_store_dedups_and_round_trips() {
+        let mut s = SupportStore::new(3).unwrap();
+        let rows = [
+            [1.0f32, 2.0, 3.0],
+            [0.0, 0.0, 0.0],
+            [-0.0, 0.0, 0.0],
+            [1.0, 2.0, 3.0],
+        ];
+        let ids: Vec<u32> = rows.iter().map(|r| s.insert(r).unwrap().0).collect();
+        assert_eq!(ids, vec![0, 1, 2, 0]);
+        assert_eq!(s.len(), 3);
+        let t = SupportStore::from_data(3, s.data()).unwrap();
+        assert_eq!(t.find(&[1.0, 2.0, 3.0]).unwrap(), Some(0));
+        assert_eq!(t.find(&[9.0, 2.0, 3.0]).unwrap(), None);
+        assert!(SupportStore::from_data(3, &[1.0, 1.0, 1.0, 1.0, 1.0, 1.0]).is_err());
+        assert!(SupportStore::new(0).is_err());
+    }
+}

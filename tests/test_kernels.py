@@ -1,0 +1,186 @@
+"""Kernels and dense Gram matrices against numpy references."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from omkl import kernels
+
+
+def reference(X: np.ndarray, Y: np.ndarray, kind: str, **p: float) -> np.ndarray:
+    """Naive float64 reference, one pair at a time for the distances."""
+    X = X.astype(np.float64)
+    Y = Y.astype(np.float64)
+    D2 = np.array([[np.sum((x - y) ** 2) for y in Y] for x in X]).reshape(len(X), len(Y))
+    if kind == "linear":
+        K = X @ Y.T
+        if p.get("normalize"):
+            nx = np.sqrt(np.sum(X * X, axis=1))
+            ny = np.sqrt(np.sum(Y * Y, axis=1))
+            z = np.outer(nx, ny)
+            K = np.divide(K, z, out=np.zeros_like(K), where=z > 0)
+        return K
+    if kind == "polynomial":
+        deg, c = int(p["degree"]), float(p["offset"])
+        K = (X @ Y.T + c) ** deg
+        if p.get("normalize"):
+            dx = (np.sum(X * X, axis=1) + c) ** deg
+            dy = (np.sum(Y * Y, axis=1) + c) ** deg
+            z = np.sqrt(np.outer(dx, dy))
+            K = np.divide(K, z, out=np.zeros_like(K), where=z > 0)
+        return K
+    if kind == "gaussian":
+        return np.exp(-D2 / (2.0 * p["sigma2"]))
+    if kind == "b1_spline":
+        return np.maximum(0.0, 1.0 - np.sqrt(D2) / p["h"])
+    raise AssertionError(kind)
+
+
+KERNELS = st.one_of(
+    st.builds(lambda n: ("linear", {"normalize": n}), st.booleans()),
+    st.builds(
+        lambda g, c, n: ("polynomial", {"degree": g, "offset": c, "normalize": n}),
+        st.integers(1, 3),
+        st.floats(0.0, 2.0),
+        st.booleans(),
+    ),
+    st.builds(lambda s: ("gaussian", {"sigma2": s}), st.floats(0.1, 10.0)),
+    st.builds(lambda h: ("b1_spline", {"h": h}), st.floats(0.3, 5.0)),
+)
+
+
+def matrices(max_rows: int, d: int) -> st.SearchStrategy[np.ndarray]:
+    """Inputs in [-1, 1]; non-zero entries have magnitude >= 1e-6, since
+    products of smaller float32 values underflow (see ``gram``)."""
+    return hnp.arrays(
+        np.float32,
+        st.tuples(st.integers(1, max_rows), st.just(d)),
+        elements=st.floats(-1.0, 1.0, width=32).filter(lambda v: v == 0.0 or abs(v) >= 1e-6),
+    )
+
+
+def tolerance(kind: str, p: dict, d: int) -> float:
+    if kind == "b1_spline":
+        return 2e-5 * d / p["h"]
+    if kind == "polynomial" and not p["normalize"]:
+        return 2e-5 * d * (d + p["offset"]) ** p["degree"]
+    return 2e-5 * d
+
+
+@settings(max_examples=60, deadline=None)
+@given(spec=KERNELS, d=st.integers(1, 6), data=st.data())
+def test_gram_matches_numpy_reference(spec, d, data):
+    kind, p = spec
+    X = data.draw(matrices(12, d))
+    Y = data.draw(matrices(12, d))
+    tol = tolerance(kind, p, d)
+    np.testing.assert_allclose(kernels.gram(X, Y, kind, **p), reference(X, Y, kind, **p), atol=tol)
+    K = kernels.gram(X, None, kind, **p)
+    np.testing.assert_allclose(K, reference(X, X, kind, **p), atol=tol)
+    np.testing.assert_array_equal(K, K.T)
+    if kernels.make_kernel(kind, **p).has_unit_diagonal:
+        np.testing.assert_array_equal(np.diag(K)[np.any(X != 0, axis=1)], 1.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    X=matrices(20, 4),
+    sigma2=st.floats(0.05, 5.0),
+    degree=st.integers(1, 4),
+    offset=st.floats(0.0, 2.0),
+    normalize=st.booleans(),
+)
+def test_gaussian_and_polynomial_grams_are_psd(X, sigma2, degree, offset, normalize):
+    for K in (
+        kernels.gram(X, kernel="gaussian", sigma2=sigma2),
+        kernels.gram(X, kernel="polynomial", degree=degree, offset=offset, normalize=normalize),
+    ):
+        K = K.astype(np.float64)
+        trace = np.trace(K)
+        assert np.linalg.eigvalsh(K).min() >= -1e-6 * max(trace, 1e-12)
+
+
+def test_large_symmetric_gram_spans_tiles():
+    rng = np.random.default_rng(1)
+    X = (rng.random((700, 128)) < 0.3).astype(np.float32)
+    K = kernels.gram(X, kernel="gaussian", sigma2=5.0)
+    np.testing.assert_array_equal(K, K.T)
+    sq = np.sum(X.astype(np.float64) ** 2, axis=1)
+    D2 = sq[:, None] + sq[None, :] - 2.0 * (X.astype(np.float64) @ X.T.astype(np.float64))
+    np.testing.assert_allclose(K, np.exp(-D2 / 10.0), atol=1e-6)
+    R = kernels.gram(X[:300], X, kernel="gaussian", sigma2=5.0)
+    np.testing.assert_allclose(R, K[:300], atol=1e-6)
+
+
+def test_normalised_quadratic_on_binary_pixels():
+    rng = np.random.default_rng(2)
+    X = (rng.random((50, 128)) < 0.4).astype(np.float32)
+    K = kernels.gram(X, kernel="polynomial", degree=2, offset=0.0, normalize=True)
+    G = X.astype(np.float64) @ X.T.astype(np.float64)
+    want = G**2 / np.outer(np.diag(G), np.diag(G))
+    np.testing.assert_allclose(K, want, rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(np.diag(K), 1.0)
+
+
+def test_tiny_inputs_give_finite_normalised_values():
+    X = np.array([[1e-40], [1e-30], [1.0]], dtype=np.float32)
+    for kind, p in (
+        ("linear", {"normalize": True}),
+        ("polynomial", {"offset": 0.0, "normalize": True}),
+    ):
+        K = kernels.gram(X, X, kind, **p)
+        assert np.all(np.isfinite(K))
+        assert K[2, 2] == pytest.approx(1.0)
+
+
+def test_kernel_objects_eval_and_pickle():
+    for k in (
+        kernels.linear(True),
+        kernels.polynomial(3, 0.5, normalize=True),
+        kernels.gaussian(5.0),
+        kernels.b1_spline(2.0),
+    ):
+        assert pickle.loads(pickle.dumps(k)) == k
+        assert eval(repr(k), {"Kernel": kernels.Kernel}) == k
+        x = np.array([1.0, 0.0, 2.0], dtype=np.float32)
+        y = np.array([0.5, 1.0, -1.0], dtype=np.float32)
+        got = k.eval(x, y)
+        want = reference(x[None], y[None], k.kind, **_params(k))[0, 0]
+        assert got == pytest.approx(want, rel=1e-12, abs=1e-12)
+        assert got == pytest.approx(float(kernels.gram(x[None], y[None], k)[0, 0]), abs=1e-5)
+
+
+def _params(k: kernels.Kernel) -> dict:
+    _, degree, offset, normalize, sigma2, h = k.args()
+    return {"degree": degree, "offset": offset, "normalize": normalize, "sigma2": sigma2, "h": h}
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: kernels.gram(np.array([[0.0, np.nan]])), "X"),
+        (lambda: kernels.gram(np.ones((2, 2)), np.array([[np.inf, 0.0]])), "Y"),
+        (lambda: kernels.gram(np.ones((2, 3)), np.ones((2, 4))), "Y"),
+        (lambda: kernels.gram(np.ones(3)), "X"),
+        (lambda: kernels.gram(np.ones((0, 3))), "X"),
+        (lambda: kernels.gram(np.ones((2, 3)), kernel="gaussian", sigma2=-5.0), "sigma2"),
+        (lambda: kernels.gram(np.ones((2, 3)), kernel="b1_spline", h=0.0), "h"),
+        (lambda: kernels.gram(np.ones((2, 3)), kernel="polynomial", degree=0), "degree"),
+        (lambda: kernels.gram(np.ones((2, 3)), kernel="polynomial", degree=-2), "degree"),
+        (lambda: kernels.gram(np.ones((2, 3)), kernel="polynomial", offset=-1.0), "offset"),
+        (lambda: kernels.gram(np.ones((2, 3)), kernel="cubic"), "kernel"),
+        (lambda: kernels.gram(np.ones((2, 3)), kernel="gaussian", sigma=1.0), "params"),
+        (lambda: kernels.gram(np.array([["a", "b"]])), "X"),
+        (lambda: kernels.gaussian(5.0).eval([1.0, 2.0], [1.0]), "y"),
+        (lambda: kernels.gaussian(5.0).eval([1.0, float("nan")], [1.0, 2.0]), "x"),
+    ],
+)
+def test_bad_input_raises_value_error_naming_it(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
