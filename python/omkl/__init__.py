@@ -5,6 +5,7 @@ streaming estimators, dataset loaders, experiments and a command-line interface.
 """
 
 from omkl import _omkl, decode, kernels, prox
+from omkl.datasets import load_ocr
 from omkl.kernels import Kernel
 from omkl.linear import ProximalClassifier, ProximalRegressor
 from omkl.parsing import DependencyParser
@@ -19,5 +20,6 @@ __all__ = [
     "__version__",
     "decode",
     "kernels",
+    "load_ocr",
     "prox",
 ]

@@ -3,12 +3,16 @@
 Each area of the binding has its own section below.
 """
 
-__version__: str
-
-# --- prox ---------------------------------------------------------------
+import os
+from collections.abc import Callable
+from typing import Any, final
 
 import numpy as np
 import numpy.typing as npt
+
+__version__: str
+
+# --- prox ---------------------------------------------------------------
 
 _F64 = npt.NDArray[np.float64]
 _I64 = npt.NDArray[np.int64]
@@ -84,8 +88,6 @@ def argmax_hamming(
 ) -> tuple[int, float]: ...
 
 # --- kernel -------------------------------------------------------------
-
-from typing import final  # noqa: E402
 
 @final
 class Kernel:
@@ -174,8 +176,6 @@ class GramCache:
 
 # --- learner ------------------------------------------------------------
 
-from typing import Any, final  # noqa: E402
-
 HASH_NAME: str
 HASH_SEED: int
 
@@ -232,10 +232,6 @@ class OnlineProximalLearner:
     def __sizeof__(self) -> int: ...
 
 # --- parser -------------------------------------------------------------
-
-import os  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from typing import final  # noqa: E402
 
 PARSER_FORMAT_VERSION: int
 PARSER_HASH_NAME: str
@@ -304,3 +300,31 @@ class ArcParserCore:
     def __getstate__(self) -> bytes: ...
     def __setstate__(self, state: bytes) -> None: ...
     def __getnewargs__(self) -> tuple[str]: ...
+
+# --- mkl ----------------------------------------------------------------
+
+def train_chain_mkl(
+    grams: list[npt.NDArray[np.float32]],
+    inputs: npt.NDArray[np.int64],
+    labels: npt.NDArray[np.int64],
+    offsets: npt.NDArray[np.int64],
+    n_labels: int,
+    features: list[npt.NDArray[np.float32]] = ...,
+    regularizer: str = "squared_l21",
+    lam: float = 1e-3,
+    eta0: float = 1.0,
+    schedule: str = "inv_sqrt",
+    epochs: int = 20,
+    average: bool = True,
+    cost: float = 1.0,
+    shuffle: bool = True,
+    seed: int = 0,
+    track_objective: bool = False,
+) -> dict[str, np.ndarray]: ...
+def decode_chains(
+    emissions: npt.NDArray[np.float64],
+    offsets: npt.NDArray[np.int64],
+    transitions: npt.NDArray[np.float64],
+    start: npt.NDArray[np.float64],
+    stop: npt.NDArray[np.float64],
+) -> npt.NDArray[np.int64]: ...

@@ -12,7 +12,7 @@ import importlib
 import sys
 
 #: experiment name -> module under ``omkl.experiments``
-EXPERIMENTS: dict[str, str] = {"parsing": "parsing"}
+EXPERIMENTS: dict[str, str] = {"ocr": "ocr", "parsing": "parsing"}
 
 
 def build_parser() -> argparse.ArgumentParser:

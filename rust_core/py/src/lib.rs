@@ -9,6 +9,7 @@ mod decode;
 mod errors;
 mod kernel;
 mod learner;
+mod mkl;
 mod parser;
 mod prox;
 
@@ -21,5 +22,6 @@ fn _omkl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     kernel::register(m)?;
     learner::register(m)?;
     parser::register(m)?;
+    mkl::register(m)?;
     Ok(())
 }

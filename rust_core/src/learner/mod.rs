@@ -7,14 +7,21 @@
 //! * [`loss`]: multiclass hinge, multiclass logistic and squared losses.
 //! * [`grouped_weights`]: weights stored as scale × vector per group.
 //! * [`averaging`]: the lazy average of those weights.
+//! * [`online_mkl`]: Alg. 3 on chains with kernel groups ([`score_cache`])
+//!   and explicit groups ([`explicit_group`]).
 
 pub mod averaging;
+pub mod chain_group;
+pub mod explicit_group;
 pub mod grouped_weights;
 pub mod loss;
+pub mod mkl_config;
 pub mod named;
+pub mod online_mkl;
 pub mod online_proximal;
 pub mod persist;
 pub mod schedule;
+pub mod score_cache;
 pub mod spec;
 
 pub use grouped_weights::GroupedWeights;

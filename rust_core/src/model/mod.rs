@@ -1,6 +1,9 @@
 //! Structured models: parts, features, decoder and loss.
 
+pub mod chain;
+pub mod chain_predict;
 pub mod conllu;
 pub mod parser;
 pub mod parser_decode;
 pub mod template_weights;
+pub mod transitions;

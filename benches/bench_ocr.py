@@ -1,0 +1,166 @@
+"""OCR handwriting recognition: omkl (Alg. 3 on chains) against CRFsuite.
+
+CRFsuite is the tool a user would pick instead: a linear-chain CRF trained by
+L-BFGS (c2 = 1), with the 128 pixels as attributes ``{"p17": 1.0, ...}``.
+Both train on one fold and test on the other nine, in the same run, each in
+its own child process (so that peak memory is measured separately). omkl
+runs the rows of Table 1 at fixed hyper-parameters (no selection, like
+CRFsuite's fixed c2); training time includes the Gram matrices.
+
+    python benches/bench_ocr.py                 # folds 0 and 1
+    python benches/bench_ocr.py --folds 0 --rows linear
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def crfsuite_child(fold: int, c2: float) -> dict[str, float]:
+    import pycrfsuite
+
+    from omkl.datasets import load_ocr
+
+    data = load_ocr()
+    names = np.array([f"p{i}" for i in range(128)])
+
+    def feats(x: np.ndarray) -> list[dict[str, float]]:
+        return [{str(n): 1.0 for n in names[row.astype(bool)]} for row in x]
+
+    train = [(feats(x), y) for (x, y), f in zip(data.words, data.folds, strict=True) if f == fold]
+    test = [(feats(x), y) for (x, y), f in zip(data.words, data.folds, strict=True) if f != fold]
+    t0 = time.perf_counter()
+    trainer = pycrfsuite.Trainer(algorithm="lbfgs", verbose=False)
+    for x, y in train:
+        trainer.append(x, y)
+    trainer.set_params({"c1": 0.0, "c2": c2})
+    path = f"/tmp/omkl-bench-ocr-{fold}-{int(time.time() * 1e6)}.crfsuite"
+    trainer.train(path)
+    train_s = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    tagger = pycrfsuite.Tagger()
+    tagger.open(path)
+    right = total = 0
+    for x, y in test:
+        pred = tagger.tag(x)
+        right += sum(a == b for a, b in zip(pred, y, strict=True))
+        total += len(y)
+    tagger.close()
+    import os
+
+    os.remove(path)
+    return {"train_s": train_s, "test_s": time.perf_counter() - t1, "accuracy": right / total}
+
+
+def omkl_child(fold: int, row_name: str, C: float, eta0: float, epochs: int) -> dict[str, float]:
+    from omkl.experiments.ocr import (
+        ROWS,
+        Corpus,
+        decode,
+        fold_grams,
+        kernel_bases,
+        make_split,
+        test_emissions,
+        train,
+    )
+
+    corpus = Corpus.load()
+    row = ROWS[row_name]
+    t0 = time.perf_counter()
+    words = np.flatnonzero(corpus.folds == fold)
+    inputs = np.unique(corpus.char_input[corpus.chars_of(words)])
+    fg = fold_grams(corpus, inputs, kernel_bases(row))
+    gram_s = time.perf_counter() - t0
+    local = np.full(len(corpus.X), -1, dtype=np.int64)
+    local[inputs] = np.arange(len(inputs))
+    t1 = time.perf_counter()
+    model = train(fg, row, make_split(corpus, words, local), C, eta0, epochs)
+    update_s = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    test_words = np.flatnonzero(corpus.folds != fold)
+    chars = corpus.chars_of(test_words)
+    uniq, where = np.unique(corpus.char_input[chars], return_inverse=True)
+    em = test_emissions(corpus, fg, row, model, uniq)[where.ravel()]
+    pred = decode(model, em, corpus.word_offsets(test_words))
+    return {
+        "train_s": gram_s + update_s,
+        "gram_s": gram_s,
+        "update_s": update_s,
+        "test_s": time.perf_counter() - t2,
+        "accuracy": float((pred == corpus.char_label[chars]).mean()),
+    }
+
+
+def child(argv: list[str]) -> None:
+    kind, fold = argv[0], int(argv[1])
+    if kind == "crfsuite":
+        out = crfsuite_child(fold, float(argv[2]))
+    else:
+        out = omkl_child(fold, argv[2], float(argv[3]), float(argv[4]), int(argv[5]))
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(out))
+
+
+def spawn(*args: object) -> dict[str, float]:
+    cmd = [sys.executable, __file__, "--child", *map(str, args)]
+    res = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(sys.argv[2:])
+        return
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--folds", default="0,1")
+    p.add_argument("--rows", default="linear,quadratic,mkl_lqg")
+    p.add_argument("--C", type=float, default=1e3)
+    p.add_argument("--eta0", type=float, default=0.1)
+    p.add_argument("--epochs", type=int, default=20)
+    p.add_argument("--c2", type=float, default=1.0)
+    a = p.parse_args()
+    folds = [int(f) for f in a.folds.split(",")]
+    rows = [r for r in a.rows.split(",") if r]
+    print(f"OCR, train on one fold, test on nine; folds {folds}")
+    print(f"omkl: C = {a.C:g}, eta0 = {a.eta0:g} (constant), {a.epochs} epochs, averaged")
+    print(f"CRFsuite: L-BFGS, c2 = {a.c2:g}, pixel attributes\n")
+    res: dict[str, list[dict[str, float]]] = {"crfsuite": []}
+    for f in folds:
+        res["crfsuite"].append(spawn("crfsuite", f, a.c2))
+        for r in rows:
+            res.setdefault(r, []).append(spawn("omkl", f, r, a.C, a.eta0, a.epochs))
+    crf = res["crfsuite"]
+    crf_t = float(np.mean([x["train_s"] for x in crf]))
+    crf_acc = float(np.mean([x["accuracy"] for x in crf]))
+    head = (
+        f"{'method':<18}{'accuracy %':>11}{'train s/fold':>14}{'(Gram+update)':>16}"
+        f"{'test s/fold':>13}{'peak MB':>9}{'speed-up vs CRFsuite':>22}"
+    )
+    print(head)
+    print("-" * len(head))
+    for name, xs in res.items():
+        acc = 100 * float(np.mean([x["accuracy"] for x in xs]))
+        t = float(np.mean([x["train_s"] for x in xs]))
+        split = (
+            f"({np.mean([x['gram_s'] for x in xs]):.2f}+{np.mean([x['update_s'] for x in xs]):.2f})"
+            if "gram_s" in xs[0]
+            else ""
+        )
+        label = "CRFsuite linear" if name == "crfsuite" else f"omkl {name}"
+        print(
+            f"{label:<18}{acc:>11.2f}{t:>14.2f}{split:>16}"
+            f"{np.mean([x['test_s'] for x in xs]):>13.2f}"
+            f"{max(x['peak_rss_mb'] for x in xs):>9.0f}{crf_t / t:>21.1f}x"
+        )
+    print(f"\nCRFsuite accuracy {100 * crf_acc:.2f}%, train {crf_t:.2f} s per fold")
+
+
+if __name__ == "__main__":
+    main()

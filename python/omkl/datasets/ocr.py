@@ -1,0 +1,226 @@
+"""Loader for Taskar's OCR handwriting data (the ``letter.data`` layout).
+
+One character per line, tab-separated::
+
+    id  letter  next_id  word_id  position  fold  p_0 ... p_127
+
+``next_id`` is -1 on a word's last character, ``word_id`` and ``position``
+are 1-based and ``fold`` is 0-9. A copy of the data (52,152 characters in
+6,877 words) ships inside the package; see ``data/NOTICE.md`` for its source.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import pathlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+#: number of pixels of one character image (16 x 8)
+N_PIXELS = 128
+_N_META = 6
+_BUNDLED = pathlib.Path(__file__).resolve().parent / "data" / "letter.data.gz"
+
+
+@dataclass(frozen=True)
+class OCRDataset:
+    """Words of the OCR data set.
+
+    Attributes:
+        words: one ``(pixels, labels)`` pair per word, in file order; ``pixels``
+            is an ``n x 128`` ``uint8`` array of 0/1 pixels (a view into
+            :attr:`pixels`) and ``labels`` the list of its ``n`` letters.
+        folds: fold id (0-9) of each word, ``int64`` array of ``len(words)``.
+        word_ids: the file's ``word_id`` of each word.
+        pixels: all characters stacked, ``N x 128`` ``uint8``.
+        letters: letter of every character, length ``N``.
+        offsets: word ``w`` is characters ``offsets[w]:offsets[w + 1]``.
+        source: the file the data was read from.
+
+    Example:
+        >>> from omkl.datasets import load_ocr
+        >>> data = load_ocr()
+        >>> len(data.words), data.pixels.shape, sorted(set(data.folds.tolist()))[:3]
+        (6877, (52152, 128), [0, 1, 2])
+        >>> x, y = data.words[0]
+        >>> x.shape[1], "".join(y)
+        (128, 'ommanding')
+    """
+
+    words: list[tuple[npt.NDArray[np.uint8], list[str]]] = field(repr=False)
+    folds: npt.NDArray[np.int64] = field(repr=False)
+    word_ids: npt.NDArray[np.int64] = field(repr=False)
+    pixels: npt.NDArray[np.uint8] = field(repr=False)
+    letters: list[str] = field(repr=False)
+    offsets: npt.NDArray[np.int64] = field(repr=False)
+    source: str = ""
+
+    @property
+    def alphabet(self) -> list[str]:
+        """The sorted distinct letters."""
+        return sorted(set(self.letters))
+
+    def __repr__(self) -> str:
+        return (
+            f"OCRDataset({len(self.words)} words, {len(self.letters)} characters, "
+            f"{len(set(self.folds.tolist()))} folds, source={self.source!r})"
+        )
+
+
+def _read_text(path: pathlib.Path) -> bytes:
+    with open(path, "rb") as f:
+        head = f.read(2)
+    if head == b"\x1f\x8b":
+        with gzip.open(path, "rb") as g:
+            return g.read()
+    return path.read_bytes()
+
+
+def _locate_error(lines: list[bytes], fail: Callable[[int, str], ValueError]) -> None:
+    """Line-by-line check; raises the error of the first malformed line."""
+    width = 2 * N_PIXELS - 1
+    tab = b"\t"
+    for i, line in enumerate(lines):
+        fields = line.split(tab, _N_META)
+        if len(fields) != _N_META + 1:
+            raise fail(i, f"expected {_N_META + N_PIXELS} tab-separated fields, got {len(fields)}")
+        try:
+            for k in (0, 2, 3, 4, 5):
+                int(fields[k])
+        except ValueError:
+            raise fail(
+                i, "expected integers in fields id, next_id, word_id, position, fold"
+            ) from None
+        letter = fields[1].decode("ascii", "replace")
+        if len(letter) != 1 or not letter.isalpha():
+            raise fail(i, f"expected a single letter in field 2, got {letter!r}")
+        if len(fields[6]) != width:
+            got = fields[6].count(tab) + 1
+            raise fail(i, f"expected {N_PIXELS} single-digit 0/1 pixels, got {got} fields")
+
+
+def load_ocr(path: str | os.PathLike[str] | None = None) -> OCRDataset:
+    """Reads OCR data in the ``letter.data`` layout (plain or gzip-compressed).
+
+    Args:
+        path: file to read; ``None`` reads the copy bundled with the package.
+
+    Returns:
+        The words, grouped by ``word_id`` in file order, with their folds.
+
+    Raises:
+        ValueError: on a malformed line, naming the file and the 1-based line
+            number; or if the file holds no characters.
+
+    Example:
+        >>> from omkl.datasets import load_ocr
+        >>> data = load_ocr()
+        >>> len(data.letters)
+        52152
+    """
+    src = _BUNDLED if path is None else pathlib.Path(path)
+    name = str(src)
+    try:
+        raw = _read_text(src)
+    except (OSError, EOFError) as e:
+        raise ValueError(f"{name}: cannot read OCR data: {e}") from e
+    lines = raw.splitlines()
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if not lines:
+        raise ValueError(f"{name}: expected OCR data in the letter.data layout, got an empty file")
+    lines = [line.rstrip(b"\t\r ") for line in lines]
+    n = len(lines)
+    width = 2 * N_PIXELS - 1
+
+    def fail(i: int, reason: str) -> ValueError:
+        return ValueError(f"{name}:{i + 1}: {reason}")
+
+    # Fast path: the pixels are the last 255 bytes of each line, the six
+    # metadata fields come before. Any irregularity sends us to the slow
+    # line-by-line check, which names the first bad line.
+    heads = [line[: -width - 1] for line in lines]
+    tokens = b"\t".join(heads).split(b"\t")
+    ok = len(tokens) == _N_META * n and all(
+        len(line) > width and line[-width - 1] == 9 for line in lines
+    )
+    table = None
+    if ok:
+        arr = np.array(tokens).reshape(n, _N_META)
+        try:
+            table = arr[:, [0, 2, 3, 4, 5]].astype(np.int64)
+        except ValueError:
+            table = None
+        letter_col = arr[:, 1]
+        if table is None or (np.char.str_len(letter_col) != 1).any():
+            table = None
+    if table is None:
+        _locate_error(lines, fail)
+        raise fail(0, "malformed OCR data")  # pragma: no cover (located above)
+    letters = [c.decode("ascii", "replace") for c in letter_col.tolist()]
+    bad_letter = [i for i, c in enumerate(letters) if not c.isalpha()]
+    if bad_letter:
+        i = bad_letter[0]
+        raise fail(i, f"expected a single letter in field 2, got {letters[i]!r}")
+    meta = table[:, [0, 1, 2, 4]]  # id, next_id, word_id, fold
+    position = table[:, 3]
+    bad_fold_range = np.flatnonzero((meta[:, 3] < 0) | (meta[:, 3] > 9))
+    if len(bad_fold_range):
+        i = int(bad_fold_range[0])
+        raise fail(i, f"expected a fold id in 0..9, got {meta[i, 3]}")
+    expected_tail = width
+    pixel_parts = [line[-width:] for line in lines]
+    grid = np.frombuffer(b"".join(pixel_parts), dtype=np.uint8).reshape(n, expected_tail)
+    digits = grid[:, 0::2]
+    seps = grid[:, 1::2]
+    bad = ((digits < ord("0")) | (digits > ord("1"))).any(axis=1) | (seps != ord("\t")).any(axis=1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise fail(i, "expected 128 pixel values, each 0 or 1")
+    pixels = np.ascontiguousarray(digits - np.uint8(ord("0")))
+
+    # Words: consecutive lines chained by next_id, positions 1..n, one fold.
+    ids, nxt, wid, fold = meta[:, 0], meta[:, 1], meta[:, 2], meta[:, 3]
+    ends = np.flatnonzero(nxt == -1)
+    if len(ends) == 0 or ends[-1] != n - 1:
+        raise fail(n - 1, "expected next_id -1 on the last character of the file")
+    inner = np.ones(n, dtype=bool)
+    inner[ends] = False
+    idx = np.flatnonzero(inner)
+    bad_chain = idx[(nxt[idx] != ids[np.minimum(idx + 1, n - 1)]) | (wid[idx] != wid[idx + 1])]
+    if len(bad_chain):
+        i = int(bad_chain[0])
+        raise fail(i, f"next_id {nxt[i]} is not the id of the next line of the same word")
+    bad_fold = idx[fold[idx] != fold[idx + 1]]
+    if len(bad_fold):
+        raise fail(int(bad_fold[0]) + 1, "expected the same fold for every character of a word")
+    offsets = np.concatenate(([0], ends + 1)).astype(np.int64)
+    starts = offsets[:-1]
+    expect_pos = np.arange(n) - np.repeat(starts, np.diff(offsets)) + 1
+    bad_pos = np.flatnonzero(position != expect_pos)
+    if len(bad_pos):
+        i = int(bad_pos[0])
+        raise fail(i, f"expected position {expect_pos[i]}, got {position[i]}")
+    if len(np.unique(wid[starts])) != len(starts):
+        w = wid[starts]
+        _, first = np.unique(w, return_index=True)
+        dup = np.setdiff1d(np.arange(len(w)), first)[0]
+        raise fail(int(starts[dup]), f"word_id {w[dup]} appears in two separate words")
+
+    words = [
+        (pixels[a:b], letters[a:b])
+        for a, b in zip(starts.tolist(), offsets[1:].tolist(), strict=True)
+    ]
+    return OCRDataset(
+        words=words,
+        folds=fold[starts].copy(),
+        word_ids=wid[starts].copy(),
+        pixels=pixels,
+        letters=letters,
+        offsets=offsets,
+        source=name,
+    )

@@ -1,0 +1,367 @@
+//! A kernel group of Alg. 3 as a scaled expansion with a score cache.
+//!
+//! Group `k` holds `θ_k = s · Σ_{j,y} a[y, j] φ_k(x_j) ⊗ e_y` over the `m`
+//! training inputs and `L` labels. The per-group scale `s` makes the prox
+//! and projection steps O(1) per group, and the cache
+//! `A[y, i] = Σ_j a[y, j] K(x_j, x_i)` (label-major, so an update is one
+//! contiguous axpy) turns the score `f_k(x_i, y) = s · A[y, i]` of any
+//! training input into a lookup. The squared norm is kept exactly by the
+//! identity of the paper's §3.4: adding `δ` to `α[y, j]` changes `‖θ_k‖²` by
+//! `2δ f_k(x_j, y) + δ² K(x_j, x_j)`.
+//!
+//! The averaged expansion `Σ_t α_t` is kept lazily: with `P = Σ_τ s_τ` over
+//! finished rounds and `b[y, j] += δ' P` for every unscaled change `δ'`, the
+//! running sum is `a P − b`. Whenever the scale leaves `[1e-4, 1e4]` (or the
+//! group is zeroed) the running sum is banked (`base += a P − b`), the scale
+//! folded into `a`, and `P`, `b` restart from zero; this bounds the
+//! cancellation in `a P − b` (which otherwise grows like `1/s`).
+
+use ndarray::Array2;
+
+use super::chain_group::ChainGroup;
+
+use crate::error::{OmklError, Result};
+
+/// Scale factors outside `[TINY, 1/TINY]` are folded into the coefficients.
+const TINY: f64 = 1e-4;
+
+/// One kernel group: coefficients, scale, score cache, norm and average.
+///
+/// # Example
+/// ```
+/// use omkl_core::learner::score_cache::KernelExpansion;
+/// let gram = [1.0f32, 0.5, 0.5, 1.0]; // m = 2 inputs
+/// let mut g = KernelExpansion::new(&gram, 2, 1).unwrap();
+/// g.add(0, 0, 2.0); // α[0, 0] = 2
+/// assert_eq!(g.score(1, 0), 1.0); // 2 · K(x_0, x_1)
+/// assert!((g.sq_norm() - 4.0).abs() < 1e-12);
+/// g.scale_by(0.5);
+/// assert_eq!(g.score(1, 0), 0.5);
+/// ```
+#[derive(Debug, Clone)]
+pub struct KernelExpansion<'g> {
+    gram: &'g [f32],
+    m: usize,
+    l: usize,
+    s: f64,
+    a: Vec<f64>,
+    cache: Vec<f64>,
+    q: f64,
+    b: Vec<f64>,
+    p: f64,
+    base: Vec<f64>,
+}
+
+impl<'g> KernelExpansion<'g> {
+    /// A zero expansion over `m` inputs with Gram matrix `gram` (`m × m`,
+    /// row-major, symmetric, finite) and `l` labels.
+    ///
+    /// # Complexity
+    /// O(m²) to validate the Gram matrix, O(mL) memory.
+    pub fn new(gram: &'g [f32], m: usize, l: usize) -> Result<Self> {
+        if m == 0 {
+            return Err(OmklError::empty("gram (m = 0 inputs)"));
+        }
+        if gram.len() != m * m {
+            return Err(OmklError::shape(
+                "gram",
+                format!("{m} x {m} = {} elements", m * m),
+                format!("{} elements", gram.len()),
+            ));
+        }
+        if let Some(i) = gram.iter().position(|v| !v.is_finite()) {
+            return Err(OmklError::NonFinite {
+                name: "gram".into(),
+                index: i,
+                value: f64::from(gram[i]),
+            });
+        }
+        if let Some((i, j)) = asymmetric_entry(gram, m) {
+            return Err(OmklError::invalid(
+                "gram",
+                format!("expected a symmetric matrix, entries ({i}, {j}) and ({j}, {i}) differ"),
+            ));
+        }
+        Ok(KernelExpansion {
+            gram,
+            m,
+            l,
+            s: 1.0,
+            a: vec![0.0; m * l],
+            cache: vec![0.0; m * l],
+            q: 0.0,
+            b: vec![0.0; m * l],
+            p: 0.0,
+            base: vec![0.0; m * l],
+        })
+    }
+
+    /// `f_k(x_i, y)`, the group's score of label `y` at training input `i`.
+    #[inline]
+    pub fn score(&self, i: usize, y: usize) -> f64 {
+        self.s * self.cache[y * self.m + i]
+    }
+
+    /// Adds `delta` to the (scaled) coefficient `α[y, j]`, updating the
+    /// score cache, the squared norm and the running average.
+    ///
+    /// # Complexity
+    /// O(m): one axpy of a Gram row into the cache.
+    pub fn add(&mut self, j: usize, y: usize, delta: f64) {
+        let m = self.m;
+        let d = delta / self.s;
+        let row = &self.gram[j * m..(j + 1) * m];
+        let idx = y * m + j;
+        self.q += 2.0 * d * self.cache[idx] + d * d * f64::from(row[j]);
+        self.a[idx] += d;
+        self.b[idx] += d * self.p;
+        for (c, &k) in self.cache[y * m..(y + 1) * m].iter_mut().zip(row) {
+            *c += d * f64::from(k);
+        }
+    }
+
+    /// `‖θ_k‖²` as maintained incrementally.
+    pub fn sq_norm(&self) -> f64 {
+        self.s * self.s * self.q.max(0.0)
+    }
+
+    /// `‖θ_k‖`.
+    pub fn norm(&self) -> f64 {
+        self.sq_norm().sqrt()
+    }
+
+    /// `Σ_y α_yᵀ K α_y` recomputed from the coefficients (a check of
+    /// [`KernelExpansion::sq_norm`]).
+    ///
+    /// # Complexity
+    /// O(L m²).
+    pub fn sq_norm_from_scratch(&self) -> f64 {
+        self.s * self.s * expansion_sq_norm(self.gram, &self.a, self.m)
+    }
+
+    /// Multiplies `θ_k` by `c ≥ 0` in O(1) (O(mL) when the group is zeroed
+    /// or the scale leaves the safe range).
+    pub fn scale_by(&mut self, c: f64) {
+        if c == 0.0 {
+            self.bank();
+            self.a.fill(0.0);
+            self.cache.fill(0.0);
+            self.q = 0.0;
+            self.s = 1.0;
+            return;
+        }
+        self.s *= c;
+        if !(TINY..=1.0 / TINY).contains(&self.s) {
+            self.fold_scale();
+        }
+    }
+
+    /// Moves the running sum into `base` and restarts `P` and `b` at zero.
+    fn bank(&mut self) {
+        let p = self.p;
+        for ((base, b), a) in self.base.iter_mut().zip(self.b.iter_mut()).zip(&self.a) {
+            *base += a * p - *b;
+            *b = 0.0;
+        }
+        self.p = 0.0;
+    }
+
+    /// Banks the running sum and moves the scale into the coefficients:
+    /// `a ← s·a`, `A ← s·A`, `q ← s²q`, `s ← 1`.
+    fn fold_scale(&mut self) {
+        self.bank();
+        let s = self.s;
+        for v in self.a.iter_mut().chain(self.cache.iter_mut()) {
+            *v *= s;
+        }
+        self.q *= s * s;
+        self.s = 1.0;
+    }
+
+    /// Ends an online round: the current `α` enters the running sum.
+    #[inline]
+    pub fn end_round(&mut self) {
+        self.p += self.s;
+    }
+
+    /// The current coefficients `α = s·a`, label-major `L × m`.
+    pub fn coefficients(&self) -> Vec<f64> {
+        self.a.iter().map(|v| v * self.s).collect()
+    }
+
+    /// The sum of `α` over all finished rounds, `base + a P − b`,
+    /// label-major.
+    pub fn coefficient_sum(&self) -> Vec<f64> {
+        self.a
+            .iter()
+            .zip(&self.b)
+            .zip(&self.base)
+            .map(|((a, b), base)| base + a * self.p - b)
+            .collect()
+    }
+
+    /// Number of inputs `m`.
+    pub fn n_inputs(&self) -> usize {
+        self.m
+    }
+
+    /// Number of labels `L`.
+    pub fn n_labels(&self) -> usize {
+        self.l
+    }
+}
+
+impl ChainGroup for KernelExpansion<'_> {
+    fn add_scores(&self, i: usize, row: &mut [f64]) {
+        for (y, r) in row.iter_mut().enumerate().take(self.l) {
+            *r += self.score(i, y);
+        }
+    }
+
+    fn add(&mut self, j: usize, y: usize, delta: f64) {
+        KernelExpansion::add(self, j, y, delta);
+    }
+
+    fn sq_norm(&self) -> f64 {
+        KernelExpansion::sq_norm(self)
+    }
+
+    fn scale_by(&mut self, c: f64) {
+        KernelExpansion::scale_by(self, c);
+    }
+
+    fn end_round(&mut self) {
+        KernelExpansion::end_round(self);
+    }
+
+    fn coefficients(&self) -> Vec<f64> {
+        KernelExpansion::coefficients(self)
+    }
+
+    fn coefficient_sum(&self) -> Vec<f64> {
+        KernelExpansion::coefficient_sum(self)
+    }
+
+    fn sq_norm_of(&self, coef: &[f64]) -> f64 {
+        expansion_sq_norm(self.gram, coef, self.m)
+    }
+}
+
+/// The first `(i, j)` with `K[i, j] != K[j, i]`, scanning 64 × 64 tiles so
+/// that both reads stay in cache.
+fn asymmetric_entry(gram: &[f32], m: usize) -> Option<(usize, usize)> {
+    const T: usize = 64;
+    for bi in (0..m).step_by(T) {
+        for bj in (0..=bi).step_by(T) {
+            for i in bi..(bi + T).min(m) {
+                for j in bj..(bj + T).min(i) {
+                    if gram[i * m + j] != gram[j * m + i] {
+                        return Some((i, j));
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+/// `Σ_y α_yᵀ K α_y` for label-major coefficients `alpha` (`L × m`) and a
+/// row-major `m × m` Gram matrix: the squared norm of a kernel expansion.
+/// Computed as one GEMM `K[S, S] · α[·, S]ᵀ` over the support `S` (inputs
+/// with a nonzero coefficient for some label).
+///
+/// # Complexity
+/// O(|S|² L) flops, O(|S|²) memory.
+///
+/// # Example
+/// ```
+/// use omkl_core::learner::score_cache::expansion_sq_norm;
+/// let gram = [2.0f32, 1.0, 1.0, 2.0];
+/// assert_eq!(expansion_sq_norm(&gram, &[1.0, -1.0], 2), 2.0);
+/// ```
+pub fn expansion_sq_norm(gram: &[f32], alpha: &[f64], m: usize) -> f64 {
+    if m == 0 {
+        return 0.0;
+    }
+    let l = alpha.len() / m;
+    let support: Vec<usize> = (0..m)
+        .filter(|&j| (0..l).any(|y| alpha[y * m + j] != 0.0))
+        .collect();
+    let s = support.len();
+    let ks = Array2::from_shape_fn((s, s), |(a, b)| {
+        f64::from(gram[support[a] * m + support[b]])
+    });
+    let a = Array2::from_shape_fn((s, l), |(j, y)| alpha[y * m + support[j]]);
+    let ka = ks.dot(&a);
+    (&ka * &a).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gram() -> Vec<f32> {
+        // Gram of points 1, 2, -1 under k(x, x') = x x' + 1
+        let x = [1.0f32, 2.0, -1.0];
+        let mut g = vec![0.0; 9];
+        for i in 0..3 {
+            for j in 0..3 {
+                g[i * 3 + j] = x[i] * x[j] + 1.0;
+            }
+        }
+        g
+    }
+
+    #[test]
+    fn norm_identity_and_average_survive_scaling() {
+        let g = gram();
+        let mut e = KernelExpansion::new(&g, 3, 2).unwrap();
+        let mut sum = [0.0; 6];
+        let steps = [(0, 1, 0.5), (2, 0, -1.0), (1, 1, 0.25), (0, 1, -0.3)];
+        for (t, &(j, y, d)) in steps.iter().enumerate() {
+            e.add(j, y, d);
+            e.scale_by([0.7, 1e-5, 0.0, 0.7][t]);
+            e.end_round();
+            for (s, c) in sum.iter_mut().zip(e.coefficients()) {
+                *s += c;
+            }
+            let (a, b) = (e.sq_norm(), e.sq_norm_from_scratch());
+            assert!((a - b).abs() <= 1e-12 * b.max(1.0), "{a} vs {b}");
+        }
+        for (a, b) in sum.iter().zip(e.coefficient_sum()) {
+            assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+        }
+        // the cache equals K α
+        let alpha = e.coefficients();
+        for y in 0..2 {
+            for i in 0..3 {
+                let f: f64 = (0..3)
+                    .map(|j| alpha[y * 3 + j] * f64::from(g[j * 3 + i]))
+                    .sum();
+                assert!((e.score(i, y) - f).abs() < 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn tiny_scales_are_folded() {
+        let g = gram();
+        let mut e = KernelExpansion::new(&g, 3, 1).unwrap();
+        e.add(1, 0, 1.0);
+        for _ in 0..15 {
+            e.scale_by(1e-10);
+            e.end_round();
+        }
+        assert!(e.s >= TINY);
+        let (a, b) = (e.sq_norm(), e.sq_norm_from_scratch());
+        assert!((a - b).abs() <= 1e-12 * b);
+    }
+
+    #[test]
+    fn rejects_bad_grams() {
+        assert!(KernelExpansion::new(&[1.0, 0.5, 0.4, 1.0], 2, 1).is_err());
+        assert!(KernelExpansion::new(&[1.0, f32::NAN, f32::NAN, 1.0], 2, 1).is_err());
+        assert!(KernelExpansion::new(&[1.0; 3], 2, 1).is_err());
+        assert!(KernelExpansion::new(&[], 0, 1).is_err());
+    }
+}

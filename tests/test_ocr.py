@@ -1,0 +1,214 @@
+"""OCR data loader, kernelised online MKL on chains and the OCR experiment."""
+
+from __future__ import annotations
+
+import gzip
+import pathlib
+
+import numpy as np
+import pytest
+
+from omkl.datasets import load_ocr
+
+
+@pytest.fixture(scope="module")
+def ocr():
+    return load_ocr()
+
+
+def _lines(n_words: int = 3) -> list[str]:
+    """A tiny valid file: ``n_words`` words of 2-3 characters."""
+    rng = np.random.default_rng(0)
+    out, cid = [], 1
+    for w in range(n_words):
+        n = 2 + w % 2
+        for p in range(n):
+            nxt = -1 if p == n - 1 else cid + 1
+            pix = "\t".join(str(v) for v in rng.integers(0, 2, 128))
+            out.append(f"{cid}\t{'abc'[p]}\t{nxt}\t{w + 1}\t{p + 1}\t{w % 10}\t{pix}")
+            cid += 1
+    return out
+
+
+def test_bundled_file_loads(ocr):
+    assert len(ocr.letters) == 52152
+    assert len(ocr.words) == 6877
+    assert sorted(set(ocr.folds.tolist())) == list(range(10))
+    assert ocr.pixels.shape == (52152, 128) and ocr.pixels.dtype == np.uint8
+    assert set(np.unique(ocr.pixels).tolist()) == {0, 1}
+    assert ocr.alphabet == [chr(c) for c in range(ord("a"), ord("z") + 1)]
+    x, y = ocr.words[0]
+    assert x.shape == (len(y), 128)
+    assert sum(len(w[1]) for w in ocr.words) == 52152
+
+
+def test_loader_matches_slow_reference(tmp_path: pathlib.Path):
+    lines = _lines(5)
+    path = tmp_path / "letter.data"
+    path.write_text("\n".join(lines) + "\n")
+    data = load_ocr(path)
+    rows = [ln.split("\t") for ln in lines]
+    np.testing.assert_array_equal(data.pixels, np.array([r[6:] for r in rows], dtype=np.uint8))
+    assert data.letters == [r[1] for r in rows]
+    assert [len(w[1]) for w in data.words] == [2, 3, 2, 3, 2]
+    assert data.folds.tolist() == [0, 1, 2, 3, 4]
+    gz = tmp_path / "letter.data.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    np.testing.assert_array_equal(load_ocr(gz).pixels, data.pixels)
+
+
+@pytest.mark.parametrize(
+    ("line_no", "edit", "match"),
+    [
+        (3, lambda f: f[:-1], "fields"),
+        (2, lambda f: f[:5] + ["x"] + f[6:], "integers"),
+        (4, lambda f: f[:7] + ["2"] + f[8:], "0 or 1"),
+        (1, lambda f: f[:1] + ["ab"] + f[2:], "single letter"),
+        (5, lambda f: f[:5] + ["12"] + f[6:], "fold"),
+        (2, lambda f: f[:4] + ["7"] + f[5:], "position"),
+        (1, lambda f: f[:2] + ["99"] + f[3:], "next_id"),
+    ],
+)
+def test_malformed_line_names_file_and_line(tmp_path: pathlib.Path, line_no, edit, match):
+    lines = _lines(3)
+    lines[line_no - 1] = "\t".join(edit(lines[line_no - 1].split("\t")))
+    path = tmp_path / "bad.data"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=match) as err:
+        load_ocr(path)
+    assert f"bad.data:{line_no}:" in str(err.value)
+
+
+def test_missing_and_empty_files(tmp_path: pathlib.Path):
+    with pytest.raises(ValueError, match="cannot read"):
+        load_ocr(tmp_path / "nope.data")
+    (tmp_path / "empty.data").write_text("")
+    with pytest.raises(ValueError, match="empty"):
+        load_ocr(tmp_path / "empty.data")
+
+
+# --------------------------------------------------------------------------
+# kernelised online MKL on chains
+
+
+def _small_problem(ocr, n_words: int = 120):
+    from omkl.experiments.ocr import Corpus, fold_grams, make_split
+
+    corpus = Corpus.load()
+    words = np.flatnonzero(corpus.folds == 0)[:n_words]
+    inputs = np.unique(corpus.char_input[corpus.chars_of(words)])
+    fg = fold_grams(corpus, inputs, ["L", "Q", "G"])
+    local = np.full(len(corpus.X), -1, dtype=np.int64)
+    local[inputs] = np.arange(len(inputs))
+    return corpus, fg, make_split(corpus, words, local)
+
+
+@pytest.fixture(scope="module")
+def small(ocr):
+    return _small_problem(ocr)
+
+
+def test_tracked_group_norms_match_quadratic_forms(small):
+    from omkl import _omkl
+
+    _, fg, split = small
+    grams = [fg.base[b] for b in ("L", "Q", "G")]
+    res = _omkl.train_chain_mkl(
+        grams, split.inputs, split.labels, split.offsets, 26, lam=1e-3, eta0=0.5, epochs=6
+    )
+    for k, g in enumerate(grams):
+        a = res["last_coef"][k]  # L x m
+        exact = float(np.einsum("yi,ij,yj->", a, g.astype(np.float64), a))
+        assert exact > 0
+        assert abs(res["last_sq_norms"][k] - exact) <= 1e-8 * exact
+    beta = res["beta"]
+    assert np.all(beta >= 0) and abs(beta.sum() - 1) < 1e-12
+    assert res["beta_trajectory"].shape == (6, 3)
+    np.testing.assert_allclose(res["beta_trajectory"].sum(axis=1), 1.0)
+
+
+def test_end_to_end_accuracy_well_above_chance(small):
+    from omkl.experiments.ocr import ROWS, heldout_accuracy, make_split, train
+
+    corpus, fg, split = small
+    local = np.full(len(corpus.X), -1, dtype=np.int64)
+    local[fg.inputs] = np.arange(len(fg.inputs))
+    words = np.flatnonzero(corpus.folds == 0)
+    train_split = make_split(corpus, words[:90], local)
+    held_split = make_split(corpus, words[90:120], local)
+    model = train(fg, ROWS["mkl_lqg"], train_split, C=100.0, eta0=0.1, epochs=5)
+    acc = heldout_accuracy(model, fg, held_split)
+    assert acc > 0.4, acc  # chance is about 1/26
+    assert abs(model["beta"].sum() - 1) < 1e-12 and np.all(model["beta"] >= 0)
+    # training accuracy after 5 epochs on 90 words is high
+    assert heldout_accuracy(model, fg, train_split) > 0.9
+
+
+def test_decode_chains_matches_brute_force():
+    import itertools
+
+    from omkl import _omkl
+
+    rng = np.random.default_rng(3)
+    L, lens = 3, [1, 3, 2]
+    em = rng.normal(size=(sum(lens), L))
+    tr, st, sp = rng.normal(size=(L, L)), rng.normal(size=L), rng.normal(size=L)
+    offsets = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
+    got = _omkl.decode_chains(em, offsets, tr, st, sp)
+    for a, b in zip(offsets[:-1], offsets[1:], strict=True):
+
+        def score(y, a=a):
+            s = st[y[0]] + sp[y[-1]] + sum(em[a + i, v] for i, v in enumerate(y))
+            return s + sum(tr[u, v] for u, v in zip(y, y[1:], strict=False))
+
+        best = max(itertools.product(range(L), repeat=b - a), key=score)
+        assert tuple(got[a:b]) == best
+
+
+def test_bad_inputs_raise_value_error(small):
+    from omkl import _omkl
+
+    _, fg, split = small
+    g = fg.base["L"]
+    args = (split.inputs, split.labels, split.offsets, 26)
+    with pytest.raises(ValueError, match="regularizer"):
+        _omkl.train_chain_mkl([g], *args, regularizer="l1")
+    with pytest.raises(ValueError, match="eta0"):
+        _omkl.train_chain_mkl([g], *args, eta0=-1.0)
+    with pytest.raises(ValueError, match="lam"):
+        _omkl.train_chain_mkl([g], *args, lam=float("nan"))
+    with pytest.raises(ValueError, match="grams"):
+        _omkl.train_chain_mkl([g, g[:-1, :-1].copy()], *args)
+    with pytest.raises(ValueError, match="symmetric"):
+        bad = g.copy()
+        bad[0, 1] += 1
+        _omkl.train_chain_mkl([bad], *args)
+    with pytest.raises(ValueError, match="labels"):
+        _omkl.train_chain_mkl([g], split.inputs, split.labels, split.offsets, 3)
+    with pytest.raises(ValueError, match="inputs"):
+        _omkl.train_chain_mkl([g], -split.inputs - 1, split.labels, split.offsets, 26)
+    with pytest.raises(ValueError, match="offsets"):
+        _omkl.train_chain_mkl([g], split.inputs, split.labels, split.offsets[:-1], 26)
+    with pytest.raises(ValueError, match="emissions"):
+        em = np.full((2, 3), np.nan)
+        _omkl.decode_chains(em, np.array([0, 2]), np.zeros((3, 3)), np.zeros(3), np.zeros(3))
+
+
+def test_primal_linear_group_equals_kernelised_linear(small):
+    """The normalised linear kernel as a Gram matrix and as explicit unit-norm
+    features give the same model: equal predictions, norms within 1e-9."""
+    from omkl import _omkl
+
+    _, fg, split = small
+    args = (split.inputs, split.labels, split.offsets, 26)
+    kw = dict(lam=1e-3, eta0=0.5, epochs=4, schedule="constant")
+    D = fg.unit.astype(np.float64) @ fg.unit.T.astype(np.float64)
+    gram = D.astype(np.float32)
+    gram = np.minimum(gram, gram.T)  # exactly symmetric
+    a = _omkl.train_chain_mkl([gram], *args, **kw)
+    # the primal run sees the features whose inner products are `gram` up to
+    # f32 rounding, so compare with a tolerance that reflects it
+    b = _omkl.train_chain_mkl([], *args, features=[fg.unit], **kw)
+    w = a["coef"][0] @ fg.unit.astype(np.float64)  # W_y = sum_j alpha_yj x_j
+    np.testing.assert_allclose(w, b["weights"][0], rtol=0, atol=1e-4)
+    np.testing.assert_allclose(a["norms"], b["norms"], rtol=1e-4)
