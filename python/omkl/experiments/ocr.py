@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from omkl import _omkl
+from omkl import _omkl, kernels
 from omkl.datasets import load_ocr
 
 F32 = npt.NDArray[np.float32]
@@ -171,14 +171,34 @@ def kernel_from_dots(name: str, D: F32, na: F32, nb: F32, h: float) -> F32:
     raise ValueError(f"unknown base kernel {name!r}; expected one of L, Q, G, B")
 
 
-def b1_bandwidth(D: F32, sq: F32, zero_fraction: float = B1_ZERO_FRACTION) -> float:
+def b1_bandwidth(X: F32, sq: F32, zero_fraction: float = B1_ZERO_FRACTION) -> float:
     """h such that about ``zero_fraction`` of distinct training pairs are farther than h."""
     rng = np.random.default_rng(0)
     m = len(sq)
     i, j = rng.integers(0, m, 200_000), rng.integers(0, m, 200_000)
     keep = i != j
-    d2 = sq[i[keep]] + sq[j[keep]] - 2.0 * D[i[keep], j[keep]]
+    i, j = i[keep], j[keep]
+    dots = np.einsum("ij,ij->i", X[i], X[j], dtype=np.float32)
+    d2 = sq[i] + sq[j] - 2.0 * dots
     return float(np.sqrt(max(np.quantile(d2, 1.0 - zero_fraction), 1e-12)))
+
+
+def base_kernel(name: str, h: float = float("nan")) -> kernels.Kernel:
+    """The Rust kernel of base kernel ``name`` (same definitions as
+    :func:`kernel_from_dots`, which is kept as the numpy reference).
+
+    >>> base_kernel("Q")
+    Kernel('polynomial', degree=2, offset=1.0, normalize=True)
+    """
+    if name == "L":
+        return kernels.linear(normalize=True)
+    if name == "Q":
+        return kernels.polynomial(2, 1.0, normalize=True)
+    if name == "G":
+        return kernels.gaussian(GAUSSIAN_SIGMA2)
+    if name == "B":
+        return kernels.b1_spline(h)
+    raise ValueError(f"unknown base kernel {name!r}; expected one of L, Q, G, B")
 
 
 #: a group made of the linear kernel alone is trained in its primal form
@@ -205,7 +225,7 @@ class FoldGrams:
     inputs: I64  # global unique-input ids, in Gram order
     base: dict[str, F32]
     unit: F32  # unit-norm features of the inputs
-    seconds: dict[str, float]  # "dots", "unit" and one entry per base kernel
+    seconds: dict[str, float]  # "unit" and one entry per base kernel
     h: float
     _groups: dict[tuple[str, ...], F32] = field(default_factory=dict)
 
@@ -222,24 +242,23 @@ class FoldGrams:
 
     def row_seconds(self, row: Row) -> float:
         bases = kernel_bases(row)
-        t = self.seconds["dots"] + sum(self.seconds[b] for b in bases) if bases else 0.0
+        t = sum(self.seconds[b] for b in bases)
         return t + (self.seconds["unit"] if PRIMAL in row.groups else 0.0)
 
 
 def fold_grams(corpus: Corpus, inputs: I64, bases: Sequence[str]) -> FoldGrams:
+    """Symmetric Gram matrices of the fold's inputs, one per base kernel, by
+    the Rust core (:func:`omkl.kernels.gram`, blocked and parallel)."""
     t0 = time.perf_counter()
-    Xs = corpus.X[inputs]
+    Xs = np.ascontiguousarray(corpus.X[inputs])
     sq = corpus.sq[inputs]
     unit = unit_rows(Xs)
     seconds = {"unit": time.perf_counter() - t0}
-    t0 = time.perf_counter()
-    D = Xs @ Xs.T if bases else np.zeros((0, 0), dtype=np.float32)
-    seconds["dots"] = time.perf_counter() - t0
-    h = b1_bandwidth(D, sq) if "B" in bases else float("nan")
+    h = b1_bandwidth(Xs, sq) if "B" in bases else float("nan")
     base = {}
     for b in bases:
         t = time.perf_counter()
-        base[b] = np.ascontiguousarray(kernel_from_dots(b, D, sq, sq, h))
+        base[b] = kernels.gram(Xs, kernel=base_kernel(b, h))
         seconds[b] = time.perf_counter() - t
     return FoldGrams(inputs=inputs, base=base, unit=unit, seconds=seconds, h=h)
 
@@ -341,14 +360,12 @@ def test_emissions(
     if not kernel:
         return out
     support = np.flatnonzero(sum(np.abs(c).sum(axis=0) for _, c in kernel) > 0)
-    Xs = corpus.X[fg.inputs[support]]
-    sq_s = corpus.sq[fg.inputs[support]]
+    Xs = np.ascontiguousarray(corpus.X[fg.inputs[support]])
     coefs = [np.ascontiguousarray(c[:, support].T, dtype=np.float32) for _, c in kernel]
-    bases = sorted({b for names, _ in kernel for b in names})
+    ks = {b: base_kernel(b, fg.h) for names, _ in kernel for b in names}
     for a in range(0, len(test_inputs), chunk):
-        ids = test_inputs[a : a + chunk]
-        D = corpus.X[ids] @ Xs.T
-        blocks = {b: kernel_from_dots(b, D, corpus.sq[ids], sq_s, fg.h) for b in bases}
+        Xt = np.ascontiguousarray(corpus.X[test_inputs[a : a + chunk]])
+        blocks = {b: kernels.gram(Xt, Xs, kernel=k) for b, k in ks.items()}
         for (names, _), c in zip(kernel, coefs, strict=True):
             k = blocks[names[0]] if len(names) == 1 else sum(blocks[n] for n in names) / len(names)
             out[a : a + chunk] += k @ c
