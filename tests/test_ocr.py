@@ -254,3 +254,23 @@ def test_primal_linear_group_equals_kernelised_linear(small):
     w = a["coef"][0] @ fg.unit.astype(np.float64)  # W_y = sum_j alpha_yj x_j
     np.testing.assert_allclose(w, b["weights"][0], rtol=0, atol=1e-4)
     np.testing.assert_allclose(a["norms"], b["norms"], rtol=1e-4)
+
+
+def test_run_fold_chooses_eta0_per_C_on_training_words_only():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from omkl.experiments.ocr import ROWS, Corpus, fold_grams, run_fold
+
+    corpus = Corpus.load()
+    words = np.flatnonzero(corpus.folds == 3)
+    inputs = np.unique(corpus.char_input[corpus.chars_of(words)])
+    fg = fold_grams(corpus, inputs, [])
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        res = run_fold(
+            corpus, fg, ROWS["linear"], 3, 2, pool, c_grid=(0.1, 100.0), eta_grid=(0.01, 1.0)
+        )
+    assert set(res.eta_by_C) == {"0.1", "100.0"} and set(res.heldout) == set(res.eta_by_C)
+    assert set(res.eta_by_C.values()) <= {0.01, 1.0}
+    assert res.eta0 == res.eta_by_C[str(res.C)]
+    assert res.heldout[str(res.C)] == max(res.heldout.values())
+    assert 0.5 < res.accuracy < 1.0  # linear chain model on nine unseen folds
