@@ -127,6 +127,48 @@ def test_tracked_group_norms_match_quadratic_forms(small):
     np.testing.assert_allclose(res["beta_trajectory"].sum(axis=1), 1.0)
 
 
+def test_rust_grams_match_numpy_reference(small):
+    """Fold Grams and test-vs-support blocks from the Rust kernels equal the
+    numpy formulas (one f32 GEMM of inner products) up to float32 rounding."""
+    from omkl.experiments.ocr import (
+        ROWS,
+        b1_bandwidth,
+        fold_grams,
+        kernel_from_dots,
+        test_emissions,
+        train,
+    )
+
+    corpus, fg, split = small
+    Xs, sq = corpus.X[fg.inputs], corpus.sq[fg.inputs]
+    D = Xs @ Xs.T
+    h = b1_bandwidth(Xs, sq)
+    assert 0 < h < np.sqrt(2 * 128)
+    fgb = fold_grams(corpus, fg.inputs, ["B"])
+    assert fgb.h == h
+    refs = {b: kernel_from_dots(b, D, sq, sq, h) for b in ("L", "Q", "G", "B")}
+    for b, ref in refs.items():
+        got = fgb.base["B"] if b == "B" else fg.base[b]
+        assert got.dtype == np.float32 and got.shape == ref.shape
+        np.testing.assert_allclose(got, ref, rtol=0, atol=2e-6, err_msg=b)
+        np.testing.assert_array_equal(got, got.T)
+    # B1: about 95% of the entries are exactly zero, with the same zero pattern
+    zeros = fgb.base["B"] == 0
+    assert 0.85 < zeros.mean() < 0.99
+    assert np.mean(zeros != (refs["B"] == 0)) < 1e-4
+    # test emissions: Rust Gram blocks against the numpy reference
+    model = train(fg, ROWS["mkl_lqg"], split, C=100.0, eta0=0.1, epochs=2)
+    test_inputs = np.unique(corpus.char_input[corpus.chars_of(np.flatnonzero(corpus.folds == 1))])
+    test_inputs = test_inputs[:300]
+    got = test_emissions(corpus, fg, ROWS["mkl_lqg"], model, test_inputs, chunk=128)
+    Xt, sqt = corpus.X[test_inputs], corpus.sq[test_inputs]
+    ref = Xt @ model["parts"][0][1].T.astype(np.float32) / np.sqrt(sqt)[:, None]
+    Dt = Xt @ Xs.T
+    for names, coef in model["parts"][1:]:
+        ref = ref + kernel_from_dots(names[0], Dt, sqt, sq, h) @ coef.T.astype(np.float32)
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
 def test_end_to_end_accuracy_well_above_chance(small):
     from omkl.experiments.ocr import ROWS, heldout_accuracy, make_split, train
 
@@ -212,3 +254,23 @@ def test_primal_linear_group_equals_kernelised_linear(small):
     w = a["coef"][0] @ fg.unit.astype(np.float64)  # W_y = sum_j alpha_yj x_j
     np.testing.assert_allclose(w, b["weights"][0], rtol=0, atol=1e-4)
     np.testing.assert_allclose(a["norms"], b["norms"], rtol=1e-4)
+
+
+def test_run_fold_chooses_eta0_per_C_on_training_words_only():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from omkl.experiments.ocr import ROWS, Corpus, fold_grams, run_fold
+
+    corpus = Corpus.load()
+    words = np.flatnonzero(corpus.folds == 3)
+    inputs = np.unique(corpus.char_input[corpus.chars_of(words)])
+    fg = fold_grams(corpus, inputs, [])
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        res = run_fold(
+            corpus, fg, ROWS["linear"], 3, 2, pool, c_grid=(0.1, 100.0), eta_grid=(0.01, 1.0)
+        )
+    assert set(res.eta_by_C) == {"0.1", "100.0"} and set(res.heldout) == set(res.eta_by_C)
+    assert set(res.eta_by_C.values()) <= {0.01, 1.0}
+    assert res.eta0 == res.eta_by_C[str(res.C)]
+    assert res.heldout[str(res.C)] == max(res.heldout.values())
+    assert 0.5 < res.accuracy < 1.0  # linear chain model on nine unseen folds
