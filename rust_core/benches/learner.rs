@@ -4,7 +4,9 @@
 //!
 //! `cargo bench -p omkl-core --bench learner` prints criterion's throughput
 //! (examples per second) for the last iterate and the averaged model, and
-//! first a plain one-shot measurement of the same workload.
+//! first the medians of a few plain one-shot runs of the same workload, in
+//! examples per wall-clock second and per CPU-second of the thread. To print
+//! only those: `cargo bench -p omkl-core --bench learner -- nomatch`.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -19,6 +21,7 @@ const BUCKETS: usize = 1 << 12;
 const NNZ: usize = 100;
 const CLASSES: usize = 20;
 const EXAMPLES: usize = 20_000;
+const REPEATS: usize = 5;
 
 /// A deterministic synthetic stream: each example has 10 features in each
 /// group, hashed from names; its class depends on one feature of group 0.
@@ -72,19 +75,32 @@ fn thread_cpu_seconds() -> Option<f64> {
     Some(ns * 1e-9)
 }
 
+/// The median of `v` (`None` when empty).
+fn median(v: &mut [f64]) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied()
+}
+
 fn bench(c: &mut Criterion) {
     let (batch, targets) = data();
     for averaged in [false, true] {
-        let mut m = model(averaged);
-        let (t0, c0) = (Instant::now(), thread_cpu_seconds());
-        m.learn_batch(&batch, &targets).unwrap();
-        let wall = t0.elapsed().as_secs_f64();
-        let cpu = thread_cpu_seconds().zip(c0).map(|(b, a)| b - a);
+        // The median of a few one-shot runs (the machine may be shared).
+        let (mut walls, mut cpus) = (Vec::new(), Vec::new());
+        for _ in 0..REPEATS {
+            let mut m = model(averaged);
+            let (t0, c0) = (Instant::now(), thread_cpu_seconds());
+            black_box(m.learn_batch(&batch, &targets).unwrap());
+            walls.push(EXAMPLES as f64 / t0.elapsed().as_secs_f64());
+            if let Some(c) = thread_cpu_seconds().zip(c0).map(|(b, a)| b - a) {
+                cpus.push(EXAMPLES as f64 / c);
+            }
+        }
         println!(
             "alg1 (averaged = {averaged}): {:.0} examples/s wall-clock, {} examples per CPU-second \
-             ({EXAMPLES} examples, {NNZ} non-zeros, {CLASSES} classes, group lasso every round)",
-            EXAMPLES as f64 / wall,
-            cpu.map_or("n/a".to_string(), |c| format!("{:.0}", EXAMPLES as f64 / c)),
+             (medians of {REPEATS} runs; {EXAMPLES} examples, {NNZ} non-zeros, {CLASSES} classes, \
+             group lasso every round)",
+            median(&mut walls).unwrap_or(f64::NAN),
+            median(&mut cpus).map_or("n/a".to_string(), |c| format!("{c:.0}")),
         );
     }
     let mut group = c.benchmark_group("alg1_batch");

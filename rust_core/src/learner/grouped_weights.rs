@@ -25,6 +25,8 @@ use super::averaging::Averager;
 
 const SCALE_MIN: f64 = 1e-3;
 const SCALE_MAX: f64 = 1e3;
+/// How many entries ahead [`GroupedWeights::add_scores`] prefetches rows.
+const PREFETCH: usize = 8;
 
 /// Weights of a grouped linear model with `n_outputs` outputs.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,8 +100,7 @@ impl GroupedWeights {
         self.live.resize(g_new, Vec::new());
         self.live_marked.resize(g_new * self.n_buckets, false);
         if let Some(a) = self.avg.as_mut() {
-            a.acc.resize(len, 0.0);
-            a.last.resize(len, 0.0);
+            a.pairs.resize(len, [0.0; 2]);
             a.cum.resize(g_new, 0.0);
         }
     }
@@ -115,24 +116,26 @@ impl GroupedWeights {
         }
         let (k_old, rows) = (self.n_outputs, self.n_groups() * self.n_buckets);
         let keep = k_old.min(n_outputs);
-        let relayout = |v: &Vec<f64>, fill: &dyn Fn(usize) -> f64| {
-            let mut out = vec![0.0; rows * n_outputs];
+        fn relayout<T: Copy + Default>(
+            v: &[T],
+            rows: usize,
+            k_old: usize,
+            n_outputs: usize,
+            keep: usize,
+        ) -> Vec<T> {
+            let mut out = vec![T::default(); rows * n_outputs];
             for r in 0..rows {
                 out[r * n_outputs..r * n_outputs + keep]
                     .copy_from_slice(&v[r * k_old..r * k_old + keep]);
-                for k in keep..n_outputs {
-                    out[r * n_outputs + k] = fill(r);
-                }
             }
             out
-        };
-        self.raw = relayout(&self.raw, &|_| 0.0);
+        }
+        self.raw = relayout(&self.raw, rows, k_old, n_outputs, keep);
         let nb = self.n_buckets;
         if let Some(a) = self.avg.as_mut() {
             // A new coordinate has raw value 0, so its `last` does not
             // matter; 0 keeps unwritten coordinates all-zero.
-            a.acc = relayout(&a.acc, &|_| 0.0);
-            a.last = relayout(&a.last, &|_| 0.0);
+            a.pairs = relayout(&a.pairs, rows, k_old, n_outputs, keep);
         }
         self.n_outputs = n_outputs;
         if n_outputs < k_old {
@@ -165,8 +168,7 @@ impl GroupedWeights {
         self.marked.truncate(n_groups * self.n_buckets);
         self.live_marked.truncate(n_groups * self.n_buckets);
         if let Some(a) = self.avg.as_mut() {
-            a.acc.truncate(len);
-            a.last.truncate(len);
+            a.pairs.truncate(len);
             a.cum.truncate(n_groups);
         }
     }
@@ -204,23 +206,60 @@ impl GroupedWeights {
         out: &mut [f64],
     ) {
         let kk = self.n_outputs;
-        for ((&g, &b), &x) in groups.iter().zip(indices).zip(values) {
-            let (g, b) = (g as usize, b as usize);
-            if averaged && self.avg.as_ref().is_some_and(|a| a.rounds > 0) {
+        if averaged && self.avg.as_ref().is_some_and(|a| a.rounds > 0) {
+            for ((&g, &b), &x) in groups.iter().zip(indices).zip(values) {
+                let (g, b) = (g as usize, b as usize);
                 for (k, o) in out.iter_mut().enumerate().take(kk) {
                     *o += x * self.averaged_weight(g, b, k);
                 }
-            } else {
-                let c = x * self.scale[g];
-                if c == 0.0 {
-                    continue;
-                }
-                let base = self.slot(g, b, 0);
-                for (o, v) in out.iter_mut().zip(&self.raw[base..base + kk]) {
-                    *o += c * v;
-                }
+            }
+            return;
+        }
+        let n = groups.len().min(indices.len()).min(values.len());
+        for j in 0..n {
+            // The rows are scattered over the whole table: ask for the row
+            // of a later entry now so that its cache misses overlap.
+            if let (Some(&pg), Some(&pb)) = (groups.get(j + PREFETCH), indices.get(j + PREFETCH)) {
+                self.prefetch_row(pg as usize, pb as usize);
+            }
+            let (g, b, x) = (groups[j] as usize, indices[j] as usize, values[j]);
+            let c = x * self.scale[g];
+            if c == 0.0 {
+                continue;
+            }
+            let base = self.slot(g, b, 0);
+            for (o, v) in out.iter_mut().zip(&self.raw[base..base + kk]) {
+                *o += c * v;
             }
         }
+    }
+
+    /// Hints the processor to load the raw row of bucket `(g, b)` (a no-op
+    /// off x86-64; never faults, even out of bounds).
+    #[inline(always)]
+    fn prefetch_row(&self, g: usize, b: usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let kk = self.n_outputs;
+            let p = self.raw.as_ptr().wrapping_add(self.slot(g, b, 0));
+            let mut k = 0;
+            while k < kk {
+                // SAFETY: prefetching is a hint; it never dereferences.
+                #[allow(unused_unsafe)]
+                unsafe {
+                    _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(k).cast::<i8>())
+                };
+                k += 8;
+            }
+            #[allow(unused_unsafe)]
+            // SAFETY: as above.
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(kk - 1).cast::<i8>())
+            };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (g, b);
     }
 
     /// `w_{g,b,k} += alpha · d_k` for every output `k`.
@@ -228,6 +267,22 @@ impl GroupedWeights {
     /// # Complexity
     /// O(n_outputs), plus the amortised lazy clearing of a zeroed group.
     pub fn axpy_bucket(&mut self, g: usize, b: usize, alpha: f64, d: &[f64]) {
+        let nz: Vec<u32> = (0..self.n_outputs.min(d.len()))
+            .filter(|&k| d[k] != 0.0)
+            .map(|k| k as u32)
+            .collect();
+        self.axpy_bucket_sparse(g, b, alpha, &nz, d);
+    }
+
+    /// [`Self::axpy_bucket`] given the outputs `nz` (increasing, all below
+    /// `n_outputs`) where `d` is non-zero: the other outputs are skipped
+    /// without being looked at, which matters when `d` is sparse (the
+    /// multiclass hinge loss has at most 2 non-zeros).
+    ///
+    /// # Complexity
+    /// O(`nz.len()`), plus the amortised lazy clearing of a zeroed group.
+    #[inline]
+    pub fn axpy_bucket_sparse(&mut self, g: usize, b: usize, alpha: f64, nz: &[u32], d: &[f64]) {
         if self.scale[g] == 0.0 {
             self.clear_group(g);
         }
@@ -241,20 +296,35 @@ impl GroupedWeights {
             self.live[g].push(b as u32);
         }
         let c = alpha / self.scale[g];
+        let kk = self.n_outputs;
         let base = self.slot(g, b, 0);
+        let row = &mut self.raw[base..base + kk];
         let mut dsq = 0.0;
-        for (k, &dk) in d.iter().enumerate().take(self.n_outputs) {
-            if dk == 0.0 {
-                continue;
+        match self.avg.as_mut() {
+            Some(a) => {
+                let s = a.cum[g];
+                let pairs = &mut a.pairs[base..base + kk];
+                for &k in nz {
+                    let k = k as usize;
+                    let old = row[k];
+                    // Averager::flush, inlined on the row.
+                    let p = &mut pairs[k];
+                    p[0] += old * (s - p[1]);
+                    p[1] = s;
+                    let new = old + c * d[k];
+                    row[k] = new;
+                    dsq += new * new - old * old;
+                }
             }
-            let i = base + k;
-            let old = self.raw[i];
-            if let Some(a) = self.avg.as_mut() {
-                a.flush(i, g, old);
+            None => {
+                for &k in nz {
+                    let k = k as usize;
+                    let old = row[k];
+                    let new = old + c * d[k];
+                    row[k] = new;
+                    dsq += new * new - old * old;
+                }
             }
-            let new = old + c * dk;
-            self.raw[i] = new;
-            dsq += new * new - old * old;
         }
         self.sq[g] = (self.sq[g] + dsq).max(0.0);
     }
@@ -289,7 +359,9 @@ impl GroupedWeights {
         a.cum[g] = 0.0;
         for &b in &self.live[g] {
             let base = (g * self.n_buckets + b as usize) * kk;
-            a.last[base..base + kk].fill(0.0);
+            for p in &mut a.pairs[base..base + kk] {
+                p[1] = 0.0;
+            }
         }
     }
 
@@ -444,7 +516,7 @@ impl GroupedWeights {
                 .map(|t| t.capacity() * 4 + 24)
                 .sum::<usize>();
         if let Some(a) = &self.avg {
-            n += (a.acc.capacity() + a.last.capacity() + a.cum.capacity()) * f;
+            n += (2 * a.pairs.capacity() + a.cum.capacity()) * f;
         }
         n
     }

@@ -111,6 +111,7 @@ pub struct OnlineProximal {
     pub(crate) old_norms: Vec<f64>,
     pub(crate) grad: Vec<f64>,
     pub(crate) scores_buf: Vec<f64>,
+    pub(crate) nz: Vec<u32>,
 }
 
 /// Equality of the learning state (scratch buffers are ignored).
@@ -158,6 +159,7 @@ impl OnlineProximal {
             old_norms: Vec::new(),
             grad: Vec::new(),
             scores_buf: Vec::new(),
+            nz: Vec::new(),
         })
     }
 
@@ -354,13 +356,22 @@ impl OnlineProximal {
         let t = self.t + 1;
         let eta = self.config.schedule.rate(t);
         // 1. Subgradient step.
-        if d.iter().any(|&v| v != 0.0) {
+        let kk = self.n_outputs();
+        self.nz.clear();
+        self.nz.extend(
+            (0..kk.min(d.len()))
+                .filter(|&k| d[k] != 0.0)
+                .map(|k| k as u32),
+        );
+        if !self.nz.is_empty() {
+            let nz = std::mem::take(&mut self.nz);
             for ((&g, &b), &x) in groups.iter().zip(indices).zip(values) {
                 if x != 0.0 {
                     self.weights
-                        .axpy_bucket(g as usize, b as usize, -eta * x, d);
+                        .axpy_bucket_sparse(g as usize, b as usize, -eta * x, &nz, d);
                 }
             }
+            self.nz = nz;
             if self.config.fit_intercept {
                 for (b, dk) in self.intercept.iter_mut().zip(d) {
                     *b -= eta * dk;

@@ -77,8 +77,8 @@ impl NamedLearner {
                     let base = w.slot(g, b as usize, 0);
                     s.raw.extend_from_slice(&w.raw[base..base + kk]);
                     if let Some(a) = &w.avg {
-                        s.acc.extend_from_slice(&a.acc[base..base + kk]);
-                        s.last.extend_from_slice(&a.last[base..base + kk]);
+                        s.acc.extend((base..base + kk).map(|i| a.acc(i)));
+                        s.last.extend((base..base + kk).map(|i| a.last(i)));
                     }
                 }
                 s
@@ -159,8 +159,9 @@ impl NamedLearner {
                 let base = w.slot(g, b, 0);
                 w.raw[base..base + kk].copy_from_slice(&sg.raw[j * kk..(j + 1) * kk]);
                 if let Some(a) = w.avg.as_mut() {
-                    a.acc[base..base + kk].copy_from_slice(&sg.acc[j * kk..(j + 1) * kk]);
-                    a.last[base..base + kk].copy_from_slice(&sg.last[j * kk..(j + 1) * kk]);
+                    for k in 0..kk {
+                        a.pairs[base + k] = [sg.acc[j * kk + k], sg.last[j * kk + k]];
+                    }
                 }
             }
             for &b in &sg.live {
