@@ -179,6 +179,22 @@ fn viterbi_batch<'py>(
     Ok((labels, scores.into_pyarray(py)))
 }
 
+/// Runs a tree decoder on a square `(n+1)×(n+1)` score matrix with the GIL
+/// released; returns the heads and the decoder's value.
+fn decode_tree<'py>(
+    py: Python<'py>,
+    scores: &PyReadonlyArray2<'py, f64>,
+    decoder: impl FnOnce(&ArcScores<'_>, &mut [usize]) -> omkl_core::Result<f64> + Send,
+) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
+    let (s, r, c) = rows(scores);
+    let n = square("scores", r, c)?;
+    let mut heads = vec![0; n + 1];
+    let value = py
+        .detach(|| decoder(&ArcScores::new(&s, n)?, &mut heads))
+        .py()?;
+    Ok((to_i64(py, &heads), value))
+}
+
 /// Chu-Liu-Edmonds: the best non-projective tree and its score.
 #[pyfunction]
 #[pyo3(signature = (scores, single_root=false))]
@@ -187,16 +203,9 @@ fn chu_liu_edmonds<'py>(
     scores: PyReadonlyArray2<'py, f64>,
     single_root: bool,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
-    let (s, r, c) = rows(&scores);
-    let n = square("scores", r, c)?;
-    let mut heads = vec![0; n + 1];
-    let score = py
-        .detach(|| {
-            let a = ArcScores::new(&s, n)?;
-            cle::chu_liu_edmonds(&a, single_root, &mut CleWorkspace::new(), &mut heads)
-        })
-        .py()?;
-    Ok((to_i64(py, &heads), score))
+    decode_tree(py, &scores, |a, heads| {
+        cle::chu_liu_edmonds(a, single_root, &mut CleWorkspace::new(), heads)
+    })
 }
 
 /// Loss-augmented Chu-Liu-Edmonds with a Hamming cost per wrong head.
@@ -209,18 +218,11 @@ fn chu_liu_edmonds_hamming<'py>(
     cost: f64,
     single_root: bool,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
-    let (s, r, c) = rows(&scores);
-    let n = square("scores", r, c)?;
     let gold = indices("gold", &gold)?;
-    let mut heads = vec![0; n + 1];
-    let value = py
-        .detach(|| {
-            let a = ArcScores::new(&s, n)?;
-            let mut ws = CleWorkspace::new();
-            cle::chu_liu_edmonds_hamming(&a, &gold, cost, single_root, &mut ws, &mut heads)
-        })
-        .py()?;
-    Ok((to_i64(py, &heads), value))
+    decode_tree(py, &scores, |a, heads| {
+        let mut ws = CleWorkspace::new();
+        cle::chu_liu_edmonds_hamming(a, &gold, cost, single_root, &mut ws, heads)
+    })
 }
 
 /// Chu-Liu-Edmonds on a list of sentences, in parallel.
@@ -324,16 +326,9 @@ fn eisner<'py>(
     scores: PyReadonlyArray2<'py, f64>,
     single_root: bool,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
-    let (s, r, c) = rows(&scores);
-    let n = square("scores", r, c)?;
-    let mut heads = vec![0; n + 1];
-    let score = py
-        .detach(|| {
-            let a = ArcScores::new(&s, n)?;
-            eis::eisner(&a, single_root, &mut EisnerWorkspace::new(), &mut heads)
-        })
-        .py()?;
-    Ok((to_i64(py, &heads), score))
+    decode_tree(py, &scores, |a, heads| {
+        eis::eisner(a, single_root, &mut EisnerWorkspace::new(), heads)
+    })
 }
 
 /// Loss-augmented Eisner with a Hamming cost per wrong head.
@@ -346,18 +341,11 @@ fn eisner_hamming<'py>(
     cost: f64,
     single_root: bool,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
-    let (s, r, c) = rows(&scores);
-    let n = square("scores", r, c)?;
     let gold = indices("gold", &gold)?;
-    let mut heads = vec![0; n + 1];
-    let value = py
-        .detach(|| {
-            let a = ArcScores::new(&s, n)?;
-            let mut ws = EisnerWorkspace::new();
-            eis::eisner_hamming(&a, &gold, cost, single_root, &mut ws, &mut heads)
-        })
-        .py()?;
-    Ok((to_i64(py, &heads), value))
+    decode_tree(py, &scores, |a, heads| {
+        let mut ws = EisnerWorkspace::new();
+        eis::eisner_hamming(a, &gold, cost, single_root, &mut ws, heads)
+    })
 }
 
 /// Multiclass argmax: the best label and its score.
