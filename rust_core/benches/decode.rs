@@ -14,6 +14,7 @@ use omkl_core::decode::chu_liu_edmonds::{chu_liu_edmonds, CleWorkspace};
 use omkl_core::decode::eisner::{eisner, EisnerWorkspace};
 use omkl_core::decode::forward_backward::{forward_backward, ForwardBackwardWorkspace};
 use omkl_core::decode::matrix_tree::{matrix_tree, MatrixTreeWorkspace};
+use omkl_core::decode::nbest::{viterbi_nbest, NbestWorkspace};
 use omkl_core::decode::viterbi::{viterbi, ViterbiWorkspace};
 
 /// Deterministic pseudo-random scores in [-1, 1) (xorshift).
@@ -56,6 +57,24 @@ fn bench_chains(c: &mut Criterion) {
             |b| {
                 b.iter(|| {
                     forward_backward(black_box(&chain), &mut fw, &mut node, &mut trans).unwrap()
+                })
+            },
+        );
+    }
+    // N-best at n = 20, L = 26: throughput in n·L²·k cells.
+    let (n, l) = (20usize, 26usize);
+    let em = scores(n * l, 3);
+    let tr = scores(l * l, 4);
+    let chain = ChainScores::new(&em, &tr, None, None, n, l).unwrap();
+    let mut nw = NbestWorkspace::new();
+    for k in [1usize, 10, 100] {
+        let (mut paths, mut sc) = (vec![0; k * n], vec![0.0; k]);
+        g.throughput(Throughput::Elements((n * l * l * k) as u64));
+        g.bench_function(
+            BenchmarkId::new("viterbi_nbest", format!("n{n}_L{l}_k{k}")),
+            |b| {
+                b.iter(|| {
+                    viterbi_nbest(black_box(&chain), k, &mut nw, &mut paths, &mut sc).unwrap()
                 })
             },
         );
