@@ -28,6 +28,7 @@ pub struct NbestWorkspace {
     back_rank: Vec<u32>,
     count: Vec<u32>,
     head: Vec<u32>,
+    vals: Vec<f64>,
     seq_a: Vec<u32>,
     seq_b: Vec<u32>,
 }
@@ -159,9 +160,11 @@ pub fn viterbi_nbest(
     grow(&mut ws.back_rank, cells, NONE);
     grow(&mut ws.count, n * l, 0);
     grow(&mut ws.head, l, 0);
+    grow(&mut ws.vals, l, 0.0);
     grow(&mut ws.seq_a, n, 0);
     grow(&mut ws.seq_b, n, 0);
     let head = &mut ws.head[..l];
+    let vals = &mut ws.vals[..l];
     let mut t = Tables {
         l,
         k,
@@ -183,7 +186,7 @@ pub fn viterbi_nbest(
         for y in 0..l {
             let cand =
                 |t: &Tables<'_>, p: usize, r: usize| t.score[t.slot(i - 1, p, r)] + tr[p * l + y];
-            let m = select(&mut t, i - 1, head, cand, |t, rank, p, r, v| {
+            let m = select(&mut t, i - 1, head, vals, cand, |t, rank, p, r, v| {
                 let s = t.slot(i, y, rank);
                 t.score[s] = v + em[i * l + y];
                 t.back_label[s] = p as u32;
@@ -197,7 +200,7 @@ pub fn viterbi_nbest(
     let cand = |t: &Tables<'_>, y: usize, r: usize| {
         t.score[t.slot(last, y, r)] + stop.map_or(0.0, |st| st[y])
     };
-    let m = select(&mut t, last, head, cand, |t, rank, y, r, v| {
+    let m = select(&mut t, last, head, vals, cand, |t, rank, y, r, v| {
         scores[rank] = v;
         let row = &mut paths[rank * n..(rank + 1) * n];
         let (mut yy, mut rr) = (y, r);
@@ -215,37 +218,59 @@ pub fn viterbi_nbest(
 
 /// Merges the sorted lists of the cells `(i, p)` for every label `p`, each
 /// entry valued by `cand(t, p, r)`, and emits the best `k` as
-/// `emit(t, rank, p, r, value)`; returns how many were emitted.
-fn select<C, E>(t: &mut Tables<'_>, i: usize, head: &mut [u32], cand: C, mut emit: E) -> usize
+/// `emit(t, rank, p, r, value)`; returns how many were emitted. The current
+/// head of every list is kept in `vals` (NEG_INFINITY once exhausted), so a
+/// pick is one contiguous arg-max over `L` values.
+fn select<C, E>(
+    t: &mut Tables<'_>,
+    i: usize,
+    head: &mut [u32],
+    vals: &mut [f64],
+    cand: C,
+    mut emit: E,
+) -> usize
 where
     C: Fn(&Tables<'_>, usize, usize) -> f64,
     E: FnMut(&mut Tables<'_>, usize, usize, usize, f64),
 {
     let l = t.l;
-    head.fill(0);
+    let counts = &t.count[i * l..(i + 1) * l];
+    for p in 0..l {
+        head[p] = 0;
+        vals[p] = if counts[p] > 0 {
+            cand(t, p, 0)
+        } else {
+            f64::NEG_INFINITY
+        };
+    }
     let mut rank = 0;
     while rank < t.k {
-        let mut best: Option<(usize, f64)> = None;
-        for p in 0..l {
-            let r = head[p] as usize;
-            if r >= t.count[i * l + p] as usize {
-                continue;
-            }
-            let v = cand(t, p, r);
-            let better = match best {
-                None => true,
-                Some((q, bv)) => {
-                    v > bv || (v == bv && t.lex_less(i, (p, r), (q, head[q] as usize)))
-                }
-            };
-            if better {
-                best = Some((p, v));
+        let mut best_p = usize::MAX;
+        let mut bv = f64::NEG_INFINITY;
+        for (p, &v) in vals.iter().enumerate() {
+            if v > bv {
+                bv = v;
+                best_p = p;
             }
         }
-        let Some((p, v)) = best else { break };
-        let r = head[p] as usize;
-        emit(t, rank, p, r, v);
-        head[p] += 1;
+        if best_p == usize::MAX {
+            break; // every list is exhausted (scores are finite)
+        }
+        for p in best_p + 1..l {
+            if vals[p] == bv
+                && t.lex_less(i, (p, head[p] as usize), (best_p, head[best_p] as usize))
+            {
+                best_p = p;
+            }
+        }
+        let r = head[best_p] as usize;
+        emit(t, rank, best_p, r, bv);
+        head[best_p] += 1;
+        vals[best_p] = if r + 1 < t.count[i * l + best_p] as usize {
+            cand(t, best_p, r + 1)
+        } else {
+            f64::NEG_INFINITY
+        };
         rank += 1;
     }
     rank
