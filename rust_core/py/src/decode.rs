@@ -454,9 +454,16 @@ fn viterbi_nbest<'py>(
             // At most L^n labellings exist: never size buffers beyond that.
             let total = (0..n).try_fold(1usize, |acc, _| acc.checked_mul(l).filter(|&t| t < k));
             let k = total.map_or(k, |t| t.max(1));
-            let mut paths = vec![0; k * n];
-            let mut scores = vec![0.0; k];
-            let m = with_ws(&NBEST_WS, n * l * k, |ws| {
+            let too_many = || OmklError::invalid("k", format!("k = {k}: no memory for k paths"));
+            let len = k.checked_mul(n).ok_or_else(too_many)?;
+            let mut paths = Vec::new();
+            paths.try_reserve_exact(len).map_err(|_| too_many())?;
+            paths.resize(len, 0);
+            let mut scores = Vec::new();
+            scores.try_reserve_exact(k).map_err(|_| too_many())?;
+            scores.resize(k, 0.0);
+            let cells = n.saturating_mul(l).saturating_mul(k);
+            let m = with_ws(&NBEST_WS, cells, |ws| {
                 nb::viterbi_nbest(&c, k, ws, &mut paths, &mut scores)
             })?;
             paths.truncate(m * n);

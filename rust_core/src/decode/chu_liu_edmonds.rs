@@ -11,11 +11,15 @@
 //! its best incoming arc; if the arc comes from a node that already reaches
 //! the root, the whole path is settled; if it comes from a node on the path,
 //! the cycle is contracted into one super-node whose incoming arcs get the
-//! reduced weights `w(x, v) − w(in(v))` (Edmonds). Arc weights between
-//! super-nodes live in a dense matrix, stored by modifier so that the
-//! incoming arcs of a node are contiguous; a contraction of a cycle `C`
-//! rewrites it in O(n·|C|), so the whole run is O(n²). Contractions are undone
-//! from the newest to the oldest to read off the tree.
+//! reduced weights `w(x, v) − w(in(v))` (Edmonds). Arc weights live in a
+//! dense matrix stored by modifier, so that the incoming arcs of a super-node
+//! are one contiguous row, indexed by original head. A contraction of a cycle
+//! `C` merges the rows of its members in O(n·|C|) and never touches other
+//! rows: arcs leaving `C` keep their original head as column, which a
+//! representative map sends to its current super-node (no strided column
+//! rewrites, no per-entry original-arc table except for merged rows). The
+//! whole run is O(n²). Contractions are undone from the newest to the oldest
+//! to read off the tree.
 //!
 //! The single-root constraint (exactly one child of the root) is exact: arc
 //! weights become pairs `(−[h = 0], s)` compared lexicographically, the

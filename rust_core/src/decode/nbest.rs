@@ -46,6 +46,18 @@ fn grow<T: Clone>(v: &mut Vec<T>, len: usize, fill: T) {
     }
 }
 
+/// [`grow`] for the `n × L × k` tables, failing with an error instead of
+/// aborting when `k` asks for more memory than the system gives.
+fn try_grow<T: Clone>(v: &mut Vec<T>, len: usize, fill: T, k: usize) -> Result<()> {
+    if v.len() < len {
+        v.try_reserve_exact(len - v.len()).map_err(|_| {
+            OmklError::invalid("k", format!("k = {k}: no memory for {len} partial paths"))
+        })?;
+        v.resize(len, fill);
+    }
+    Ok(())
+}
+
 /// The tables of one run: cell `(i, y)` owns the slots
 /// `((i * L + y) * k)..((i * L + y) * k + count)`.
 struct Tables<'w> {
@@ -155,9 +167,9 @@ pub fn viterbi_nbest(
             format!("{} elements", scores.len()),
         ));
     }
-    grow(&mut ws.score, cells, 0.0);
-    grow(&mut ws.back_label, cells, NONE);
-    grow(&mut ws.back_rank, cells, NONE);
+    try_grow(&mut ws.score, cells, 0.0, k)?;
+    try_grow(&mut ws.back_label, cells, NONE, k)?;
+    try_grow(&mut ws.back_rank, cells, NONE, k)?;
     grow(&mut ws.count, n * l, 0);
     grow(&mut ws.head, l, 0);
     grow(&mut ws.vals, l, 0.0);
@@ -248,10 +260,10 @@ where
         let mut best_p = usize::MAX;
         let mut bv = f64::NEG_INFINITY;
         for (p, &v) in vals.iter().enumerate() {
-            if v > bv {
-                bv = v;
-                best_p = p;
-            }
+            // Branch-free select: the winner is hard to predict.
+            let better = v > bv;
+            bv = if better { v } else { bv };
+            best_p = if better { p } else { best_p };
         }
         if best_p == usize::MAX {
             break; // every list is exhausted (scores are finite)
