@@ -29,6 +29,7 @@ pub struct NbestWorkspace {
     count: Vec<u32>,
     head: Vec<u32>,
     vals: Vec<f64>,
+    heap: Vec<u32>,
     seq_a: Vec<u32>,
     seq_b: Vec<u32>,
 }
@@ -173,10 +174,12 @@ pub fn viterbi_nbest(
     grow(&mut ws.count, n * l, 0);
     grow(&mut ws.head, l, 0);
     grow(&mut ws.vals, l, 0.0);
+    grow(&mut ws.heap, l, 0);
     grow(&mut ws.seq_a, n, 0);
     grow(&mut ws.seq_b, n, 0);
     let head = &mut ws.head[..l];
     let vals = &mut ws.vals[..l];
+    let heap = &mut ws.heap[..l];
     let mut t = Tables {
         l,
         k,
@@ -198,12 +201,18 @@ pub fn viterbi_nbest(
         for y in 0..l {
             let cand =
                 |t: &Tables<'_>, p: usize, r: usize| t.score[t.slot(i - 1, p, r)] + tr[p * l + y];
-            let m = select(&mut t, i - 1, head, vals, cand, |t, rank, p, r, v| {
-                let s = t.slot(i, y, rank);
-                t.score[s] = v + em[i * l + y];
-                t.back_label[s] = p as u32;
-                t.back_rank[s] = r as u32;
-            });
+            let m = select(
+                &mut t,
+                i - 1,
+                (&mut *head, &mut *vals, &mut *heap),
+                cand,
+                |t, rank, p, r, v| {
+                    let s = t.slot(i, y, rank);
+                    t.score[s] = v + em[i * l + y];
+                    t.back_label[s] = p as u32;
+                    t.back_rank[s] = r as u32;
+                },
+            );
             t.count[i * l + y] = m as u32;
         }
     }
@@ -212,28 +221,118 @@ pub fn viterbi_nbest(
     let cand = |t: &Tables<'_>, y: usize, r: usize| {
         t.score[t.slot(last, y, r)] + stop.map_or(0.0, |st| st[y])
     };
-    let m = select(&mut t, last, head, vals, cand, |t, rank, y, r, v| {
-        scores[rank] = v;
-        let row = &mut paths[rank * n..(rank + 1) * n];
-        let (mut yy, mut rr) = (y, r);
-        for j in (0..n).rev() {
-            row[j] = yy;
-            if j > 0 {
-                let s = t.slot(j, yy, rr);
-                yy = t.back_label[s] as usize;
-                rr = t.back_rank[s] as usize;
+    let m = select(
+        &mut t,
+        last,
+        (head, vals, heap),
+        cand,
+        |t, rank, y, r, v| {
+            scores[rank] = v;
+            let row = &mut paths[rank * n..(rank + 1) * n];
+            let (mut yy, mut rr) = (y, r);
+            for j in (0..n).rev() {
+                row[j] = yy;
+                if j > 0 {
+                    let s = t.slot(j, yy, rr);
+                    yy = t.back_label[s] as usize;
+                    rr = t.back_rank[s] as usize;
+                }
             }
-        }
-    });
+        },
+    );
     Ok(m)
+}
+
+/// Whether the head of list `a` comes before the head of list `b`: higher
+/// value, or equal value and lexicographically smaller path.
+#[inline]
+fn before(t: &mut Tables<'_>, i: usize, head: &[u32], vals: &[f64], a: u32, b: u32) -> bool {
+    let (a, b) = (a as usize, b as usize);
+    vals[a] > vals[b]
+        || (vals[a] == vals[b] && t.lex_less(i, (a, head[a] as usize), (b, head[b] as usize)))
+}
+
+/// Restores the heap order below `pos` (the best list at the top).
+fn sift_down(
+    t: &mut Tables<'_>,
+    i: usize,
+    head: &[u32],
+    vals: &[f64],
+    heap: &mut [u32],
+    mut pos: usize,
+) {
+    loop {
+        let left = 2 * pos + 1;
+        if left >= heap.len() {
+            return;
+        }
+        let mut c = left;
+        if left + 1 < heap.len() && before(t, i, head, vals, heap[left + 1], heap[left]) {
+            c = left + 1;
+        }
+        if !before(t, i, head, vals, heap[c], heap[pos]) {
+            return;
+        }
+        heap.swap(c, pos);
+        pos = c;
+    }
+}
+
+/// Merges the sorted lists of the cells `(i, p)` for every label `p`, each
+/// entry valued by `cand(t, p, r)`, and emits the best `k` as
+/// `emit(t, rank, p, r, value)`; returns how many were emitted. The heads
+/// of the lists (values in `vals`) sit in a binary heap, so a pick costs
+/// O(log L) after an O(L) start: the fastest for large `k`.
+fn select_heap<C, E>(
+    t: &mut Tables<'_>,
+    i: usize,
+    bufs: (&mut [u32], &mut [f64], &mut [u32]),
+    cand: C,
+    mut emit: E,
+) -> usize
+where
+    C: Fn(&Tables<'_>, usize, usize) -> f64,
+    E: FnMut(&mut Tables<'_>, usize, usize, usize, f64),
+{
+    let (head, vals, heap_buf) = bufs;
+    let l = t.l;
+    let mut len = 0;
+    for p in 0..l {
+        head[p] = 0;
+        if t.count[i * l + p] > 0 {
+            vals[p] = cand(t, p, 0);
+            heap_buf[len] = p as u32;
+            len += 1;
+        }
+    }
+    // Heapify: sift down every inner node, last first.
+    for pos in (0..len / 2).rev() {
+        sift_down(t, i, head, vals, &mut heap_buf[..len], pos);
+    }
+    let mut rank = 0;
+    while rank < t.k && len > 0 {
+        let p = heap_buf[0] as usize;
+        let r = head[p] as usize;
+        emit(t, rank, p, r, vals[p]);
+        head[p] += 1;
+        if r + 1 < t.count[i * l + p] as usize {
+            vals[p] = cand(t, p, r + 1);
+        } else {
+            len -= 1;
+            heap_buf[0] = heap_buf[len];
+        }
+        sift_down(t, i, head, vals, &mut heap_buf[..len], 0);
+        rank += 1;
+    }
+    rank
 }
 
 /// Merges the sorted lists of the cells `(i, p)` for every label `p`, each
 /// entry valued by `cand(t, p, r)`, and emits the best `k` as
 /// `emit(t, rank, p, r, value)`; returns how many were emitted. The current
 /// head of every list is kept in `vals` (NEG_INFINITY once exhausted), so a
-/// pick is one contiguous arg-max over `L` values.
-fn select<C, E>(
+/// pick is one contiguous arg-max over `L` values: the fastest for small `k`.
+fn select_scan<C, E>(
     t: &mut Tables<'_>,
     i: usize,
     head: &mut [u32],
@@ -286,6 +385,28 @@ where
         rank += 1;
     }
     rank
+}
+
+/// Below this `k`, a linear arg-max per pick beats the heap.
+const HEAP_MIN_K: usize = 8;
+
+/// [`select_scan`] or [`select_heap`], by `k`; both give the same output.
+fn select<C, E>(
+    t: &mut Tables<'_>,
+    i: usize,
+    bufs: (&mut [u32], &mut [f64], &mut [u32]),
+    cand: C,
+    emit: E,
+) -> usize
+where
+    C: Fn(&Tables<'_>, usize, usize) -> f64,
+    E: FnMut(&mut Tables<'_>, usize, usize, usize, f64),
+{
+    if t.k < HEAP_MIN_K {
+        select_scan(t, i, bufs.0, bufs.1, cand, emit)
+    } else {
+        select_heap(t, i, bufs, cand, emit)
+    }
 }
 
 #[cfg(test)]
