@@ -52,6 +52,20 @@ def viterbi_batch(
     start: npt.NDArray[np.float64] | None = None,
     stop: npt.NDArray[np.float64] | None = None,
 ) -> tuple[list[npt.NDArray[np.int64]], npt.NDArray[np.float64]]: ...
+def viterbi_batch_array(
+    emissions: npt.NDArray[np.float64],
+    transitions: npt.NDArray[np.float64],
+    lengths: npt.NDArray[np.int64] | None = None,
+    start: npt.NDArray[np.float64] | None = None,
+    stop: npt.NDArray[np.float64] | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
+def viterbi_nbest(
+    emissions: npt.NDArray[np.float64],
+    transitions: npt.NDArray[np.float64],
+    k: int,
+    start: npt.NDArray[np.float64] | None = None,
+    stop: npt.NDArray[np.float64] | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
 def chu_liu_edmonds(
     scores: npt.NDArray[np.float64], single_root: bool = False
 ) -> tuple[npt.NDArray[np.int64], float]: ...
@@ -69,7 +83,11 @@ def forward_backward(
     transitions: npt.NDArray[np.float64],
     start: npt.NDArray[np.float64] | None = None,
     stop: npt.NDArray[np.float64] | None = None,
-) -> tuple[float, npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
+    pairwise: bool = False,
+) -> (
+    tuple[float, npt.NDArray[np.float64], npt.NDArray[np.float64]]
+    | tuple[float, npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]
+): ...
 def matrix_tree(
     scores: npt.NDArray[np.float64], single_root: bool = False
 ) -> tuple[float, npt.NDArray[np.float64]]: ...

@@ -1,7 +1,7 @@
 """Exact structured decoders on numpy arrays.
 
 Multiclass (argmax), linear chains (Viterbi, loss-augmented Viterbi,
-forward-backward), non-projective dependency trees (Chu-Liu-Edmonds, the
+N-best Viterbi, forward-backward), non-projective dependency trees (Chu-Liu-Edmonds, the
 matrix-tree theorem) and projective trees (Eisner). All run in the Rust core with the GIL released.
 
 Layouts:
@@ -27,6 +27,7 @@ infinite scores, ``n = 0``, labels out of range).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -46,6 +47,7 @@ __all__ = [
     "viterbi",
     "viterbi_batch",
     "viterbi_hamming",
+    "viterbi_nbest",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -119,24 +121,95 @@ def viterbi_hamming(
     )
 
 
+@overload
 def viterbi_batch(
     emissions: Sequence[npt.ArrayLike],
     transitions: npt.ArrayLike,
     start: npt.ArrayLike | None = None,
     stop: npt.ArrayLike | None = None,
-) -> tuple[list[IntArray], FloatArray]:
+    lengths: npt.ArrayLike | None = None,
+) -> tuple[list[IntArray], FloatArray]: ...
+
+
+@overload
+def viterbi_batch(
+    emissions: FloatArray,
+    transitions: npt.ArrayLike,
+    start: npt.ArrayLike | None = None,
+    stop: npt.ArrayLike | None = None,
+    lengths: npt.ArrayLike | None = None,
+) -> tuple[IntArray, FloatArray]: ...
+
+
+def viterbi_batch(
+    emissions: Sequence[npt.ArrayLike] | FloatArray,
+    transitions: npt.ArrayLike,
+    start: npt.ArrayLike | None = None,
+    stop: npt.ArrayLike | None = None,
+    lengths: npt.ArrayLike | None = None,
+) -> tuple[list[IntArray], FloatArray] | tuple[IntArray, FloatArray]:
     """Viterbi on many chains sharing ``transitions``, in parallel without the GIL.
 
-    Returns the list of labellings and the array of scores.
+    ``emissions`` is either a sequence of ``n_k x L`` arrays, and the result is
+    the list of labellings and the array of scores; or one 3-D numpy array
+    ``N x n x L`` (equal lengths, or padded: chain ``k`` then has
+    ``lengths[k]`` positions and the rest of its rows are ignored), and the
+    result is an ``N x n`` int64 array of labels, ``-1`` past each chain's
+    length, and the array of scores. The 3-D form creates no Python object
+    per chain.
 
     >>> import numpy as np
     >>> labels, scores = viterbi_batch([np.eye(2), np.ones((1, 2))], np.zeros((2, 2)))
     >>> [y.tolist() for y in labels], scores.tolist()
     ([[0, 1], [0]], [2.0, 1.0])
+    >>> em = np.stack([np.eye(2), [[0.0, 3.0], [np.nan, np.nan]]])
+    >>> labels, scores = viterbi_batch(em, np.zeros((2, 2)), lengths=[2, 1])
+    >>> labels.tolist(), scores.tolist()
+    ([[0, 1], [1, -1]], [2.0, 3.0])
     """
+    if isinstance(emissions, np.ndarray) and emissions.ndim == 3:
+        lens = None if lengths is None else _labels(lengths, "lengths")
+        return _omkl.viterbi_batch_array(
+            emissions.astype(np.float64, copy=False),
+            _f64(transitions, 2, "transitions"),
+            lens,
+            _opt(start, "start"),
+            _opt(stop, "stop"),
+        )
+    if lengths is not None:
+        raise ValueError("`lengths` applies to a 3-D emissions array, got a sequence of arrays")
     ems = [_f64(e, 2, f"emissions[{k}]") for k, e in enumerate(emissions)]
     return _omkl.viterbi_batch(
         ems, _f64(transitions, 2, "transitions"), _opt(start, "start"), _opt(stop, "stop")
+    )
+
+
+def viterbi_nbest(
+    emissions: npt.ArrayLike,
+    transitions: npt.ArrayLike,
+    k: int,
+    start: npt.ArrayLike | None = None,
+    stop: npt.ArrayLike | None = None,
+) -> tuple[IntArray, FloatArray]:
+    """The ``k`` best labellings of a chain and their scores, best first, in O(n L^2 k).
+
+    Returns ``(paths, scores)``: ``paths`` is ``m x n`` with ``m = min(k, L**n)``.
+    Equal scores come in increasing lexicographic order of the labelling
+    (exactly so when the sums are exact, e.g. integer scores).
+
+    >>> import numpy as np
+    >>> paths, scores = viterbi_nbest(np.array([[1.0, 0.0], [0.0, 2.0]]), np.zeros((2, 2)), k=3)
+    >>> paths.tolist(), scores.tolist()
+    ([[0, 1], [1, 1], [0, 0]], [3.0, 2.0, 1.0])
+    """
+    if isinstance(k, bool) or not isinstance(k, int | np.integer):
+        raise ValueError(f"`k` must be an integer >= 1, got {k!r}")
+    return _omkl.viterbi_nbest(
+        _f64(emissions, 2, "emissions"),
+        _f64(transitions, 2, "transitions"),
+        int(k),
+        _opt(start, "start"),
+        _opt(stop, "stop"),
     )
 
 
@@ -187,27 +260,55 @@ def chu_liu_edmonds_batch(
     return _omkl.chu_liu_edmonds_batch(mats, bool(single_root))
 
 
+@overload
 def forward_backward(
     emissions: npt.ArrayLike,
     transitions: npt.ArrayLike,
     start: npt.ArrayLike | None = None,
     stop: npt.ArrayLike | None = None,
-) -> tuple[float, FloatArray, FloatArray]:
+    pairwise: Literal[False] = False,
+) -> tuple[float, FloatArray, FloatArray]: ...
+
+
+@overload
+def forward_backward(
+    emissions: npt.ArrayLike,
+    transitions: npt.ArrayLike,
+    start: npt.ArrayLike | None = None,
+    stop: npt.ArrayLike | None = None,
+    *,
+    pairwise: Literal[True],
+) -> tuple[float, FloatArray, FloatArray, FloatArray]: ...
+
+
+def forward_backward(
+    emissions: npt.ArrayLike,
+    transitions: npt.ArrayLike,
+    start: npt.ArrayLike | None = None,
+    stop: npt.ArrayLike | None = None,
+    pairwise: bool = False,
+) -> tuple[float, FloatArray, FloatArray] | tuple[float, FloatArray, FloatArray, FloatArray]:
     """Log-partition function and marginals of a chain, in log space.
 
     Returns ``(log_z, node, trans)``: ``node[i, y] = P(y_i = y)`` (``n x L``) and
     ``trans[p, q] = sum_i P(y_{i-1} = p, y_i = q)``, summed over positions (``L x L``).
+    With ``pairwise=True`` a fourth element ``pair`` (``(n-1) x L x L``) holds the
+    per-position transition marginals ``pair[i-1, p, q] = P(y_{i-1} = p, y_i = q)``.
 
     >>> import numpy as np
     >>> log_z, node, trans = forward_backward(np.zeros((2, 2)), np.zeros((2, 2)))
     >>> round(float(np.exp(log_z)), 6), node.tolist(), trans.tolist()
     (4.0, [[0.5, 0.5], [0.5, 0.5]], [[0.25, 0.25], [0.25, 0.25]])
+    >>> _, _, _, pair = forward_backward(np.zeros((3, 2)), np.eye(2) * 50, pairwise=True)
+    >>> pair.shape, np.round(pair[0], 6).tolist()
+    ((2, 2, 2), [[0.5, 0.0], [0.0, 0.5]])
     """
     return _omkl.forward_backward(
         _f64(emissions, 2, "emissions"),
         _f64(transitions, 2, "transitions"),
         _opt(start, "start"),
         _opt(stop, "stop"),
+        bool(pairwise),
     )
 
 

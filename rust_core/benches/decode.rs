@@ -14,6 +14,7 @@ use omkl_core::decode::chu_liu_edmonds::{chu_liu_edmonds, CleWorkspace};
 use omkl_core::decode::eisner::{eisner, EisnerWorkspace};
 use omkl_core::decode::forward_backward::{forward_backward, ForwardBackwardWorkspace};
 use omkl_core::decode::matrix_tree::{matrix_tree, MatrixTreeWorkspace};
+use omkl_core::decode::nbest::{viterbi_nbest, NbestWorkspace};
 use omkl_core::decode::viterbi::{viterbi, ViterbiWorkspace};
 
 /// Deterministic pseudo-random scores in [-1, 1) (xorshift).
@@ -60,23 +61,54 @@ fn bench_chains(c: &mut Criterion) {
             },
         );
     }
+    // N-best at n = 20, L = 26: throughput in n·L²·k cells.
+    let (n, l) = (20usize, 26usize);
+    let em = scores(n * l, 3);
+    let tr = scores(l * l, 4);
+    let chain = ChainScores::new(&em, &tr, None, None, n, l).unwrap();
+    let mut nw = NbestWorkspace::new();
+    for k in [1usize, 10, 100] {
+        let (mut paths, mut sc) = (vec![0; k * n], vec![0.0; k]);
+        g.throughput(Throughput::Elements((n * l * l * k) as u64));
+        g.bench_function(
+            BenchmarkId::new("viterbi_nbest", format!("n{n}_L{l}_k{k}")),
+            |b| {
+                b.iter(|| {
+                    viterbi_nbest(black_box(&chain), k, &mut nw, &mut paths, &mut sc).unwrap()
+                })
+            },
+        );
+    }
     g.finish();
 }
 
 fn bench_trees(c: &mut Criterion) {
     let mut g = short(c);
+    // Eight random graphs per size: the number of contractions, hence the
+    // time, varies a lot between graphs. Throughput is in n² arcs per graph.
+    const GRAPHS: u64 = 8;
     for n in [10usize, 40, 100, 200] {
-        let s = scores((n + 1) * (n + 1), n as u64);
-        let arcs = ArcScores::new(&s, n).unwrap();
+        let mats: Vec<Vec<f64>> = (0..GRAPHS)
+            .map(|k| scores((n + 1) * (n + 1), 1000 * n as u64 + k))
+            .collect();
+        let arcs: Vec<ArcScores<'_>> = mats.iter().map(|s| ArcScores::new(s, n).unwrap()).collect();
         let mut ws = CleWorkspace::new();
         let mut heads = vec![0; n + 1];
-        g.throughput(Throughput::Elements((n * n) as u64));
-        g.bench_function(BenchmarkId::new("chu_liu_edmonds", n), |b| {
-            b.iter(|| chu_liu_edmonds(black_box(&arcs), false, &mut ws, &mut heads).unwrap())
-        });
-        g.bench_function(BenchmarkId::new("chu_liu_edmonds_single_root", n), |b| {
-            b.iter(|| chu_liu_edmonds(black_box(&arcs), true, &mut ws, &mut heads).unwrap())
-        });
+        g.throughput(Throughput::Elements(GRAPHS * (n * n) as u64));
+        for single_root in [false, true] {
+            let name = if single_root {
+                "chu_liu_edmonds_single_root_x8"
+            } else {
+                "chu_liu_edmonds_x8"
+            };
+            g.bench_function(BenchmarkId::new(name, n), |b| {
+                b.iter(|| {
+                    for a in &arcs {
+                        chu_liu_edmonds(black_box(a), single_root, &mut ws, &mut heads).unwrap();
+                    }
+                })
+            });
+        }
     }
     let n = 50;
     let s = scores((n + 1) * (n + 1), 7);

@@ -5,8 +5,11 @@ use omkl_core::decode::arcs::ArcScores;
 use omkl_core::decode::chain::ChainScores;
 use omkl_core::decode::chu_liu_edmonds::{chu_liu_edmonds, chu_liu_edmonds_hamming, CleWorkspace};
 use omkl_core::decode::eisner::{eisner, eisner_hamming, EisnerWorkspace};
-use omkl_core::decode::forward_backward::{forward_backward, ForwardBackwardWorkspace};
+use omkl_core::decode::forward_backward::{
+    forward_backward, forward_backward_pairwise, ForwardBackwardWorkspace,
+};
 use omkl_core::decode::matrix_tree::{matrix_tree, MatrixTreeWorkspace};
+use omkl_core::decode::nbest::{viterbi_nbest, NbestWorkspace};
 use omkl_core::decode::viterbi::{viterbi, viterbi_hamming, ViterbiWorkspace};
 use proptest::prelude::*;
 
@@ -311,5 +314,96 @@ fn matrix_tree_is_stable_for_huge_scores() {
             assert!((col - 1.0).abs() < 1e-8, "column {m} sums to {col}");
         }
         assert!(mu.iter().all(|&p| (-1e-9..=1.0 + 1e-9).contains(&p)));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// The k best labellings equal the head of the enumeration sorted by
+    /// decreasing score; with integer scores (exact sums, many ties) the
+    /// labellings themselves match, ties in lexicographic order.
+    #[test]
+    fn nbest_equals_sorted_enumeration(
+        (n, l, em, tr, st, sp, ends) in chain_case(),
+        k_frac in 0.0f64..1.1,
+    ) {
+        let (start, stop) = if ends { (Some(&st[..]), Some(&sp[..])) } else { (None, None) };
+        let c = ChainScores::new(&em, &tr, start, stop, n, l).unwrap();
+        let mut all: Vec<(f64, Vec<usize>)> = all_labellings(n, l)
+            .into_iter()
+            .map(|y| (c.score_of(&y).unwrap(), y))
+            .collect();
+        all.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap().then_with(|| a.1.cmp(&b.1)));
+        let total = all.len();
+        let k = ((k_frac * total as f64).ceil() as usize).clamp(1, total + 2);
+        let mut paths = vec![usize::MAX; k * n];
+        let mut scores = vec![f64::NAN; k];
+        let m = viterbi_nbest(&c, k, &mut NbestWorkspace::new(), &mut paths, &mut scores).unwrap();
+        prop_assert_eq!(m, k.min(total));
+        let integer = em.iter().chain(&tr).chain(&st).chain(&sp).all(|v| v.fract() == 0.0);
+        let mut seen = std::collections::BTreeSet::new();
+        for j in 0..m {
+            let y = &paths[j * n..(j + 1) * n];
+            prop_assert!(seen.insert(y.to_vec()), "duplicate path {:?}", y);
+            prop_assert!((c.score_of(y).unwrap() - scores[j]).abs() < 1e-9);
+            prop_assert!((scores[j] - all[j].0).abs() < 1e-9, "rank {} got {} want {}", j, scores[j], all[j].0);
+            if j > 0 {
+                prop_assert!(scores[j] <= scores[j - 1]);
+            }
+            if integer {
+                prop_assert_eq!(y, &all[j].1[..], "rank {}", j);
+            }
+        }
+        prop_assert!(paths[m * n..].iter().all(|&x| x == usize::MAX));
+        // The best path is Viterbi's.
+        let mut out = vec![0; n];
+        let best = viterbi(&c, &mut ViterbiWorkspace::new(), &mut out).unwrap();
+        prop_assert!((best - scores[0]).abs() < 1e-9);
+    }
+
+    #[test]
+    fn pairwise_marginals_equal_enumeration(
+        (n, l, em, tr, st, sp, ends) in chain_case(),
+        scale in prop::sample::select(vec![1.0, 1e3, 1e4]),
+    ) {
+        let em: Vec<f64> = em.iter().map(|v| v * scale).collect();
+        let tr: Vec<f64> = tr.iter().map(|v| v * scale).collect();
+        let (start, stop) = if ends { (Some(&st[..]), Some(&sp[..])) } else { (None, None) };
+        let c = ChainScores::new(&em, &tr, start, stop, n, l).unwrap();
+        let ys = all_labellings(n, l);
+        let scores: Vec<f64> = ys.iter().map(|y| c.score_of(y).unwrap()).collect();
+        let log_z = log_sum_exp(&scores);
+        let mut pair_b = vec![0.0; (n - 1) * l * l];
+        for (y, sc) in ys.iter().zip(&scores) {
+            let p = (sc - log_z).exp();
+            for i in 1..n {
+                pair_b[((i - 1) * l + y[i - 1]) * l + y[i]] += p;
+            }
+        }
+        let (mut node, mut trans) = (vec![0.0; n * l], vec![0.0; l * l]);
+        let mut pair = vec![f64::NAN; (n - 1) * l * l];
+        let mut ws = ForwardBackwardWorkspace::new();
+        let got = forward_backward_pairwise(&c, &mut ws, &mut node, &mut trans, &mut pair).unwrap();
+        prop_assert!((got - log_z).abs() < 1e-9 * (1.0 + log_z.abs()));
+        for (a, b) in pair.iter().zip(&pair_b) {
+            prop_assert!(a.is_finite() && (a - b).abs() < 1e-9, "pairwise {} brute {}", a, b);
+        }
+        for p in 0..l * l {
+            let summed: f64 = (1..n).map(|i| pair[(i - 1) * l * l + p]).sum();
+            prop_assert!((summed - trans[p]).abs() < 1e-9);
+        }
+        for i in 1..n {
+            // Each position's table sums to one and its row sums are the
+            // previous position's marginals.
+            let t = &pair[(i - 1) * l * l..i * l * l];
+            prop_assert!((t.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+            for p in 0..l {
+                let row: f64 = t[p * l..(p + 1) * l].iter().sum();
+                prop_assert!((row - node[(i - 1) * l + p]).abs() < 1e-9);
+            }
+        }
+        let mut long = vec![0.0; (n - 1) * l * l + 1];
+        prop_assert!(forward_backward_pairwise(&c, &mut ws, &mut node, &mut trans, &mut long).is_err());
     }
 }

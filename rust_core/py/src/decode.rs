@@ -1,9 +1,12 @@
 //! Python binding for `omkl_core::decode`: numpy arrays in, numpy arrays out.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+use std::thread::LocalKey;
 
 use numpy::{
-    IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+    IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
+    PyUntypedArrayMethods,
 };
 use omkl_core::decode::arcs::ArcScores;
 use omkl_core::decode::argmax as am;
@@ -13,11 +16,43 @@ use omkl_core::decode::chu_liu_edmonds::{self as cle, CleWorkspace};
 use omkl_core::decode::eisner::{self as eis, EisnerWorkspace};
 use omkl_core::decode::forward_backward::{self as fb, ForwardBackwardWorkspace};
 use omkl_core::decode::matrix_tree::{self as mt, MatrixTreeWorkspace};
+use omkl_core::decode::nbest::{self as nb, NbestWorkspace};
 use omkl_core::decode::viterbi::{self as vit, ViterbiWorkspace};
 use omkl_core::OmklError;
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 
 use crate::errors::IntoPyResult;
+
+thread_local! {
+    static VITERBI_WS: RefCell<ViterbiWorkspace> = RefCell::default();
+    static NBEST_WS: RefCell<NbestWorkspace> = RefCell::default();
+    static FB_WS: RefCell<ForwardBackwardWorkspace> = RefCell::default();
+    static CLE_WS: RefCell<CleWorkspace> = RefCell::default();
+    static MT_WS: RefCell<MatrixTreeWorkspace> = RefCell::default();
+    static EISNER_WS: RefCell<EisnerWorkspace> = RefCell::default();
+}
+
+/// Problems with more table cells than this get a fresh workspace, so that
+/// one huge call does not pin its buffers to the thread for good.
+const MAX_CACHED_CELLS: usize = 1 << 20;
+
+/// Runs `f` with this thread's cached workspace of type `W`, so that
+/// repeated single calls allocate no buffers (the workspace grows to the
+/// largest problem seen, up to `MAX_CACHED_CELLS` cells).
+fn with_ws<W: Default + 'static, R>(
+    key: &'static LocalKey<RefCell<W>>,
+    cells: usize,
+    f: impl FnOnce(&mut W) -> R,
+) -> R {
+    if cells > MAX_CACHED_CELLS {
+        return f(&mut W::default());
+    }
+    key.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut ws) => f(&mut ws),
+        Err(_) => f(&mut W::default()),
+    })
+}
 
 /// A row-major view of a 2-D array, copied only if it is not C-contiguous.
 fn rows<'a>(a: &'a PyReadonlyArray2<'_, f64>) -> (Cow<'a, [f64]>, usize, usize) {
@@ -34,6 +69,9 @@ fn vec1<'a>(a: &'a PyReadonlyArray1<'_, f64>) -> Cow<'a, [f64]> {
         Err(_) => Cow::Owned(a.as_array().iter().copied().collect()),
     }
 }
+
+/// Labels as rows of a 2-D array, and one score per row.
+type LabelTable<'py> = (Bound<'py, PyArray2<i64>>, Bound<'py, PyArray1<f64>>);
 
 /// Outputs of a batch call: one index array per item, and the scores.
 type BatchOut<'py> = (Vec<Bound<'py, PyArray1<i64>>>, Bound<'py, PyArray1<f64>>);
@@ -102,7 +140,7 @@ fn viterbi<'py>(
     let score = py
         .detach(|| {
             let c = ChainScores::new(&em, &tr, start.as_deref(), stop.as_deref(), n, l)?;
-            vit::viterbi(&c, &mut ViterbiWorkspace::new(), &mut out)
+            with_ws(&VITERBI_WS, n * l, |ws| vit::viterbi(&c, ws, &mut out))
         })
         .py()?;
     Ok((to_i64(py, &out), score))
@@ -131,7 +169,9 @@ fn viterbi_hamming<'py>(
     let value = py
         .detach(|| {
             let c = ChainScores::new(&em, &tr, start.as_deref(), stop.as_deref(), n, l)?;
-            vit::viterbi_hamming(&c, &gold, cost, &mut ViterbiWorkspace::new(), &mut out)
+            with_ws(&VITERBI_WS, n * l, |ws| {
+                vit::viterbi_hamming(&c, &gold, cost, ws, &mut out)
+            })
         })
         .py()?;
     Ok((to_i64(py, &out), value))
@@ -179,18 +219,75 @@ fn viterbi_batch<'py>(
     Ok((labels, scores.into_pyarray(py)))
 }
 
+/// Viterbi on a padded 3-D batch (count x n x L) sharing transitions, in
+/// parallel; returns a count x n label array (-1 past each chain's length)
+/// and the scores.
+#[pyfunction]
+#[pyo3(signature = (emissions, transitions, lengths=None, start=None, stop=None))]
+fn viterbi_batch_array<'py>(
+    py: Python<'py>,
+    emissions: PyReadonlyArray3<'py, f64>,
+    transitions: PyReadonlyArray2<'py, f64>,
+    lengths: Option<PyReadonlyArray1<'py, i64>>,
+    start: Option<PyReadonlyArray1<'py, f64>>,
+    stop: Option<PyReadonlyArray1<'py, f64>>,
+) -> PyResult<LabelTable<'py>> {
+    let shape = emissions.shape();
+    let (count, max_n, l) = (shape[0], shape[1], shape[2]);
+    let em: Cow<'_, [f64]> = match emissions.as_slice() {
+        Ok(s) if emissions.is_c_contiguous() => Cow::Borrowed(s),
+        _ => Cow::Owned(emissions.as_array().iter().copied().collect()),
+    };
+    let (tr, a, b) = rows(&transitions);
+    chain_dims((max_n, l), (a, b))?;
+    let lengths = lengths
+        .as_ref()
+        .map(|x| indices("lengths", x))
+        .transpose()?;
+    let start = start.as_ref().map(vec1);
+    let stop = stop.as_ref().map(vec1);
+    let mut out = vec![usize::MAX; count * max_n];
+    let mut scores = vec![0.0; count];
+    py.detach(|| {
+        let chains = batch::PaddedChains::new(
+            &em,
+            lengths.as_deref(),
+            &tr,
+            start.as_deref(),
+            stop.as_deref(),
+            count,
+            max_n,
+            l,
+        )?;
+        batch::viterbi_padded(&chains, &mut out, &mut scores)
+    })
+    .py()?;
+    let labels: Vec<i64> = out
+        .iter()
+        .map(|&y| if y == usize::MAX { -1 } else { y as i64 })
+        .collect();
+    let labels = ndarray::Array2::from_shape_vec((count, max_n), labels)
+        .expect("buffer has count * n elements")
+        .into_pyarray(py);
+    Ok((labels, scores.into_pyarray(py)))
+}
+
 /// Runs a tree decoder on a square `(n+1)×(n+1)` score matrix with the GIL
 /// released; returns the heads and the decoder's value.
-fn decode_tree<'py>(
+fn decode_tree<'py, W: Default + 'static>(
     py: Python<'py>,
     scores: &PyReadonlyArray2<'py, f64>,
-    decoder: impl FnOnce(&ArcScores<'_>, &mut [usize]) -> omkl_core::Result<f64> + Send,
+    key: &'static LocalKey<RefCell<W>>,
+    decoder: impl FnOnce(&ArcScores<'_>, &mut W, &mut [usize]) -> omkl_core::Result<f64> + Send,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
     let (s, r, c) = rows(scores);
     let n = square("scores", r, c)?;
     let mut heads = vec![0; n + 1];
     let value = py
-        .detach(|| decoder(&ArcScores::new(&s, n)?, &mut heads))
+        .detach(|| {
+            let a = ArcScores::new(&s, n)?;
+            with_ws(key, r * r, |ws| decoder(&a, ws, &mut heads))
+        })
         .py()?;
     Ok((to_i64(py, &heads), value))
 }
@@ -203,8 +300,8 @@ fn chu_liu_edmonds<'py>(
     scores: PyReadonlyArray2<'py, f64>,
     single_root: bool,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
-    decode_tree(py, &scores, |a, heads| {
-        cle::chu_liu_edmonds(a, single_root, &mut CleWorkspace::new(), heads)
+    decode_tree(py, &scores, &CLE_WS, |a, ws, heads| {
+        cle::chu_liu_edmonds(a, single_root, ws, heads)
     })
 }
 
@@ -219,9 +316,8 @@ fn chu_liu_edmonds_hamming<'py>(
     single_root: bool,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
     let gold = indices("gold", &gold)?;
-    decode_tree(py, &scores, |a, heads| {
-        let mut ws = CleWorkspace::new();
-        cle::chu_liu_edmonds_hamming(a, &gold, cost, single_root, &mut ws, heads)
+    decode_tree(py, &scores, &CLE_WS, |a, ws, heads| {
+        cle::chu_liu_edmonds_hamming(a, &gold, cost, single_root, ws, heads)
     })
 }
 
@@ -263,20 +359,19 @@ fn to_2d<'py>(py: Python<'py>, v: Vec<f64>, r: usize, c: usize) -> Bound<'py, Py
         .into_pyarray(py)
 }
 
-/// log Z, position marginals and transition marginals.
-type ChainMarginals<'py> = (f64, Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>);
-
-/// Forward-backward: log Z, position marginals (n x L) and transition
-/// marginals summed over positions (L x L).
+/// Forward-backward: log Z, position marginals (n x L), transition
+/// marginals summed over positions (L x L) and, with `pairwise`, the
+/// per-position transition marginals ((n-1) x L x L) as a fourth element.
 #[pyfunction]
-#[pyo3(signature = (emissions, transitions, start=None, stop=None))]
+#[pyo3(signature = (emissions, transitions, start=None, stop=None, pairwise=false))]
 fn forward_backward<'py>(
     py: Python<'py>,
     emissions: PyReadonlyArray2<'py, f64>,
     transitions: PyReadonlyArray2<'py, f64>,
     start: Option<PyReadonlyArray1<'py, f64>>,
     stop: Option<PyReadonlyArray1<'py, f64>>,
-) -> PyResult<ChainMarginals<'py>> {
+    pairwise: bool,
+) -> PyResult<Bound<'py, PyTuple>> {
     let (em, n, l) = rows(&emissions);
     let (tr, a, b) = rows(&transitions);
     chain_dims((n, l), (a, b))?;
@@ -284,18 +379,104 @@ fn forward_backward<'py>(
     let stop = stop.as_ref().map(vec1);
     let mut node = vec![0.0; n * l];
     let mut trans = vec![0.0; l * l];
+    let mut pair = vec![
+        0.0;
+        if pairwise {
+            n.saturating_sub(1) * l * l
+        } else {
+            0
+        }
+    ];
     let log_z = py
         .detach(|| {
             let c = ChainScores::new(&em, &tr, start.as_deref(), stop.as_deref(), n, l)?;
-            fb::forward_backward(
-                &c,
-                &mut ForwardBackwardWorkspace::new(),
-                &mut node,
-                &mut trans,
-            )
+            with_ws(&FB_WS, n * l, |ws| {
+                if pairwise {
+                    fb::forward_backward_pairwise(&c, ws, &mut node, &mut trans, &mut pair)
+                } else {
+                    fb::forward_backward(&c, ws, &mut node, &mut trans)
+                }
+            })
         })
         .py()?;
-    Ok((log_z, to_2d(py, node, n, l), to_2d(py, trans, l, l)))
+    let node = to_2d(py, node, n, l);
+    let trans = to_2d(py, trans, l, l);
+    if pairwise {
+        let pair = ndarray::Array3::from_shape_vec((n - 1, l, l), pair)
+            .expect("buffer has (n - 1) * L * L elements")
+            .into_pyarray(py);
+        PyTuple::new(
+            py,
+            [
+                log_z.into_pyobject(py)?.into_any(),
+                node.into_any(),
+                trans.into_any(),
+                pair.into_any(),
+            ],
+        )
+    } else {
+        PyTuple::new(
+            py,
+            [
+                log_z.into_pyobject(py)?.into_any(),
+                node.into_any(),
+                trans.into_any(),
+            ],
+        )
+    }
+}
+
+/// N-best Viterbi: the k best labellings (rows of a 2-D array, best first)
+/// and their scores.
+#[pyfunction]
+#[pyo3(signature = (emissions, transitions, k, start=None, stop=None))]
+fn viterbi_nbest<'py>(
+    py: Python<'py>,
+    emissions: PyReadonlyArray2<'py, f64>,
+    transitions: PyReadonlyArray2<'py, f64>,
+    k: i64,
+    start: Option<PyReadonlyArray1<'py, f64>>,
+    stop: Option<PyReadonlyArray1<'py, f64>>,
+) -> PyResult<LabelTable<'py>> {
+    let (em, n, l) = rows(&emissions);
+    let (tr, a, b) = rows(&transitions);
+    chain_dims((n, l), (a, b))?;
+    let k = usize::try_from(k)
+        .ok()
+        .filter(|&k| k >= 1)
+        .ok_or_else(|| OmklError::invalid("k", format!("k = {k}, expected at least 1")))
+        .py()?;
+    let start = start.as_ref().map(vec1);
+    let stop = stop.as_ref().map(vec1);
+    let (paths, scores) = py
+        .detach(|| {
+            let c = ChainScores::new(&em, &tr, start.as_deref(), stop.as_deref(), n, l)?;
+            // At most L^n labellings exist: never size buffers beyond that.
+            let total = (0..n).try_fold(1usize, |acc, _| acc.checked_mul(l).filter(|&t| t < k));
+            let k = total.map_or(k, |t| t.max(1));
+            let too_many = || OmklError::invalid("k", format!("k = {k}: no memory for k paths"));
+            let len = k.checked_mul(n).ok_or_else(too_many)?;
+            let mut paths = Vec::new();
+            paths.try_reserve_exact(len).map_err(|_| too_many())?;
+            paths.resize(len, 0);
+            let mut scores = Vec::new();
+            scores.try_reserve_exact(k).map_err(|_| too_many())?;
+            scores.resize(k, 0.0);
+            let cells = n.saturating_mul(l).saturating_mul(k);
+            let m = with_ws(&NBEST_WS, cells, |ws| {
+                nb::viterbi_nbest(&c, k, ws, &mut paths, &mut scores)
+            })?;
+            paths.truncate(m * n);
+            scores.truncate(m);
+            Ok::<_, OmklError>((paths, scores))
+        })
+        .py()?;
+    let m = scores.len();
+    let paths: Vec<i64> = paths.iter().map(|&y| y as i64).collect();
+    let paths = ndarray::Array2::from_shape_vec((m, n), paths)
+        .expect("buffer has m * n elements")
+        .into_pyarray(py);
+    Ok((paths, scores.into_pyarray(py)))
 }
 
 /// Matrix-tree theorem: log Z and arc marginals ((n+1) x (n+1)).
@@ -312,7 +493,9 @@ fn matrix_tree<'py>(
     let log_z = py
         .detach(|| {
             let a = ArcScores::new(&s, n)?;
-            mt::matrix_tree(&a, single_root, &mut MatrixTreeWorkspace::new(), &mut mu)
+            with_ws(&MT_WS, r * r, |ws| {
+                mt::matrix_tree(&a, single_root, ws, &mut mu)
+            })
         })
         .py()?;
     Ok((log_z, to_2d(py, mu, r, r)))
@@ -326,8 +509,8 @@ fn eisner<'py>(
     scores: PyReadonlyArray2<'py, f64>,
     single_root: bool,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
-    decode_tree(py, &scores, |a, heads| {
-        eis::eisner(a, single_root, &mut EisnerWorkspace::new(), heads)
+    decode_tree(py, &scores, &EISNER_WS, |a, ws, heads| {
+        eis::eisner(a, single_root, ws, heads)
     })
 }
 
@@ -342,9 +525,8 @@ fn eisner_hamming<'py>(
     single_root: bool,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
     let gold = indices("gold", &gold)?;
-    decode_tree(py, &scores, |a, heads| {
-        let mut ws = EisnerWorkspace::new();
-        eis::eisner_hamming(a, &gold, cost, single_root, &mut ws, heads)
+    decode_tree(py, &scores, &EISNER_WS, |a, ws, heads| {
+        eis::eisner_hamming(a, &gold, cost, single_root, ws, heads)
     })
 }
 
@@ -372,6 +554,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(viterbi, m)?)?;
     m.add_function(wrap_pyfunction!(viterbi_hamming, m)?)?;
     m.add_function(wrap_pyfunction!(viterbi_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(viterbi_batch_array, m)?)?;
+    m.add_function(wrap_pyfunction!(viterbi_nbest, m)?)?;
     m.add_function(wrap_pyfunction!(chu_liu_edmonds, m)?)?;
     m.add_function(wrap_pyfunction!(chu_liu_edmonds_hamming, m)?)?;
     m.add_function(wrap_pyfunction!(chu_liu_edmonds_batch, m)?)?;

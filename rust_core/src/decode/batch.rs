@@ -7,7 +7,11 @@ use super::arcs::ArcScores;
 use super::chain::ChainScores;
 use super::chu_liu_edmonds::{chu_liu_edmonds, CleWorkspace};
 use super::viterbi::{viterbi, ViterbiWorkspace};
-use crate::error::{OmklError, Result};
+use crate::error::{check_finite, OmklError, Result};
+
+/// Work (in n·L² cells) below which a rayon task is not split further, so
+/// that short sequences are decoded in runs rather than one task each.
+const MIN_CELLS_PER_TASK: usize = 1 << 16;
 
 /// Prefixes an error with the index of the failing item.
 fn at(i: usize, e: OmklError) -> OmklError {
@@ -44,6 +48,164 @@ pub fn viterbi_batch(chains: &[ChainScores<'_>], outs: &mut [Vec<usize>]) -> Res
             viterbi(c, ws, out).map_err(|e| at(i, e))
         })
         .collect()
+}
+
+/// A batch of chains sharing transitions, stored as one padded array.
+///
+/// `em` is `count × max_n × L` (row-major; chain `k` occupies
+/// `em[k * max_n * L..]`), and chain `k` has `lengths[k]` positions (all
+/// `max_n` when `lengths` is `None`). Emissions past a chain's length are
+/// padding and are never read, so they may hold anything.
+#[derive(Debug, Clone, Copy)]
+pub struct PaddedChains<'a> {
+    /// Emissions, `count × max_n × L`.
+    pub em: &'a [f64],
+    /// Optional lengths, each in `1..=max_n`.
+    pub lengths: Option<&'a [usize]>,
+    /// Number of chains.
+    pub count: usize,
+    /// Padded length.
+    pub max_n: usize,
+    /// Shared transitions, start and stop (checked once).
+    pub shared: ChainScores<'a>,
+}
+
+impl<'a> PaddedChains<'a> {
+    /// Checks the shapes, the lengths and the shared scores (`tr`, `start`,
+    /// `stop`); the emissions of each chain are checked when it is decoded.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        em: &'a [f64],
+        lengths: Option<&'a [usize]>,
+        tr: &'a [f64],
+        start: Option<&'a [f64]>,
+        stop: Option<&'a [f64]>,
+        count: usize,
+        max_n: usize,
+        l: usize,
+    ) -> Result<Self> {
+        if max_n == 0 {
+            return Err(OmklError::empty("emissions (n = 0 positions)"));
+        }
+        let want = count
+            .checked_mul(max_n)
+            .and_then(|x| x.checked_mul(l))
+            .ok_or_else(|| OmklError::invalid("emissions", "count * n * L overflows"))?;
+        if em.len() != want {
+            return Err(OmklError::shape(
+                "emissions",
+                format!("{count} x {max_n} x {l} = {want} elements"),
+                format!("{} elements", em.len()),
+            ));
+        }
+        if let Some(len) = lengths {
+            if len.len() != count {
+                return Err(OmklError::shape(
+                    "lengths",
+                    format!("{count} elements (one per chain)"),
+                    format!("{} elements", len.len()),
+                ));
+            }
+            if let Some((k, &v)) = len.iter().enumerate().find(|(_, &v)| v == 0 || v > max_n) {
+                return Err(OmklError::invalid(
+                    "lengths",
+                    format!("lengths[{k}] = {v}, expected 1..={max_n}"),
+                ));
+            }
+        }
+        // Validates tr, start and stop once, on a one-position dummy chain.
+        let zeros = vec![0.0; l];
+        ChainScores::new(&zeros, tr, start, stop, 1, l)?;
+        let shared = ChainScores {
+            em: &[],
+            tr,
+            start,
+            stop,
+            n: max_n,
+            l,
+        };
+        Ok(PaddedChains {
+            em,
+            lengths,
+            count,
+            max_n,
+            shared,
+        })
+    }
+
+    /// The scores of chain `k`, its emissions checked for finiteness.
+    pub fn chain(&self, k: usize) -> Result<ChainScores<'a>> {
+        let l = self.shared.l;
+        let n = self.lengths.map_or(self.max_n, |len| len[k]);
+        let base = k * self.max_n * l;
+        let em = &self.em[base..base + n * l];
+        check_finite("emissions", em)?;
+        Ok(ChainScores {
+            em,
+            n,
+            ..self.shared
+        })
+    }
+}
+
+/// Viterbi on every chain of a padded batch. Writes chain `k`'s labels into
+/// `out[k * max_n..][..n_k]` (the padding of `out` is left untouched) and
+/// its score into `scores[k]`. On error, names the first failing chain.
+///
+/// # Complexity
+/// O(Σ nₖ·L²) work, spread over the rayon thread pool in tasks of at least
+/// ~65 000 cells.
+///
+/// # Example
+/// ```
+/// use omkl_core::decode::batch::{viterbi_padded, PaddedChains};
+/// // Two chains of L = 2 labels padded to 2 positions; the second has 1.
+/// let em = [1.0, 0.0, 0.0, 1.0, 0.0, 3.0, f64::NAN, f64::NAN];
+/// let tr = [0.0; 4];
+/// let b = PaddedChains::new(&em, Some(&[2, 1]), &tr, None, None, 2, 2, 2).unwrap();
+/// let (mut out, mut scores) = ([9; 4], [0.0; 2]);
+/// viterbi_padded(&b, &mut out, &mut scores).unwrap();
+/// assert_eq!((out, scores), ([0, 1, 1, 9], [2.0, 3.0]));
+/// ```
+pub fn viterbi_padded(b: &PaddedChains<'_>, out: &mut [usize], scores: &mut [f64]) -> Result<()> {
+    if out.len() != b.count * b.max_n {
+        return Err(OmklError::shape(
+            "out",
+            format!("{} elements (count x n)", b.count * b.max_n),
+            format!("{} elements", out.len()),
+        ));
+    }
+    if scores.len() != b.count {
+        return Err(OmklError::shape(
+            "scores",
+            format!("{} elements", b.count),
+            format!("{} elements", scores.len()),
+        ));
+    }
+    if b.count == 0 {
+        return Ok(());
+    }
+    let l = b.shared.l;
+    let cells = (b.max_n * l * l).max(1);
+    let min_len = (MIN_CELLS_PER_TASK / cells).max(1);
+    let failed = out
+        .par_chunks_mut(b.max_n)
+        .zip(scores.par_iter_mut())
+        .enumerate()
+        .with_min_len(min_len)
+        .map_init(ViterbiWorkspace::new, |ws, (k, (o, s))| {
+            let c = b.chain(k)?;
+            *s = viterbi(&c, ws, &mut o[..c.n])?;
+            Ok::<(), OmklError>(())
+        })
+        .any(|r| r.is_err());
+    if failed {
+        // Error path only: find the first failing chain, in order.
+        for k in 0..b.count {
+            b.chain(k).map_err(|e| at(k, e))?;
+        }
+    }
+    Ok(())
 }
 
 /// Chu-Liu-Edmonds on every sentence; `heads[k]` must have `arcs[k].n + 1`

@@ -11,11 +11,15 @@
 //! its best incoming arc; if the arc comes from a node that already reaches
 //! the root, the whole path is settled; if it comes from a node on the path,
 //! the cycle is contracted into one super-node whose incoming arcs get the
-//! reduced weights `w(x, v) − w(in(v))` (Edmonds). Arc weights between
-//! super-nodes live in a dense matrix, stored by modifier so that the
-//! incoming arcs of a node are contiguous; a contraction of a cycle `C`
-//! rewrites it in O(n·|C|), so the whole run is O(n²). Contractions are undone
-//! from the newest to the oldest to read off the tree.
+//! reduced weights `w(x, v) − w(in(v))` (Edmonds). Arc weights live in a
+//! dense matrix stored by modifier, so that the incoming arcs of a super-node
+//! are one contiguous row, indexed by original head. A contraction of a cycle
+//! `C` merges the rows of its members in O(n·|C|) and never touches other
+//! rows: arcs leaving `C` keep their original head as column, which a
+//! representative map sends to its current super-node (no strided column
+//! rewrites, no per-entry original-arc table except for merged rows). The
+//! whole run is O(n²). Contractions are undone from the newest to the oldest
+//! to read off the tree.
 //!
 //! The single-root constraint (exactly one child of the root) is exact: arc
 //! weights become pairs `(−[h = 0], s)` compared lexicographically, the
@@ -71,16 +75,21 @@ struct Tables<W> {
 }
 
 /// Reusable buffers of [`chu_liu_edmonds`]: O(n²) for the weight matrix and
-/// the original arc of each matrix entry, O(n) for the rest. Buffers grow to
-/// the largest sentence seen, so reusing one workspace allocates nothing.
+/// the original modifiers of contracted rows, O(n) for the rest. Buffers grow
+/// to the largest sentence seen, so reusing one workspace allocates nothing.
 #[derive(Debug, Clone, Default)]
 pub struct CleWorkspace {
     plain: Tables<f64>,
     penalised: Tables<Penalised>,
-    /// Original arc of each matrix entry, as its index `m * side + h`.
-    orig: Vec<u32>,
+    /// Original modifier of each entry of a contracted row (rows of nodes
+    /// never contracted hold their own arcs: the modifier is the row).
+    orig_m: Vec<u32>,
+    merged: Vec<bool>,
     status: Vec<u8>,
-    in_cycle: Vec<bool>,
+    rep: Vec<u32>,
+    next: Vec<u32>,
+    first: Vec<u32>,
+    last: Vec<u32>,
     id_of: Vec<u32>,
     parent: Vec<u32>,
     in_h: Vec<u32>,
@@ -192,6 +201,15 @@ fn decode<F: Fn(usize, usize) -> f64>(
 
 /// The path-growing Chu-Liu-Edmonds on nodes `0..=n` with arc weights
 /// `weight(h, m)`.
+///
+/// Row `m` of the matrix holds the arcs entering the super-node whose
+/// representative is `m`, indexed by the **original** head `h`; `rep[h]` is
+/// the super-node that currently contains `h`. A contraction therefore only
+/// merges the rows of the cycle (contiguous, O(n·|C|)) and never moves
+/// columns: duplicate arcs out of a super-node stay in place and the best
+/// one wins the arg-max, and the arcs inside the new super-node are masked
+/// in its row. The head of an entry is always its column, so only the
+/// modifiers of contracted rows need to be remembered.
 fn run<W: Weight, F: Fn(usize, usize) -> W>(
     n: usize,
     t: &mut Tables<W>,
@@ -203,22 +221,33 @@ fn run<W: Weight, F: Fn(usize, usize) -> W>(
     const ON_PATH: u8 = 1;
     const DONE: u8 = 2;
     const DEAD: u8 = 3;
+    /// Heads per block of the transposing fill: as many source rows are read
+    /// in step, each one sequentially.
+    const BLOCK: usize = 16;
     let side = n + 1;
     let ids = 2 * n + 1;
     grow(&mut t.w, side * side, W::NEG_INF);
     grow(&mut t.in_w, side, W::NEG_INF);
-    grow(&mut ws.orig, side * side, 0);
+    grow(&mut ws.orig_m, side * side, 0);
+    grow(&mut ws.merged, side, false);
     grow(&mut ws.status, side, UNVISITED);
-    grow(&mut ws.in_cycle, side, false);
+    grow(&mut ws.rep, side, 0);
+    grow(&mut ws.next, side, NONE);
+    grow(&mut ws.first, side, 0);
+    grow(&mut ws.last, side, 0);
     grow(&mut ws.id_of, side, 0);
     grow(&mut ws.parent, ids, NONE);
     grow(&mut ws.in_h, ids, NONE);
     grow(&mut ws.in_m, ids, NONE);
     let w = &mut t.w[..side * side];
     let in_w = &mut t.in_w[..side];
-    let orig = &mut ws.orig[..side * side];
+    let orig_m = &mut ws.orig_m[..side * side];
+    let merged = &mut ws.merged[..side];
     let status = &mut ws.status[..side];
-    let in_cycle = &mut ws.in_cycle[..side];
+    let rep = &mut ws.rep[..side];
+    let next = &mut ws.next[..side];
+    let first = &mut ws.first[..side];
+    let last = &mut ws.last[..side];
     let id_of = &mut ws.id_of[..side];
     let parent = &mut ws.parent[..ids];
     let in_h = &mut ws.in_h[..ids];
@@ -227,22 +256,27 @@ fn run<W: Weight, F: Fn(usize, usize) -> W>(
     let cycle = &mut ws.cycle;
     path.clear();
 
-    // Incoming arcs of each node are contiguous: w[m * side + h] is the
-    // weight of arc h → m. Dead super-nodes and self-loops hold NEG_INF, so
-    // the scan for the best incoming arc is a plain arg-max over one row.
-    for m in 0..side {
-        for h in 0..side {
-            let k = m * side + h;
-            w[k] = if m == 0 || h == m {
-                W::NEG_INF
-            } else {
-                weight(h, m)
-            };
-            orig[k] = k as u32;
+    // w[m * side + h] is the weight of arc h → m, filled by blocks of heads
+    // so that the scores are read row by row. Row 0 and the diagonal hold
+    // NEG_INF.
+    for h0 in (0..side).step_by(BLOCK) {
+        let h1 = (h0 + BLOCK).min(side);
+        w[h0..h1].fill(W::NEG_INF);
+        for m in 1..side {
+            let row = &mut w[m * side..(m + 1) * side];
+            for (h, x) in row.iter_mut().enumerate().take(h1).skip(h0) {
+                *x = if h == m { W::NEG_INF } else { weight(h, m) };
+            }
         }
-        status[m] = UNVISITED;
-        in_cycle[m] = false;
-        id_of[m] = m as u32;
+    }
+    for v in 0..side {
+        merged[v] = false;
+        status[v] = UNVISITED;
+        rep[v] = v as u32;
+        next[v] = NONE;
+        first[v] = v as u32;
+        last[v] = v as u32;
+        id_of[v] = v as u32;
     }
     parent.fill(NONE);
     in_h.fill(NONE);
@@ -258,23 +292,26 @@ fn run<W: Weight, F: Fn(usize, usize) -> W>(
         path.push(v0 as u32);
         while let Some(&cur) = path.last() {
             let cur = cur as usize;
-            // Best incoming arc of `cur`. The root is live and every word has
-            // a finite arc from it, so one exists.
+            // Best incoming arc of `cur`. The root is never contracted and
+            // every word has a finite arc from it, so one exists.
             let row = &w[cur * side..(cur + 1) * side];
-            let mut best_u = 0;
+            let mut best_h = 0;
             let mut best = row[0];
-            for (u, &x) in row.iter().enumerate().skip(1) {
+            for (h, &x) in row.iter().enumerate().skip(1) {
                 if x.gt(best) {
                     best = x;
-                    best_u = u;
+                    best_h = h;
                 }
             }
-            let u = best_u;
+            let u = rep[best_h] as usize;
             in_w[cur] = best;
             let id = id_of[cur] as usize;
-            let o = orig[cur * side + u] as usize;
-            in_h[id] = (o % side) as u32;
-            in_m[id] = (o / side) as u32;
+            in_h[id] = best_h as u32;
+            in_m[id] = if merged[cur] {
+                orig_m[cur * side + best_h]
+            } else {
+                cur as u32
+            };
             match status[u] {
                 DONE => {
                     for &p in path.iter() {
@@ -292,7 +329,6 @@ fn run<W: Weight, F: Fn(usize, usize) -> W>(
                     cycle.clear();
                     while let Some(p) = path.pop() {
                         cycle.push(p);
-                        in_cycle[p as usize] = true;
                         if p as usize == u {
                             break;
                         }
@@ -305,49 +341,52 @@ fn run<W: Weight, F: Fn(usize, usize) -> W>(
                     }
                     // Arcs x → C: row c becomes the max over the rows of the
                     // members of the reduced weights w(x, v) − w(in(v)).
+                    if !merged[c] {
+                        orig_m[c * side..(c + 1) * side].fill(c as u32);
+                        merged[c] = true;
+                    }
                     let wc = in_w[c];
-                    for x in 0..side {
-                        let k = c * side + x;
-                        w[k] = w[k].sub(wc);
+                    for x in &mut w[c * side..(c + 1) * side] {
+                        *x = x.sub(wc);
                     }
                     for &v in cycle.iter().skip(1) {
                         let v = v as usize;
                         let wv = in_w[v];
-                        for x in 0..side {
-                            let r = w[v * side + x].sub(wv);
-                            let k = c * side + x;
-                            if r.gt(w[k]) {
-                                w[k] = r;
-                                orig[k] = orig[v * side + x];
+                        let (lo, hi) = w.split_at_mut(c.max(v) * side);
+                        let (wrow_c, wrow_v) = if c < v {
+                            (&mut lo[c * side..(c + 1) * side], &hi[..side])
+                        } else {
+                            (&mut hi[..side], &lo[v * side..(v + 1) * side])
+                        };
+                        let orow_c = c * side;
+                        if merged[v] {
+                            for x in 0..side {
+                                let r = wrow_v[x].sub(wv);
+                                if r.gt(wrow_c[x]) {
+                                    wrow_c[x] = r;
+                                    orig_m[orow_c + x] = orig_m[v * side + x];
+                                }
+                            }
+                        } else {
+                            for x in 0..side {
+                                let r = wrow_v[x].sub(wv);
+                                if r.gt(wrow_c[x]) {
+                                    wrow_c[x] = r;
+                                    orig_m[orow_c + x] = v as u32;
+                                }
                             }
                         }
+                        // Append v's original nodes to c's.
+                        next[last[c] as usize] = first[v];
+                        last[c] = last[v];
+                        status[v] = DEAD;
                     }
-                    for &v in cycle.iter() {
-                        w[c * side + v as usize] = W::NEG_INF;
-                    }
-                    // Arcs C → x: in each live row x, the best entry over the
-                    // members moves to column c; the others die.
-                    for x in 1..side {
-                        if in_cycle[x] || status[x] == DEAD {
-                            continue;
-                        }
-                        for &v in cycle.iter().skip(1) {
-                            let v = v as usize;
-                            let kv = x * side + v;
-                            let kc = x * side + c;
-                            if w[kv].gt(w[kc]) {
-                                w[kc] = w[kv];
-                                orig[kc] = orig[kv];
-                            }
-                            w[kv] = W::NEG_INF;
-                        }
-                    }
-                    for &v in cycle.iter() {
-                        let v = v as usize;
-                        in_cycle[v] = false;
-                        if v != c {
-                            status[v] = DEAD;
-                        }
+                    // Arcs inside C are self-loops of the super-node.
+                    let mut x = first[c];
+                    while x != NONE {
+                        rep[x as usize] = c as u32;
+                        w[c * side + x as usize] = W::NEG_INF;
+                        x = next[x as usize];
                     }
                     id_of[c] = cid;
                     path.push(c as u32);

@@ -5,7 +5,10 @@
 //! * `node`: `n × L`, `node[i * L + y] = P(yᵢ = y)`;
 //! * `trans`: `L × L`, `trans[p * L + q] = Σᵢ P(yᵢ₋₁ = p, yᵢ = q)`, the expected
 //!   number of `p → q` transitions **summed over positions** (what the
-//!   gradient of shared transition weights needs).
+//!   gradient of shared transition weights needs);
+//! * optionally `pair`: `(n−1) × L × L`, the per-position transition
+//!   marginals `pair[((i−1) * L + p) * L + q] = P(yᵢ₋₁ = p, yᵢ = q)` for
+//!   `i` in `1..n` (see [`forward_backward_pairwise`]).
 //!
 //! Every sum of exponentials subtracts its maximum first, so scores up to
 //! ±1e4 (and beyond) neither overflow nor underflow to NaN.
@@ -72,6 +75,56 @@ pub fn forward_backward(
     node: &mut [f64],
     trans: &mut [f64],
 ) -> Result<f64> {
+    run(chain, ws, node, trans, None)
+}
+
+/// [`forward_backward`] that also fills `pair` (`(n−1) × L × L`) with the
+/// per-position transition marginals `P(yᵢ₋₁ = p, yᵢ = q)` at
+/// `pair[((i−1) * L + p) * L + q]`; `trans` is their sum over positions.
+/// For `n = 1`, `pair` is empty.
+///
+/// # Complexity
+/// O(n·L²) time, like [`forward_backward`].
+///
+/// # Example
+/// ```
+/// use omkl_core::decode::chain::ChainScores;
+/// use omkl_core::decode::forward_backward::{forward_backward_pairwise, ForwardBackwardWorkspace};
+/// // n = 3, L = 2; staying put is worth much more than switching.
+/// let em = [0.0; 6];
+/// let tr = [20.0, 0.0, 0.0, 20.0];
+/// let c = ChainScores::new(&em, &tr, None, None, 3, 2).unwrap();
+/// let (mut node, mut trans, mut pair) = ([0.0; 6], [0.0; 4], [0.0; 8]);
+/// let mut ws = ForwardBackwardWorkspace::new();
+/// forward_backward_pairwise(&c, &mut ws, &mut node, &mut trans, &mut pair).unwrap();
+/// assert!((pair[0] - 0.5).abs() < 1e-6 && pair[1] < 1e-6); // position 1: 0 → 0, 0 → 1
+/// assert!((trans[0] - 1.0).abs() < 1e-6); // summed over both positions
+/// ```
+pub fn forward_backward_pairwise(
+    chain: &ChainScores<'_>,
+    ws: &mut ForwardBackwardWorkspace,
+    node: &mut [f64],
+    trans: &mut [f64],
+    pair: &mut [f64],
+) -> Result<f64> {
+    let (n, l) = (chain.n, chain.l);
+    if pair.len() != (n - 1) * l * l {
+        return Err(OmklError::shape(
+            "pairwise marginals",
+            format!("{} elements ((n - 1) x L x L)", (n - 1) * l * l),
+            format!("{} elements", pair.len()),
+        ));
+    }
+    run(chain, ws, node, trans, Some(pair))
+}
+
+fn run(
+    chain: &ChainScores<'_>,
+    ws: &mut ForwardBackwardWorkspace,
+    node: &mut [f64],
+    trans: &mut [f64],
+    mut pair: Option<&mut [f64]>,
+) -> Result<f64> {
     let (n, l) = (chain.n, chain.l);
     if node.len() != n * l {
         return Err(OmklError::shape(
@@ -132,7 +185,11 @@ pub fn forward_backward(
         for q in 0..l {
             let right = em[i * l + q] + beta[i * l + q] - log_z;
             for p in 0..l {
-                trans[p * l + q] += (alpha[(i - 1) * l + p] + tr[p * l + q] + right).exp();
+                let mu = (alpha[(i - 1) * l + p] + tr[p * l + q] + right).exp();
+                trans[p * l + q] += mu;
+                if let Some(pair) = pair.as_deref_mut() {
+                    pair[((i - 1) * l + p) * l + q] = mu;
+                }
             }
         }
     }

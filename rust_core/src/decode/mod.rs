@@ -13,4 +13,5 @@ pub mod eisner;
 pub mod forward_backward;
 pub mod lu;
 pub mod matrix_tree;
+pub mod nbest;
 pub mod viterbi;
