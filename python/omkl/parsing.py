@@ -153,6 +153,18 @@ class DependencyParser:
         Indices of the default templates to use (all when ``None``).
     seed
         Seed of the shuffling of sentences between epochs.
+    prune_k
+        Heads kept per word by the first-pass arc pruner (0 disables it). The
+        pruner, a small model on 20 templates, is trained for
+        ``pruner_epochs`` passes at the start of :meth:`fit`; the full model
+        then scores only the kept arcs (and the gold arc while training).
+    pruner_epochs
+        First-pass epochs of the pruner.
+    slots_per_feature, max_table_bits
+        At the start of :meth:`fit`, each template's table gets the smallest
+        power of two of at least ``slots_per_feature`` times its number of
+        distinct features on the training gold arcs, at most
+        ``2**max_table_bits`` slots.
     """
 
     def __init__(
@@ -164,6 +176,10 @@ class DependencyParser:
         epochs: int = 10,
         templates: list[int] | None = None,
         seed: int = 0,
+        prune_k: int = 10,
+        pruner_epochs: int = 1,
+        slots_per_feature: float = 1.0,
+        max_table_bits: int = 15,
     ) -> None:
         self.regularizer = regularizer
         self.lam = lam
@@ -172,10 +188,24 @@ class DependencyParser:
         self.epochs = epochs
         self.templates = templates
         self.seed = seed
+        self.prune_k = prune_k
+        self.pruner_epochs = pruner_epochs
+        self.slots_per_feature = slots_per_feature
+        self.max_table_bits = max_table_bits
         if not isinstance(epochs, int) or epochs < 1:
             raise ValueError(f"epochs must be an integer >= 1, got {epochs!r}")
-        self._core = _omkl.ArcParserCore(regularizer, lam, eta, decoder, templates)
+        for name, v, lo in (("prune_k", prune_k, 0), ("pruner_epochs", pruner_epochs, 1)):
+            if not isinstance(v, int) or v < lo:
+                raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
+        if not isinstance(max_table_bits, int) or not 8 <= max_table_bits <= 18:
+            raise ValueError(
+                f"max_table_bits must be an integer in [8, 18], got {max_table_bits!r}"
+            )
+        if not slots_per_feature > 0:
+            raise ValueError(f"slots_per_feature must be > 0, got {slots_per_feature!r}")
+        self._core = _omkl.ArcParserCore(regularizer, lam, eta, decoder, templates, prune_k)
         self.history_: list[dict[str, float]] = []
+        self.pruner_history_: list[dict[str, float]] = []
 
     # --- online interface -------------------------------------------------
 
@@ -211,30 +241,59 @@ class DependencyParser:
         corpus = _corpus(data)
         n = len(corpus)
         rng = random.Random(self.seed)
+        if self._core.steps() == 0 and not self.history_:
+            self._core.fit_table_sizes(corpus, self.slots_per_feature, self.max_table_bits)
+        if self.prune_k > 0 and not self.pruner_history_:
+            for epoch in range(self.pruner_epochs):
+                order = list(range(n))
+                rng.shuffle(order)
+                t0 = time.perf_counter()
+                loss = self._run_epoch(corpus, order, f"first pass {epoch + 1}", progress, True)
+                dt = time.perf_counter() - t0
+                self.pruner_history_.append(
+                    {"epoch": epoch + 1, "loss": loss, "seconds": dt, "sentences_per_s": n / dt}
+                )
         for epoch in range(epochs if epochs is not None else self.epochs):
             order = list(range(n))
             rng.shuffle(order)
-            bar = None
-            if progress:
-                from tqdm import tqdm
-
-                bar = tqdm(total=n, desc=f"epoch {epoch + 1}", unit="sent")
-            last = [0]
-
-            def tick(done: int, bar: Any = bar, last: list[int] = last) -> None:
-                if bar is not None:
-                    bar.update(done - last[0])
-                    last[0] = done
-
             t0 = time.perf_counter()
-            loss = self._core.fit_epoch(corpus, order, tick)
+            loss = self._run_epoch(corpus, order, f"epoch {epoch + 1}", progress, False)
             dt = time.perf_counter() - t0
-            if bar is not None:
-                bar.close()
             self.history_.append(
                 {"epoch": epoch + 1, "loss": loss, "seconds": dt, "sentences_per_s": n / dt}
             )
         return self
+
+    def _run_epoch(
+        self,
+        corpus: _omkl.ParseCorpus,
+        order: list[int],
+        desc: str,
+        progress: bool,
+        first_pass: bool,
+    ) -> float:
+        bar = None
+        if progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(order), desc=desc, unit="sent")
+        last = [0]
+
+        def tick(done: int) -> None:
+            if bar is not None:
+                bar.update(done - last[0])
+                last[0] = done
+
+        try:
+            return self._core.fit_epoch(corpus, order, tick, first_pass)
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def pruner_recall(self, data: PathLike | Sequence[Sentence]) -> float:
+        """Percentage of gold arcs kept by the trained first-pass pruner."""
+        hit, total = self._core.pruner_recall(_corpus(data))
+        return 100.0 * hit / total
 
     def parse(self, data: PathLike | Sequence[Sentence]) -> list[list[int]]:
         """Predicted heads of every sentence (parsed in parallel)."""

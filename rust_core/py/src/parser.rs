@@ -204,6 +204,44 @@ impl ParseCorpus {
     }
 }
 
+/// The sentences of `corpus` in `order` with their gold heads, every gold
+/// tree checked before any update.
+fn gold_batch(
+    corpus: &ParseCorpus,
+    order: Option<Vec<usize>>,
+) -> PyResult<Vec<(&ParserInput, Vec<usize>)>> {
+    let n = corpus.inputs.len();
+    let order = order.unwrap_or_else(|| (0..n).collect());
+    let mut batch = Vec::with_capacity(order.len());
+    for &i in &order {
+        let s = corpus.inputs.get(i).ok_or_else(|| {
+            OmklError::invalid(
+                "order",
+                format!("index {i} is out of range for {n} sentences"),
+            )
+        });
+        let s = s.py()?;
+        let heads = corpus.sentences[i].heads().ok_or_else(|| {
+            OmklError::invalid(
+                "corpus",
+                format!("sentence {:?} has words without a gold head", s.id),
+            )
+        });
+        let heads = heads.py()?;
+        if heads.len() != s.words.len() {
+            return Err(OmklError::shape(
+                "heads",
+                s.words.len().to_string(),
+                heads.len().to_string(),
+            ))
+            .py();
+        }
+        omkl_core::model::parser::check_tree(&heads, &s.id).py()?;
+        batch.push((s, heads));
+    }
+    Ok(batch)
+}
+
 /// The arc-factored parser (see `omkl.DependencyParser`).
 #[pyclass(module = "omkl._omkl")]
 pub struct ArcParserCore {
@@ -236,16 +274,18 @@ fn make_config(
 #[pymethods]
 impl ArcParserCore {
     #[new]
-    #[pyo3(signature = (regularizer="l2", lam=1e-6, eta=0.1, decoder="chu-liu-edmonds", templates=None))]
+    #[pyo3(signature = (regularizer="l2", lam=1e-6, eta=0.1, decoder="chu-liu-edmonds", templates=None, prune_k=0))]
     fn new(
         regularizer: &str,
         lam: f64,
         eta: f64,
         decoder: &str,
         templates: Option<Vec<usize>>,
+        prune_k: usize,
     ) -> PyResult<Self> {
         let config = make_config(regularizer, lam, eta, decoder).py()?;
-        let inner = ArcParser::with_templates(config, templates.as_deref()).py()?;
+        let mut inner = ArcParser::with_templates(config, templates.as_deref()).py()?;
+        inner.set_pruner(prune_k).py()?;
         Ok(ArcParserCore { inner })
     }
 
@@ -274,50 +314,32 @@ impl ArcParserCore {
 
     /// One epoch over `corpus` in the order `order` (all sentences in file
     /// order when `None`). `progress(done)` is called between chunks, with
-    /// the GIL held; keyboard interrupts are honoured there.
-    #[pyo3(signature = (corpus, order=None, progress=None))]
+    /// the GIL held; keyboard interrupts are honoured there. With
+    /// `first_pass`, the epoch trains the arc pruner instead.
+    #[pyo3(signature = (corpus, order=None, progress=None, first_pass=false))]
     fn fit_epoch(
         &mut self,
         py: Python<'_>,
         corpus: &ParseCorpus,
         order: Option<Vec<usize>>,
         progress: Option<Bound<'_, PyAny>>,
+        first_pass: bool,
     ) -> PyResult<f64> {
-        let n = corpus.inputs.len();
-        let order = order.unwrap_or_else(|| (0..n).collect());
-        let mut batch = Vec::with_capacity(order.len());
-        for &i in &order {
-            let s = corpus.inputs.get(i).ok_or_else(|| {
-                OmklError::invalid(
-                    "order",
-                    format!("index {i} is out of range for {n} sentences"),
-                )
-            });
-            let s = s.py()?;
-            let heads = corpus.sentences[i].heads().ok_or_else(|| {
-                OmklError::invalid(
-                    "corpus",
-                    format!("sentence {:?} has words without a gold head", s.id),
-                )
-            });
-            batch.push((s, heads.py()?));
-        }
-        // validate every gold tree before any update
-        for (s, h) in &batch {
-            if h.len() != s.words.len() {
-                return Err(OmklError::shape(
-                    "heads",
-                    s.words.len().to_string(),
-                    h.len().to_string(),
-                ))
-                .py();
-            }
-            omkl_core::model::parser::check_tree(h, &s.id).py()?;
+        let batch = gold_batch(corpus, order)?;
+        if first_pass && self.inner.pruner().is_none() {
+            return Err(OmklError::invalid(
+                "first_pass",
+                "the parser has no pruner (prune_k = 0)",
+            ))
+            .py();
         }
         let mut total = 0.0;
         for (c, chunk) in batch.chunks(256).enumerate() {
             total += py
                 .detach(|| {
+                    if first_pass {
+                        return self.inner.fit_pruner_chunk(chunk);
+                    }
                     let mut t = 0.0;
                     for (s, h) in chunk {
                         t += self.inner.learn_one(s, h)?;
@@ -330,8 +352,54 @@ impl ArcParserCore {
                 cb.call1(((c * 256 + chunk.len()).min(batch.len()),))?;
             }
         }
-        py.detach(|| self.inner.end_epoch());
+        py.detach(|| {
+            if first_pass {
+                self.inner.end_pruner_epoch()
+            } else {
+                self.inner.end_epoch();
+                Ok(())
+            }
+        })
+        .py()?;
         Ok(total)
+    }
+
+    /// Fits the table sizes to the distinct features of the corpus's gold
+    /// arcs (only before the first step).
+    #[pyo3(signature = (corpus, slots_per_feature=2.0, max_bits=18))]
+    fn fit_table_sizes(
+        &mut self,
+        py: Python<'_>,
+        corpus: &ParseCorpus,
+        slots_per_feature: f64,
+        max_bits: u32,
+    ) -> PyResult<()> {
+        let batch = gold_batch(corpus, None)?;
+        py.detach(|| {
+            self.inner
+                .fit_table_sizes(&batch, slots_per_feature, max_bits)
+        })
+        .py()
+    }
+
+    /// `(kept gold arcs, gold arcs)` of the trained pruner on `corpus`.
+    fn pruner_recall(&self, py: Python<'_>, corpus: &ParseCorpus) -> PyResult<(usize, usize)> {
+        let batch = gold_batch(corpus, None)?;
+        let owned: Vec<(ParserInput, Vec<usize>)> =
+            batch.into_iter().map(|(s, h)| (s.clone(), h)).collect();
+        py.detach(|| match self.inner.pruner() {
+            Some(p) if p.is_trained() => Ok(p.recall(&owned)),
+            _ => Err(OmklError::invalid(
+                "pruner",
+                "the parser has no trained pruner",
+            )),
+        })
+        .py()
+    }
+
+    /// Heads kept per word by the pruner (0 = no pruner).
+    fn prune_k(&self) -> usize {
+        self.inner.pruner().map_or(0, |p| p.k())
     }
 
     /// Predicted heads of every sentence of `corpus` (in parallel).
@@ -365,10 +433,8 @@ impl ArcParserCore {
 
     /// Slots of each template's table.
     fn table_sizes(&self) -> Vec<usize> {
-        self.inner
-            .templates()
-            .iter()
-            .map(|t| t.table_size())
+        (0..self.inner.weights().n_groups())
+            .map(|t| self.inner.weights().group_size(t))
             .collect()
     }
 
