@@ -263,3 +263,69 @@ def test_pruner_keeps_most_gold_arcs_and_is_saved(
     # with k = all words every gold arc is kept
     wide = DependencyParser(templates=list(range(104, 208)), prune_k=1000).fit(train, epochs=1)
     assert wide.pruner_recall(dev) == 100.0
+
+
+def test_label_stage_learns_a_hand_example() -> None:
+    def tok(form: str, upos: str, head: int, rel: str) -> dict[str, object]:
+        return {"form": form, "lemma": form.lower(), "upos": upos, "xpos": upos}.copy() | {
+            "feats": "_",
+            "head": head,
+            "deprel": rel,
+        }
+
+    sents = [
+        [
+            tok("The", "DET", 2, "det"),
+            tok("dog", "NOUN", 3, "nsubj"),
+            tok("barks", "VERB", 0, "root"),
+        ],
+        [
+            tok("A", "DET", 2, "det"),
+            tok("cat", "NOUN", 3, "nsubj"),
+            tok("saw", "VERB", 0, "root"),
+            tok("the", "DET", 5, "det"),
+            tok("dog", "NOUN", 3, "obj"),
+        ],
+    ]
+    p = DependencyParser(templates=list(range(104, 208)), prune_k=0, label_epochs=5)
+    p.fit(sents, epochs=5)
+    heads, labels = p.parse_with_labels(sents)
+    assert heads == [[2, 3, 0], [2, 3, 0, 5, 3]]
+    assert labels == [["det", "nsubj", "root"], ["det", "nsubj", "root", "det", "obj"]]
+    assert p.score(sents) == {"uas": 100.0, "las": 100.0}
+    # without relations there is no label stage and no LAS
+    bare = [[{k: v for k, v in t.items() if k != "deprel"} for t in s] for s in sents]
+    q = DependencyParser(templates=list(range(104, 208)), prune_k=0).fit(bare, epochs=2)
+    assert q.score(bare)["las"] is None
+    r = pickle.loads(pickle.dumps(p))
+    assert r.parse_with_labels(sents) == (heads, labels)
+
+
+def test_label_stage_beats_majority_label_on_ewt(shared_data: pathlib.Path) -> None:
+    import collections
+
+    train = read_conllu(shared_data / EWT / "en_ewt-ud-train.conllu")[:500]
+    dev = read_conllu(shared_data / EWT / "en_ewt-ud-dev.conllu")[:300]
+    p = DependencyParser(templates=list(range(104, 208)), prune_k=10).fit(train, epochs=2)
+    scores = p.score(dev)
+    assert scores["las"] is not None
+    assert scores["las"] <= scores["uas"]
+    # majority relation per modifier UPOS (a strong label baseline), on the
+    # same predicted heads
+    by_upos: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    for s in train:
+        for t in s:
+            by_upos[str(t["upos"])][str(t["deprel"])] += 1
+    heads, _ = p.parse_with_labels(dev)
+    base_labels = [
+        [by_upos[str(t["upos"])].most_common(1)[0][0] if t["upos"] in by_upos else "dep" for t in s]
+        for s in dev
+    ]
+    gold_h = [[int(t["head"]) for t in s] for s in dev]
+    gold_l = [[str(t["deprel"]) for t in s] for s in dev]
+    upos = [[str(t["upos"]) for t in s] for s in dev]
+    base = attachment_scores(gold_h, heads, upos, gold_l, base_labels)["las"]
+    assert base is not None
+    assert scores["las"] > base + 10.0, (scores, base)
+    # labels are right for most correctly attached words
+    assert scores["las"] > 0.8 * scores["uas"]

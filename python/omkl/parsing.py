@@ -160,6 +160,11 @@ class DependencyParser:
         then scores only the kept arcs (and the gold arc while training).
     pruner_epochs
         First-pass epochs of the pruner.
+    label_epochs
+        Epochs of the label stage, a multiclass Alg. 1 learner (hinge loss,
+        averaged) that predicts each arc's relation; it trains on the gold
+        trees at the end of :meth:`fit` when every word has a relation, and
+        gives :meth:`score` its LAS (0 disables the stage).
     slots_per_feature, max_table_bits
         At the start of :meth:`fit`, each template's table gets the smallest
         power of two of at least ``slots_per_feature`` times its number of
@@ -176,10 +181,11 @@ class DependencyParser:
         epochs: int = 10,
         templates: list[int] | None = None,
         seed: int = 0,
-        prune_k: int = 10,
+        prune_k: int = 20,
         pruner_epochs: int = 1,
         slots_per_feature: float = 1.0,
         max_table_bits: int = 15,
+        label_epochs: int = 3,
     ) -> None:
         self.regularizer = regularizer
         self.lam = lam
@@ -192,9 +198,14 @@ class DependencyParser:
         self.pruner_epochs = pruner_epochs
         self.slots_per_feature = slots_per_feature
         self.max_table_bits = max_table_bits
+        self.label_epochs = label_epochs
         if not isinstance(epochs, int) or epochs < 1:
             raise ValueError(f"epochs must be an integer >= 1, got {epochs!r}")
-        for name, v, lo in (("prune_k", prune_k, 0), ("pruner_epochs", pruner_epochs, 1)):
+        for name, v, lo in (
+            ("prune_k", prune_k, 0),
+            ("pruner_epochs", pruner_epochs, 1),
+            ("label_epochs", label_epochs, 0),
+        ):
             if not isinstance(v, int) or v < lo:
                 raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
         if not isinstance(max_table_bits, int) or not 8 <= max_table_bits <= 18:
@@ -204,8 +215,10 @@ class DependencyParser:
         if not slots_per_feature > 0:
             raise ValueError(f"slots_per_feature must be > 0, got {slots_per_feature!r}")
         self._core = _omkl.ArcParserCore(regularizer, lam, eta, decoder, templates, prune_k)
+        self._labeler = _omkl.ArcLabelerCore(0.1, 1e-6)
         self.history_: list[dict[str, float]] = []
         self.pruner_history_: list[dict[str, float]] = []
+        self.label_history_: list[dict[str, float]] = []
 
     # --- online interface -------------------------------------------------
 
@@ -220,6 +233,9 @@ class DependencyParser:
         if any(h < 0 for h in hs):
             raise ValueError(f"sentence {sid!r}: heads must be >= 0, got {hs!r}")
         self._core.learn_one(sid, toks, hs)
+        rels = [str(t.get("deprel", "_")) for t in sentence]
+        if self.label_epochs > 0 and all(r not in ("", "_") for r in rels):
+            self._labeler.learn_one(sid, toks, hs, rels)
 
     def predict_one(self, sentence: Sentence, sentence_id: str = "") -> list[int]:
         """Predicted head of each word (0 = root)."""
@@ -262,6 +278,18 @@ class DependencyParser:
             self.history_.append(
                 {"epoch": epoch + 1, "loss": loss, "seconds": dt, "sentences_per_s": n / dt}
             )
+        if self.label_epochs > 0 and all(
+            r not in ("", "_") for rels in corpus.deprels() for r in rels
+        ):
+            for epoch in range(self.label_epochs):
+                order = list(range(n))
+                rng.shuffle(order)
+                t0 = time.perf_counter()
+                loss = self._labeler.fit_epoch(corpus, order)
+                dt = time.perf_counter() - t0
+                self.label_history_.append(
+                    {"epoch": epoch + 1, "loss": loss, "seconds": dt, "sentences_per_s": n / dt}
+                )
         return self
 
     def _run_epoch(
@@ -299,21 +327,38 @@ class DependencyParser:
         """Predicted heads of every sentence (parsed in parallel)."""
         return self._core.predict_corpus(_corpus(data))
 
+    def parse_with_labels(
+        self, data: PathLike | Sequence[Sentence]
+    ) -> tuple[list[list[int]], list[list[str]]]:
+        """Predicted heads and relations of every sentence (relations are
+        ``"_"`` before the label stage is trained)."""
+        corpus = _corpus(data)
+        heads = self._core.predict_corpus(corpus)
+        return heads, self._labeler.predict_corpus(corpus, heads)
+
     def score(self, data: PathLike | Sequence[Sentence]) -> dict[str, float | None]:
         """``{"uas": ..., "las": ...}`` in percent over non-punctuation words.
-        There is no label stage yet, so ``las`` is ``None``."""
+        ``las`` is ``None`` when the label stage is untrained."""
         corpus = _corpus(data)
         gold = corpus.gold_heads()
         for sid, g in zip(corpus.ids(), gold, strict=True):
             if g is None:
                 raise ValueError(f"sentence {sid!r} has words without a gold head")
         pred = self._core.predict_corpus(corpus)
-        return attachment_scores([g or [] for g in gold], pred, corpus.upos())
+        if not self._labeler.labels():
+            return attachment_scores([g or [] for g in gold], pred, corpus.upos())
+        labels = self._labeler.predict_corpus(corpus, pred)
+        return attachment_scores(
+            [g or [] for g in gold], pred, corpus.upos(), corpus.deprels(), labels
+        )
 
     def write_conllu(self, data: PathLike | Sequence[Sentence], path: PathLike) -> None:
-        """Parses ``data`` and writes it to ``path`` as CoNLL-U with predicted heads."""
+        """Parses ``data`` and writes it to ``path`` as CoNLL-U with predicted
+        heads (and relations once the label stage is trained)."""
         corpus = _corpus(data)
-        corpus.write_conllu(path, self._core.predict_corpus(corpus))
+        heads = self._core.predict_corpus(corpus)
+        labels = self._labeler.predict_corpus(corpus, heads) if self._labeler.labels() else None
+        corpus.write_conllu(path, heads, labels)
 
     # --- introspection ----------------------------------------------------
 
@@ -340,13 +385,17 @@ class DependencyParser:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_core"] = self._core.__getstate__()
+        state["_labeler"] = self._labeler.__getstate__()
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         core = _omkl.ArcParserCore()
         core.__setstate__(state["_core"])
+        labeler = _omkl.ArcLabelerCore()
+        labeler.__setstate__(state["_labeler"])
         state = dict(state)
         state["_core"] = core  # keeps the attribute order, so pickles are stable
+        state["_labeler"] = labeler
         self.__dict__.update(state)
 
     def save(self, path: PathLike) -> None:

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use omkl_core::features::arc_templates::{default_templates, WordAtoms, HASH_NAME, HASH_SEED};
 use omkl_core::model::conllu::{read_conllu_path, write_conllu, Sentence, Token};
 use omkl_core::model::parser::{ArcParser, ParserConfig, ParserInput, TreeDecoder, FORMAT_VERSION};
+use omkl_core::model::parser_labels::ArcLabeler;
 use omkl_core::prox::Regularizer;
 use omkl_core::OmklError;
 use pyo3::prelude::*;
@@ -469,8 +470,144 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_template_names, m)?)?;
     m.add_class::<ParseCorpus>()?;
     m.add_class::<ArcParserCore>()?;
+    m.add_class::<ArcLabelerCore>()?;
     m.add("PARSER_FORMAT_VERSION", FORMAT_VERSION)?;
     m.add("PARSER_HASH_NAME", HASH_NAME)?;
     m.add("PARSER_HASH_SEED", HASH_SEED)?;
     Ok(())
+}
+
+/// The relation classifier of the label stage (see `omkl.DependencyParser`).
+#[pyclass(module = "omkl._omkl")]
+pub struct ArcLabelerCore {
+    inner: ArcLabeler,
+}
+
+fn to_tokens(tokens: Vec<TokenTuple>, deprels: Option<Vec<String>>) -> Vec<Token> {
+    let mut rels = deprels.map(|d| d.into_iter());
+    tokens
+        .into_iter()
+        .map(|(form, lemma, upos, xpos, feats)| Token {
+            form,
+            lemma,
+            upos,
+            xpos,
+            feats,
+            head: None,
+            deprel: rels
+                .as_mut()
+                .and_then(|r| r.next())
+                .unwrap_or_else(|| "_".to_string()),
+        })
+        .collect()
+}
+
+#[pymethods]
+impl ArcLabelerCore {
+    #[new]
+    #[pyo3(signature = (eta=0.1, lam=1e-6))]
+    fn new(eta: f64, lam: f64) -> PyResult<Self> {
+        Ok(ArcLabelerCore {
+            inner: ArcLabeler::new(eta, lam).py()?,
+        })
+    }
+
+    /// One round per word of a sentence with gold heads and relations.
+    fn learn_one(
+        &mut self,
+        py: Python<'_>,
+        sentence_id: &str,
+        tokens: Vec<TokenTuple>,
+        heads: Vec<usize>,
+        deprels: Vec<String>,
+    ) -> PyResult<f64> {
+        if deprels.len() != tokens.len() {
+            return Err(OmklError::shape(
+                "deprels",
+                format!("{} relations for sentence {sentence_id:?}", tokens.len()),
+                deprels.len().to_string(),
+            ))
+            .py();
+        }
+        let toks = to_tokens(tokens, Some(deprels));
+        py.detach(|| self.inner.learn_sentence(&toks, &heads, sentence_id))
+            .py()
+    }
+
+    /// Relations of the arcs `heads` of one sentence.
+    fn predict_one(&self, tokens: Vec<TokenTuple>, heads: Vec<usize>) -> PyResult<Vec<String>> {
+        let toks = to_tokens(tokens, None);
+        self.inner.predict(&toks, &heads).py()
+    }
+
+    /// One epoch on the gold trees and relations of `corpus` in `order`.
+    #[pyo3(signature = (corpus, order=None))]
+    fn fit_epoch(
+        &mut self,
+        py: Python<'_>,
+        corpus: &ParseCorpus,
+        order: Option<Vec<usize>>,
+    ) -> PyResult<f64> {
+        let idx = order.unwrap_or_else(|| (0..corpus.sentences.len()).collect());
+        let batch = gold_batch(corpus, Some(idx.clone()))?;
+        let mut total = 0.0;
+        for (c, chunk) in idx.chunks(512).enumerate() {
+            total += py
+                .detach(|| {
+                    let mut t = 0.0;
+                    for (j, &i) in chunk.iter().enumerate() {
+                        let s = &corpus.sentences[i];
+                        t += self
+                            .inner
+                            .learn_sentence(&s.tokens, &batch[c * 512 + j].1, &s.id)?;
+                    }
+                    Ok::<f64, OmklError>(t)
+                })
+                .py()?;
+            py.check_signals()?;
+        }
+        Ok(total)
+    }
+
+    /// Relations of the arcs `heads` of every sentence of `corpus` (in
+    /// parallel).
+    fn predict_corpus(
+        &self,
+        py: Python<'_>,
+        corpus: &ParseCorpus,
+        heads: Vec<Vec<usize>>,
+    ) -> PyResult<Vec<Vec<String>>> {
+        use rayon::prelude::*;
+        if heads.len() != corpus.sentences.len() {
+            return Err(OmklError::shape(
+                "heads",
+                format!("{} sentences", corpus.sentences.len()),
+                heads.len().to_string(),
+            ))
+            .py();
+        }
+        py.detach(|| {
+            corpus
+                .sentences
+                .par_iter()
+                .zip(heads.par_iter())
+                .map(|(s, h)| self.inner.predict(&s.tokens, h))
+                .collect::<omkl_core::Result<Vec<_>>>()
+        })
+        .py()
+    }
+
+    /// Relations seen in training, by class index.
+    fn labels(&self) -> Vec<String> {
+        self.inner.labels().to_vec()
+    }
+
+    fn __getstate__<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.inner.to_bytes())
+    }
+
+    fn __setstate__(&mut self, state: &[u8]) -> PyResult<()> {
+        self.inner = ArcLabeler::from_bytes(state).py()?;
+        Ok(())
+    }
 }
