@@ -118,6 +118,11 @@ def test_mkl_beta_is_a_distribution_and_large_lambda_zeroes_templates() -> None:
     assert all(b >= 0 for b in beta)
     assert sum(beta) == pytest.approx(1.0)
     assert len(trained.template_weights_trajectory_) == 3
+    avg_beta = trained.averaged_template_weights_
+    assert avg_beta is not None and sum(avg_beta) == pytest.approx(1.0)
+    assert all(b >= 0 for b in avg_beta)
+    # the averaged model is dense where the last iterate was ever non-zero
+    assert sum(b > 0 for b in avg_beta) >= sum(b > 0 for b in beta)
     # One step from zero: every λ sees the same subgradient, so the templates
     # with non-zero β under λ = 0 are the gradient's support; a large λ keeps
     # a strict, non-empty subset of them.

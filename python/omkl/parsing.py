@@ -372,6 +372,12 @@ class DependencyParser:
         return self._core.template_weights()
 
     @property
+    def averaged_template_weights_(self) -> list[float] | None:
+        """β of the averaged parameters used for prediction (dense even under
+        MKL); ``None`` before the first epoch."""
+        return self._core.averaged_template_weights()
+
+    @property
     def template_weights_trajectory_(self) -> list[list[float]]:
         """β after each epoch."""
         return self._core.beta_trajectory()

@@ -413,6 +413,11 @@ impl ArcParserCore {
         self.inner.template_weights()
     }
 
+    /// β of the averaged parameters (`None` before the first epoch ends).
+    fn averaged_template_weights(&self) -> Option<Vec<f64>> {
+        self.inner.averaged_template_weights()
+    }
+
     /// β after each epoch.
     fn beta_trajectory(&self) -> Vec<Vec<f64>> {
         self.inner.beta_trajectory.clone()

@@ -596,6 +596,29 @@ impl ArcParser {
         }
     }
 
+    /// β of the averaged parameters used for prediction (`None` before
+    /// [`ArcParser::finalize`]): each template's share of the sum of the
+    /// averaged tables' norms.
+    pub fn averaged_template_weights(&self) -> Option<Vec<f64>> {
+        let avg = self.averaged.as_ref()?;
+        let off = self.weights.offsets();
+        let norms: Vec<f64> = (0..self.templates.len())
+            .map(|t| {
+                avg[off[t]..off[t + 1]]
+                    .iter()
+                    .map(|&x| x as f64 * x as f64)
+                    .sum::<f64>()
+                    .sqrt()
+            })
+            .collect();
+        let total: f64 = norms.iter().sum();
+        Some(if total > 0.0 {
+            norms.iter().map(|n| n / total).collect()
+        } else {
+            norms
+        })
+    }
+
     /// Heads of one sentence (averaged parameters when available).
     pub fn predict(&self, sent: &ParserInput) -> Result<Vec<usize>> {
         if sent.words.is_empty() {
