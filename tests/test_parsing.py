@@ -261,6 +261,22 @@ def test_pruner_keeps_most_gold_arcs_and_is_saved(
     assert 90.0 < recall <= 100.0
     for heads in p.parse(dev):
         _check_tree(heads)
+    # the score matrices that prediction decodes give the same trees
+    import numpy as np
+
+    from omkl import _omkl
+    from omkl.decode import chu_liu_edmonds
+
+    corpus = _omkl.ParseCorpus.from_tokens(
+        [str(i) for i in range(20)],
+        [[(t["form"], t["lemma"], t["upos"], t["xpos"], t["feats"]) for t in s] for s in dev[:20]],
+    )
+    mats = p._core.score_matrices(corpus)
+    for m, s, heads in zip(mats, dev[:20], p.parse(dev[:20]), strict=True):
+        n1 = len(s) + 1
+        assert len(m) == n1 * n1
+        got, _ = chu_liu_edmonds(np.array(m).reshape(n1, n1), single_root=True)
+        assert got.tolist()[1:] == heads
     p.save(tmp_path / "m.bin")
     q = DependencyParser.load(tmp_path / "m.bin")
     assert q.pruner_recall(dev) == recall

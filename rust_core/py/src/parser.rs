@@ -413,6 +413,19 @@ impl ArcParserCore {
         self.inner.template_weights()
     }
 
+    /// The arc score matrices `(n+1) x (n+1)` (row = head, column =
+    /// modifier) that prediction decodes, one per sentence of `corpus`.
+    fn score_matrices(&self, py: Python<'_>, corpus: &ParseCorpus) -> PyResult<Vec<Vec<f64>>> {
+        py.detach(|| {
+            corpus
+                .inputs
+                .iter()
+                .map(|s| self.inner.score_matrix(s))
+                .collect::<omkl_core::Result<Vec<_>>>()
+        })
+        .py()
+    }
+
     /// β of the averaged parameters (`None` before the first epoch ends).
     fn averaged_template_weights(&self) -> Option<Vec<f64>> {
         self.inner.averaged_template_weights()

@@ -636,6 +636,18 @@ impl ArcParser {
         self.config.decoder.decode(&scores, fz.len_with_root())
     }
 
+    /// The arc score matrix `s[h * n1 + m]` that [`ArcParser::predict`]
+    /// decodes (pruned arcs included, at their finite low scores; column 0
+    /// and the diagonal are `-inf`).
+    pub fn score_matrix(&self, sent: &ParserInput) -> Result<Vec<f64>> {
+        if sent.words.is_empty() {
+            return Err(OmklError::empty("sentence"));
+        }
+        let kept = self.kept_arcs(sent, None);
+        let fz = ArcFeaturizer::new(&self.templates, &sent.words);
+        Ok(self.scores_with(&fz, kept.as_ref()))
+    }
+
     /// Heads of many sentences, in parallel.
     pub fn predict_many(&self, sents: &[ParserInput]) -> Result<Vec<Vec<usize>>> {
         sents.par_iter().map(|s| self.predict(s)).collect()
