@@ -118,6 +118,11 @@ def test_mkl_beta_is_a_distribution_and_large_lambda_zeroes_templates() -> None:
     assert all(b >= 0 for b in beta)
     assert sum(beta) == pytest.approx(1.0)
     assert len(trained.template_weights_trajectory_) == 3
+    avg_beta = trained.averaged_template_weights_
+    assert avg_beta is not None and sum(avg_beta) == pytest.approx(1.0)
+    assert all(b >= 0 for b in avg_beta)
+    # the averaged model is dense where the last iterate was ever non-zero
+    assert sum(b > 0 for b in avg_beta) >= sum(b > 0 for b in beta)
     # One step from zero: every λ sees the same subgradient, so the templates
     # with non-zero β under λ = 0 are the gradient's support; a large λ keeps
     # a strict, non-empty subset of them.
@@ -210,3 +215,138 @@ def test_parser_beats_nearest_compatible_baseline(shared_data: pathlib.Path) -> 
     base = attachment_scores(gold, [_nearest_compatible_baseline(s) for s in dev], upos)["uas"]
     assert ours > base + 10.0, (ours, base)
     assert parser.score(dev)["uas"] == pytest.approx(ours)
+
+
+def _is_projective(heads: list[int]) -> bool:
+    arcs = [(min(h, m), max(h, m)) for m, h in enumerate(heads, start=1)]
+    return not any(a < c < b < d for a, b in arcs for c, d in arcs)
+
+
+def _check_tree(heads: list[int]) -> None:
+    n = len(heads)
+    assert sum(h == 0 for h in heads) == 1
+    for m in range(1, n + 1):
+        seen, v = set(), m
+        while v != 0:
+            assert v not in seen and 0 <= heads[v - 1] <= n
+            seen.add(v)
+            v = heads[v - 1]
+
+
+def test_eisner_decoder_gives_projective_single_root_trees(shared_data: pathlib.Path) -> None:
+    train = read_conllu(shared_data / EWT / "en_ewt-ud-train.conllu")[:200]
+    dev = read_conllu(shared_data / EWT / "en_ewt-ud-dev.conllu")[:100]
+    p = DependencyParser(decoder="eisner", templates=list(range(104, 208)), prune_k=0)
+    p.fit(train, epochs=2)
+    pred = p.parse(dev)
+    for heads in pred:
+        _check_tree(heads)
+        assert _is_projective(heads)
+    # Chu-Liu-Edmonds with the same model finds some non-projective trees;
+    # Eisner's are at most as good under the model but always projective.
+    assert p.score(dev)["uas"] > 60.0
+
+
+def test_pruner_keeps_most_gold_arcs_and_is_saved(
+    shared_data: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    train = read_conllu(shared_data / EWT / "en_ewt-ud-train.conllu")[:500]
+    dev = read_conllu(shared_data / EWT / "en_ewt-ud-dev.conllu")[:200]
+    p = DependencyParser(templates=list(range(104, 208)), prune_k=10)
+    with pytest.raises(ValueError, match="pruner"):
+        p.pruner_recall(dev)
+    p.fit(train, epochs=1)
+    assert len(p.pruner_history_) == 1
+    recall = p.pruner_recall(dev)
+    assert 90.0 < recall <= 100.0
+    for heads in p.parse(dev):
+        _check_tree(heads)
+    # the score matrices that prediction decodes give the same trees
+    import numpy as np
+
+    from omkl import _omkl
+    from omkl.decode import chu_liu_edmonds
+
+    corpus = _omkl.ParseCorpus.from_tokens(
+        [str(i) for i in range(20)],
+        [[(t["form"], t["lemma"], t["upos"], t["xpos"], t["feats"]) for t in s] for s in dev[:20]],
+    )
+    mats = p._core.score_matrices(corpus)
+    for m, s, heads in zip(mats, dev[:20], p.parse(dev[:20]), strict=True):
+        n1 = len(s) + 1
+        assert len(m) == n1 * n1
+        got, _ = chu_liu_edmonds(np.array(m).reshape(n1, n1), single_root=True)
+        assert got.tolist()[1:] == heads
+    p.save(tmp_path / "m.bin")
+    q = DependencyParser.load(tmp_path / "m.bin")
+    assert q.pruner_recall(dev) == recall
+    assert q.parse(dev) == p.parse(dev)
+    # with k = all words every gold arc is kept
+    wide = DependencyParser(templates=list(range(104, 208)), prune_k=1000).fit(train, epochs=1)
+    assert wide.pruner_recall(dev) == 100.0
+
+
+def test_label_stage_learns_a_hand_example() -> None:
+    def tok(form: str, upos: str, head: int, rel: str) -> dict[str, object]:
+        return {"form": form, "lemma": form.lower(), "upos": upos, "xpos": upos}.copy() | {
+            "feats": "_",
+            "head": head,
+            "deprel": rel,
+        }
+
+    sents = [
+        [
+            tok("The", "DET", 2, "det"),
+            tok("dog", "NOUN", 3, "nsubj"),
+            tok("barks", "VERB", 0, "root"),
+        ],
+        [
+            tok("A", "DET", 2, "det"),
+            tok("cat", "NOUN", 3, "nsubj"),
+            tok("saw", "VERB", 0, "root"),
+            tok("the", "DET", 5, "det"),
+            tok("dog", "NOUN", 3, "obj"),
+        ],
+    ]
+    p = DependencyParser(templates=list(range(104, 208)), prune_k=0, label_epochs=5)
+    p.fit(sents, epochs=5)
+    heads, labels = p.parse_with_labels(sents)
+    assert heads == [[2, 3, 0], [2, 3, 0, 5, 3]]
+    assert labels == [["det", "nsubj", "root"], ["det", "nsubj", "root", "det", "obj"]]
+    assert p.score(sents) == {"uas": 100.0, "las": 100.0}
+    # without relations there is no label stage and no LAS
+    bare = [[{k: v for k, v in t.items() if k != "deprel"} for t in s] for s in sents]
+    q = DependencyParser(templates=list(range(104, 208)), prune_k=0).fit(bare, epochs=2)
+    assert q.score(bare)["las"] is None
+    r = pickle.loads(pickle.dumps(p))
+    assert r.parse_with_labels(sents) == (heads, labels)
+
+
+def test_label_stage_beats_majority_label_on_ewt(shared_data: pathlib.Path) -> None:
+    import collections
+
+    train = read_conllu(shared_data / EWT / "en_ewt-ud-train.conllu")[:500]
+    dev = read_conllu(shared_data / EWT / "en_ewt-ud-dev.conllu")[:300]
+    p = DependencyParser(templates=list(range(104, 208)), prune_k=10).fit(train, epochs=2)
+    scores = p.score(dev)
+    assert scores["las"] is not None
+    assert scores["las"] <= scores["uas"]
+    # majority relation per modifier UPOS (a strong label baseline), on the
+    # same predicted heads
+    by_upos: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    for s in train:
+        for t in s:
+            by_upos[str(t["upos"])][str(t["deprel"])] += 1
+    heads, _ = p.parse_with_labels(dev)
+    base_labels = [
+        [by_upos[str(t["upos"])].most_common(1)[0][0] if t["upos"] in by_upos else "dep" for t in s]
+        for s in dev
+    ]
+    gold_h = [[int(t["head"]) for t in s] for s in dev]
+    gold_l = [[str(t["deprel"]) for t in s] for s in dev]
+    upos = [[str(t["upos"]) for t in s] for s in dev]
+    base = attachment_scores(gold_h, heads, upos, gold_l, base_labels)["las"]
+    assert base is not None
+    assert scores["las"] > base + 10.0, (scores, base)
+    # labels are right for most correctly attached words
+    assert scores["las"] > 0.8 * scores["uas"]

@@ -153,6 +153,23 @@ class DependencyParser:
         Indices of the default templates to use (all when ``None``).
     seed
         Seed of the shuffling of sentences between epochs.
+    prune_k
+        Heads kept per word by the first-pass arc pruner (0 disables it). The
+        pruner, a small model on 20 templates, is trained for
+        ``pruner_epochs`` passes at the start of :meth:`fit`; the full model
+        then scores only the kept arcs (and the gold arc while training).
+    pruner_epochs
+        First-pass epochs of the pruner.
+    label_epochs
+        Epochs of the label stage, a multiclass Alg. 1 learner (hinge loss,
+        averaged) that predicts each arc's relation; it trains on the gold
+        trees at the end of :meth:`fit` when every word has a relation, and
+        gives :meth:`score` its LAS (0 disables the stage).
+    slots_per_feature, max_table_bits
+        At the start of :meth:`fit`, each template's table gets the smallest
+        power of two of at least ``slots_per_feature`` times its number of
+        distinct features on the training gold arcs, at most
+        ``2**max_table_bits`` slots.
     """
 
     def __init__(
@@ -164,6 +181,11 @@ class DependencyParser:
         epochs: int = 10,
         templates: list[int] | None = None,
         seed: int = 0,
+        prune_k: int = 20,
+        pruner_epochs: int = 1,
+        slots_per_feature: float = 1.0,
+        max_table_bits: int = 15,
+        label_epochs: int = 3,
     ) -> None:
         self.regularizer = regularizer
         self.lam = lam
@@ -172,10 +194,31 @@ class DependencyParser:
         self.epochs = epochs
         self.templates = templates
         self.seed = seed
+        self.prune_k = prune_k
+        self.pruner_epochs = pruner_epochs
+        self.slots_per_feature = slots_per_feature
+        self.max_table_bits = max_table_bits
+        self.label_epochs = label_epochs
         if not isinstance(epochs, int) or epochs < 1:
             raise ValueError(f"epochs must be an integer >= 1, got {epochs!r}")
-        self._core = _omkl.ArcParserCore(regularizer, lam, eta, decoder, templates)
+        for name, v, lo in (
+            ("prune_k", prune_k, 0),
+            ("pruner_epochs", pruner_epochs, 1),
+            ("label_epochs", label_epochs, 0),
+        ):
+            if not isinstance(v, int) or v < lo:
+                raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
+        if not isinstance(max_table_bits, int) or not 8 <= max_table_bits <= 18:
+            raise ValueError(
+                f"max_table_bits must be an integer in [8, 18], got {max_table_bits!r}"
+            )
+        if not slots_per_feature > 0:
+            raise ValueError(f"slots_per_feature must be > 0, got {slots_per_feature!r}")
+        self._core = _omkl.ArcParserCore(regularizer, lam, eta, decoder, templates, prune_k)
+        self._labeler = _omkl.ArcLabelerCore(0.1, 1e-6)
         self.history_: list[dict[str, float]] = []
+        self.pruner_history_: list[dict[str, float]] = []
+        self.label_history_: list[dict[str, float]] = []
 
     # --- online interface -------------------------------------------------
 
@@ -190,6 +233,9 @@ class DependencyParser:
         if any(h < 0 for h in hs):
             raise ValueError(f"sentence {sid!r}: heads must be >= 0, got {hs!r}")
         self._core.learn_one(sid, toks, hs)
+        rels = [str(t.get("deprel", "_")) for t in sentence]
+        if self.label_epochs > 0 and all(r not in ("", "_") for r in rels):
+            self._labeler.learn_one(sid, toks, hs, rels)
 
     def predict_one(self, sentence: Sentence, sentence_id: str = "") -> list[int]:
         """Predicted head of each word (0 = root)."""
@@ -211,50 +257,108 @@ class DependencyParser:
         corpus = _corpus(data)
         n = len(corpus)
         rng = random.Random(self.seed)
+        if self._core.steps() == 0 and not self.history_:
+            self._core.fit_table_sizes(corpus, self.slots_per_feature, self.max_table_bits)
+        if self.prune_k > 0 and not self.pruner_history_:
+            for epoch in range(self.pruner_epochs):
+                order = list(range(n))
+                rng.shuffle(order)
+                t0 = time.perf_counter()
+                loss = self._run_epoch(corpus, order, f"first pass {epoch + 1}", progress, True)
+                dt = time.perf_counter() - t0
+                self.pruner_history_.append(
+                    {"epoch": epoch + 1, "loss": loss, "seconds": dt, "sentences_per_s": n / dt}
+                )
         for epoch in range(epochs if epochs is not None else self.epochs):
             order = list(range(n))
             rng.shuffle(order)
-            bar = None
-            if progress:
-                from tqdm import tqdm
-
-                bar = tqdm(total=n, desc=f"epoch {epoch + 1}", unit="sent")
-            last = [0]
-
-            def tick(done: int, bar: Any = bar, last: list[int] = last) -> None:
-                if bar is not None:
-                    bar.update(done - last[0])
-                    last[0] = done
-
             t0 = time.perf_counter()
-            loss = self._core.fit_epoch(corpus, order, tick)
+            loss = self._run_epoch(corpus, order, f"epoch {epoch + 1}", progress, False)
             dt = time.perf_counter() - t0
-            if bar is not None:
-                bar.close()
             self.history_.append(
                 {"epoch": epoch + 1, "loss": loss, "seconds": dt, "sentences_per_s": n / dt}
             )
+        if self.label_epochs > 0 and all(
+            r not in ("", "_") for rels in corpus.deprels() for r in rels
+        ):
+            for epoch in range(self.label_epochs):
+                order = list(range(n))
+                rng.shuffle(order)
+                t0 = time.perf_counter()
+                loss = self._labeler.fit_epoch(corpus, order)
+                dt = time.perf_counter() - t0
+                self.label_history_.append(
+                    {"epoch": epoch + 1, "loss": loss, "seconds": dt, "sentences_per_s": n / dt}
+                )
         return self
+
+    def _run_epoch(
+        self,
+        corpus: _omkl.ParseCorpus,
+        order: list[int],
+        desc: str,
+        progress: bool,
+        first_pass: bool,
+    ) -> float:
+        bar = None
+        if progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(order), desc=desc, unit="sent")
+        last = [0]
+
+        def tick(done: int) -> None:
+            if bar is not None:
+                bar.update(done - last[0])
+                last[0] = done
+
+        try:
+            return self._core.fit_epoch(corpus, order, tick, first_pass)
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def pruner_recall(self, data: PathLike | Sequence[Sentence]) -> float:
+        """Percentage of gold arcs kept by the trained first-pass pruner."""
+        hit, total = self._core.pruner_recall(_corpus(data))
+        return 100.0 * hit / total
 
     def parse(self, data: PathLike | Sequence[Sentence]) -> list[list[int]]:
         """Predicted heads of every sentence (parsed in parallel)."""
         return self._core.predict_corpus(_corpus(data))
 
+    def parse_with_labels(
+        self, data: PathLike | Sequence[Sentence]
+    ) -> tuple[list[list[int]], list[list[str]]]:
+        """Predicted heads and relations of every sentence (relations are
+        ``"_"`` before the label stage is trained)."""
+        corpus = _corpus(data)
+        heads = self._core.predict_corpus(corpus)
+        return heads, self._labeler.predict_corpus(corpus, heads)
+
     def score(self, data: PathLike | Sequence[Sentence]) -> dict[str, float | None]:
         """``{"uas": ..., "las": ...}`` in percent over non-punctuation words.
-        There is no label stage yet, so ``las`` is ``None``."""
+        ``las`` is ``None`` when the label stage is untrained."""
         corpus = _corpus(data)
         gold = corpus.gold_heads()
         for sid, g in zip(corpus.ids(), gold, strict=True):
             if g is None:
                 raise ValueError(f"sentence {sid!r} has words without a gold head")
         pred = self._core.predict_corpus(corpus)
-        return attachment_scores([g or [] for g in gold], pred, corpus.upos())
+        if not self._labeler.labels():
+            return attachment_scores([g or [] for g in gold], pred, corpus.upos())
+        labels = self._labeler.predict_corpus(corpus, pred)
+        return attachment_scores(
+            [g or [] for g in gold], pred, corpus.upos(), corpus.deprels(), labels
+        )
 
     def write_conllu(self, data: PathLike | Sequence[Sentence], path: PathLike) -> None:
-        """Parses ``data`` and writes it to ``path`` as CoNLL-U with predicted heads."""
+        """Parses ``data`` and writes it to ``path`` as CoNLL-U with predicted
+        heads (and relations once the label stage is trained)."""
         corpus = _corpus(data)
-        corpus.write_conllu(path, self._core.predict_corpus(corpus))
+        heads = self._core.predict_corpus(corpus)
+        labels = self._labeler.predict_corpus(corpus, heads) if self._labeler.labels() else None
+        corpus.write_conllu(path, heads, labels)
 
     # --- introspection ----------------------------------------------------
 
@@ -266,6 +370,12 @@ class DependencyParser:
     def template_weights_(self) -> list[float]:
         """β_t = ‖θ_t‖ / Σ‖θ‖ of the current (sparse) iterate θ."""
         return self._core.template_weights()
+
+    @property
+    def averaged_template_weights_(self) -> list[float] | None:
+        """β of the averaged parameters used for prediction (dense even under
+        MKL); ``None`` before the first epoch."""
+        return self._core.averaged_template_weights()
 
     @property
     def template_weights_trajectory_(self) -> list[list[float]]:
@@ -281,13 +391,17 @@ class DependencyParser:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_core"] = self._core.__getstate__()
+        state["_labeler"] = self._labeler.__getstate__()
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         core = _omkl.ArcParserCore()
         core.__setstate__(state["_core"])
+        labeler = _omkl.ArcLabelerCore()
+        labeler.__setstate__(state["_labeler"])
         state = dict(state)
         state["_core"] = core  # keeps the attribute order, so pickles are stable
+        state["_labeler"] = labeler
         self.__dict__.update(state)
 
     def save(self, path: PathLike) -> None:

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use omkl_core::features::arc_templates::{default_templates, WordAtoms, HASH_NAME, HASH_SEED};
 use omkl_core::model::conllu::{read_conllu_path, write_conllu, Sentence, Token};
 use omkl_core::model::parser::{ArcParser, ParserConfig, ParserInput, TreeDecoder, FORMAT_VERSION};
+use omkl_core::model::parser_labels::ArcLabeler;
 use omkl_core::prox::Regularizer;
 use omkl_core::OmklError;
 use pyo3::prelude::*;
@@ -204,6 +205,44 @@ impl ParseCorpus {
     }
 }
 
+/// The sentences of `corpus` in `order` with their gold heads, every gold
+/// tree checked before any update.
+fn gold_batch(
+    corpus: &ParseCorpus,
+    order: Option<Vec<usize>>,
+) -> PyResult<Vec<(&ParserInput, Vec<usize>)>> {
+    let n = corpus.inputs.len();
+    let order = order.unwrap_or_else(|| (0..n).collect());
+    let mut batch = Vec::with_capacity(order.len());
+    for &i in &order {
+        let s = corpus.inputs.get(i).ok_or_else(|| {
+            OmklError::invalid(
+                "order",
+                format!("index {i} is out of range for {n} sentences"),
+            )
+        });
+        let s = s.py()?;
+        let heads = corpus.sentences[i].heads().ok_or_else(|| {
+            OmklError::invalid(
+                "corpus",
+                format!("sentence {:?} has words without a gold head", s.id),
+            )
+        });
+        let heads = heads.py()?;
+        if heads.len() != s.words.len() {
+            return Err(OmklError::shape(
+                "heads",
+                s.words.len().to_string(),
+                heads.len().to_string(),
+            ))
+            .py();
+        }
+        omkl_core::model::parser::check_tree(&heads, &s.id).py()?;
+        batch.push((s, heads));
+    }
+    Ok(batch)
+}
+
 /// The arc-factored parser (see `omkl.DependencyParser`).
 #[pyclass(module = "omkl._omkl")]
 pub struct ArcParserCore {
@@ -236,16 +275,18 @@ fn make_config(
 #[pymethods]
 impl ArcParserCore {
     #[new]
-    #[pyo3(signature = (regularizer="l2", lam=1e-6, eta=0.1, decoder="chu-liu-edmonds", templates=None))]
+    #[pyo3(signature = (regularizer="l2", lam=1e-6, eta=0.1, decoder="chu-liu-edmonds", templates=None, prune_k=0))]
     fn new(
         regularizer: &str,
         lam: f64,
         eta: f64,
         decoder: &str,
         templates: Option<Vec<usize>>,
+        prune_k: usize,
     ) -> PyResult<Self> {
         let config = make_config(regularizer, lam, eta, decoder).py()?;
-        let inner = ArcParser::with_templates(config, templates.as_deref()).py()?;
+        let mut inner = ArcParser::with_templates(config, templates.as_deref()).py()?;
+        inner.set_pruner(prune_k).py()?;
         Ok(ArcParserCore { inner })
     }
 
@@ -274,50 +315,32 @@ impl ArcParserCore {
 
     /// One epoch over `corpus` in the order `order` (all sentences in file
     /// order when `None`). `progress(done)` is called between chunks, with
-    /// the GIL held; keyboard interrupts are honoured there.
-    #[pyo3(signature = (corpus, order=None, progress=None))]
+    /// the GIL held; keyboard interrupts are honoured there. With
+    /// `first_pass`, the epoch trains the arc pruner instead.
+    #[pyo3(signature = (corpus, order=None, progress=None, first_pass=false))]
     fn fit_epoch(
         &mut self,
         py: Python<'_>,
         corpus: &ParseCorpus,
         order: Option<Vec<usize>>,
         progress: Option<Bound<'_, PyAny>>,
+        first_pass: bool,
     ) -> PyResult<f64> {
-        let n = corpus.inputs.len();
-        let order = order.unwrap_or_else(|| (0..n).collect());
-        let mut batch = Vec::with_capacity(order.len());
-        for &i in &order {
-            let s = corpus.inputs.get(i).ok_or_else(|| {
-                OmklError::invalid(
-                    "order",
-                    format!("index {i} is out of range for {n} sentences"),
-                )
-            });
-            let s = s.py()?;
-            let heads = corpus.sentences[i].heads().ok_or_else(|| {
-                OmklError::invalid(
-                    "corpus",
-                    format!("sentence {:?} has words without a gold head", s.id),
-                )
-            });
-            batch.push((s, heads.py()?));
-        }
-        // validate every gold tree before any update
-        for (s, h) in &batch {
-            if h.len() != s.words.len() {
-                return Err(OmklError::shape(
-                    "heads",
-                    s.words.len().to_string(),
-                    h.len().to_string(),
-                ))
-                .py();
-            }
-            omkl_core::model::parser::check_tree(h, &s.id).py()?;
+        let batch = gold_batch(corpus, order)?;
+        if first_pass && self.inner.pruner().is_none() {
+            return Err(OmklError::invalid(
+                "first_pass",
+                "the parser has no pruner (prune_k = 0)",
+            ))
+            .py();
         }
         let mut total = 0.0;
         for (c, chunk) in batch.chunks(256).enumerate() {
             total += py
                 .detach(|| {
+                    if first_pass {
+                        return self.inner.fit_pruner_chunk(chunk);
+                    }
                     let mut t = 0.0;
                     for (s, h) in chunk {
                         t += self.inner.learn_one(s, h)?;
@@ -330,8 +353,54 @@ impl ArcParserCore {
                 cb.call1(((c * 256 + chunk.len()).min(batch.len()),))?;
             }
         }
-        py.detach(|| self.inner.end_epoch());
+        py.detach(|| {
+            if first_pass {
+                self.inner.end_pruner_epoch()
+            } else {
+                self.inner.end_epoch();
+                Ok(())
+            }
+        })
+        .py()?;
         Ok(total)
+    }
+
+    /// Fits the table sizes to the distinct features of the corpus's gold
+    /// arcs (only before the first step).
+    #[pyo3(signature = (corpus, slots_per_feature=2.0, max_bits=18))]
+    fn fit_table_sizes(
+        &mut self,
+        py: Python<'_>,
+        corpus: &ParseCorpus,
+        slots_per_feature: f64,
+        max_bits: u32,
+    ) -> PyResult<()> {
+        let batch = gold_batch(corpus, None)?;
+        py.detach(|| {
+            self.inner
+                .fit_table_sizes(&batch, slots_per_feature, max_bits)
+        })
+        .py()
+    }
+
+    /// `(kept gold arcs, gold arcs)` of the trained pruner on `corpus`.
+    fn pruner_recall(&self, py: Python<'_>, corpus: &ParseCorpus) -> PyResult<(usize, usize)> {
+        let batch = gold_batch(corpus, None)?;
+        let owned: Vec<(ParserInput, Vec<usize>)> =
+            batch.into_iter().map(|(s, h)| (s.clone(), h)).collect();
+        py.detach(|| match self.inner.pruner() {
+            Some(p) if p.is_trained() => Ok(p.recall(&owned)),
+            _ => Err(OmklError::invalid(
+                "pruner",
+                "the parser has no trained pruner",
+            )),
+        })
+        .py()
+    }
+
+    /// Heads kept per word by the pruner (0 = no pruner).
+    fn prune_k(&self) -> usize {
+        self.inner.pruner().map_or(0, |p| p.k())
     }
 
     /// Predicted heads of every sentence of `corpus` (in parallel).
@@ -342,6 +411,24 @@ impl ArcParserCore {
     /// β_t = ‖θ_t‖ / Σ‖θ‖ of the current iterate.
     fn template_weights(&self) -> Vec<f64> {
         self.inner.template_weights()
+    }
+
+    /// The arc score matrices `(n+1) x (n+1)` (row = head, column =
+    /// modifier) that prediction decodes, one per sentence of `corpus`.
+    fn score_matrices(&self, py: Python<'_>, corpus: &ParseCorpus) -> PyResult<Vec<Vec<f64>>> {
+        py.detach(|| {
+            corpus
+                .inputs
+                .iter()
+                .map(|s| self.inner.score_matrix(s))
+                .collect::<omkl_core::Result<Vec<_>>>()
+        })
+        .py()
+    }
+
+    /// β of the averaged parameters (`None` before the first epoch ends).
+    fn averaged_template_weights(&self) -> Option<Vec<f64>> {
+        self.inner.averaged_template_weights()
     }
 
     /// β after each epoch.
@@ -365,10 +452,8 @@ impl ArcParserCore {
 
     /// Slots of each template's table.
     fn table_sizes(&self) -> Vec<usize> {
-        self.inner
-            .templates()
-            .iter()
-            .map(|t| t.table_size())
+        (0..self.inner.weights().n_groups())
+            .map(|t| self.inner.weights().group_size(t))
             .collect()
     }
 
@@ -403,8 +488,144 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_template_names, m)?)?;
     m.add_class::<ParseCorpus>()?;
     m.add_class::<ArcParserCore>()?;
+    m.add_class::<ArcLabelerCore>()?;
     m.add("PARSER_FORMAT_VERSION", FORMAT_VERSION)?;
     m.add("PARSER_HASH_NAME", HASH_NAME)?;
     m.add("PARSER_HASH_SEED", HASH_SEED)?;
     Ok(())
+}
+
+/// The relation classifier of the label stage (see `omkl.DependencyParser`).
+#[pyclass(module = "omkl._omkl")]
+pub struct ArcLabelerCore {
+    inner: ArcLabeler,
+}
+
+fn to_tokens(tokens: Vec<TokenTuple>, deprels: Option<Vec<String>>) -> Vec<Token> {
+    let mut rels = deprels.map(|d| d.into_iter());
+    tokens
+        .into_iter()
+        .map(|(form, lemma, upos, xpos, feats)| Token {
+            form,
+            lemma,
+            upos,
+            xpos,
+            feats,
+            head: None,
+            deprel: rels
+                .as_mut()
+                .and_then(|r| r.next())
+                .unwrap_or_else(|| "_".to_string()),
+        })
+        .collect()
+}
+
+#[pymethods]
+impl ArcLabelerCore {
+    #[new]
+    #[pyo3(signature = (eta=0.1, lam=1e-6))]
+    fn new(eta: f64, lam: f64) -> PyResult<Self> {
+        Ok(ArcLabelerCore {
+            inner: ArcLabeler::new(eta, lam).py()?,
+        })
+    }
+
+    /// One round per word of a sentence with gold heads and relations.
+    fn learn_one(
+        &mut self,
+        py: Python<'_>,
+        sentence_id: &str,
+        tokens: Vec<TokenTuple>,
+        heads: Vec<usize>,
+        deprels: Vec<String>,
+    ) -> PyResult<f64> {
+        if deprels.len() != tokens.len() {
+            return Err(OmklError::shape(
+                "deprels",
+                format!("{} relations for sentence {sentence_id:?}", tokens.len()),
+                deprels.len().to_string(),
+            ))
+            .py();
+        }
+        let toks = to_tokens(tokens, Some(deprels));
+        py.detach(|| self.inner.learn_sentence(&toks, &heads, sentence_id))
+            .py()
+    }
+
+    /// Relations of the arcs `heads` of one sentence.
+    fn predict_one(&self, tokens: Vec<TokenTuple>, heads: Vec<usize>) -> PyResult<Vec<String>> {
+        let toks = to_tokens(tokens, None);
+        self.inner.predict(&toks, &heads).py()
+    }
+
+    /// One epoch on the gold trees and relations of `corpus` in `order`.
+    #[pyo3(signature = (corpus, order=None))]
+    fn fit_epoch(
+        &mut self,
+        py: Python<'_>,
+        corpus: &ParseCorpus,
+        order: Option<Vec<usize>>,
+    ) -> PyResult<f64> {
+        let idx = order.unwrap_or_else(|| (0..corpus.sentences.len()).collect());
+        let batch = gold_batch(corpus, Some(idx.clone()))?;
+        let mut total = 0.0;
+        for (c, chunk) in idx.chunks(512).enumerate() {
+            total += py
+                .detach(|| {
+                    let mut t = 0.0;
+                    for (j, &i) in chunk.iter().enumerate() {
+                        let s = &corpus.sentences[i];
+                        t += self
+                            .inner
+                            .learn_sentence(&s.tokens, &batch[c * 512 + j].1, &s.id)?;
+                    }
+                    Ok::<f64, OmklError>(t)
+                })
+                .py()?;
+            py.check_signals()?;
+        }
+        Ok(total)
+    }
+
+    /// Relations of the arcs `heads` of every sentence of `corpus` (in
+    /// parallel).
+    fn predict_corpus(
+        &self,
+        py: Python<'_>,
+        corpus: &ParseCorpus,
+        heads: Vec<Vec<usize>>,
+    ) -> PyResult<Vec<Vec<String>>> {
+        use rayon::prelude::*;
+        if heads.len() != corpus.sentences.len() {
+            return Err(OmklError::shape(
+                "heads",
+                format!("{} sentences", corpus.sentences.len()),
+                heads.len().to_string(),
+            ))
+            .py();
+        }
+        py.detach(|| {
+            corpus
+                .sentences
+                .par_iter()
+                .zip(heads.par_iter())
+                .map(|(s, h)| self.inner.predict(&s.tokens, h))
+                .collect::<omkl_core::Result<Vec<_>>>()
+        })
+        .py()
+    }
+
+    /// Relations seen in training, by class index.
+    fn labels(&self) -> Vec<String> {
+        self.inner.labels().to_vec()
+    }
+
+    fn __getstate__<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.inner.to_bytes())
+    }
+
+    fn __setstate__(&mut self, state: &[u8]) -> PyResult<()> {
+        self.inner = ArcLabeler::from_bytes(state).py()?;
+        Ok(())
+    }
 }

@@ -228,6 +228,12 @@ impl Template {
         }
     }
 
+    /// Whether the template has exactly one feature per arc (no
+    /// multi-valued part).
+    pub fn is_single(&self) -> bool {
+        self.multi == Multi::None
+    }
+
     /// Number of slots of the template's table.
     pub fn table_size(&self) -> usize {
         1usize << self.bits
@@ -423,6 +429,14 @@ impl<'a> ArcFeaturizer<'a> {
     /// Scoring template by template keeps one table hot in cache.
     #[inline(always)]
     pub fn template_features(&self, t: usize, h: usize, m: usize, mut f: impl FnMut(usize)) {
+        let shift = 64 - self.templates[t].bits;
+        self.template_keys(t, h, m, |k| f((k >> shift) as usize));
+    }
+
+    /// Calls `f(key)` with the full 64-bit key of every feature of template
+    /// `t` on the arc `h -> m` (the slot is the top `bits` bits of the key).
+    #[inline(always)]
+    pub fn template_keys(&self, t: usize, h: usize, m: usize, mut f: impl FnMut(u64)) {
         let tpl = &self.templates[t];
         let n1 = self.n1;
         let mut k = mix(self.hpart[t * n1 + h], self.mpart[t * n1 + m]);
@@ -431,13 +445,12 @@ impl<'a> ArcFeaturizer<'a> {
             Conj::Dir => mix(k, (h < m) as u64 + 1),
             Conj::DirDist => mix(k, ((h < m) as u64 + 1) * 16 + distance_bin(h, m)),
         };
-        let shift = 64 - tpl.bits;
         match tpl.multi {
-            Multi::None => f((k >> shift) as usize),
+            Multi::None => f(k),
             Multi::FeatsH | Multi::FeatsM => {
                 let w = if tpl.multi == Multi::FeatsH { h } else { m };
                 for &v in &self.words[w].feats {
-                    f((mix(k, v) >> shift) as usize);
+                    f(mix(k, v));
                 }
             }
             Multi::BetweenUpos | Multi::BetweenXpos => {
@@ -448,11 +461,46 @@ impl<'a> ArcFeaturizer<'a> {
                 };
                 let (lo, hi) = if h < m { (h, m) } else { (m, h) };
                 for b in lo + 1..hi {
-                    f((mix(k, self.words[b].attrs[a.index()]) >> shift) as usize);
+                    f(mix(k, self.words[b].attrs[a.index()]));
                 }
             }
         }
     }
+}
+
+/// Table sizes (log2 of the slots) fitted to observed feature counts: for
+/// each template, the smallest power of two of at least `slots_per_feature`
+/// times the number of distinct features on the gold arcs of `sentences`,
+/// clamped to `[MIN_BITS, max_bits]`.
+///
+/// # Complexity
+/// `O(T A log A)` for `A` gold arcs, `O(A)` memory per template (templates
+/// are counted one at a time).
+pub fn fitted_bits(
+    templates: &[Template],
+    sentences: &[(&[WordAtoms], &[usize])],
+    slots_per_feature: f64,
+    max_bits: u32,
+) -> Vec<u32> {
+    use rayon::prelude::*;
+    let max_bits = max_bits.clamp(MIN_BITS, MAX_BITS);
+    (0..templates.len())
+        .into_par_iter()
+        .map(|t| {
+            let one = std::slice::from_ref(&templates[t]);
+            let mut keys: Vec<u64> = Vec::new();
+            for &(words, heads) in sentences {
+                let fz = ArcFeaturizer::new(one, words);
+                for (i, &h) in heads.iter().enumerate() {
+                    fz.template_keys(0, h, i + 1, |k| keys.push(k));
+                }
+            }
+            keys.sort_unstable();
+            keys.dedup();
+            let want = (keys.len() as f64 * slots_per_feature).max(1.0);
+            (want.log2().ceil() as u32).clamp(MIN_BITS, max_bits)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -5,5 +5,7 @@ pub mod chain_predict;
 pub mod conllu;
 pub mod parser;
 pub mod parser_decode;
+pub mod parser_labels;
+pub mod parser_prune;
 pub mod template_weights;
 pub mod transitions;

@@ -18,8 +18,10 @@ use rayon::prelude::*;
 
 use crate::error::{check_positive, OmklError, Result};
 use crate::features::arc_templates::{
-    default_templates, ArcFeaturizer, Template, WordAtoms, HASH_NAME, HASH_SEED,
+    default_templates, fitted_bits, ArcFeaturizer, Template, WordAtoms, HASH_NAME, HASH_SEED,
+    MAX_BITS, MIN_BITS,
 };
+use crate::model::parser_prune::{ArcPruner, KeptArcs, PRUNED_SCORE};
 use crate::model::template_weights::{read_u64, TemplateWeights};
 use crate::prox::Regularizer;
 
@@ -83,6 +85,21 @@ impl Default for ParserConfig {
     }
 }
 
+/// Hints the CPU to load `w[i]` into cache (no effect off x86-64).
+#[inline(always)]
+fn prefetch(w: &[f32], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if i < w.len() {
+        // SAFETY: the pointer is in bounds; prefetching has no other effect.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch(w.as_ptr().add(i) as *const i8, _MM_HINT_T0);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (w, i);
+}
+
 /// Checks that `heads` (head of words 1..=n, 0 = root) is a tree rooted at 0.
 pub fn check_tree(heads: &[usize], sentence_id: &str) -> Result<()> {
     let n = heads.len();
@@ -142,6 +159,8 @@ pub struct ArcParser {
     live: Option<Vec<bool>>,
     /// β after each epoch.
     pub beta_trajectory: Vec<Vec<f64>>,
+    /// First-pass arc pruner (scores only its kept arcs once it is trained).
+    pruner: Option<Box<ArcPruner>>,
 }
 
 /// A sentence prepared for the parser.
@@ -201,6 +220,7 @@ impl ArcParser {
             averaged: None,
             live: None,
             beta_trajectory: Vec::new(),
+            pruner: None,
         })
     }
 
@@ -223,14 +243,18 @@ impl ArcParser {
         weights: TemplateWeights,
         averaged: Option<Vec<f32>>,
     ) -> Result<()> {
-        if weights.n_groups() != self.templates.len()
-            || (0..self.templates.len())
-                .any(|t| weights.group_size(t) != self.templates[t].table_size())
-        {
+        let sizes_ok = (0..weights.n_groups()).all(|t| {
+            let s = weights.group_size(t);
+            s.is_power_of_two() && (MIN_BITS..=MAX_BITS).contains(&s.trailing_zeros())
+        });
+        if weights.n_groups() != self.templates.len() || !sizes_ok {
             return Err(OmklError::invalid(
                 "state",
                 "table sizes do not match the templates",
             ));
+        }
+        for (t, tpl) in self.templates.iter_mut().enumerate() {
+            tpl.bits = weights.group_size(t).trailing_zeros();
         }
         if let Some(a) = &averaged {
             if a.len() != weights.n_slots() {
@@ -253,14 +277,117 @@ impl ArcParser {
         self.averaged.as_deref()
     }
 
-    fn scores_current(&self, fz: &ArcFeaturizer) -> Vec<f64> {
-        let ws = &self.weights;
-        self.scores_by_template(fz, |t| ws.raw(t))
+    /// Resizes every template's table to fit the number of distinct features
+    /// seen on the gold arcs of `sents` (see [`fitted_bits`]); only before
+    /// the first step.
+    pub fn fit_table_sizes(
+        &mut self,
+        sents: &[(&ParserInput, Vec<usize>)],
+        slots_per_feature: f64,
+        max_bits: u32,
+    ) -> Result<()> {
+        check_positive("slots_per_feature", slots_per_feature)?;
+        if self.weights.steps() > 0 {
+            return Err(OmklError::invalid(
+                "table sizes",
+                "can only be fitted before the first training step",
+            ));
+        }
+        let data: Vec<(&[WordAtoms], &[usize])> = sents
+            .iter()
+            .map(|(s, h)| (s.words.as_slice(), h.as_slice()))
+            .collect();
+        let bits = fitted_bits(&self.templates, &data, slots_per_feature, max_bits);
+        for (tpl, b) in self.templates.iter_mut().zip(bits) {
+            tpl.bits = b;
+        }
+        let sizes: Vec<usize> = self.templates.iter().map(|t| t.table_size()).collect();
+        self.weights = TemplateWeights::new(&sizes);
+        self.averaged = None;
+        self.live = None;
+        Ok(())
     }
 
-    fn scores_flat(&self, fz: &ArcFeaturizer, flat: &[f32]) -> Vec<f64> {
+    /// Installs an untrained first-pass pruner keeping `k` heads per word
+    /// (replacing any previous one); `k = 0` removes the pruner.
+    pub fn set_pruner(&mut self, k: usize) -> Result<()> {
+        self.pruner = if k == 0 {
+            None
+        } else {
+            Some(Box::new(ArcPruner::new(k)?))
+        };
+        Ok(())
+    }
+
+    pub fn pruner(&self) -> Option<&ArcPruner> {
+        self.pruner.as_deref()
+    }
+
+    /// One first-pass epoch of the pruner (an error when there is none).
+    pub fn fit_pruner_epoch(
+        &mut self,
+        sents: &[(ParserInput, Vec<usize>)],
+        tick: &mut dyn FnMut(usize) -> Result<()>,
+    ) -> Result<f64> {
+        match self.pruner.as_deref_mut() {
+            Some(p) => p.fit_epoch(sents, tick),
+            None => Err(OmklError::invalid(
+                "prune_k",
+                "the parser has no pruner (prune_k = 0)",
+            )),
+        }
+    }
+
+    /// First-pass steps on a chunk of sentences (no epoch end).
+    pub fn fit_pruner_chunk(&mut self, sents: &[(&ParserInput, Vec<usize>)]) -> Result<f64> {
+        let p = self
+            .pruner
+            .as_deref_mut()
+            .ok_or_else(|| OmklError::invalid("prune_k", "the parser has no pruner"))?;
+        let mut total = 0.0;
+        for (s, h) in sents {
+            total += p.learn_one(s, h)?;
+        }
+        Ok(total)
+    }
+
+    /// Ends a first-pass epoch (the pruner is used from then on).
+    pub fn end_pruner_epoch(&mut self) -> Result<()> {
+        let p = self
+            .pruner
+            .as_deref_mut()
+            .ok_or_else(|| OmklError::invalid("prune_k", "the parser has no pruner"))?;
+        p.model_mut().end_epoch();
+        Ok(())
+    }
+
+    fn kept_arcs(&self, sent: &ParserInput, gold: Option<&[usize]>) -> Option<KeptArcs> {
+        self.pruner
+            .as_deref()
+            .filter(|p| p.is_trained())
+            .map(|p| p.keep(&sent.words, gold))
+    }
+
+    /// Scores of all arcs (averaged parameters when available).
+    pub fn arc_scores(&self, fz: &ArcFeaturizer) -> Vec<f64> {
+        self.scores_with(fz, None)
+    }
+
+    fn scores_with(&self, fz: &ArcFeaturizer, kept: Option<&KeptArcs>) -> Vec<f64> {
+        match &self.averaged {
+            Some(a) => self.scores_flat(fz, a, kept),
+            None => self.scores_current(fz, kept),
+        }
+    }
+
+    fn scores_current(&self, fz: &ArcFeaturizer, kept: Option<&KeptArcs>) -> Vec<f64> {
+        let ws = &self.weights;
+        self.scores_by_template(fz, kept, |t| ws.raw(t))
+    }
+
+    fn scores_flat(&self, fz: &ArcFeaturizer, flat: &[f32], kept: Option<&KeptArcs>) -> Vec<f64> {
         let off = self.weights.offsets();
-        self.scores_by_template(fz, |t| {
+        self.scores_by_template(fz, kept, |t| {
             let tab = &flat[off[t]..off[t + 1]];
             let live = self.live.as_ref().is_none_or(|l| l[t]);
             (if live { 1.0 } else { 0.0 }, tab)
@@ -268,29 +395,56 @@ impl ArcParser {
     }
 
     /// Arc scores `s[h * n1 + m]`, template by template (one table hot in
-    /// cache at a time); templates with scale 0 are skipped.
+    /// cache at a time); templates with scale 0 are skipped. With `kept`,
+    /// only the kept arcs are scored and a pruned arc scores
+    /// [`PRUNED_SCORE`] plus its first-pass score.
     fn scores_by_template<'w>(
         &self,
         fz: &ArcFeaturizer,
+        kept: Option<&KeptArcs>,
         table: impl Fn(usize) -> (f64, &'w [f32]),
     ) -> Vec<f64> {
         let n1 = fz.len_with_root();
-        let mut s = vec![0.0f64; n1 * n1];
+        // the kept arcs as a list, so each template visits only those
+        let arcs: Vec<(u32, u32)> = (0..n1)
+            .flat_map(|h| (1..n1).map(move |m| (h, m)))
+            .filter(|&(h, m)| h != m && kept.is_none_or(|k| k.keep[h * n1 + m]))
+            .map(|(h, m)| (h as u32, m as u32))
+            .collect();
+        let mut s = match kept {
+            Some(k) => k.first_pass.iter().map(|&x| PRUNED_SCORE + x).collect(),
+            None => vec![0.0f64; n1 * n1],
+        };
+        for &(h, m) in &arcs {
+            s[h as usize * n1 + m as usize] = 0.0;
+        }
+        let mut slots: Vec<u32> = Vec::with_capacity(arcs.len());
         for t in 0..self.templates.len() {
             let (sc, w) = table(t);
             if sc == 0.0 {
                 continue;
             }
-            for h in 0..n1 {
-                let row = &mut s[h * n1..(h + 1) * n1];
-                for (m, cell) in row.iter_mut().enumerate().skip(1) {
-                    if h == m {
-                        continue;
-                    }
-                    let mut acc = 0.0f32;
-                    fz.template_features(t, h, m, |slot| acc += w[slot]);
-                    *cell += sc * acc as f64;
+            if self.templates[t].is_single() {
+                // hash every arc first, then gather: the table loads are
+                // independent of each other and overlap in the memory system
+                slots.clear();
+                for &(h, m) in &arcs {
+                    fz.template_features(t, h as usize, m as usize, |slot| slots.push(slot as u32));
                 }
+                for (i, &(h, m)) in arcs.iter().enumerate() {
+                    if let Some(&ahead) = slots.get(i + 16) {
+                        prefetch(w, ahead as usize);
+                    }
+                    let v = w[slots[i] as usize];
+                    s[h as usize * n1 + m as usize] += sc * v as f64;
+                }
+                continue;
+            }
+            for &(h, m) in &arcs {
+                let (h, m) = (h as usize, m as usize);
+                let mut acc = 0.0f32;
+                fz.template_features(t, h, m, |slot| acc += w[slot]);
+                s[h * n1 + m] += sc * acc as f64;
             }
         }
         for i in 0..n1 {
@@ -322,9 +476,10 @@ impl ArcParser {
             ));
         }
         check_tree(heads, &sent.id)?;
+        let kept = self.kept_arcs(sent, Some(heads));
         let fz = ArcFeaturizer::new(&self.templates, &sent.words);
         let n1 = fz.len_with_root();
-        let mut scores = self.scores_current(&fz);
+        let mut scores = self.scores_current(&fz, kept.as_ref());
         let gold_score: f64 = (1..n1).map(|m| scores[heads[m - 1] * n1 + m]).sum();
         for m in 1..n1 {
             for h in 0..n1 {
@@ -441,6 +596,29 @@ impl ArcParser {
         }
     }
 
+    /// β of the averaged parameters used for prediction (`None` before
+    /// [`ArcParser::finalize`]): each template's share of the sum of the
+    /// averaged tables' norms.
+    pub fn averaged_template_weights(&self) -> Option<Vec<f64>> {
+        let avg = self.averaged.as_ref()?;
+        let off = self.weights.offsets();
+        let norms: Vec<f64> = (0..self.templates.len())
+            .map(|t| {
+                avg[off[t]..off[t + 1]]
+                    .iter()
+                    .map(|&x| x as f64 * x as f64)
+                    .sum::<f64>()
+                    .sqrt()
+            })
+            .collect();
+        let total: f64 = norms.iter().sum();
+        Some(if total > 0.0 {
+            norms.iter().map(|n| n / total).collect()
+        } else {
+            norms
+        })
+    }
+
     /// Heads of one sentence (averaged parameters when available).
     pub fn predict(&self, sent: &ParserInput) -> Result<Vec<usize>> {
         if sent.words.is_empty() {
@@ -452,12 +630,22 @@ impl ArcParser {
                 ),
             ));
         }
+        let kept = self.kept_arcs(sent, None);
         let fz = ArcFeaturizer::new(&self.templates, &sent.words);
-        let scores = match &self.averaged {
-            Some(a) => self.scores_flat(&fz, a),
-            None => self.scores_current(&fz),
-        };
+        let scores = self.scores_with(&fz, kept.as_ref());
         self.config.decoder.decode(&scores, fz.len_with_root())
+    }
+
+    /// The arc score matrix `s[h * n1 + m]` that [`ArcParser::predict`]
+    /// decodes (pruned arcs included, at their finite low scores; column 0
+    /// and the diagonal are `-inf`).
+    pub fn score_matrix(&self, sent: &ParserInput) -> Result<Vec<f64>> {
+        if sent.words.is_empty() {
+            return Err(OmklError::empty("sentence"));
+        }
+        let kept = self.kept_arcs(sent, None);
+        let fz = ArcFeaturizer::new(&self.templates, &sent.words);
+        Ok(self.scores_with(&fz, kept.as_ref()))
     }
 
     /// Heads of many sentences, in parallel.
@@ -467,7 +655,7 @@ impl ArcParser {
 }
 
 /// Version of the byte format of [`ArcParser::to_bytes`].
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 const MAGIC: &[u8; 8] = b"OMKLARC\0";
 
 impl ArcParser {
@@ -516,6 +704,16 @@ impl ArcParser {
         for b in &self.beta_trajectory {
             for x in b {
                 out.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        match &self.pruner {
+            None => out.push(0),
+            Some(p) => {
+                out.push(1);
+                out.extend_from_slice(&(p.k() as u64).to_le_bytes());
+                let inner = p.model().to_bytes()?;
+                out.extend_from_slice(&(inner.len() as u64).to_le_bytes());
+                out.extend_from_slice(&inner);
             }
         }
         Ok(out)
@@ -606,6 +804,16 @@ impl ArcParser {
                 b.push(f64::from_bits(read_u64(bytes, &mut pos)?));
             }
             p.beta_trajectory.push(b);
+        }
+        if byte(&mut pos)? != 0 {
+            let k = read_u64(bytes, &mut pos)? as usize;
+            let len = read_u64(bytes, &mut pos)? as usize;
+            let inner = bytes
+                .get(pos..pos.saturating_add(len))
+                .ok_or_else(|| bad("truncated pruner"))?;
+            pos += len;
+            let model = ArcParser::from_bytes(inner)?;
+            p.pruner = Some(Box::new(ArcPruner::from_parts(model, k)?));
         }
         if pos != bytes.len() {
             return Err(bad("trailing bytes"));

@@ -5,15 +5,21 @@ use std::cell::RefCell;
 
 use crate::decode::arcs::ArcScores;
 use crate::decode::chu_liu_edmonds::{chu_liu_edmonds, CleWorkspace};
+use crate::decode::eisner::{eisner, EisnerWorkspace};
 use crate::error::{OmklError, Result};
 use crate::model::parser::TreeDecoder;
 
 thread_local! {
     static CLE: RefCell<CleWorkspace> = RefCell::new(CleWorkspace::new());
+    static EISNER: RefCell<EisnerWorkspace> = RefCell::new(EisnerWorkspace::new());
 }
 
 /// Best tree (one root child) for `scores[h * n1 + m]`; returns the heads of
-/// words `1..n1`.
+/// words `1..n1`. Chu-Liu-Edmonds gives the best tree, Eisner the best
+/// projective tree.
+///
+/// # Complexity
+/// `O(n²)` to `O(n³)` for Chu-Liu-Edmonds, `O(n³)` for Eisner.
 pub fn decode_tree(decoder: TreeDecoder, scores: &[f64], n1: usize) -> Result<Vec<usize>> {
     if n1 < 2 {
         return Err(OmklError::empty("sentence"));
@@ -25,12 +31,86 @@ pub fn decode_tree(decoder: TreeDecoder, scores: &[f64], n1: usize) -> Result<Ve
             CLE.with(|ws| chu_liu_edmonds(&arcs, true, &mut ws.borrow_mut(), &mut heads))?;
         }
         TreeDecoder::Eisner => {
-            return Err(OmklError::invalid(
-                "decoder",
-                "\"eisner\" is not available yet; use \"chu-liu-edmonds\"",
-            ))
+            EISNER.with(|ws| eisner(&arcs, true, &mut ws.borrow_mut(), &mut heads))?;
         }
     }
     heads.remove(0);
     Ok(heads)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::parser::check_tree;
+
+    fn projective(heads: &[usize]) -> bool {
+        // no two arcs (h, m), (h', m') cross
+        let arcs: Vec<(usize, usize)> = heads
+            .iter()
+            .enumerate()
+            .map(|(i, &h)| (h.min(i + 1), h.max(i + 1)))
+            .collect();
+        arcs.iter().all(|&(a, b)| {
+            arcs.iter()
+                .all(|&(c, d)| !((a < c && c < b && b < d) || (c < a && a < d && d < b)))
+        })
+    }
+
+    fn all_trees(n: usize) -> Vec<Vec<usize>> {
+        let mut out = Vec::new();
+        let mut heads = vec![0usize; n];
+        loop {
+            if check_tree(&heads, "t").is_ok() && heads.iter().filter(|&&h| h == 0).count() == 1 {
+                out.push(heads.clone());
+            }
+            let mut i = 0;
+            while i < n {
+                heads[i] += 1;
+                if heads[i] <= n {
+                    break;
+                }
+                heads[i] = 0;
+                i += 1;
+            }
+            if i == n {
+                return out;
+            }
+        }
+    }
+
+    #[test]
+    fn eisner_is_the_best_projective_single_root_tree_by_brute_force() {
+        let mut seed = 7u64;
+        let mut rnd = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as f64) / (1u64 << 31) as f64 - 0.5
+        };
+        for n in 1..=5 {
+            let trees = all_trees(n);
+            for _ in 0..20 {
+                let n1 = n + 1;
+                let s: Vec<f64> = (0..n1 * n1).map(|_| rnd()).collect();
+                let score = |t: &[usize]| (1..n1).map(|m| s[t[m - 1] * n1 + m]).sum::<f64>();
+                let e = decode_tree(TreeDecoder::Eisner, &s, n1).unwrap();
+                check_tree(&e, "e").unwrap();
+                assert!(projective(&e));
+                assert_eq!(e.iter().filter(|&&h| h == 0).count(), 1);
+                let best_proj = trees
+                    .iter()
+                    .filter(|t| projective(t))
+                    .map(|t| score(t))
+                    .fold(f64::NEG_INFINITY, f64::max);
+                assert!((score(&e) - best_proj).abs() < 1e-9);
+                let c = decode_tree(TreeDecoder::ChuLiuEdmonds, &s, n1).unwrap();
+                let best = trees
+                    .iter()
+                    .map(|t| score(t))
+                    .fold(f64::NEG_INFINITY, f64::max);
+                assert!((score(&c) - best).abs() < 1e-9);
+                assert!(score(&c) >= score(&e) - 1e-12);
+            }
+        }
+    }
 }
