@@ -55,7 +55,10 @@ impl StreamMkl {
     }
 
     /// Learns the examples in order (`x` holds them row-major one after
-    /// the other, `lens` their lengths), after validating all of them; stops
+    /// the other, `lens` their lengths), after validating all of them. Labels
+    /// beyond the current `L` are added when first met (labels are expected
+    /// to be numbered in order of first appearance), so the result equals
+    /// one [`StreamMkl::learn_extending`] per example. Stops
     /// early (with the examples so far learned) when `keep_going` returns
     /// an error, checked every 256 examples. Returns the summed loss.
     pub fn learn_many<F>(
@@ -91,15 +94,19 @@ impl StreamMkl {
             self.check_example(xs, d, ys, n_labels, false)?;
             off += n;
         }
-        self.grow_labels(n_labels);
         let (mut off, mut sum) = (0, 0.0);
         for (i, &n) in lens.iter().enumerate() {
             if i % 256 == 255 {
                 keep_going()?;
             }
-            sum += self.round(&x[off * d..(off + n) * d], &y[off..off + n])?;
+            let ys = &y[off..off + n];
+            // labels enter as they are met, as with one `learn` per example
+            let top = ys.iter().max().map_or(0, |&v| v + 1);
+            self.grow_labels(top);
+            sum += self.round(&x[off * d..(off + n) * d], ys)?;
             off += n;
         }
+        self.grow_labels(n_labels);
         Ok(sum)
     }
 
