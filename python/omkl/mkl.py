@@ -395,7 +395,7 @@ class _StreamMkl(base.Base):
         else:
             state = _omkl.StreamMkl.from_bytes(self._state.to_bytes())
             if m.shape[1] > state.dim:
-                state.grow(m.shape[1], n_labels)
+                state.grow(m.shape[1], state.n_labels)
         rng = np.random.default_rng(self.seed)
         offsets = np.concatenate([[0], np.cumsum(lens)])
         bar = None

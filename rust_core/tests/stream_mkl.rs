@@ -588,6 +588,10 @@ fn bytes_round_trip_and_corruption_is_an_error() {
         .to_string()
         .contains("version"));
     assert!(StreamMkl::from_bytes(&bytes[..bytes.len() / 2]).is_err());
+    let short_b = text.replacen("\"b\":[", "\"b\":[1.0,", 1);
+    assert!(StreamMkl::from_bytes(short_b.as_bytes()).is_err());
+    let wrong_s = text.replacen("\"s\":", "\"s\":-", 1);
+    assert!(StreamMkl::from_bytes(wrong_s.as_bytes()).is_err());
     let wrong_l = text.replacen("\"l\":3", "\"l\":4", 1);
     assert!(StreamMkl::from_bytes(wrong_l.as_bytes()).is_err());
 }

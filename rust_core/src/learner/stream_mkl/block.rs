@@ -216,6 +216,24 @@ impl ScaledBlock {
         }
     }
 
+    /// `true` when the three coefficient vectors have the same length and
+    /// every number is finite, with `s > 0` (a check of loaded bytes).
+    pub fn is_consistent(&self) -> bool {
+        let n = self.a.len();
+        self.b.len() == n
+            && self.base.len() == n
+            && self.s.is_finite()
+            && self.s > 0.0
+            && self.q.is_finite()
+            && self.p.is_finite()
+            && self
+                .a
+                .iter()
+                .chain(&self.b)
+                .chain(&self.base)
+                .all(|v| v.is_finite())
+    }
+
     /// Approximate heap bytes.
     pub fn nbytes(&self) -> usize {
         (self.a.capacity() + self.b.capacity() + self.base.capacity()) * 8

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::block::ScaledBlock;
 use super::state::StreamMkl;
 use crate::error::{OmklError, Result};
 
@@ -101,8 +102,10 @@ impl StreamMkl {
             && self.trans.as_ref().map(|b| b.len()) == self.config.chain.then_some((l + 2) * l)
             && self.history.len() == self.history_rounds.len()
             && self
-                .blocks()
-                .all(|b| b.scale().is_finite() && b.scale() > 0.0);
+                .history
+                .iter()
+                .all(|h| h.len() == self.config.n_groups())
+            && self.blocks().all(ScaledBlock::is_consistent);
         if ok {
             Ok(())
         } else {
