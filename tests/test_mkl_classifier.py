@@ -60,6 +60,17 @@ def test_fit_equals_learn_one_in_order():
     assert a.kernel_weights_ == pytest.approx(b.kernel_weights_, rel=1e-12)
 
 
+def test_fit_with_progress_bar_and_shuffling(capsys):
+    X, y = blobs(120)
+    a = MKLClassifier(seed=3).fit(X, y, epochs=2, progress=True, shuffle=True)
+    b = MKLClassifier(seed=3).fit(X, y, epochs=2, shuffle=True)
+    assert "epoch" in capsys.readouterr().err
+    assert a.predict(X) == b.predict(X)
+    assert a.n_rounds_ == 240
+    c = MKLClassifier(seed=4).fit(X, y, epochs=2, shuffle=True)
+    assert c._state.to_bytes() != b._state.to_bytes()  # another visiting order
+
+
 def test_dict_and_array_inputs_agree():
     X, y = blobs(200)
     names = [f"f{i}" for i in range(X.shape[1])]

@@ -32,8 +32,8 @@ Features should be standardised, e.g. with
 dicts, a feature name is given a column the first time it is learned;
 features missing from an example are 0 (river's convention), and a name
 never seen in training is ignored at prediction time (its weight is 0 in a
-linear model; here it is dropped). Arrays must keep their length. Missing
-from both is a NaN check: NaN or infinite values raise ``ValueError``.
+linear model; here it is dropped). Arrays must keep their length. NaN or
+infinite values raise ``ValueError``, for dicts and arrays alike.
 
 **Labels** may be any hashable; a new label met in ``learn_one`` is added
 (river's convention) with zero scores. Predictions are always labels seen
