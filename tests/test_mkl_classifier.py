@@ -111,6 +111,16 @@ def test_explicit_groups():
     assert md.kernel_weights_ == pytest.approx(m.kernel_weights_)
 
 
+def test_ball_projection_bounds_the_group_norms():
+    X, y = blobs(300)
+    m = MKLClassifier(radius=0.5, lam=0.0).fit(X, y)
+    assert sum(m._state.group_norms()) <= 0.5 * (1 + 1e-9)
+    free = MKLClassifier(lam=0.0).fit(X, y)
+    assert sum(free._state.group_norms()) > 0.5
+    with pytest.raises(ValueError, match="radius"):
+        MKLClassifier(radius=-1.0)
+
+
 def test_budget_bounds_the_support_on_a_long_stream():
     rng = np.random.default_rng(0)
     m = MKLClassifier(max_support=25)

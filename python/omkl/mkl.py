@@ -140,6 +140,7 @@ class _StreamMkl(base.Base):
         cost: float,
         history_every: int,
         seed: int,
+        radius: float | None,
     ) -> None:
         self.kernels = kernels
         self.explicit_groups = explicit_groups
@@ -153,6 +154,7 @@ class _StreamMkl(base.Base):
         self.cost = cost
         self.history_every = history_every
         self.seed = seed
+        self.radius = radius
         self._kernel_specs = _kernel_list(kernels)
         if loss not in ("hinge", "crf", "log"):
             raise ValueError(
@@ -211,6 +213,7 @@ class _StreamMkl(base.Base):
             sigma=float(self.lam) if self.schedule == "inv_linear" else 1.0,
             cost=float(self.cost),
             average=bool(self.average),
+            radius=None if self.radius is None else float(self.radius),
             max_support=self.max_support,
             history_every=int(self.history_every),
         )
@@ -565,6 +568,10 @@ class MKLClassifier(_StreamMkl, base.Classifier):
         end of each ``fit`` epoch).
     seed
         Seed of the shuffling in ``fit(..., shuffle=True)``.
+    radius
+        Radius of the optional projection onto the ball
+        ``sum_k ||theta_k|| <= radius`` after each prox step (``None``: no
+        projection).
 
     ``predict_proba_one`` is the softmax of the class scores: it orders the
     classes like the scores but is not calibrated.
@@ -597,6 +604,7 @@ class MKLClassifier(_StreamMkl, base.Classifier):
         cost: float = 1.0,
         history_every: int = 0,
         seed: int = 0,
+        radius: float | None = None,
     ):
         self._init_params(
             kernels,
@@ -611,6 +619,7 @@ class MKLClassifier(_StreamMkl, base.Classifier):
             cost,
             history_every,
             seed,
+            radius,
         )
 
     @property
@@ -681,7 +690,7 @@ class MKLClassifier(_StreamMkl, base.Classifier):
     @classmethod
     def _unit_test_params(cls):
         yield {}
-        yield {"loss": "crf", "average": True, "max_support": 30}
+        yield {"loss": "crf", "average": True, "max_support": 30, "radius": 10.0}
         yield {"kernels": ["gaussian"], "regularizer": "l2_squared", "lam": 1e-3}
 
 
@@ -723,6 +732,7 @@ class SequenceTagger(_StreamMkl):
         cost: float = 1.0,
         history_every: int = 0,
         seed: int = 0,
+        radius: float | None = None,
     ):
         self._init_params(
             kernels,
@@ -737,6 +747,7 @@ class SequenceTagger(_StreamMkl):
             cost,
             history_every,
             seed,
+            radius,
         )
 
     @property
