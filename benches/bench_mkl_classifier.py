@@ -1,16 +1,25 @@
-"""MKLClassifier against river's KNNClassifier on ImageSegments.
+"""MKLClassifier against river's KNNClassifier and logistic regression.
 
-Both models run inside ``StandardScaler() | model`` with progressive
-validation (predict, then learn, on each of the 2,310 samples), in the same
-process, with their default parameters. Each timing is the best of
-``--repeat`` runs. Prints both accuracies, per-sample times and the speed
+Every model runs inside ``StandardScaler() | model`` with progressive
+validation (predict, then learn, on each sample), in the same process,
+with default parameters. Contenders: the default ``MKLClassifier()``
+(linear + Gaussians at ``sigma2 = d/32, ..., d``), ``MKLClassifier`` with
+linear + one Gaussian (``sigma2 = d / 2``), river's ``KNNClassifier`` and
+one-vs-rest ``LogisticRegression``. Each timing is the best of
+``--repeat`` runs. Prints the accuracies, per-sample times, the speed
 ratio (KNN time / MKL time, whole pipeline), each model's memory (river's
 ``_raw_memory_usage``, which includes the Rust heap through
 ``__sizeof__``), the peak Python-heap memory of one progressive run
 (tracemalloc; the Rust heap is not traced, its size is the model's
 ``nbytes``), the support size and the learned kernel weights.
 
-    python benches/bench_mkl_classifier.py [--repeat 3]
+Datasets: river's ImageSegments (2,310 samples, in river's order) or a
+scikit-learn dataset (digits, wine, breast_cancer) streamed in the order of
+a permutation drawn with ``--seed``; ``--seeds N`` averages the accuracies
+over the permutations ``seed, ..., seed + N - 1`` (timings from the first).
+
+    python benches/bench_mkl_classifier.py [--dataset image_segments] [--repeat 3]
+    python benches/bench_mkl_classifier.py --dataset digits --repeat 1 --seeds 3
 """
 
 from __future__ import annotations
@@ -19,20 +28,35 @@ import argparse
 import os
 import time
 import tracemalloc
+from collections.abc import Callable
+from typing import Any
 
-from river import datasets, evaluate, metrics, neighbors, preprocessing
+import numpy as np
+from river import datasets, evaluate, linear_model, metrics, multiclass, neighbors, preprocessing
 
 import omkl
 
+Stream = list[tuple[dict[str, float], Any]]
 
-def progressive(make, data):
+
+def load(name: str, seed: int) -> Stream:
+    if name == "image_segments":
+        return list(datasets.ImageSegments())
+    from sklearn import datasets as skd
+
+    X, y = getattr(skd, f"load_{name}")(return_X_y=True)
+    order = np.random.default_rng(seed).permutation(len(y))
+    return [({f"x{j}": float(v) for j, v in enumerate(X[i])}, int(y[i])) for i in order]
+
+
+def progressive(make: Callable[[], Any], data: Stream) -> tuple[float, float, Any]:
     model = make()
     t0 = time.perf_counter()
     acc = evaluate.progressive_val_score(data, model, metrics.Accuracy())
     return time.perf_counter() - t0, acc.get(), model
 
 
-def peak_python_memory(make, data) -> int:
+def peak_python_memory(make: Callable[[], Any], data: Stream) -> int:
     tracemalloc.start()
     progressive(make, data)
     peak = tracemalloc.get_traced_memory()[1]
@@ -42,13 +66,29 @@ def peak_python_memory(make, data) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--dataset",
+        default="image_segments",
+        choices=["image_segments", "digits", "wine", "breast_cancer"],
+    )
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", type=int, default=1)
     args = parser.parse_args()
-    data = list(datasets.ImageSegments())
+    n_orders = 1 if args.dataset == "image_segments" else args.seeds
+    streams = [load(args.dataset, args.seed + s) for s in range(n_orders)]
+    data = streams[0]
     n = len(data)
-    contenders = {
+    contenders: dict[str, Callable[[], Any]] = {
         "omkl MKLClassifier": lambda: preprocessing.StandardScaler() | omkl.MKLClassifier(),
+        "omkl MKL lin+1 Gauss": lambda: (
+            preprocessing.StandardScaler() | omkl.MKLClassifier(kernels=["linear", "gaussian"])
+        ),
         "river KNNClassifier": lambda: preprocessing.StandardScaler() | neighbors.KNNClassifier(),
+        "river LogisticReg OvR": lambda: (
+            preprocessing.StandardScaler()
+            | multiclass.OneVsRestClassifier(linear_model.LogisticRegression())
+        ),
     }
     results = {}
     for name, make in contenders.items():
@@ -57,19 +97,26 @@ def main() -> None:
             t, acc, model = progressive(make, data)
             if best is None or t < best[0]:
                 best = (t, acc, model)
-        results[name] = best
-    print(f"ImageSegments, {n} samples, progressive validation, best of {args.repeat}")
+        assert best is not None
+        accs = [best[1]] + [progressive(make, s)[1] for s in streams[1:]]
+        results[name] = (best[0], accs, best[2])
+    order = "river's order" if args.dataset == "image_segments" else f"seeds {args.seed}.."
+    print(
+        f"{args.dataset}, {n} samples, d = {len(data[0][0])}, progressive validation, "
+        f"{n_orders} order(s) ({order}), best of {args.repeat}"
+    )
     print(f"load average: {os.getloadavg()[0]:.2f}")
-    for name, (t, acc, model) in results.items():
+    for name, (t, accs, model) in results.items():
         mem = model._raw_memory_usage
         peak = peak_python_memory(contenders[name], data)
+        each = " ".join(f"{a:.4f}" for a in accs) if len(accs) > 1 else ""
         print(
-            f"  {name:22s} accuracy {acc:.4f}  {1e6 * t / n:8.1f} us/sample  "
+            f"  {name:22s} accuracy {np.mean(accs):.4f} {each:s} {1e6 * t / n:8.1f} us/sample  "
             f"model {mem / 1024:8.1f} KiB  peak Python heap {peak / 1024:8.1f} KiB"
         )
-    mkl_t = results["omkl MKLClassifier"][0]
     knn_t = results["river KNNClassifier"][0]
-    print(f"  speed ratio KNN / MKL per sample: {knn_t / mkl_t:.1f}x")
+    for name in ("omkl MKLClassifier", "omkl MKL lin+1 Gauss"):
+        print(f"  speed ratio KNN / {name} per sample: {knn_t / results[name][0]:.1f}x")
     mkl = results["omkl MKLClassifier"][2]["MKLClassifier"]
     print(
         f"  MKL support inputs: {mkl.n_support_} of {n}; Rust model heap "
