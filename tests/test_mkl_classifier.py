@@ -261,3 +261,25 @@ def test_progressive_validation_on_image_segments():
     model = preprocessing.StandardScaler() | MKLClassifier()
     metric = evaluate.progressive_val_score(datasets.ImageSegments(), model, metrics.Accuracy())
     assert metric.get() > 0.90
+
+
+def test_passive_aggressive_option():
+    X, y = blobs(600)
+    Xt, yt = blobs(300, seed=1)
+    pa = MKLClassifier(passive_aggressive=True).fit(X, y, epochs=2)
+    plain = MKLClassifier().fit(X, y, epochs=2)
+    assert accuracy(pa, Xt, yt) > 0.85
+    assert pa.kernel_weights_ != pytest.approx(plain.kernel_weights_)
+    back = pickle.loads(pickle.dumps(pa))
+    assert back.passive_aggressive is True
+    back.learn_one(X[0], y[0])
+    pa.learn_one(X[0], y[0])
+    assert back.kernel_weights_ == pytest.approx(pa.kernel_weights_, rel=1e-12)
+    # a tiny constant step caps the closed-form step: same model as plain steps
+    a = MKLClassifier(passive_aggressive=True, schedule="constant", eta0=1e-6).fit(X[:50], y[:50])
+    b = MKLClassifier(schedule="constant", eta0=1e-6).fit(X[:50], y[:50])
+    assert a.kernel_weights_ == pytest.approx(b.kernel_weights_, rel=1e-9)
+    with pytest.raises(ValueError, match="passive_aggressive"):
+        MKLClassifier(passive_aggressive=True, loss="crf")
+    with pytest.raises(ValueError, match="passive_aggressive"):
+        MKLClassifier(passive_aggressive=1)

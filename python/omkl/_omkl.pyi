@@ -352,6 +352,7 @@ class StreamMkl:
         max_support: int | None = None,
         history_every: int = 0,
         skip_zeros: bool = True,
+        passive_aggressive: bool = False,
     ) -> StreamMkl: ...
     def learn(
         self,

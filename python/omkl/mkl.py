@@ -186,6 +186,7 @@ class _StreamMkl(base.Base):
         history_every: int,
         seed: int,
         radius: float | None,
+        passive_aggressive: bool,
     ) -> None:
         self.kernels = kernels
         self.explicit_groups = explicit_groups
@@ -200,6 +201,12 @@ class _StreamMkl(base.Base):
         self.history_every = history_every
         self.seed = seed
         self.radius = radius
+        self.passive_aggressive = passive_aggressive
+        if not isinstance(passive_aggressive, bool):
+            raise ValueError(
+                f"invalid value for `passive_aggressive`: expected True or False, "
+                f"got {passive_aggressive!r}"
+            )
         self._kernel_specs = _kernel_list(kernels, self._default_kernels)
         if loss not in ("hinge", "crf", "log"):
             raise ValueError(
@@ -261,6 +268,7 @@ class _StreamMkl(base.Base):
             radius=None if self.radius is None else float(self.radius),
             max_support=self.max_support,
             history_every=int(self.history_every),
+            passive_aggressive=self.passive_aggressive,
         )
 
     def _group_labels(self) -> list[str]:
@@ -618,6 +626,13 @@ class MKLClassifier(_StreamMkl, base.Classifier):
         Radius of the optional projection onto the ball
         ``sum_k ||theta_k|| <= radius`` after each prox step (``None``: no
         projection).
+    passive_aggressive
+        Hinge loss only: take the passive-aggressive step
+        ``tau = min(loss / ||Delta||^2, eta_t)`` (``Delta``: the subgradient
+        direction, its squared norm summed over the kernels and groups), the
+        smallest step that brings the example's hinge loss to 0 before the
+        prox, capped by the schedule's ``eta_t`` (PA-I of Crammer et al.,
+        2006), instead of ``eta_t``.
 
     ``predict_proba_one`` is the softmax of the class scores: it orders the
     classes like the scores but is not calibrated.
@@ -652,6 +667,7 @@ class MKLClassifier(_StreamMkl, base.Classifier):
         history_every: int = 0,
         seed: int = 0,
         radius: float | None = None,
+        passive_aggressive: bool = False,
     ):
         self._init_params(
             kernels,
@@ -667,6 +683,7 @@ class MKLClassifier(_StreamMkl, base.Classifier):
             history_every,
             seed,
             radius,
+            passive_aggressive,
         )
 
     _default_kernels = _LINEAR_GAUSSIAN_GRID
@@ -741,6 +758,7 @@ class MKLClassifier(_StreamMkl, base.Classifier):
         yield {}
         yield {"loss": "crf", "average": True, "max_support": 30, "radius": 10.0}
         yield {"kernels": ["gaussian"], "regularizer": "l2_squared", "lam": 1e-3}
+        yield {"passive_aggressive": True, "kernels": ["linear", "gaussian"]}
 
 
 class SequenceTagger(_StreamMkl):
@@ -782,6 +800,7 @@ class SequenceTagger(_StreamMkl):
         history_every: int = 0,
         seed: int = 0,
         radius: float | None = None,
+        passive_aggressive: bool = False,
     ):
         self._init_params(
             kernels,
@@ -797,6 +816,7 @@ class SequenceTagger(_StreamMkl):
             history_every,
             seed,
             radius,
+            passive_aggressive,
         )
 
     @property

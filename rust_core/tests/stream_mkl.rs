@@ -67,6 +67,7 @@ fn config(
         max_support: None,
         history_every: 0,
         skip_zeros: true,
+        passive_aggressive: false,
     }
 }
 
@@ -625,4 +626,101 @@ fn a_chain_task_needs_transitions() {
         correct += out.iter().enumerate().filter(|(p, &v)| v == p % 2).count();
     }
     assert!(correct as f64 > 0.95 * total as f64, "{correct}/{total}");
+}
+
+/// Deterministic pseudo-random inputs in `[-1, 1)`.
+fn pa_inputs(n: usize, d: usize) -> Vec<f32> {
+    let mut s = 0x2545_f491_4f6c_dd1d_u64;
+    (0..n * d)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+fn pa_config(eta0: f64, lam: f64, pa: bool) -> StreamMklConfig {
+    let mut cfg = StreamMklConfig::multiclass(
+        vec![
+            Kernel::Linear { normalize: false },
+            Kernel::Gaussian { sigma2: 1.5 },
+        ],
+        lam,
+        eta0,
+    );
+    cfg.schedule = Schedule::Constant { eta0 };
+    cfg.passive_aggressive = pa;
+    cfg
+}
+
+#[test]
+fn passive_aggressive_step_brings_the_margin_to_the_cost() {
+    let (d, l, n) = (3, 3, 60);
+    let xs = pa_inputs(n, d);
+    // uncapped (eta = 1e9) and a negligible prox (eta * lam = 1e-11)
+    let mut m = StreamMkl::new(pa_config(1e9, 1e-20, true), d, l).unwrap();
+    let mut checked = 0;
+    for i in 0..n {
+        let x = &xs[i * d..(i + 1) * d];
+        let y = label_of(x, l);
+        let s = m.scores(x, 1).unwrap();
+        let out = (0..l)
+            .map(|k| (k, s[k] + if k == y { 0.0 } else { 1.0 }))
+            .fold(
+                (y, f64::NEG_INFINITY),
+                |b, (k, v)| if v > b.1 { (k, v) } else { b },
+            )
+            .0;
+        let loss = m.learn(x, &[y]).unwrap();
+        let t = m.scores(x, 1).unwrap();
+        if loss > 1e-9 && out != y {
+            assert!(
+                (t[y] - t[out] - 1.0).abs() < 1e-6,
+                "round {i}: margin {} after the step, expected the cost 1",
+                t[y] - t[out]
+            );
+            checked += 1;
+        } else {
+            // no loss: only the (negligible) prox shrinkage
+            for (u, v) in s.iter().zip(&t) {
+                assert!(rel(*u, *v) < 1e-9, "round {i}: {u} vs {v}");
+            }
+        }
+    }
+    assert!(checked > 5, "only {checked} rounds with a loss");
+}
+
+#[test]
+fn passive_aggressive_step_is_capped_by_the_schedule() {
+    // with a tiny eta the closed-form step exceeds it: PA equals plain steps
+    let (d, l, n) = (3, 3, 30);
+    let xs = pa_inputs(n, d);
+    let mut a = StreamMkl::new(pa_config(1e-6, 1e-3, true), d, l).unwrap();
+    let mut b = StreamMkl::new(pa_config(1e-6, 1e-3, false), d, l).unwrap();
+    for i in 0..n {
+        let x = &xs[i * d..(i + 1) * d];
+        let y = label_of(x, l);
+        a.learn(x, &[y]).unwrap();
+        b.learn(x, &[y]).unwrap();
+    }
+    let all = |m: &StreamMkl| -> Vec<f64> {
+        (0..n)
+            .flat_map(|i| m.scores(&xs[i * d..(i + 1) * d], 1).unwrap())
+            .collect()
+    };
+    for (u, v) in all(&a).iter().zip(&all(&b)) {
+        assert!(rel(*u, *v) < 1e-9, "{u} vs {v}");
+    }
+    // and a large eta changes the result
+    let mut c = StreamMkl::new(pa_config(10.0, 1e-3, true), d, l).unwrap();
+    let mut e = StreamMkl::new(pa_config(10.0, 1e-3, false), d, l).unwrap();
+    for i in 0..n {
+        let x = &xs[i * d..(i + 1) * d];
+        let y = label_of(x, l);
+        c.learn(x, &[y]).unwrap();
+        e.learn(x, &[y]).unwrap();
+    }
+    assert_ne!(all(&c), all(&e));
 }

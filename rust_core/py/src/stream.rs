@@ -52,7 +52,7 @@ impl PyStreamMkl {
         kernels, explicit_groups, d, n_labels, chain=false, loss="hinge",
         regularizer="squared_l21", lam=1e-3, schedule="inv_sqrt", eta0=1.0, sigma=1.0,
         cost=1.0, average=false, radius=None, max_support=None, history_every=0,
-        skip_zeros=true
+        skip_zeros=true, passive_aggressive=false
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -73,6 +73,7 @@ impl PyStreamMkl {
         max_support: Option<usize>,
         history_every: u64,
         skip_zeros: bool,
+        passive_aggressive: bool,
     ) -> PyResult<Self> {
         let loss = match loss {
             "hinge" => StreamLoss::Hinge,
@@ -98,6 +99,7 @@ impl PyStreamMkl {
             max_support,
             history_every,
             skip_zeros,
+            passive_aggressive,
         };
         Ok(PyStreamMkl {
             inner: StreamMkl::new(config, d, n_labels).py()?,

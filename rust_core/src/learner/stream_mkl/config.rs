@@ -50,6 +50,13 @@ pub struct StreamMklConfig {
     pub history_every: u64,
     /// Skip zero kernel values when scoring (compact-support kernels).
     pub skip_zeros: bool,
+    /// Passive-aggressive step (hinge only): the round's step is
+    /// `τ = min(ℓ / ‖Δ‖², η_t)` instead of `η_t`, where `ℓ` is the hinge
+    /// loss and `Δ` the subgradient direction (the closed-form step that
+    /// brings the loss to 0 before the prox, PA-I of Crammer et al. 2006
+    /// with cap `η_t`).
+    #[serde(default)]
+    pub passive_aggressive: bool,
 }
 
 impl StreamMklConfig {
@@ -68,6 +75,7 @@ impl StreamMklConfig {
             max_support: None,
             history_every: 0,
             skip_zeros: true,
+            passive_aggressive: false,
         }
     }
 
@@ -110,6 +118,12 @@ impl StreamMklConfig {
             .check(self.n_groups() + usize::from(self.chain))?;
         self.schedule.check()?;
         crate::error::check_nonneg("cost", self.cost)?;
+        if self.passive_aggressive && self.loss != StreamLoss::Hinge {
+            return Err(OmklError::invalid(
+                "passive_aggressive",
+                "expected False with loss='crf' (the passive-aggressive step is for the hinge loss)",
+            ));
+        }
         if let Some(r) = self.radius {
             check_positive("radius", r)?;
         }
@@ -147,6 +161,15 @@ mod tests {
         let mut c = good.clone();
         c.max_support = Some(0);
         assert!(c.check(3).is_err());
+        let mut c = good.clone();
+        c.passive_aggressive = true;
+        assert!(c.check(3).is_ok());
+        c.loss = StreamLoss::Crf;
+        assert!(c
+            .check(3)
+            .unwrap_err()
+            .to_string()
+            .contains("passive_aggressive"));
         let mut c = good;
         c.kernels.push(Kernel::Gaussian { sigma2: -1.0 });
         assert!(c.check(3).unwrap_err().to_string().contains("sigma2"));

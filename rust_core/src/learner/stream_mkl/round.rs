@@ -192,10 +192,10 @@ impl StreamMkl {
         let eta = self.config.schedule.rate(self.t + 1);
         let mut gs = Vec::new();
         self.group_scores(x, n, Iterate::Last, &mut gs);
-        let step = self.step(&gs, n, y, eta)?;
-        let Step {
-            c, touched, dtr, ..
-        } = &step;
+        let pa = self.config.passive_aggressive;
+        let mut step = self.step(&gs, n, y, if pa { 1.0 } else { eta })?;
+        let touched = &step.touched.clone();
+        let (c, dtr) = (&step.c, &step.dtr);
 
         // ⟨θ_g, Δ_g⟩ and ‖Δ_g‖² for every group, before any change.
         let n_blocks = ng + usize::from(self.config.chain);
@@ -255,6 +255,21 @@ impl StreamMkl {
             ip[ng] = dtr.iter().enumerate().map(|(i, v)| b.get(i) * v).sum();
             dd[ng] = dtr.iter().map(|v| v * v).sum();
         }
+        if pa {
+            // Everything above is for the unit step; scale it to τ.
+            let q: f64 = dd.iter().sum();
+            let tau = if q > 0.0 {
+                (step.loss / q).min(eta)
+            } else {
+                0.0
+            };
+            step.c.iter_mut().for_each(|v| *v *= tau);
+            step.dtr.iter_mut().for_each(|v| *v *= tau);
+            ip.iter_mut().for_each(|v| *v *= tau);
+            dd.iter_mut().for_each(|v| *v *= tau * tau);
+            deltas.iter_mut().flatten().for_each(|v| *v *= tau);
+        }
+        let Step { c, dtr, .. } = &step;
         let old: Vec<f64> = self.blocks().map(|b| b.sq_norm()).collect();
         let norms: Vec<f64> = (0..n_blocks)
             .map(|g| (old[g] + 2.0 * ip[g] + dd[g]).max(0.0).sqrt())
