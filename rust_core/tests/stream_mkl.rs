@@ -724,3 +724,20 @@ fn passive_aggressive_step_is_capped_by_the_schedule() {
     }
     assert_ne!(all(&c), all(&e));
 }
+
+#[test]
+fn bytes_saved_before_the_passive_aggressive_field_still_load() {
+    let (d, l, n) = (3, 3, 10);
+    let xs = pa_inputs(n, d);
+    let mut m = StreamMkl::new(pa_config(0.5, 1e-3, false), d, l).unwrap();
+    for i in 0..n {
+        let x = &xs[i * d..(i + 1) * d];
+        m.learn(x, &[label_of(x, l)]).unwrap();
+    }
+    let text = String::from_utf8(m.to_bytes()).unwrap();
+    assert!(text.contains(",\"passive_aggressive\":false"));
+    let old = text.replace(",\"passive_aggressive\":false", "");
+    let back = StreamMkl::from_bytes(old.as_bytes()).unwrap();
+    assert!(!back.config().passive_aggressive);
+    assert_eq!(back.to_bytes(), m.to_bytes());
+}
