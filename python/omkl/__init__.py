@@ -8,6 +8,7 @@ from omkl import _omkl, decode, kernels, prox
 from omkl.datasets import load_ocr
 from omkl.kernels import Kernel
 from omkl.linear import ProximalClassifier, ProximalRegressor
+from omkl.mkl import MKLClassifier, SequenceTagger
 from omkl.parsing import DependencyParser
 
 __version__: str = _omkl.__version__
@@ -15,8 +16,10 @@ __version__: str = _omkl.__version__
 __all__ = [
     "DependencyParser",
     "Kernel",
+    "MKLClassifier",
     "ProximalClassifier",
     "ProximalRegressor",
+    "SequenceTagger",
     "__version__",
     "decode",
     "kernels",

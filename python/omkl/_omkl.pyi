@@ -374,3 +374,66 @@ def decode_chains(
     start: npt.NDArray[np.float64],
     stop: npt.NDArray[np.float64],
 ) -> npt.NDArray[np.int64]: ...
+
+# --- stream ---------------------------------------------------------------
+
+@final
+class StreamMkl:
+    def __new__(
+        cls,
+        kernels: list[Kernel],
+        explicit_groups: list[list[int]],
+        d: int,
+        n_labels: int,
+        chain: bool = False,
+        loss: str = "hinge",
+        regularizer: str = "squared_l21",
+        lam: float = 1e-3,
+        schedule: str = "inv_sqrt",
+        eta0: float = 1.0,
+        sigma: float = 1.0,
+        cost: float = 1.0,
+        average: bool = False,
+        radius: float | None = None,
+        max_support: int | None = None,
+        history_every: int = 0,
+        skip_zeros: bool = True,
+        passive_aggressive: bool = False,
+    ) -> StreamMkl: ...
+    def learn(
+        self,
+        x: npt.NDArray[np.float32],
+        y: npt.NDArray[np.int64],
+        n_labels: int,
+        grow_dim: bool = False,
+    ) -> float: ...
+    def learn_many(
+        self,
+        x: npt.NDArray[np.float32],
+        lens: npt.NDArray[np.int64],
+        y: npt.NDArray[np.int64],
+        n_labels: int,
+    ) -> float: ...
+    def predict(self, x: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]: ...
+    def predict_many(
+        self, x: npt.NDArray[np.float32], lens: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.int64]: ...
+    def scores(self, x: npt.NDArray[np.float32], rows: bool = False) -> npt.NDArray[np.float64]: ...
+    def grow(self, d: int, n_labels: int) -> None: ...
+    def beta(self) -> list[float]: ...
+    def group_norms(self) -> list[float]: ...
+    def record_beta(self) -> None: ...
+    def beta_history(self) -> tuple[list[int], list[list[float]]]: ...
+    @property
+    def n_support(self) -> int: ...
+    @property
+    def n_labels(self) -> int: ...
+    @property
+    def dim(self) -> int: ...
+    @property
+    def rounds(self) -> int: ...
+    @property
+    def nbytes(self) -> int: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(data: bytes) -> StreamMkl: ...

@@ -12,6 +12,7 @@ mod learner;
 mod mkl;
 mod parser;
 mod prox;
+mod stream;
 
 /// The native module. Python code imports it through `omkl`.
 #[pymodule]
@@ -23,5 +24,6 @@ fn _omkl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     learner::register(m)?;
     parser::register(m)?;
     mkl::register(m)?;
+    stream::register(m)?;
     Ok(())
 }

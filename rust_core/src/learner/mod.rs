@@ -23,6 +23,7 @@ pub mod persist;
 pub mod schedule;
 pub mod score_cache;
 pub mod spec;
+pub mod stream_mkl;
 
 pub use grouped_weights::GroupedWeights;
 pub use loss::{Loss, Target};

@@ -1,0 +1,177 @@
+//! Hyperparameters of the streaming Alg. 3 and their validation.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{check_positive, OmklError, Result};
+use crate::kernel::Kernel;
+use crate::learner::Schedule;
+use crate::prox::Regularizer;
+
+/// The structured loss of a round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StreamLoss {
+    /// Structured hinge with Hamming cost: loss-augmented Viterbi, the
+    /// subgradient touches the parts where the decoded labelling differs.
+    Hinge,
+    /// CRF (log) loss: the gradient is the gold features minus the
+    /// expected features from forward-backward (every `(position, label)`
+    /// part is touched).
+    Crf,
+}
+
+/// Everything that defines a streaming Alg. 3 learner.
+///
+/// Groups are ordered: the `kernels.len()` kernel groups, then the explicit
+/// groups (each a list of input columns, used as dense primal features),
+/// then, for chains, the transition group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamMklConfig {
+    /// Kernel groups over the shared support set.
+    pub kernels: Vec<Kernel>,
+    /// Explicit dense feature groups: the input columns of each.
+    pub explicit_groups: Vec<Vec<usize>>,
+    /// Linear chains (with a transition group) or multiclass (one position
+    /// per example, no transitions).
+    pub chain: bool,
+    pub loss: StreamLoss,
+    /// `Ω`, applied through the group norms (Prop. 1): `SquaredL21` is MKL,
+    /// `L2Squared` a structured SVM.
+    pub regularizer: Regularizer,
+    pub schedule: Schedule,
+    /// Hamming cost per wrong position (hinge).
+    pub cost: f64,
+    /// Predict with the averaged iterate.
+    pub average: bool,
+    /// Optional projection onto `Σ_g ‖θ_g‖ ≤ radius` after the prox.
+    pub radius: Option<f64>,
+    /// Optional cap on the number of support inputs.
+    pub max_support: Option<usize>,
+    /// Record `β` every this many rounds (0: only on request).
+    pub history_every: u64,
+    /// Skip zero kernel values when scoring (compact-support kernels).
+    pub skip_zeros: bool,
+    /// Passive-aggressive step (hinge only): the round's step is
+    /// `τ = min(ℓ / ‖Δ‖², η_t)` instead of `η_t`, where `ℓ` is the hinge
+    /// loss and `Δ` the subgradient direction (the closed-form step that
+    /// brings the loss to 0 before the prox, PA-I of Crammer et al. 2006
+    /// with cap `η_t`).
+    #[serde(default)]
+    pub passive_aggressive: bool,
+}
+
+impl StreamMklConfig {
+    /// A multiclass hinge MKL configuration with the given kernels.
+    pub fn multiclass(kernels: Vec<Kernel>, lam: f64, eta0: f64) -> Self {
+        StreamMklConfig {
+            kernels,
+            explicit_groups: Vec::new(),
+            chain: false,
+            loss: StreamLoss::Hinge,
+            regularizer: Regularizer::SquaredL21 { lam },
+            schedule: Schedule::InvSqrt { eta0 },
+            cost: 1.0,
+            average: false,
+            radius: None,
+            max_support: None,
+            history_every: 0,
+            skip_zeros: true,
+            passive_aggressive: false,
+        }
+    }
+
+    /// Number of kernel and explicit groups (β is over these).
+    pub fn n_groups(&self) -> usize {
+        self.kernels.len() + self.explicit_groups.len()
+    }
+
+    /// Validates every field for inputs of dimension `d`.
+    pub fn check(&self, d: usize) -> Result<()> {
+        if self.n_groups() == 0 {
+            return Err(OmklError::empty(
+                "kernels and explicit_groups (at least one group)",
+            ));
+        }
+        for k in &self.kernels {
+            k.check()?;
+        }
+        for (g, cols) in self.explicit_groups.iter().enumerate() {
+            if cols.is_empty() {
+                return Err(OmklError::empty(format!("explicit_groups[{g}]")));
+            }
+            if let Some(&c) = cols.iter().find(|&&c| c >= d) {
+                return Err(OmklError::invalid(
+                    format!("explicit_groups[{g}]"),
+                    format!("expected column indices < d = {d}, got {c}"),
+                ));
+            }
+        }
+        if !self.regularizer.acts_on_group_norms() {
+            return Err(OmklError::invalid(
+                "regularizer",
+                format!(
+                    "expected a function of the group norms, got {:?}",
+                    self.regularizer
+                ),
+            ));
+        }
+        self.regularizer
+            .check(self.n_groups() + usize::from(self.chain))?;
+        self.schedule.check()?;
+        crate::error::check_nonneg("cost", self.cost)?;
+        if self.passive_aggressive && self.loss != StreamLoss::Hinge {
+            return Err(OmklError::invalid(
+                "passive_aggressive",
+                "expected False with loss='crf' (the passive-aggressive step is for the hinge loss)",
+            ));
+        }
+        if let Some(r) = self.radius {
+            check_positive("radius", r)?;
+        }
+        if self.max_support == Some(0) {
+            return Err(OmklError::invalid(
+                "max_support",
+                "expected None or an integer >= 1, got 0",
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_bad_fields() {
+        let good = StreamMklConfig::multiclass(vec![Kernel::Linear { normalize: false }], 0.1, 1.0);
+        assert!(good.check(3).is_ok());
+        let mut c = good.clone();
+        c.kernels.clear();
+        assert!(c.check(3).is_err());
+        let mut c = good.clone();
+        c.explicit_groups = vec![vec![0, 3]];
+        assert!(c
+            .check(3)
+            .unwrap_err()
+            .to_string()
+            .contains("explicit_groups[0]"));
+        let mut c = good.clone();
+        c.regularizer = Regularizer::L1 { lam: 1.0 };
+        assert!(c.check(3).is_err());
+        let mut c = good.clone();
+        c.max_support = Some(0);
+        assert!(c.check(3).is_err());
+        let mut c = good.clone();
+        c.passive_aggressive = true;
+        assert!(c.check(3).is_ok());
+        c.loss = StreamLoss::Crf;
+        assert!(c
+            .check(3)
+            .unwrap_err()
+            .to_string()
+            .contains("passive_aggressive"));
+        let mut c = good;
+        c.kernels.push(Kernel::Gaussian { sigma2: -1.0 });
+        assert!(c.check(3).unwrap_err().to_string().contains("sigma2"));
+    }
+}

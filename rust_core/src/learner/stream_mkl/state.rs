@@ -1,0 +1,314 @@
+//! [`StreamMkl`]: the state of the streaming Alg. 3, its construction,
+//! input validation, growth (labels, dimension) and accessors.
+
+use serde::{Deserialize, Serialize};
+
+use super::block::ScaledBlock;
+use super::config::StreamMklConfig;
+use super::support::SupportSet;
+use crate::error::{OmklError, Result};
+use crate::kernel::gram::check_finite_f32;
+
+/// The streaming (one example at a time) Alg. 3 learner for multiclass
+/// problems (a chain of length 1 without transitions) and linear chains.
+///
+/// The model is `θ = (θ_1, …, θ_K, θ_{K+1}, …, θ_{K+E}[, θ_tr])`:
+///
+/// * kernel group `k`: `θ_k = Σ_{j,y} α_k[j, y] φ_k(x_j) ⊗ e_y` over the
+///   shared support set (parts `(x_j, y)`, kernel
+///   `K_k((x, y), (x', y')) = [y = y'] k_k(x, x')`);
+/// * explicit group `e`: a dense `L × |cols_e|` weight matrix on the input
+///   columns `cols_e` (the primal form of a linear kernel on them);
+/// * chains: the transition group (label bigrams, start and stop).
+///
+/// A round ([`StreamMkl::learn`]) scores the example (kernel values against
+/// every support input, one shared dot product per support for all
+/// kernels), decodes (loss-augmented Viterbi for the hinge,
+/// forward-backward for the CRF loss), takes the subgradient step (adds
+/// coefficients for the parts that change, inserting new support inputs),
+/// then applies the prox of `η_t Ω` through the group norms (Prop. 1) by
+/// one scale factor per group, and optionally projects onto an ℓ2,1 ball
+/// and enforces the support budget. Group norms follow the §3.4 identity
+/// `‖θ + Δ‖² = ‖θ‖² + 2⟨θ, Δ⟩ + ‖Δ‖²`, where `⟨θ_k, Δ_k⟩` is read off the
+/// round's scores and `‖Δ_k‖²` needs only kernel values between the
+/// example's positions.
+///
+/// Every error is raised before anything changes: a failed round leaves the
+/// model as it was.
+///
+/// # Complexity
+/// A round on a chain of `n` positions with `S` support inputs of dimension
+/// `d`, `K` kernels, `E` explicit groups of total width `D_E` and `L`
+/// labels: O(n S (d + K L)) to score (kernel values equal to 0 are skipped
+/// when `skip_zeros`), O(n D_E L) for the explicit groups, O(n L²) to
+/// decode, O(n'² (d + L)) for the norm update over the `n'` changed
+/// positions, O(K + E + L²) for the prox; a budget removal costs one more
+/// scoring pass, O(S (d + K L)).
+///
+/// # Example
+/// ```
+/// use omkl_core::kernel::Kernel;
+/// use omkl_core::learner::stream_mkl::{StreamMkl, StreamMklConfig};
+/// let cfg = StreamMklConfig::multiclass(
+///     vec![Kernel::Linear { normalize: false }, Kernel::Gaussian { sigma2: 1.0 }],
+///     1e-3,
+///     1.0,
+/// );
+/// let mut m = StreamMkl::new(cfg, 2, 2).unwrap();
+/// for _ in 0..5 {
+///     m.learn(&[1.0, 0.0], &[0]).unwrap();
+///     m.learn(&[0.0, 1.0], &[1]).unwrap();
+/// }
+/// assert_eq!(m.predict(&[0.9, 0.1]).unwrap(), vec![0]);
+/// assert_eq!(m.n_support(), 2); // each input is stored once
+/// let beta = m.beta();
+/// assert!((beta.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamMkl {
+    pub(super) config: StreamMklConfig,
+    pub(super) d: usize,
+    pub(super) l: usize,
+    pub(super) support: SupportSet,
+    /// Per kernel group, `α[j, y]` at `j·L + y`.
+    pub(super) kgroups: Vec<ScaledBlock>,
+    /// Per explicit group, `W[y, f]` at `y·|cols| + f`.
+    pub(super) egroups: Vec<ScaledBlock>,
+    /// Chains: `(L + 2) × L`, rows `0..L` the bigrams `tr[prev, next]`,
+    /// row `L` the start and row `L + 1` the stop weights.
+    pub(super) trans: Option<ScaledBlock>,
+    /// Finished rounds.
+    pub(super) t: u64,
+    pub(super) history_rounds: Vec<u64>,
+    pub(super) history: Vec<Vec<f64>>,
+}
+
+impl StreamMkl {
+    /// A zero model for inputs of dimension `d ≥ 1` and `n_labels ≥ 1`
+    /// labels.
+    pub fn new(config: StreamMklConfig, d: usize, n_labels: usize) -> Result<Self> {
+        if d == 0 {
+            return Err(OmklError::invalid("d", "expected a dimension >= 1, got 0"));
+        }
+        if n_labels == 0 {
+            return Err(OmklError::invalid(
+                "n_labels",
+                "expected at least 1 label, got 0",
+            ));
+        }
+        config.check(d)?;
+        let l = n_labels;
+        Ok(StreamMkl {
+            kgroups: vec![ScaledBlock::zeros(0); config.kernels.len()],
+            egroups: config
+                .explicit_groups
+                .iter()
+                .map(|c| ScaledBlock::zeros(l * c.len()))
+                .collect(),
+            trans: config.chain.then(|| ScaledBlock::zeros((l + 2) * l)),
+            support: SupportSet::new(d),
+            config,
+            d,
+            l,
+            t: 0,
+            history_rounds: Vec::new(),
+            history: Vec::new(),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &StreamMklConfig {
+        &self.config
+    }
+
+    /// Input dimension.
+    pub fn dim(&self) -> usize {
+        self.d
+    }
+
+    /// Number of labels.
+    pub fn n_labels(&self) -> usize {
+        self.l
+    }
+
+    /// Number of finished rounds.
+    pub fn rounds(&self) -> u64 {
+        self.t
+    }
+
+    /// Number of support inputs.
+    pub fn n_support(&self) -> usize {
+        self.support.len()
+    }
+
+    /// The support inputs, row-major `n_support × d`.
+    pub fn support_inputs(&self) -> &[f32] {
+        self.support.data()
+    }
+
+    /// Coefficients of kernel group `k` of the current iterate,
+    /// `α[j, y]` at `j·L + y`.
+    pub fn kernel_coefficients(&self, k: usize) -> Vec<f64> {
+        let b = &self.kgroups[k];
+        (0..b.len()).map(|i| b.get(i)).collect()
+    }
+
+    /// Weights of explicit group `e` of the current iterate, `W[y, f]` at
+    /// `y·|cols_e| + f`.
+    pub fn explicit_weights(&self, e: usize) -> Vec<f64> {
+        let b = &self.egroups[e];
+        (0..b.len()).map(|i| b.get(i)).collect()
+    }
+
+    /// Transition weights `(L + 2) × L` (bigrams, start row, stop row) of
+    /// the current iterate; empty for multiclass models.
+    pub fn transition_weights(&self) -> Vec<f64> {
+        self.trans
+            .as_ref()
+            .map_or_else(Vec::new, |b| (0..b.len()).map(|i| b.get(i)).collect())
+    }
+
+    /// Maintained group norms `‖θ_g‖`: kernel groups, explicit groups, then
+    /// the transition group for chains.
+    pub fn group_norms(&self) -> Vec<f64> {
+        self.blocks().map(|b| b.sq_norm().sqrt()).collect()
+    }
+
+    pub(super) fn blocks(&self) -> impl Iterator<Item = &ScaledBlock> {
+        self.kgroups
+            .iter()
+            .chain(&self.egroups)
+            .chain(self.trans.as_ref())
+    }
+
+    pub(super) fn blocks_mut(&mut self) -> impl Iterator<Item = &mut ScaledBlock> {
+        self.kgroups
+            .iter_mut()
+            .chain(self.egroups.iter_mut())
+            .chain(self.trans.as_mut())
+    }
+
+    /// `β_g = ‖θ_g‖ / Σ_l ‖θ_l‖` over the kernel and explicit groups of the
+    /// current iterate (uniform while all are zero).
+    pub fn beta(&self) -> Vec<f64> {
+        let g = self.config.n_groups();
+        let norms = &self.group_norms()[..g];
+        let total: f64 = norms.iter().sum();
+        if total > 0.0 {
+            norms.iter().map(|n| n / total).collect()
+        } else {
+            vec![1.0 / g as f64; g]
+        }
+    }
+
+    /// Appends the current `β` to the trajectory.
+    pub fn record_beta(&mut self) {
+        let b = self.beta();
+        self.history_rounds.push(self.t);
+        self.history.push(b);
+    }
+
+    /// The `β` trajectory: the round at which each entry was recorded, and
+    /// the entries.
+    pub fn beta_history(&self) -> (&[u64], &[Vec<f64>]) {
+        (&self.history_rounds, &self.history)
+    }
+
+    /// Approximate heap bytes of the model.
+    pub fn nbytes(&self) -> usize {
+        self.support.nbytes()
+            + self.blocks().map(ScaledBlock::nbytes).sum::<usize>()
+            + self.history.iter().map(|h| h.len() * 8 + 24).sum::<usize>()
+            + self.history_rounds.len() * 8
+    }
+
+    /// Checks an input block `x` of `n` rows of dimension `d`.
+    pub(super) fn check_x(&self, x: &[f32], n: usize, d: usize) -> Result<()> {
+        if n == 0 {
+            return Err(OmklError::empty("x (a sequence of at least one position)"));
+        }
+        if !self.config.chain && n != 1 {
+            return Err(OmklError::shape(
+                "x",
+                "one row for a multiclass model",
+                format!("{n} rows"),
+            ));
+        }
+        if x.len() != n * d {
+            return Err(OmklError::shape(
+                "x",
+                format!("{n} x {d} = {} values", n * d),
+                format!("{} values", x.len()),
+            ));
+        }
+        check_finite_f32("x", x)
+    }
+
+    /// Validates a training example: `x` is `n × d` with `n = y.len()`,
+    /// `d` equal to the model's dimension (or larger when `grow_dim`),
+    /// finite; labels below `n_labels ≥ L`.
+    pub fn check_example(
+        &self,
+        x: &[f32],
+        d: usize,
+        y: &[usize],
+        n_labels: usize,
+        grow_dim: bool,
+    ) -> Result<()> {
+        if d != self.d && !(grow_dim && d > self.d) {
+            return Err(OmklError::shape(
+                "x",
+                format!("{} features per position (as in earlier rounds)", self.d),
+                format!("{d}"),
+            ));
+        }
+        if n_labels < self.l {
+            return Err(OmklError::invalid(
+                "n_labels",
+                format!(
+                    "expected at least the current {} labels, got {n_labels}",
+                    self.l
+                ),
+            ));
+        }
+        self.check_x(x, y.len(), d)?;
+        if let Some(p) = y.iter().position(|&v| v >= n_labels) {
+            return Err(OmklError::invalid(
+                "y",
+                format!("expected labels < {n_labels}, but y[{p}] = {}", y[p]),
+            ));
+        }
+        self.support.check_room(y.len())
+    }
+
+    /// Adds labels up to `n_labels` (zero coefficients: scores unchanged).
+    ///
+    /// # Complexity
+    /// O(S K L + D_E L + L²).
+    pub fn grow_labels(&mut self, n_labels: usize) {
+        let (old, new) = (self.l, n_labels);
+        if new <= old {
+            return;
+        }
+        for b in &mut self.kgroups {
+            b.widen_rows(old, new);
+        }
+        for (b, cols) in self.egroups.iter_mut().zip(&self.config.explicit_groups) {
+            b.push_zeros((new - old) * cols.len());
+        }
+        if let Some(b) = &mut self.trans {
+            b.widen_rows(old, new);
+            b.insert_zeros(old * new, (new - old) * new);
+        }
+        self.l = new;
+    }
+
+    /// Grows the input dimension to `d ≥ dim()`: the new features are 0 in
+    /// every stored support input, so no score changes.
+    pub fn grow_dim(&mut self, d: usize) {
+        if d > self.d {
+            self.support.grow_dim(d);
+            self.d = d;
+        }
+    }
+}

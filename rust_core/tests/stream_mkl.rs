@@ -1,0 +1,743 @@
+//! The streaming Alg. 3: kernelised against explicit runs, the §3.4 norm
+//! identity against `αᵀKα` recomputed from the expansion, equivalence with
+//! Alg. 1 and with a slow dense kernel structured SVM, sparse against dense
+//! scoring for the B1 kernel, the support budget, and bad input.
+
+#![allow(clippy::needless_range_loop)]
+
+use omkl_core::decode::chain::ChainScores;
+use omkl_core::decode::viterbi::{viterbi, viterbi_hamming, ViterbiWorkspace};
+use omkl_core::features::SparseExample;
+use omkl_core::kernel::Kernel;
+use omkl_core::learner::stream_mkl::{StreamLoss, StreamMkl, StreamMklConfig};
+use omkl_core::learner::{Alg1Config, Loss, OnlineProximal, Schedule, Target};
+use omkl_core::prox::Regularizer;
+
+/// Deterministic pseudo-random numbers.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn unif(&mut self) -> f32 {
+        (self.next() % 1_000_000) as f32 / 1_000_000.0 * 2.0 - 1.0
+    }
+    fn vec(&mut self, n: usize) -> Vec<f32> {
+        (0..n).map(|_| self.unif()).collect()
+    }
+}
+
+/// Labels that depend on the input (so that learning has something to do).
+fn label_of(x: &[f32], l: usize) -> usize {
+    let s: f32 = x
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v * (i as f32 + 1.0))
+        .sum();
+    ((s.abs() * 3.0) as usize) % l
+}
+
+fn rel(a: f64, b: f64) -> f64 {
+    (a - b).abs() / a.abs().max(b.abs()).max(1e-300)
+}
+
+fn config(
+    kernels: Vec<Kernel>,
+    explicit: Vec<Vec<usize>>,
+    chain: bool,
+    loss: StreamLoss,
+) -> StreamMklConfig {
+    StreamMklConfig {
+        kernels,
+        explicit_groups: explicit,
+        chain,
+        loss,
+        regularizer: Regularizer::SquaredL21 { lam: 0.05 },
+        schedule: Schedule::InvSqrt { eta0: 0.5 },
+        cost: 1.0,
+        average: false,
+        radius: None,
+        max_support: None,
+        history_every: 0,
+        skip_zeros: true,
+        passive_aggressive: false,
+    }
+}
+
+/// `Σ_y α_yᵀ K α_y` of kernel group `k`, from the support inputs and the
+/// coefficients, with `Kernel::eval`.
+fn sq_norm_from_expansion(m: &StreamMkl, k: usize) -> f64 {
+    let kern = &m.config().kernels[k];
+    let (d, l, s) = (m.dim(), m.n_labels(), m.n_support());
+    let x = m.support_inputs();
+    let a = m.kernel_coefficients(k);
+    let mut total = 0.0;
+    for i in 0..s {
+        for j in 0..s {
+            let kij = kern.eval(&x[i * d..(i + 1) * d], &x[j * d..(j + 1) * d]);
+            for y in 0..l {
+                total += a[i * l + y] * a[j * l + y] * kij;
+            }
+        }
+    }
+    total
+}
+
+/// A random example: multiclass (one row) or a chain of 1..=5 positions
+/// whose labels follow the inputs and, with probability 1/2, the previous
+/// label.
+fn example(rng: &mut Rng, d: usize, l: usize, chain: bool) -> (Vec<f32>, Vec<usize>) {
+    let n = if chain { 1 + rng.below(5) } else { 1 };
+    let x = rng.vec(n * d);
+    let mut y = Vec::with_capacity(n);
+    for p in 0..n {
+        let own = label_of(&x[p * d..(p + 1) * d], l);
+        y.push(if p > 0 && rng.below(2) == 0 {
+            y[p - 1]
+        } else {
+            own
+        });
+    }
+    (x, y)
+}
+
+#[test]
+fn linear_kernel_group_equals_explicit_group_iterate_by_iterate() {
+    let (d, l) = (4, 3);
+    for (chain, loss) in [
+        (false, StreamLoss::Hinge),
+        (true, StreamLoss::Hinge),
+        (false, StreamLoss::Crf),
+        (true, StreamLoss::Crf),
+    ] {
+        let gauss = Kernel::Gaussian { sigma2: 1.5 };
+        let lin = Kernel::Linear { normalize: false };
+        let mut a =
+            StreamMkl::new(config(vec![lin, gauss.clone()], vec![], chain, loss), d, l).unwrap();
+        let mut b = StreamMkl::new(
+            config(vec![gauss], vec![(0..d).collect()], chain, loss),
+            d,
+            l,
+        )
+        .unwrap();
+        let mut rng = Rng(7);
+        let mut updates = 0;
+        for _ in 0..300 {
+            let (x, y) = example(&mut rng, d, l, chain);
+            assert_eq!(a.predict(&x).unwrap(), b.predict(&x).unwrap());
+            let (la, lb) = (a.learn(&x, &y).unwrap(), b.learn(&x, &y).unwrap());
+            assert!(rel(la, lb) < 1e-9 || (la - lb).abs() < 1e-12);
+            if la > 0.0 {
+                updates += 1;
+            }
+            let (na, nb) = (a.group_norms(), b.group_norms());
+            // a: [linear, gaussian, (trans)], b: [gaussian, explicit, (trans)]
+            assert!(
+                rel(na[0], nb[1]) < 1e-9,
+                "{chain} {loss:?}: {na:?} vs {nb:?}"
+            );
+            assert!(
+                rel(na[1], nb[0]) < 1e-9,
+                "{chain} {loss:?}: {na:?} vs {nb:?}"
+            );
+            if chain {
+                assert!(rel(na[2], nb[2]) < 1e-9);
+            }
+        }
+        assert!(updates > 20, "{chain} {loss:?}: only {updates} updates");
+        // β is shared between kernel and explicit groups
+        assert!(rel(a.beta()[0], b.beta()[1]) < 1e-9);
+    }
+}
+
+#[test]
+fn maintained_norms_match_the_expansion_after_ten_thousand_rounds() {
+    let (d, l) = (3, 3);
+    for (chain, loss) in [
+        (false, StreamLoss::Hinge),
+        (true, StreamLoss::Crf),
+        (true, StreamLoss::Hinge),
+    ] {
+        let kernels = vec![
+            Kernel::Gaussian { sigma2: 0.5 },
+            Kernel::Polynomial {
+                degree: 2,
+                offset: 1.0,
+                normalize: true,
+            },
+            Kernel::Linear { normalize: false },
+        ];
+        let mut cfg = config(kernels, vec![], chain, loss);
+        cfg.regularizer = Regularizer::SquaredL21 { lam: 0.01 };
+        let mut m = StreamMkl::new(cfg, d, l).unwrap();
+        let mut rng = Rng(11);
+        // a pool of 150 distinct inputs: the support set stays small
+        let pool: Vec<Vec<f32>> = (0..150).map(|_| rng.vec(d)).collect();
+        for _ in 0..10_000 {
+            let n = if chain { 1 + rng.below(3) } else { 1 };
+            let mut x = Vec::new();
+            let mut y = Vec::new();
+            for _ in 0..n {
+                let p = &pool[rng.below(pool.len())];
+                x.extend_from_slice(p);
+                y.push(label_of(p, l));
+            }
+            m.learn(&x, &y).unwrap();
+        }
+        assert!(m.n_support() > 50 && m.n_support() <= 150);
+        let norms = m.group_norms();
+        for k in 0..3 {
+            let exact = sq_norm_from_expansion(&m, k);
+            let kept = norms[k] * norms[k];
+            assert!(exact > 0.0);
+            assert!(
+                rel(kept, exact) < 1e-8,
+                "{chain} {loss:?} group {k}: {kept} vs {exact}"
+            );
+        }
+        if chain {
+            let tr = m.transition_weights();
+            let exact: f64 = tr.iter().map(|v| v * v).sum();
+            assert!(rel(norms[3] * norms[3], exact) < 1e-8);
+        }
+    }
+}
+
+fn alg1(loss: Loss, lam: f64, d: usize, l: usize) -> OnlineProximal {
+    let cfg = Alg1Config {
+        loss,
+        schedule: Schedule::InvSqrt { eta0: 0.5 },
+        regularizers: vec![Regularizer::L2Squared { lam }],
+        radius: None,
+        averaged: false,
+        fit_intercept: false,
+        clip_gradient: None,
+    };
+    OnlineProximal::new(cfg, 1, d, l).unwrap()
+}
+
+#[test]
+fn one_group_equals_alg1_on_explicit_features() {
+    let (d, l, lam) = (5, 4, 0.1);
+    for (loss, alg1_loss) in [
+        (StreamLoss::Hinge, Loss::Hinge),
+        (StreamLoss::Crf, Loss::Logistic),
+    ] {
+        for kernel_group in [true, false] {
+            let mut cfg = if kernel_group {
+                config(
+                    vec![Kernel::Linear { normalize: false }],
+                    vec![],
+                    false,
+                    loss,
+                )
+            } else {
+                config(vec![], vec![(0..d).collect()], false, loss)
+            };
+            cfg.regularizer = Regularizer::L2Squared { lam };
+            let mut m = StreamMkl::new(cfg, d, l).unwrap();
+            let mut r = alg1(alg1_loss, lam, d, l);
+            let mut rng = Rng(3);
+            for _ in 0..400 {
+                let x = rng.vec(d);
+                let y = label_of(&x, l);
+                let mut sx = SparseExample::default();
+                for (i, &v) in x.iter().enumerate() {
+                    sx.push(0, i as u32, f64::from(v));
+                }
+                let (za, zb) = (m.scores(&x, 1).unwrap(), r.scores(&sx).unwrap());
+                for (a, b) in za.iter().zip(&zb) {
+                    assert!((a - b).abs() <= 1e-9 * a.abs().max(1.0), "{za:?} vs {zb:?}");
+                }
+                let la = m.learn(&x, &[y]).unwrap();
+                let lb = r.learn(&sx, Target::Class(y)).unwrap();
+                assert!((la - lb).abs() < 1e-9);
+            }
+        }
+    }
+}
+
+/// A slow dense kernel structured SVM on chains (hinge, Hamming cost,
+/// `(λ/2)‖θ‖²`): every part ever updated is kept as `(x, y, α)` and every
+/// score is recomputed from scratch with `Kernel::eval`.
+struct DenseSsvm {
+    kernel: Kernel,
+    l: usize,
+    d: usize,
+    parts: Vec<(Vec<f32>, usize, f64)>,
+    tr: Vec<f64>, // (L + 2) × L
+    t: u64,
+    lam: f64,
+}
+
+impl DenseSsvm {
+    fn emissions(&self, x: &[f32]) -> Vec<f64> {
+        let n = x.len() / self.d;
+        let mut em = vec![0.0; n * self.l];
+        for p in 0..n {
+            for (xs, y, a) in &self.parts {
+                em[p * self.l + y] += a * self.kernel.eval(&x[p * self.d..(p + 1) * self.d], xs);
+            }
+        }
+        em
+    }
+    fn chain<'a>(&self, em: &'a [f64], tr: &'a [f64], n: usize) -> ChainScores<'a> {
+        let l = self.l;
+        ChainScores::new(
+            em,
+            &tr[..l * l],
+            Some(&tr[l * l..l * l + l]),
+            Some(&tr[l * l + l..]),
+            n,
+            l,
+        )
+        .unwrap()
+    }
+    fn predict(&self, x: &[f32]) -> Vec<usize> {
+        let n = x.len() / self.d;
+        let em = self.emissions(x);
+        let mut out = vec![0; n];
+        viterbi(
+            &self.chain(&em, &self.tr, n),
+            &mut ViterbiWorkspace::new(),
+            &mut out,
+        )
+        .unwrap();
+        out
+    }
+    fn learn(&mut self, x: &[f32], y: &[usize]) {
+        self.t += 1;
+        let eta = 0.5 / (self.t as f64).sqrt();
+        let (n, l) = (y.len(), self.l);
+        let em = self.emissions(x);
+        let tr = self.tr.clone();
+        let mut out = vec![0; n];
+        viterbi_hamming(
+            &self.chain(&em, &tr, n),
+            y,
+            1.0,
+            &mut ViterbiWorkspace::new(),
+            &mut out,
+        )
+        .unwrap();
+        for p in 0..n {
+            if out[p] != y[p] {
+                let xp = x[p * self.d..(p + 1) * self.d].to_vec();
+                self.parts.push((xp.clone(), y[p], eta));
+                self.parts.push((xp, out[p], -eta));
+            }
+        }
+        if out != y {
+            for (labels, c) in [(y, eta), (&out[..], -eta)] {
+                self.tr[l * l + labels[0]] += c;
+                self.tr[(l + 1) * l + labels[n - 1]] += c;
+                for w in labels.windows(2) {
+                    self.tr[w[0] * l + w[1]] += c;
+                }
+            }
+        }
+        let s = 1.0 / (1.0 + eta * self.lam);
+        self.parts.iter_mut().for_each(|p| p.2 *= s);
+        self.tr.iter_mut().for_each(|v| *v *= s);
+    }
+}
+
+#[test]
+fn one_gaussian_group_equals_a_dense_kernel_structured_svm() {
+    let (d, l, lam) = (3, 3, 0.05);
+    let kernel = Kernel::Gaussian { sigma2: 0.8 };
+    let mut cfg = config(vec![kernel.clone()], vec![], true, StreamLoss::Hinge);
+    cfg.regularizer = Regularizer::L2Squared { lam };
+    let mut m = StreamMkl::new(cfg, d, l).unwrap();
+    let mut r = DenseSsvm {
+        kernel,
+        l,
+        d,
+        parts: Vec::new(),
+        tr: vec![0.0; (l + 2) * l],
+        t: 0,
+        lam,
+    };
+    let mut rng = Rng(5);
+    let mut wrong = 0;
+    for _ in 0..250 {
+        let (x, y) = example(&mut rng, d, l, true);
+        assert_eq!(m.predict(&x).unwrap(), r.predict(&x));
+        let em_m = m.scores(&x, y.len()).unwrap();
+        let em_r = r.emissions(&x);
+        for (a, b) in em_m.iter().zip(&em_r) {
+            assert!((a - b).abs() < 1e-9 * a.abs().max(1.0));
+        }
+        if m.predict(&x).unwrap() != y {
+            wrong += 1;
+        }
+        m.learn(&x, &y).unwrap();
+        r.learn(&x, &y);
+        let tr = m.transition_weights();
+        for (a, b) in tr.iter().zip(&r.tr) {
+            assert!((a - b).abs() < 1e-9 * a.abs().max(1.0));
+        }
+    }
+    assert!(wrong > 10);
+}
+
+#[test]
+fn b1_sparse_scoring_equals_dense_scoring() {
+    let (d, l) = (3, 3);
+    let h = 0.6; // most pairs of inputs in [-1, 1]^3 are farther apart
+    let kernels = vec![Kernel::B1Spline { h }, Kernel::Linear { normalize: false }];
+    let sparse_cfg = config(kernels.clone(), vec![], true, StreamLoss::Hinge);
+    let mut dense_cfg = sparse_cfg.clone();
+    dense_cfg.skip_zeros = false;
+    let mut a = StreamMkl::new(sparse_cfg, d, l).unwrap();
+    let mut b = StreamMkl::new(dense_cfg, d, l).unwrap();
+    let mut rng = Rng(9);
+    for _ in 0..300 {
+        let (x, y) = example(&mut rng, d, l, true);
+        assert_eq!(a.predict(&x).unwrap(), b.predict(&x).unwrap());
+        a.learn(&x, &y).unwrap();
+        b.learn(&x, &y).unwrap();
+    }
+    assert_eq!(a.kernel_coefficients(0), b.kernel_coefficients(0));
+    // the B1 scores agree with a dense evaluation of the expansion, and
+    // most kernel values were zero
+    let sup = a.support_inputs().to_vec();
+    let coef = a.kernel_coefficients(0);
+    let (mut zeros, mut total) = (0, 0);
+    for _ in 0..50 {
+        let x = rng.vec(d);
+        let mut em = vec![0.0; l];
+        for j in 0..a.n_support() {
+            let kv = kernels[0].eval(&x, &sup[j * d..(j + 1) * d]);
+            total += 1;
+            if kv == 0.0 {
+                zeros += 1;
+            }
+            for y in 0..l {
+                em[y] += kv * coef[j * l + y];
+            }
+        }
+        let lin = Kernel::Linear { normalize: false };
+        let coef_lin = a.kernel_coefficients(1);
+        for j in 0..a.n_support() {
+            let kv = lin.eval(&x, &sup[j * d..(j + 1) * d]);
+            for y in 0..l {
+                em[y] += kv * coef_lin[j * l + y];
+            }
+        }
+        let got = a.scores(&x, 1).unwrap();
+        for (g, e) in got.iter().zip(&em) {
+            assert!((g - e).abs() < 1e-9 * e.abs().max(1.0));
+        }
+    }
+    assert!(zeros * 2 > total, "{zeros} zeros of {total}");
+}
+
+#[test]
+fn budget_bounds_the_support_and_keeps_norms_exact() {
+    let (d, l, budget) = (4, 3, 40);
+    for chain in [false, true] {
+        let kernels = vec![
+            Kernel::Gaussian { sigma2: 1.0 },
+            Kernel::Linear { normalize: false },
+        ];
+        let mut cfg = config(kernels, vec![vec![0, 2]], chain, StreamLoss::Hinge);
+        cfg.max_support = Some(budget);
+        cfg.average = true;
+        let mut m = StreamMkl::new(cfg, d, l).unwrap();
+        let mut rng = Rng(21);
+        let mut correct = 0;
+        for t in 0..3000 {
+            let (x, mut y) = example(&mut rng, d, l, chain);
+            // an easy rule: the label is the argmax of the first L features
+            for p in 0..y.len() {
+                let r = &x[p * d..p * d + l];
+                y[p] = (0..l).fold(0, |b, i| if r[i] > r[b] { i } else { b });
+            }
+            if t >= 2000 && m.predict(&x).unwrap() == y {
+                correct += 1;
+            }
+            m.learn(&x, &y).unwrap();
+            assert!(m.n_support() <= budget);
+        }
+        assert_eq!(m.n_support(), budget);
+        let norms = m.group_norms();
+        for k in 0..2 {
+            let exact = sq_norm_from_expansion(&m, k);
+            assert!(
+                rel(norms[k] * norms[k], exact) < 1e-8,
+                "{k}: {} vs {exact}",
+                norms[k] * norms[k]
+            );
+        }
+        // the next removal takes the input of smallest coefficient mass
+        let j = m.smallest_support().unwrap();
+        let mass = |j: usize| -> f64 {
+            (0..2)
+                .map(|k| {
+                    m.kernel_coefficients(k)[j * l..(j + 1) * l]
+                        .iter()
+                        .map(|v| v.abs())
+                        .sum::<f64>()
+                })
+                .sum()
+        };
+        for i in 0..m.n_support() {
+            assert!(mass(j) <= mass(i));
+        }
+        // far better than chance (1/3) with 40 support inputs
+        if !chain {
+            assert!(correct > 650, "{correct} of 1000");
+        }
+    }
+}
+
+#[test]
+fn bad_input_leaves_the_model_unchanged() {
+    let (d, l) = (3, 2);
+    let cfg = config(
+        vec![Kernel::Gaussian { sigma2: 1.0 }],
+        vec![vec![1]],
+        true,
+        StreamLoss::Crf,
+    );
+    let mut m = StreamMkl::new(cfg, d, l).unwrap();
+    m.learn(&[0.1, 0.2, 0.3, 0.3, 0.2, 0.1], &[0, 1]).unwrap();
+    let before = m.clone();
+    let bytes = m.to_bytes();
+    let bad: Vec<(Vec<f32>, Vec<usize>, &str)> = vec![
+        (vec![], vec![], "empty"),
+        (vec![0.1, f32::NAN, 0.3], vec![0], "finite"),
+        (vec![0.1, 0.2], vec![0], "values"),
+        (vec![0.1, 0.2, 0.3], vec![2], "labels < 2"),
+        (vec![0.1, 0.2, 0.3, 0.4], vec![0, 1], "values"),
+    ];
+    for (x, y, msg) in bad {
+        let e = m.learn(&x, &y).unwrap_err().to_string();
+        assert!(e.contains(msg), "{e}");
+        assert_eq!(m, before);
+    }
+    // a dimension change is refused unless asked for
+    let e = m
+        .learn_extending(&[0.0; 4], 4, &[0], 2, false)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("3 features"), "{e}");
+    assert!(m
+        .learn_extending(&[0.0, f32::INFINITY, 0.0, 0.0], 4, &[0], 3, true)
+        .is_err());
+    assert_eq!(m.to_bytes(), bytes);
+    // a valid extension grows labels and dimension without changing scores
+    let x = [0.5f32, -0.5, 0.25];
+    let s0 = m.scores(&x, 1).unwrap();
+    let mut g = m.clone();
+    g.grow_labels(3);
+    g.grow_dim(4);
+    let s1 = g.scores(&[0.5, -0.5, 0.25, 0.0], 1).unwrap();
+    assert_eq!(&s1[..2], &s0[..]);
+    assert_eq!(s1[2], 0.0);
+    assert!(m
+        .learn_extending(&[0.5, -0.5, 0.25, 1.0], 4, &[2], 3, true)
+        .is_ok());
+    assert_eq!((m.dim(), m.n_labels()), (4, 3));
+    // multiclass models take one row
+    let mc = config(
+        vec![Kernel::Linear { normalize: false }],
+        vec![],
+        false,
+        StreamLoss::Hinge,
+    );
+    let mut m = StreamMkl::new(mc, 2, 2).unwrap();
+    assert!(m.learn(&[1.0, 2.0, 3.0, 4.0], &[0, 1]).is_err());
+}
+
+#[test]
+fn bytes_round_trip_and_corruption_is_an_error() {
+    let (d, l) = (2, 3);
+    let mut cfg = config(
+        vec![Kernel::Gaussian { sigma2: 1.0 }],
+        vec![vec![0]],
+        true,
+        StreamLoss::Hinge,
+    );
+    cfg.average = true;
+    cfg.history_every = 10;
+    let mut m = StreamMkl::new(cfg, d, l).unwrap();
+    let mut rng = Rng(1);
+    for _ in 0..60 {
+        let (x, y) = example(&mut rng, d, l, true);
+        m.learn(&x, &y).unwrap();
+    }
+    assert_eq!(m.beta_history().0, &[10, 20, 30, 40, 50, 60]);
+    let bytes = m.to_bytes();
+    let back = StreamMkl::from_bytes(&bytes).unwrap();
+    assert_eq!(back, m);
+    assert_eq!(back.to_bytes(), bytes);
+    let x = rng.vec(3 * d);
+    assert_eq!(back.predict(&x).unwrap(), m.predict(&x).unwrap());
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    let wrong_version = text.replacen("\"version\":1", "\"version\":99", 1);
+    assert!(StreamMkl::from_bytes(wrong_version.as_bytes())
+        .unwrap_err()
+        .to_string()
+        .contains("version"));
+    assert!(StreamMkl::from_bytes(&bytes[..bytes.len() / 2]).is_err());
+    let short_b = text.replacen("\"b\":[", "\"b\":[1.0,", 1);
+    assert!(StreamMkl::from_bytes(short_b.as_bytes()).is_err());
+    let wrong_s = text.replacen("\"s\":", "\"s\":-", 1);
+    assert!(StreamMkl::from_bytes(wrong_s.as_bytes()).is_err());
+    let wrong_l = text.replacen("\"l\":3", "\"l\":4", 1);
+    assert!(StreamMkl::from_bytes(wrong_l.as_bytes()).is_err());
+}
+
+#[test]
+fn a_chain_task_needs_transitions() {
+    // labels alternate 0, 1, 0, 1, ... whatever the inputs (pure noise):
+    // only the transition group can learn this
+    let (d, l) = (2, 2);
+    let cfg = config(
+        vec![Kernel::Gaussian { sigma2: 1.0 }],
+        vec![],
+        true,
+        StreamLoss::Hinge,
+    );
+    let mut m = StreamMkl::new(cfg, d, l).unwrap();
+    let mut rng = Rng(4);
+    for _ in 0..300 {
+        let n = 2 + rng.below(5);
+        let x = rng.vec(n * d);
+        let y: Vec<usize> = (0..n).map(|p| p % 2).collect();
+        m.learn(&x, &y).unwrap();
+    }
+    let mut correct = 0;
+    let mut total = 0;
+    for _ in 0..50 {
+        let n = 2 + rng.below(5);
+        let x = rng.vec(n * d);
+        let out = m.predict(&x).unwrap();
+        total += n;
+        correct += out.iter().enumerate().filter(|(p, &v)| v == p % 2).count();
+    }
+    assert!(correct as f64 > 0.95 * total as f64, "{correct}/{total}");
+}
+
+/// Deterministic pseudo-random inputs in `[-1, 1)`.
+fn pa_inputs(n: usize, d: usize) -> Vec<f32> {
+    let mut s = 0x2545_f491_4f6c_dd1d_u64;
+    (0..n * d)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+fn pa_config(eta0: f64, lam: f64, pa: bool) -> StreamMklConfig {
+    let mut cfg = StreamMklConfig::multiclass(
+        vec![
+            Kernel::Linear { normalize: false },
+            Kernel::Gaussian { sigma2: 1.5 },
+        ],
+        lam,
+        eta0,
+    );
+    cfg.schedule = Schedule::Constant { eta0 };
+    cfg.passive_aggressive = pa;
+    cfg
+}
+
+#[test]
+fn passive_aggressive_step_brings_the_margin_to_the_cost() {
+    let (d, l, n) = (3, 3, 60);
+    let xs = pa_inputs(n, d);
+    // uncapped (eta = 1e9) and a negligible prox (eta * lam = 1e-11)
+    let mut m = StreamMkl::new(pa_config(1e9, 1e-20, true), d, l).unwrap();
+    let mut checked = 0;
+    for i in 0..n {
+        let x = &xs[i * d..(i + 1) * d];
+        let y = label_of(x, l);
+        let s = m.scores(x, 1).unwrap();
+        let out = (0..l)
+            .map(|k| (k, s[k] + if k == y { 0.0 } else { 1.0 }))
+            .fold(
+                (y, f64::NEG_INFINITY),
+                |b, (k, v)| if v > b.1 { (k, v) } else { b },
+            )
+            .0;
+        let loss = m.learn(x, &[y]).unwrap();
+        let t = m.scores(x, 1).unwrap();
+        if loss > 1e-9 && out != y {
+            assert!(
+                (t[y] - t[out] - 1.0).abs() < 1e-6,
+                "round {i}: margin {} after the step, expected the cost 1",
+                t[y] - t[out]
+            );
+            checked += 1;
+        } else {
+            // no loss: only the (negligible) prox shrinkage
+            for (u, v) in s.iter().zip(&t) {
+                assert!(rel(*u, *v) < 1e-9, "round {i}: {u} vs {v}");
+            }
+        }
+    }
+    assert!(checked > 5, "only {checked} rounds with a loss");
+}
+
+#[test]
+fn passive_aggressive_step_is_capped_by_the_schedule() {
+    // with a tiny eta the closed-form step exceeds it: PA equals plain steps
+    let (d, l, n) = (3, 3, 30);
+    let xs = pa_inputs(n, d);
+    let mut a = StreamMkl::new(pa_config(1e-6, 1e-3, true), d, l).unwrap();
+    let mut b = StreamMkl::new(pa_config(1e-6, 1e-3, false), d, l).unwrap();
+    for i in 0..n {
+        let x = &xs[i * d..(i + 1) * d];
+        let y = label_of(x, l);
+        a.learn(x, &[y]).unwrap();
+        b.learn(x, &[y]).unwrap();
+    }
+    let all = |m: &StreamMkl| -> Vec<f64> {
+        (0..n)
+            .flat_map(|i| m.scores(&xs[i * d..(i + 1) * d], 1).unwrap())
+            .collect()
+    };
+    for (u, v) in all(&a).iter().zip(&all(&b)) {
+        assert!(rel(*u, *v) < 1e-9, "{u} vs {v}");
+    }
+    // and a large eta changes the result
+    let mut c = StreamMkl::new(pa_config(10.0, 1e-3, true), d, l).unwrap();
+    let mut e = StreamMkl::new(pa_config(10.0, 1e-3, false), d, l).unwrap();
+    for i in 0..n {
+        let x = &xs[i * d..(i + 1) * d];
+        let y = label_of(x, l);
+        c.learn(x, &[y]).unwrap();
+        e.learn(x, &[y]).unwrap();
+    }
+    assert_ne!(all(&c), all(&e));
+}
+
+#[test]
+fn bytes_saved_before_the_passive_aggressive_field_still_load() {
+    let (d, l, n) = (3, 3, 10);
+    let xs = pa_inputs(n, d);
+    let mut m = StreamMkl::new(pa_config(0.5, 1e-3, false), d, l).unwrap();
+    for i in 0..n {
+        let x = &xs[i * d..(i + 1) * d];
+        m.learn(x, &[label_of(x, l)]).unwrap();
+    }
+    let text = String::from_utf8(m.to_bytes()).unwrap();
+    assert!(text.contains(",\"passive_aggressive\":false"));
+    let old = text.replace(",\"passive_aggressive\":false", "");
+    let back = StreamMkl::from_bytes(old.as_bytes()).unwrap();
+    assert!(!back.config().passive_aggressive);
+    assert_eq!(back.to_bytes(), m.to_bytes());
+}
