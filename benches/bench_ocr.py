@@ -64,10 +64,10 @@ def omkl_child(fold: int, row_name: str, C: float, eta0: float, epochs: int) -> 
         ROWS,
         Corpus,
         decode,
+        emission_scores,
         fold_grams,
         kernel_bases,
         make_split,
-        test_emissions,
         train,
     )
 
@@ -87,7 +87,7 @@ def omkl_child(fold: int, row_name: str, C: float, eta0: float, epochs: int) -> 
     test_words = np.flatnonzero(corpus.folds != fold)
     chars = corpus.chars_of(test_words)
     uniq, where = np.unique(corpus.char_input[chars], return_inverse=True)
-    em = test_emissions(corpus, fg, row, model, uniq)[where.ravel()]
+    em = emission_scores(corpus, fg, row, model, uniq)[where.ravel()]
     pred = decode(model, em, corpus.word_offsets(test_words))
     return {
         "train_s": gram_s + update_s,
