@@ -436,8 +436,17 @@ def emission_scores(
     ks = {b: base_kernel(b, fg.h) for names, _ in kernel for b in names}
     for a in range(0, len(test_inputs), chunk):
         Xt = np.ascontiguousarray(corpus.X[test_inputs[a : a + chunk]])
-        blocks = {b: kernels.gram(Xt, Xs, kernel=k) for b, k in ks.items()}
+        blocks: dict[str, Any] = {
+            # compact-support kernels: CSR blocks, scored over their non-zeros
+            b: kernels.sparse_gram(Xt, Xs, kernel=k)
+            if b in SPARSE
+            else kernels.gram(Xt, Xs, kernel=k)
+            for b, k in ks.items()
+        }
         for (names, _), c in zip(kernel, coefs, strict=True):
+            if len(names) == 1 and names[0] in SPARSE:
+                out[a : a + chunk] += blocks[names[0]].scores(c)
+                continue
             k = blocks[names[0]] if len(names) == 1 else sum(blocks[n] for n in names) / len(names)
             out[a : a + chunk] += k @ c
     return out
