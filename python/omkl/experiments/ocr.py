@@ -16,6 +16,13 @@ Protocol, per training fold and row:
   held-out words carved from the training fold (20%; never the test folds).
 * The final model is trained on the whole fold for ``--epochs`` epochs (40)
   (constant step eta0, averaged iterates) and tested on the other nine folds.
+* The B1-spline Gram matrix (h for about 95% zeros) is stored sparse (CSR):
+  training and test scoring visit only its non-zeros. Averages involving it
+  are trained as one group per base kernel ``K_b / n`` under the squared l2
+  norm, the same model as one group with the averaged Gram matrix.
+* The transition group is one group of the squared l2,1 norm of MKL rows, as
+  in Alg. 3; ``--separate-transitions`` penalises it by its own
+  (lambda/2)|theta_T|^2 instead.
 
 Run ``omkl reproduce ocr`` (a representative subset: two folds, rows linear,
 quadratic, gaussian and mkl_lqg) or ``omkl reproduce ocr --full``.
