@@ -133,9 +133,9 @@ def test_rust_grams_match_numpy_reference(small):
     from omkl.experiments.ocr import (
         ROWS,
         b1_bandwidth,
+        emission_scores,
         fold_grams,
         kernel_from_dots,
-        test_emissions,
         train,
     )
 
@@ -148,19 +148,19 @@ def test_rust_grams_match_numpy_reference(small):
     assert fgb.h == h
     refs = {b: kernel_from_dots(b, D, sq, sq, h) for b in ("L", "Q", "G", "B")}
     for b, ref in refs.items():
-        got = fgb.base["B"] if b == "B" else fg.base[b]
+        got = fgb.sparse["B"].to_dense() if b == "B" else fg.base[b]
         assert got.dtype == np.float32 and got.shape == ref.shape
         np.testing.assert_allclose(got, ref, rtol=0, atol=2e-6, err_msg=b)
         np.testing.assert_array_equal(got, got.T)
     # B1: about 95% of the entries are exactly zero, with the same zero pattern
-    zeros = fgb.base["B"] == 0
+    zeros = fgb.sparse["B"].to_dense() == 0
     assert 0.85 < zeros.mean() < 0.99
     assert np.mean(zeros != (refs["B"] == 0)) < 1e-4
     # test emissions: Rust Gram blocks against the numpy reference
     model = train(fg, ROWS["mkl_lqg"], split, C=100.0, eta0=0.1, epochs=2)
     test_inputs = np.unique(corpus.char_input[corpus.chars_of(np.flatnonzero(corpus.folds == 1))])
     test_inputs = test_inputs[:300]
-    got = test_emissions(corpus, fg, ROWS["mkl_lqg"], model, test_inputs, chunk=128)
+    got = emission_scores(corpus, fg, ROWS["mkl_lqg"], model, test_inputs, chunk=128)
     Xt, sqt = corpus.X[test_inputs], corpus.sq[test_inputs]
     ref = Xt @ model["parts"][0][1].T.astype(np.float32) / np.sqrt(sqt)[:, None]
     Dt = Xt @ Xs.T
@@ -274,3 +274,78 @@ def test_run_fold_chooses_eta0_per_C_on_training_words_only():
     assert res.eta0 == res.eta_by_C[str(res.C)]
     assert res.heldout[str(res.C)] == max(res.heldout.values())
     assert 0.5 < res.accuracy < 1.0  # linear chain model on nine unseen folds
+
+
+def test_sparse_b1_gram_trains_the_dense_model(small):
+    """B1-spline rows: the CSR Gram matrix (only non-zeros stored) gives the
+    same coefficients, transitions and predictions as the dense matrix."""
+    from omkl import _omkl
+    from omkl.experiments.ocr import fold_grams
+
+    corpus, fg, split = small
+    fgb = fold_grams(corpus, fg.inputs, ["B"])
+    S = fgb.sparse["B"]
+    assert S.density < 0.2
+    dense = S.to_dense()
+    args = (split.inputs, split.labels, split.offsets, 26)
+    kw = dict(lam=1e-3, eta0=0.5, epochs=3, schedule="constant", track_objective=True)
+    for reg, extra in [("l2_squared", {}), ("squared_l21", {"features": [fg.unit]})]:
+        a = _omkl.train_chain_mkl([dense], *args, regularizer=reg, **extra, **kw)
+        b = _omkl.train_chain_mkl(
+            [], *args, regularizer=reg, sparse_grams=[fgb.csr("B")], **extra, **kw
+        )
+        np.testing.assert_array_equal(a["coef"], b["coef"])
+        for key in ("transitions", "start", "stop", "mistakes"):
+            np.testing.assert_array_equal(a[key], b[key])
+        np.testing.assert_allclose(a["norms"], b["norms"], rtol=1e-12)
+        np.testing.assert_allclose(a["objective"], b["objective"], rtol=1e-12)
+        assert np.abs(a["coef"]).sum() > 0
+    with pytest.raises(ValueError, match="sparse_grams"):
+        indptr, indices, data = fgb.csr("B")
+        _omkl.train_chain_mkl([], *args, sparse_grams=[(indptr[:-1], indices, data)])
+    with pytest.raises(ValueError, match="symmetric"):
+        indptr, indices, data = fgb.csr("B")
+        bad = data.copy()
+        bad[1] += 0.5  # row 0's first off-diagonal entry
+        _omkl.train_chain_mkl([], *args, sparse_grams=[(indptr, indices, bad)])
+
+
+def test_average_with_sparse_kernel_equals_dense_average(small):
+    """Average (L+B1)/2 trained as groups L/2 (primal) and B1/2 (sparse) under
+    the squared l2 norm equals one group with the dense Gram (K_L + K_B)/2."""
+    from omkl import _omkl
+    from omkl.experiments.ocr import ROWS, emission_scores, fold_grams, train
+
+    corpus, fg, split = small
+    fgb = fold_grams(corpus, fg.inputs, ["B"])
+    fgb.base["L"] = fg.base["L"]
+    row = ROWS["average_lb1"]
+    C, eta0 = 100.0, 0.5
+    split_model = train(fgb, row, split, C, eta0, 3)
+    avg = (fg.base["L"] + fgb.sparse["B"].to_dense()) * np.float32(0.5)
+    ref = _omkl.train_chain_mkl(
+        [avg],
+        split.inputs,
+        split.labels,
+        split.offsets,
+        26,
+        regularizer="l2_squared",
+        lam=1.0 / (C * split.n_words),
+        eta0=eta0,
+        schedule="constant",
+        epochs=3,
+    )
+    test_inputs = np.unique(corpus.char_input[corpus.chars_of(np.flatnonzero(corpus.folds == 1))])
+    got = emission_scores(corpus, fgb, row, split_model, test_inputs[:400], chunk=128)
+    # reference: ((K_L + K_B) / 2)(test, train) @ alpha
+    from omkl import kernels
+    from omkl.experiments.ocr import base_kernel
+
+    Xt, Xs = corpus.X[test_inputs[:400]], corpus.X[fg.inputs]
+    kt = (
+        kernels.gram(Xt, Xs, kernel=base_kernel("L"))
+        + kernels.gram(Xt, Xs, kernel=base_kernel("B", fgb.h))
+    ) / 2
+    want = kt @ ref["coef"][0].T
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-4 * np.abs(want).max())
+    np.testing.assert_allclose(split_model["transitions"], ref["transitions"], atol=1e-6)

@@ -366,6 +366,10 @@ def train_chain_mkl(
     shuffle: bool = True,
     seed: int = 0,
     track_objective: bool = False,
+    sparse_grams: list[
+        tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]
+    ] = ...,
+    transition_lam: float | None = None,
 ) -> dict[str, np.ndarray]: ...
 def decode_chains(
     emissions: npt.NDArray[np.float64],

@@ -5,9 +5,10 @@
 
 use omkl_core::decode::chain::ChainScores;
 use omkl_core::decode::viterbi::{viterbi, viterbi_hamming, ViterbiWorkspace};
+use omkl_core::kernel::SparseGram;
 use omkl_core::learner::mkl_config::{OnlineMklConfig, StepSize};
-use omkl_core::learner::online_mkl::train_chain_mkl;
-use omkl_core::learner::score_cache::expansion_sq_norm;
+use omkl_core::learner::online_mkl::{train_chain_mkl, train_chain_mkl_with};
+use omkl_core::learner::score_cache::{expansion_sq_norm, GramRef};
 use omkl_core::model::chain::ChainCorpus;
 use omkl_core::model::transitions::Transitions;
 use omkl_core::prox::Regularizer;
@@ -129,7 +130,15 @@ fn explicit_run(p: &Problem, cfg: &OnlineMklConfig) -> (Vec<Vec<f64>>, Transitio
                 .collect();
             norms.push(tr.sq_norm().sqrt());
             let mut shrunk = norms.clone();
-            cfg.regularizer.prox_group_norms(&mut shrunk, eta).unwrap();
+            match cfg.transition_lam {
+                None => cfg.regularizer.prox_group_norms(&mut shrunk, eta).unwrap(),
+                Some(lam_t) => {
+                    cfg.regularizer
+                        .prox_group_norms(&mut shrunk[..k], eta)
+                        .unwrap();
+                    shrunk[k] = norms[k] / (1.0 + eta * lam_t);
+                }
+            }
             for g in 0..k {
                 if norms[g] > 0.0 {
                     let c = shrunk[g] / norms[g];
@@ -172,13 +181,23 @@ fn config(reg: Regularizer, eta0: f64, epochs: usize) -> OnlineMklConfig {
 
 #[test]
 fn kernelised_run_equals_explicit_run() {
-    for (seed, reg) in [
-        (1, Regularizer::SquaredL21 { lam: 0.05 }),
-        (2, Regularizer::L2Squared { lam: 0.1 }),
-        (3, Regularizer::SquaredL21 { lam: 2.0 }),
+    for (seed, reg, lam_t) in [
+        (1, Regularizer::SquaredL21 { lam: 0.05 }, None),
+        (2, Regularizer::L2Squared { lam: 0.1 }, None),
+        (3, Regularizer::SquaredL21 { lam: 2.0 }, None),
+        (4, Regularizer::SquaredL21 { lam: 0.5 }, Some(0.3)),
+        (
+            5,
+            Regularizer::WeightedSquaredL21 {
+                lam: 0.2,
+                weights: vec![1.0, 2.0],
+            },
+            Some(0.2),
+        ),
     ] {
         let p = problem(seed, 12, 3, 15, &[4, 3]);
-        let cfg = config(reg, 0.5, 4);
+        let mut cfg = config(reg, 0.5, 4);
+        cfg.transition_lam = lam_t;
         let grams: Vec<&[f32]> = p.grams.iter().map(|g| g.as_slice()).collect();
         let model = train_chain_mkl(&grams, &[], &p.corpus, &cfg, |_| true).unwrap();
         let (w_avg, tr_avg, last_sq) = explicit_run(&p, &cfg);
@@ -343,4 +362,65 @@ fn explicit_groups_equal_linear_kernel_groups() {
     for (x, y) in a.transitions.tr.iter().zip(&b.transitions.tr) {
         assert!((x - y).abs() < 1e-9);
     }
+}
+
+/// A CSR copy of a dense Gram matrix (zeros dropped).
+fn to_sparse(g: &[f32], m: usize) -> SparseGram {
+    let (mut ptr, mut idx, mut val) = (vec![0], vec![], vec![]);
+    for row in g.chunks_exact(m) {
+        for (j, &v) in row.iter().enumerate() {
+            if v != 0.0 {
+                idx.push(j as u32);
+                val.push(v);
+            }
+        }
+        ptr.push(idx.len());
+    }
+    SparseGram::from_csr(m, m, ptr, idx, val).unwrap()
+}
+
+#[test]
+fn sparse_grams_train_the_same_model_as_dense_grams() {
+    // features in {0, 1, 2} with many zero inner products
+    let p = problem(31, 25, 4, 40, &[3, 5]);
+    let sparse: Vec<SparseGram> = p.grams.iter().map(|g| to_sparse(g, p.m)).collect();
+    assert!(sparse.iter().any(|s| s.nnz() < p.m * p.m));
+    for lam_t in [None, Some(0.1)] {
+        let mut cfg = config(Regularizer::SquaredL21 { lam: 0.05 }, 0.5, 5);
+        cfg.transition_lam = lam_t;
+        cfg.shuffle = true;
+        cfg.track_objective = true;
+        let grams: Vec<&[f32]> = p.grams.iter().map(|g| g.as_slice()).collect();
+        let dense = train_chain_mkl(&grams, &[], &p.corpus, &cfg, |_| true).unwrap();
+        let refs = [GramRef::Dense(grams[0]), GramRef::Sparse(&sparse[1])];
+        let mixed = train_chain_mkl_with(&refs, &[], &p.corpus, &cfg, |_| true).unwrap();
+        let refs: Vec<GramRef<'_>> = sparse.iter().map(GramRef::Sparse).collect();
+        let sp = train_chain_mkl_with(&refs, &[], &p.corpus, &cfg, |_| true).unwrap();
+        for other in [&mixed, &sp] {
+            // same updates in the same order: identical coefficients,
+            // transitions and mistakes; norms equal up to summation order
+            assert_eq!(other.coef, dense.coef);
+            assert_eq!(other.transitions, dense.transitions);
+            let (a, b): (Vec<usize>, Vec<usize>) = other
+                .epochs
+                .iter()
+                .zip(&dense.epochs)
+                .map(|(x, y)| (x.mistakes, y.mistakes))
+                .unzip();
+            assert_eq!(a, b);
+            for (x, y) in other.norms.iter().zip(&dense.norms) {
+                assert!(rel(*x, *y) < 1e-12);
+            }
+        }
+    }
+    let bad = to_sparse(&p.grams[0][..24 * 24], 24);
+    let err = train_chain_mkl_with(
+        &[GramRef::Sparse(&bad)],
+        &[],
+        &p.corpus,
+        &config(Regularizer::SquaredL21 { lam: 0.05 }, 0.5, 1),
+        |_| true,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("gram"), "{err}");
 }

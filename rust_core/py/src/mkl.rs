@@ -7,14 +7,23 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use omkl_core::kernel::SparseGram;
 use omkl_core::learner::mkl_config::{OnlineMklConfig, StepSize};
-use omkl_core::learner::online_mkl::train_chain_mkl as core_train;
+use omkl_core::learner::online_mkl::train_chain_mkl_with as core_train;
+use omkl_core::learner::score_cache::GramRef;
 use omkl_core::model::chain::ChainCorpus;
 use omkl_core::model::chain_predict::decode_chains as core_decode;
 use omkl_core::model::transitions::Transitions;
 use omkl_core::prox::Regularizer;
 
 use crate::errors::IntoPyResult;
+
+/// A CSR Gram matrix from Python: `(indptr, indices, data)`.
+type SparseCsr<'py> = (
+    PyReadonlyArray1<'py, i64>,
+    PyReadonlyArray1<'py, i64>,
+    PyReadonlyArray1<'py, f32>,
+);
 
 fn indices(name: &str, a: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<usize>> {
     a.as_array()
@@ -61,7 +70,7 @@ fn stack(rows: &[Vec<f64>], l: usize, m: usize) -> Array3<f64> {
 
 /// Trains the kernelised chain model of Alg. 3; see `_omkl.pyi`.
 #[pyfunction]
-#[pyo3(signature = (grams, inputs, labels, offsets, n_labels, features = Vec::new(), regularizer = "squared_l21", lam = 1e-3, eta0 = 1.0, schedule = "inv_sqrt", epochs = 20, average = true, cost = 1.0, shuffle = true, seed = 0, track_objective = false))]
+#[pyo3(signature = (grams, inputs, labels, offsets, n_labels, features = Vec::new(), regularizer = "squared_l21", lam = 1e-3, eta0 = 1.0, schedule = "inv_sqrt", epochs = 20, average = true, cost = 1.0, shuffle = true, seed = 0, track_objective = false, sparse_grams = Vec::new(), transition_lam = None))]
 #[allow(clippy::too_many_arguments)]
 fn train_chain_mkl<'py>(
     py: Python<'py>,
@@ -81,9 +90,12 @@ fn train_chain_mkl<'py>(
     shuffle: bool,
     seed: u64,
     track_objective: bool,
+    sparse_grams: Vec<SparseCsr<'py>>,
+    transition_lam: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let config = OnlineMklConfig {
         regularizer: self::regularizer(regularizer, lam)?,
+        transition_lam,
         step: step_size(schedule, eta0)?,
         epochs,
         cost,
@@ -96,7 +108,27 @@ fn train_chain_mkl<'py>(
         .first()
         .or(features.first())
         .map(|g| g.shape()[0])
+        .or(sparse_grams.first().map(|s| s.0.len().saturating_sub(1)))
         .unwrap_or(0);
+    let mut sparse: Vec<SparseGram> = Vec::with_capacity(sparse_grams.len());
+    for (k, (indptr, indices, data)) in sparse_grams.iter().enumerate() {
+        let name = format!("sparse_grams[{k}]");
+        let indptr = self::indices(&name, indptr)?;
+        let indices: Vec<u32> = indices
+            .as_array()
+            .iter()
+            .map(|&v| {
+                u32::try_from(v).map_err(|_| {
+                    PyValueError::new_err(format!(
+                        "`{name}` column indices must be in 0..2^32, got {v}"
+                    ))
+                })
+            })
+            .collect::<PyResult<_>>()?;
+        let g = SparseGram::from_csr(m, m, indptr, indices, data.as_array().to_vec())
+            .map_err(|e| PyValueError::new_err(format!("`{name}`: {e}")))?;
+        sparse.push(g);
+    }
     let mut slices: Vec<&[f32]> = Vec::with_capacity(grams.len());
     for (k, g) in grams.iter().enumerate() {
         let s = g.shape();
@@ -134,27 +166,28 @@ fn train_chain_mkl<'py>(
         n_labels,
     )
     .py()?;
+    let refs: Vec<GramRef<'_>> = slices
+        .iter()
+        .map(|g| GramRef::Dense(g))
+        .chain(sparse.iter().map(GramRef::Sparse))
+        .collect();
     let mut interrupt: Option<PyErr> = None;
     let result = py.detach(|| {
-        core_train(
-            &slices,
-            &feats,
-            &corpus,
-            &config,
-            |_| match Python::attach(|py| py.check_signals()) {
+        core_train(&refs, &feats, &corpus, &config, |_| {
+            match Python::attach(|py| py.check_signals()) {
                 Ok(()) => true,
                 Err(e) => {
                     interrupt = Some(e);
                     false
                 }
-            },
-        )
+            }
+        })
     });
     if let Some(e) = interrupt {
         return Err(e);
     }
     let model = result.py()?;
-    let (k, l, nk) = (model.coef.len(), model.n_labels, slices.len());
+    let (k, l, nk) = (model.coef.len(), model.n_labels, refs.len());
     let d = PyDict::new(py);
     d.set_item("coef", stack(&model.coef[..nk], l, m).into_pyarray(py))?;
     d.set_item(

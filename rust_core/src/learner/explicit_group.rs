@@ -1,6 +1,9 @@
 //! An explicit-feature group of the chain model: `θ = s · W` with `W` an
 //! `L × d` matrix and emission score `f(x_i, y) = s ⟨W_y, x_i⟩`.
 //!
+//! `W` is stored feature-major (`d × L`), so that scoring an input adds one
+//! contiguous (vectorised) row of `L` weights per non-zero feature.
+//!
 //! This is the primal form of a kernel group whose kernel is the inner
 //! product of the given features (e.g. the normalised linear kernel, with
 //! features `x / ‖x‖`): updates cost O(d) instead of O(m). Norm and lazy
@@ -101,6 +104,18 @@ impl ExplicitGroup {
         (&self.idx[a..b], &self.val[a..b])
     }
 
+    /// A feature-major `d × L` matrix as label-major `L × d`.
+    fn label_major(&self, v: impl Fn(usize) -> f64) -> Vec<f64> {
+        let (d, l) = (self.d, self.l);
+        let mut out = vec![0.0; l * d];
+        for f in 0..d {
+            for y in 0..l {
+                out[y * d + f] = v(f * l + y);
+            }
+        }
+        out
+    }
+
     fn bank(&mut self) {
         let p = self.p;
         for ((base, b), w) in self.base.iter_mut().zip(self.b.iter_mut()).zip(&self.w) {
@@ -111,31 +126,57 @@ impl ExplicitGroup {
     }
 }
 
-#[inline]
-fn dot(w: &[f64], idx: &[u32], val: &[f64]) -> f64 {
-    idx.iter().zip(val).map(|(&f, v)| w[f as usize] * v).sum()
+/// `row += s Σ_f v_f W[f, :]` over the non-zero features `(idx, val)` of
+/// an input, with `W` feature-major (`d × L`, `L = row.len()`).
+#[inline(always)]
+fn add_rows(w: &[f64], idx: &[u32], val: &[f64], s: f64, row: &mut [f64]) {
+    let l = row.len();
+    for (&f, &v) in idx.iter().zip(val) {
+        let sv = s * v;
+        let f = f as usize;
+        for (r, &w) in row.iter_mut().zip(&w[f * l..(f + 1) * l]) {
+            *r += sv * w;
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn add_rows_avx2(w: &[f64], idx: &[u32], val: &[f64], s: f64, row: &mut [f64]) {
+    add_rows(w, idx, val, s, row);
 }
 
 impl ChainGroup for ExplicitGroup {
     fn add_scores(&self, i: usize, row: &mut [f64]) {
         let (idx, val) = self.row(i);
-        for (y, r) in row.iter_mut().enumerate().take(self.l) {
-            *r += self.s * dot(&self.w[y * self.d..(y + 1) * self.d], idx, val);
+        let row = &mut row[..self.l];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports AVX2, checked just above.
+                unsafe { add_rows_avx2(&self.w, idx, val, self.s, row) };
+                return;
+            }
         }
+        add_rows(&self.w, idx, val, self.s, row);
     }
 
     fn add(&mut self, j: usize, y: usize, delta: f64) {
         let d = delta / self.s;
         let (a, b) = (self.ptr[j], self.ptr[j + 1]);
-        let lo = y * self.d;
-        let w = &mut self.w[lo..lo + self.d];
-        let bb = &mut self.b[lo..lo + self.d];
+        let l = self.l;
         let (idx, val) = (&self.idx[a..b], &self.val[a..b]);
-        self.q += 2.0 * d * dot(w, idx, val) + d * d * self.sq[j];
+        let dot: f64 = idx
+            .iter()
+            .zip(val)
+            .map(|(&f, v)| self.w[f as usize * l + y] * v)
+            .sum();
+        self.q += 2.0 * d * dot + d * d * self.sq[j];
         let dp = d * self.p;
         for (&f, &v) in idx.iter().zip(val) {
-            w[f as usize] += d * v;
-            bb[f as usize] += dp * v;
+            let k = f as usize * l + y;
+            self.w[k] += d * v;
+            self.b[k] += dp * v;
         }
     }
 
@@ -166,16 +207,11 @@ impl ChainGroup for ExplicitGroup {
     }
 
     fn coefficients(&self) -> Vec<f64> {
-        self.w.iter().map(|v| v * self.s).collect()
+        self.label_major(|k| self.w[k] * self.s)
     }
 
     fn coefficient_sum(&self) -> Vec<f64> {
-        self.w
-            .iter()
-            .zip(&self.b)
-            .zip(&self.base)
-            .map(|((w, b), base)| base + w * self.p - b)
-            .collect()
+        self.label_major(|k| self.base[k] + self.w[k] * self.p - self.b[k])
     }
 
     fn sq_norm_of(&self, coef: &[f64]) -> f64 {

@@ -48,9 +48,15 @@ impl StepSize {
 /// Settings of [`crate::learner::online_mkl::train_chain_mkl`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct OnlineMklConfig {
-    /// `Ω` over the groups (K kernel groups, then the transition group);
-    /// must act on group norms (e.g. `SquaredL21` for MKL, `L2Squared`).
+    /// `Ω` over the groups (K kernel groups, then the transition group
+    /// unless `transition_lam` is set); must act on group norms (e.g.
+    /// `SquaredL21` for MKL, `L2Squared`).
     pub regularizer: Regularizer,
+    /// `None`: the transition group is one of the groups of `Ω` (Alg. 3 as
+    /// written). `Some(λ_T)`: the penalty is `Ω(θ_1..θ_K) + (λ_T/2)‖θ_T‖²`,
+    /// so the transitions are regularised apart from the kernel groups (with
+    /// one kernel group and `Ω = (λ/2)‖·‖²` both choices coincide).
+    pub transition_lam: Option<f64>,
     /// Learning-rate schedule.
     pub step: StepSize,
     /// Passes over the corpus.
@@ -71,6 +77,7 @@ impl Default for OnlineMklConfig {
     fn default() -> Self {
         OnlineMklConfig {
             regularizer: Regularizer::SquaredL21 { lam: 1e-3 },
+            transition_lam: None,
             step: StepSize::InvSqrt { eta0: 1.0 },
             epochs: 20,
             cost: 1.0,
@@ -83,9 +90,16 @@ impl Default for OnlineMklConfig {
 }
 
 impl OnlineMklConfig {
-    /// Validates every field for `n_groups` groups.
-    pub fn check(&self, n_groups: usize) -> Result<()> {
-        self.regularizer.check(n_groups)?;
+    /// Validates every field for `n_kernel_groups` emission groups (`Ω`
+    /// then has one more group unless the transitions are separate).
+    pub fn check(&self, n_kernel_groups: usize) -> Result<()> {
+        match self.transition_lam {
+            Some(lam) => {
+                crate::error::check_nonneg("transition_lam", lam)?;
+                self.regularizer.check(n_kernel_groups)?;
+            }
+            None => self.regularizer.check(n_kernel_groups + 1)?,
+        }
         if !self.regularizer.acts_on_group_norms() {
             return Err(OmklError::invalid(
                 "regularizer",
@@ -111,6 +125,22 @@ mod tests {
     fn checks() {
         let mut c = OnlineMklConfig::default();
         assert!(c.check(4).is_ok());
+        c.transition_lam = Some(-1.0);
+        assert!(c
+            .check(4)
+            .unwrap_err()
+            .to_string()
+            .contains("transition_lam"));
+        c.transition_lam = Some(0.5);
+        assert!(c.check(4).is_ok());
+        c.regularizer = Regularizer::WeightedSquaredL21 {
+            lam: 1.0,
+            weights: vec![1.0; 4],
+        };
+        assert!(c.check(4).is_ok());
+        c.transition_lam = None;
+        assert!(c.check(4).is_err()); // 5 groups, 4 weights
+        c.regularizer = Regularizer::SquaredL21 { lam: 1e-3 };
         c.epochs = 0;
         assert!(c.check(4).unwrap_err().to_string().contains("epochs"));
         c.epochs = 1;

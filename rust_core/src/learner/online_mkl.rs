@@ -19,9 +19,9 @@ use crate::error::{OmklError, Result};
 use crate::learner::chain_group::ChainGroup;
 use crate::learner::explicit_group::ExplicitGroup;
 use crate::learner::mkl_config::OnlineMklConfig;
-use crate::learner::score_cache::KernelExpansion;
+use crate::learner::score_cache::{GramRef, KernelExpansion};
 use crate::model::chain::ChainCorpus;
-use crate::model::transitions::Transitions;
+use crate::model::transitions::{LazyTransitions, Transitions};
 
 /// What one epoch did, passed to the caller's callback.
 #[derive(Debug, Clone, PartialEq)]
@@ -160,6 +160,27 @@ pub fn train_chain_mkl<F>(
     features: &[(&[f32], usize)],
     corpus: &ChainCorpus,
     config: &OnlineMklConfig,
+    on_epoch: F,
+) -> Result<ChainMklModel>
+where
+    F: FnMut(&EpochReport) -> bool,
+{
+    let grams: Vec<GramRef<'_>> = grams.iter().map(|g| GramRef::Dense(g)).collect();
+    train_chain_mkl_with(&grams, features, corpus, config, on_epoch)
+}
+
+/// [`train_chain_mkl`] with kernel groups given as dense or sparse (CSR)
+/// Gram matrices: a sparse group's updates visit only the non-zeros of a
+/// Gram row, and its predictions equal the dense group's.
+///
+/// # Complexity
+/// As [`train_chain_mkl`], with O(nnz of the Gram row) instead of O(m) per
+/// cache update of a sparse group.
+pub fn train_chain_mkl_with<F>(
+    grams: &[GramRef<'_>],
+    features: &[(&[f32], usize)],
+    corpus: &ChainCorpus,
+    config: &OnlineMklConfig,
     mut on_epoch: F,
 ) -> Result<ChainMklModel>
 where
@@ -171,17 +192,35 @@ where
         ));
     }
     let k = grams.len() + features.len();
-    config.check(k + 1)?;
+    config.check(k)?;
     let (m, l) = (corpus.n_inputs(), corpus.n_labels());
     let mut groups: Vec<Box<dyn ChainGroup + '_>> = Vec::with_capacity(k);
     for g in grams {
-        groups.push(Box::new(KernelExpansion::new(g, m, l)?));
+        let e = match *g {
+            GramRef::Dense(d) => KernelExpansion::new(d, m, l)?,
+            GramRef::Sparse(sp) => {
+                if sp.shape().0 != m {
+                    return Err(OmklError::shape(
+                        "gram",
+                        format!("{m} x {m} (one row per input)"),
+                        format!("{:?}", sp.shape()),
+                    ));
+                }
+                KernelExpansion::new_sparse(sp, l)?
+            }
+        };
+        groups.push(Box::new(e));
     }
     for &(x, d) in features {
         groups.push(Box::new(ExplicitGroup::new(x, m, d, l)?));
     }
-    let mut trans = Transitions::zeros(l);
-    let mut trans_sum = Transitions::zeros(l);
+    let mut trans = LazyTransitions::zeros(l);
+    // groups of Ω: the K kernel groups, plus the transitions if shared
+    let n_omega = if config.transition_lam.is_some() {
+        k
+    } else {
+        k + 1
+    };
     let max_len = corpus.max_len();
     let mut scorer = Scorer {
         em: vec![0.0; max_len * l],
@@ -203,7 +242,7 @@ where
             t += 1;
             let eta = config.step.eta(t);
             let (inputs, gold) = corpus.chain(c);
-            hinge_sum += scorer.decode(&groups, &trans, inputs, gold, config.cost)?;
+            hinge_sum += scorer.decode(&groups, trans.current(), inputs, gold, config.cost)?;
             let out = &scorer.out[..inputs.len()];
             if out != gold {
                 for (p, (&yg, &yp)) in gold.iter().zip(out).enumerate() {
@@ -223,7 +262,12 @@ where
             }
             norms[k] = trans.sq_norm().sqrt();
             shrunk.copy_from_slice(&norms);
-            config.regularizer.prox_group_norms(&mut shrunk, eta)?;
+            config
+                .regularizer
+                .prox_group_norms(&mut shrunk[..n_omega], eta)?;
+            if let Some(lam_t) = config.transition_lam {
+                shrunk[k] = norms[k] / (1.0 + eta * lam_t);
+            }
             for (i, g) in groups.iter_mut().enumerate() {
                 if norms[i] > 0.0 {
                     g.scale_by(shrunk[i] / norms[i]);
@@ -231,9 +275,9 @@ where
                 g.end_round();
             }
             if norms[k] > 0.0 {
-                trans.scale(shrunk[k] / norms[k]);
+                trans.scale_by(shrunk[k] / norms[k]);
             }
-            trans_sum.add_scaled(&trans, 1.0);
+            trans.end_round();
         }
         for (n, g) in norms.iter_mut().zip(&groups) {
             *n = g.norm();
@@ -243,10 +287,17 @@ where
             let mut total = 0.0;
             for c in 0..corpus.len() {
                 let (inputs, gold) = corpus.chain(c);
-                total += scorer.decode(&groups, &trans, inputs, gold, config.cost)?;
+                total += scorer.decode(&groups, trans.current(), inputs, gold, config.cost)?;
             }
-            let each: Vec<usize> = (0..=k + 1).collect();
-            Some(config.regularizer.value(&norms, &each) + total / corpus.len() as f64)
+            let each: Vec<usize> = (0..=n_omega).collect();
+            let separate = config
+                .transition_lam
+                .map_or(0.0, |lam_t| 0.5 * lam_t * norms[k] * norms[k]);
+            Some(
+                config.regularizer.value(&norms[..n_omega], &each)
+                    + separate
+                    + total / corpus.len() as f64,
+            )
         } else {
             None
         };
@@ -275,10 +326,11 @@ where
             .iter()
             .map(|g| g.coefficient_sum().iter().map(|v| v * inv).collect())
             .collect();
+        let mut trans_sum = trans.sum();
         trans_sum.scale(inv);
         (coef, trans_sum)
     } else {
-        (last_coef.clone(), trans)
+        (last_coef.clone(), trans.current().clone())
     };
     let mut out_norms: Vec<f64> = coef
         .iter()

@@ -15,12 +15,62 @@
 //! group is zeroed) the running sum is banked (`base += a P − b`), the scale
 //! folded into `a`, and `P`, `b` restart from zero; this bounds the
 //! cancellation in `a P − b` (which otherwise grows like `1/s`).
+//!
+//! The Gram matrix is dense or, for compact-support kernels, sparse
+//! ([`GramRef`]): a sparse update visits only the non-zeros of a Gram row.
 
 use ndarray::Array2;
 
 use super::chain_group::ChainGroup;
 
 use crate::error::{OmklError, Result};
+use crate::kernel::SparseGram;
+
+/// A training Gram matrix, borrowed: dense row-major `m × m` f32, or CSR
+/// (only non-zeros stored and visited).
+#[derive(Debug, Clone, Copy)]
+pub enum GramRef<'g> {
+    /// Row-major `m × m`.
+    Dense(&'g [f32]),
+    /// Square CSR matrix.
+    Sparse(&'g SparseGram),
+}
+
+/// Checks that a CSR Gram matrix is square and symmetric (`K[i, j]` stored
+/// exactly when `K[j, i]` is, with the same value) and returns its diagonal.
+///
+/// # Complexity
+/// O(nnz log(max row length)).
+fn sparse_diagonal(g: &SparseGram) -> Result<Vec<f64>> {
+    let (r, c) = g.shape();
+    if r != c {
+        return Err(OmklError::shape(
+            "gram",
+            "a square sparse Gram matrix".to_string(),
+            format!("{r} x {c}"),
+        ));
+    }
+    let entry = |i: usize, j: usize| -> Option<f32> {
+        let (idx, val) = g.row(i);
+        idx.binary_search(&(j as u32)).ok().map(|p| val[p])
+    };
+    let mut diag = vec![0.0; r];
+    for (i, d) in diag.iter_mut().enumerate() {
+        let (idx, val) = g.row(i);
+        for (&j, &v) in idx.iter().zip(val) {
+            if entry(j as usize, i) != Some(v) {
+                return Err(OmklError::invalid(
+                    "gram",
+                    format!(
+                        "expected a symmetric matrix, entries ({i}, {j}) and ({j}, {i}) differ"
+                    ),
+                ));
+            }
+        }
+        *d = f64::from(entry(i, i).unwrap_or(0.0));
+    }
+    Ok(diag)
+}
 
 /// Scale factors outside `[TINY, 1/TINY]` are folded into the coefficients.
 const TINY: f64 = 1e-4;
@@ -40,7 +90,8 @@ const TINY: f64 = 1e-4;
 /// ```
 #[derive(Debug, Clone)]
 pub struct KernelExpansion<'g> {
-    gram: &'g [f32],
+    gram: GramRef<'g>,
+    diag: Vec<f64>,
     m: usize,
     l: usize,
     s: f64,
@@ -82,8 +133,39 @@ impl<'g> KernelExpansion<'g> {
                 format!("expected a symmetric matrix, entries ({i}, {j}) and ({j}, {i}) differ"),
             ));
         }
-        Ok(KernelExpansion {
+        let diag = (0..m).map(|j| f64::from(gram[j * m + j])).collect();
+        Ok(Self::zeros(GramRef::Dense(gram), diag, m, l))
+    }
+
+    /// A zero expansion over a sparse (CSR) Gram matrix, square and
+    /// symmetric with finite values, and `l` labels.
+    ///
+    /// # Complexity
+    /// O(nnz log(max row length)) to validate; updates then cost O(nnz of
+    /// the Gram row) instead of O(m).
+    ///
+    /// # Example
+    /// ```
+    /// use omkl_core::kernel::SparseGram;
+    /// use omkl_core::learner::score_cache::KernelExpansion;
+    /// let g = SparseGram::from_csr(2, 2, vec![0, 1, 2], vec![0, 1], vec![1.0, 1.0]).unwrap();
+    /// let mut e = KernelExpansion::new_sparse(&g, 1).unwrap();
+    /// e.add(0, 0, 2.0);
+    /// assert_eq!((e.score(0, 0), e.score(1, 0)), (2.0, 0.0));
+    /// ```
+    pub fn new_sparse(gram: &'g SparseGram, l: usize) -> Result<Self> {
+        let m = gram.shape().0;
+        if m == 0 {
+            return Err(OmklError::empty("gram (m = 0 inputs)"));
+        }
+        let diag = sparse_diagonal(gram)?;
+        Ok(Self::zeros(GramRef::Sparse(gram), diag, m, l))
+    }
+
+    fn zeros(gram: GramRef<'g>, diag: Vec<f64>, m: usize, l: usize) -> Self {
+        KernelExpansion {
             gram,
+            diag,
             m,
             l,
             s: 1.0,
@@ -93,7 +175,7 @@ impl<'g> KernelExpansion<'g> {
             b: vec![0.0; m * l],
             p: 0.0,
             base: vec![0.0; m * l],
-        })
+        }
     }
 
     /// `f_k(x_i, y)`, the group's score of label `y` at training input `i`.
@@ -106,17 +188,28 @@ impl<'g> KernelExpansion<'g> {
     /// score cache, the squared norm and the running average.
     ///
     /// # Complexity
-    /// O(m): one axpy of a Gram row into the cache.
+    /// O(m): one axpy of a Gram row into the cache (O(row non-zeros) for a
+    /// sparse Gram matrix).
     pub fn add(&mut self, j: usize, y: usize, delta: f64) {
         let m = self.m;
         let d = delta / self.s;
-        let row = &self.gram[j * m..(j + 1) * m];
         let idx = y * m + j;
-        self.q += 2.0 * d * self.cache[idx] + d * d * f64::from(row[j]);
+        self.q += 2.0 * d * self.cache[idx] + d * d * self.diag[j];
         self.a[idx] += d;
         self.b[idx] += d * self.p;
-        for (c, &k) in self.cache[y * m..(y + 1) * m].iter_mut().zip(row) {
-            *c += d * f64::from(k);
+        let cache = &mut self.cache[y * m..(y + 1) * m];
+        match self.gram {
+            GramRef::Dense(g) => {
+                for (c, &k) in cache.iter_mut().zip(&g[j * m..(j + 1) * m]) {
+                    *c += d * f64::from(k);
+                }
+            }
+            GramRef::Sparse(g) => {
+                let (cols, vals) = g.row(j);
+                for (&i, &k) in cols.iter().zip(vals) {
+                    cache[i as usize] += d * f64::from(k);
+                }
+            }
         }
     }
 
@@ -136,7 +229,14 @@ impl<'g> KernelExpansion<'g> {
     /// # Complexity
     /// O(L m²).
     pub fn sq_norm_from_scratch(&self) -> f64 {
-        self.s * self.s * expansion_sq_norm(self.gram, &self.a, self.m)
+        self.s * self.s * self.sq_norm_of_coef(&self.a)
+    }
+
+    fn sq_norm_of_coef(&self, alpha: &[f64]) -> f64 {
+        match self.gram {
+            GramRef::Dense(g) => expansion_sq_norm(g, alpha, self.m),
+            GramRef::Sparse(g) => sparse_expansion_sq_norm(g, alpha, self.m),
+        }
     }
 
     /// Multiplies `θ_k` by `c ≥ 0` in O(1) (O(mL) when the group is zeroed
@@ -243,7 +343,7 @@ impl ChainGroup for KernelExpansion<'_> {
     }
 
     fn sq_norm_of(&self, coef: &[f64]) -> f64 {
-        expansion_sq_norm(self.gram, coef, self.m)
+        self.sq_norm_of_coef(coef)
     }
 }
 
@@ -294,6 +394,34 @@ pub fn expansion_sq_norm(gram: &[f32], alpha: &[f64], m: usize) -> f64 {
     let a = Array2::from_shape_fn((s, l), |(j, y)| alpha[y * m + support[j]]);
     let ka = ks.dot(&a);
     (&ka * &a).sum()
+}
+
+/// `Σ_y α_yᵀ K α_y` for a sparse Gram matrix (see [`expansion_sq_norm`]).
+///
+/// # Complexity
+/// O(nnz · L).
+pub fn sparse_expansion_sq_norm(gram: &SparseGram, alpha: &[f64], m: usize) -> f64 {
+    if m == 0 {
+        return 0.0;
+    }
+    let l = alpha.len() / m;
+    let mut total = 0.0;
+    for i in 0..m {
+        let (cols, vals) = gram.row(i);
+        for y in 0..l {
+            let ai = alpha[y * m + i];
+            if ai != 0.0 {
+                let row = &alpha[y * m..(y + 1) * m];
+                let ka: f64 = cols
+                    .iter()
+                    .zip(vals)
+                    .map(|(&j, &k)| f64::from(k) * row[j as usize])
+                    .sum();
+                total += ai * ka;
+            }
+        }
+    }
+    total
 }
 
 #[cfg(test)]
@@ -355,6 +483,46 @@ mod tests {
         assert!(e.s >= TINY);
         let (a, b) = (e.sq_norm(), e.sq_norm_from_scratch());
         assert!((a - b).abs() <= 1e-12 * b);
+    }
+
+    #[test]
+    fn sparse_gram_gives_the_dense_expansion() {
+        // a Gram matrix with zeros, dense and CSR
+        let dense = [1.0f32, 0.5, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0, 2.0];
+        let sp = SparseGram::from_csr(
+            3,
+            3,
+            vec![0, 2, 4, 5],
+            vec![0, 1, 0, 1, 2],
+            vec![1.0, 0.5, 0.5, 1.0, 2.0],
+        )
+        .unwrap();
+        let mut a = KernelExpansion::new(&dense, 3, 2).unwrap();
+        let mut b = KernelExpansion::new_sparse(&sp, 2).unwrap();
+        for &(j, y, d, c) in &[(0, 1, 0.5, 0.7), (2, 0, -1.0, 1e-5), (1, 1, 0.25, 1.0)] {
+            a.add(j, y, d);
+            b.add(j, y, d);
+            a.scale_by(c);
+            b.scale_by(c);
+            a.end_round();
+            b.end_round();
+        }
+        assert_eq!(a.coefficients(), b.coefficients());
+        assert_eq!(a.coefficient_sum(), b.coefficient_sum());
+        for i in 0..3 {
+            for y in 0..2 {
+                assert_eq!(a.score(i, y), b.score(i, y));
+            }
+        }
+        assert_eq!(a.sq_norm(), b.sq_norm());
+        let (x, z) = (a.sq_norm_from_scratch(), b.sq_norm_from_scratch());
+        assert!((x - z).abs() <= 1e-12 * x.max(1.0));
+        // an asymmetric or non-square CSR matrix is rejected
+        let asym =
+            SparseGram::from_csr(2, 2, vec![0, 2, 3], vec![0, 1, 1], vec![1.0, 0.5, 1.0]).unwrap();
+        assert!(KernelExpansion::new_sparse(&asym, 1).is_err());
+        let rect = SparseGram::from_csr(1, 2, vec![0, 1], vec![0], vec![1.0]).unwrap();
+        assert!(KernelExpansion::new_sparse(&rect, 1).is_err());
     }
 
     #[test]

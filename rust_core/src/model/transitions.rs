@@ -1,5 +1,7 @@
 //! The explicit transition group of a chain model: an `L × L` indicator
-//! basis for label bigrams plus start and stop indicators.
+//! basis for label bigrams plus start and stop indicators; as plain weights
+//! ([`Transitions`]) and as the scaled, lazily averaged group of an online
+//! learner ([`LazyTransitions`]).
 
 /// Transition, start and stop weights of a linear-chain model, laid out as
 /// the decoders expect (`tr[prev * L + next]`).
@@ -70,6 +72,17 @@ impl Transitions {
         }
     }
 
+    fn get_mut(&mut self, i: usize) -> &mut f64 {
+        let ll = self.l * self.l;
+        if i < ll {
+            &mut self.tr[i]
+        } else if i < ll + self.l {
+            &mut self.start[i - ll]
+        } else {
+            &mut self.stop[i - ll - self.l]
+        }
+    }
+
     fn iter(&self) -> impl Iterator<Item = &f64> {
         self.tr.iter().chain(&self.start).chain(&self.stop)
     }
@@ -82,9 +95,178 @@ impl Transitions {
     }
 }
 
+/// Calls `f` with the flat index (order `tr`, `start`, `stop`) of every
+/// transition feature of `labels`: its start, bigrams and stop.
+fn path_features(l: usize, labels: &[usize], mut f: impl FnMut(usize)) {
+    let (Some(&first), Some(&last)) = (labels.first(), labels.last()) else {
+        return;
+    };
+    f(l * l + first);
+    for w in labels.windows(2) {
+        f(w[0] * l + w[1]);
+    }
+    f(l * l + l + last);
+}
+
+/// Scale factors outside `[TINY, 1/TINY]` are folded into the weights.
+const TINY: f64 = 1e-4;
+
+/// The transition group of an online learner: `θ_T = s · w` with a scale
+/// `s` (so that a prox step costs O(1)), the exact squared norm, and the
+/// lazy running sum of the iterates (`Σ_t θ_t = base + w P − b` with
+/// `P = Σ s_t`, as in [`crate::learner::score_cache`]). Adding a path
+/// costs O(n) instead of the O(L²) of summing every round's weights.
+///
+/// # Example
+/// ```
+/// use omkl_core::model::transitions::LazyTransitions;
+/// let mut t = LazyTransitions::zeros(2);
+/// t.add_path(&[0, 1], 1.0);
+/// t.end_round();
+/// t.scale_by(0.5);
+/// t.end_round();
+/// assert_eq!(t.current().tr, vec![0.0, 0.5, 0.0, 0.0]);
+/// assert_eq!(t.sum().tr, vec![0.0, 1.5, 0.0, 0.0]);
+/// assert_eq!(t.sq_norm(), 0.75);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct LazyTransitions {
+    w: Transitions,
+    s: f64,
+    q: f64,
+    p: f64,
+    b: Transitions,
+    base: Transitions,
+    eff: Transitions,
+}
+
+impl LazyTransitions {
+    /// All-zero weights for `l` labels.
+    pub fn zeros(l: usize) -> Self {
+        let z = Transitions::zeros(l);
+        LazyTransitions {
+            w: z.clone(),
+            s: 1.0,
+            q: 0.0,
+            p: 0.0,
+            b: z.clone(),
+            base: z.clone(),
+            eff: z,
+        }
+    }
+
+    /// Adds `coef` times the transition features of `labels`.
+    ///
+    /// # Complexity
+    /// O(n).
+    pub fn add_path(&mut self, labels: &[usize], coef: f64) {
+        let d = coef / self.s;
+        let dp = d * self.p;
+        let (w, b, q) = (&mut self.w, &mut self.b, &mut self.q);
+        path_features(w.l, labels, |i| {
+            let wi = w.get_mut(i);
+            *q += 2.0 * d * *wi + d * d;
+            *wi += d;
+            *b.get_mut(i) += dp;
+        });
+    }
+
+    /// `‖θ_T‖²` as maintained incrementally.
+    pub fn sq_norm(&self) -> f64 {
+        self.s * self.s * self.q.max(0.0)
+    }
+
+    /// `θ_T ← c θ_T` for `c ≥ 0`, in O(1) (O(L²) when the scale is folded).
+    pub fn scale_by(&mut self, c: f64) {
+        if c == 0.0 {
+            self.bank();
+            self.w.scale(0.0);
+            self.q = 0.0;
+            self.s = 1.0;
+            return;
+        }
+        self.s *= c;
+        if !(TINY..=1.0 / TINY).contains(&self.s) {
+            self.bank();
+            self.w.scale(self.s);
+            self.q *= self.s * self.s;
+            self.s = 1.0;
+        }
+    }
+
+    fn bank(&mut self) {
+        self.base.add_scaled(&self.w, self.p);
+        self.base.add_scaled(&self.b, -1.0);
+        self.b.scale(0.0);
+        self.p = 0.0;
+    }
+
+    /// Ends an online round: the current iterate enters the running sum.
+    pub fn end_round(&mut self) {
+        self.p += self.s;
+    }
+
+    /// The current weights `s · w`, materialised in a buffer kept for reuse.
+    ///
+    /// # Complexity
+    /// O(L²).
+    pub fn current(&mut self) -> &Transitions {
+        let s = self.s;
+        for (e, w) in [
+            (&mut self.eff.tr, &self.w.tr),
+            (&mut self.eff.start, &self.w.start),
+            (&mut self.eff.stop, &self.w.stop),
+        ] {
+            for (e, w) in e.iter_mut().zip(w) {
+                *e = s * w;
+            }
+        }
+        &self.eff
+    }
+
+    /// The sum of the iterates over finished rounds.
+    pub fn sum(&self) -> Transitions {
+        let mut out = self.base.clone();
+        out.add_scaled(&self.w, self.p);
+        out.add_scaled(&self.b, -1.0);
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lazy_transitions_track_explicit_sums() {
+        let mut lazy = LazyTransitions::zeros(3);
+        let mut cur = Transitions::zeros(3);
+        let mut sum = Transitions::zeros(3);
+        let steps: [(&[usize], f64, f64); 5] = [
+            (&[0, 1, 1, 2], 0.5, 0.9),
+            (&[2, 2], -0.25, 1e-5),
+            (&[1], 1.0, 0.0),
+            (&[1, 0, 1, 0], 0.3, 0.7),
+            (&[2, 1], -0.1, 1e5),
+        ];
+        for (labels, coef, c) in steps {
+            lazy.add_path(labels, coef);
+            cur.add_path(labels, coef);
+            lazy.scale_by(c);
+            cur.scale(c);
+            lazy.end_round();
+            sum.add_scaled(&cur, 1.0);
+            let now = lazy.current().clone();
+            for (a, b) in now.iter().zip(cur.iter()) {
+                assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{a} vs {b}");
+            }
+            let exact = cur.sq_norm();
+            assert!((lazy.sq_norm() - exact).abs() <= 1e-10 * exact.max(1.0));
+        }
+        for (a, b) in lazy.sum().iter().zip(sum.iter()) {
+            assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{a} vs {b}");
+        }
+    }
 
     #[test]
     fn scale_and_add() {
