@@ -149,9 +149,11 @@ def main() -> None:
     err = np.max(np.abs(S.scores(alpha) - want))
     err_lm = np.max(np.abs(S.scores_label_major(alpha_lm) - want.T))
     rs = max(r, 10)  # cheap calls: more runs against the noise of a shared machine
-    t_sp, t_lm, t_d32, t_d64, t_scipy, t_sp1, t_gemv = race(
+    err32 = np.max(np.abs(S.scores_f32(A32) - want))
+    t_sp, t_32, t_lm, t_d32, t_d64, t_scipy, t_sp1, t_gemv = race(
         [
             lambda: S.scores(alpha),
+            lambda: S.scores_f32(A32),
             lambda: S.scores_label_major(alpha_lm),
             lambda: K32 @ A32,
             lambda: K @ alpha,
@@ -175,6 +177,9 @@ def main() -> None:
         ("scipy CSR f64 @ A", t_scipy),
     ):
         print(f"{name:<36}{t * 1e3:8.2f} ms   {t / t_sp:6.2f}x")
+    print(f"{'omkl CSR scores_f32 (all float32)':<36}{t_32 * 1e3:8.2f} ms")
+    print(f"  max|diff| vs float64 dense = {err32:.1e}")
+    print(f"{'numpy dense f32 K @ A (BLAS)':<36}{t_d32 * 1e3:8.2f} ms   {t_d32 / t_32:6.2f}x")
     print(f"{'omkl CSR scores, 1 label':<36}{t_sp1 * 1e3:8.2f} ms")
     print(f"{'numpy dense f32 gemv K @ a':<36}{t_gemv * 1e3:8.2f} ms   {t_gemv / t_sp1:6.2f}x")
 

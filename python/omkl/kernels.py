@@ -272,6 +272,23 @@ class SparseGram:
         out = self._inner.scores(a)
         return out[:, 0] if one else out
 
+    def scores_f32(self, alpha: npt.ArrayLike) -> npt.NDArray[np.float32]:
+        """``K @ alpha`` computed entirely in float32 (coefficients, sums and
+        result), the precision of float32 BLAS scoring, with half the memory
+        traffic of :meth:`scores`. ``alpha`` has shape ``(columns, labels)``
+        or ``(columns,)``.
+
+        >>> import numpy as np
+        >>> S = sparse_gram(np.array([[0.0], [1.0], [5.0]]), kernel="b1_spline", h=2.0)
+        >>> S.scores_f32(np.array([1.0, 0.0, 0.0])).tolist()
+        [1.0, 0.5, 0.0]
+        """
+        a, one = _as_alpha(alpha, self.shape[1])
+        with np.errstate(over="ignore"):
+            a32 = np.ascontiguousarray(a, dtype=np.float32)
+        out = self._inner.scores_f32(a32)
+        return out[:, 0] if one else out
+
     def scores_label_major(self, alpha: npt.ArrayLike) -> npt.NDArray[np.float64]:
         """Scores with label-major coefficients: ``alpha`` has shape
         ``(labels, columns)`` and the result ``(labels, rows)``, i.e.

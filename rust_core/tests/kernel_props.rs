@@ -337,6 +337,22 @@ mod sparse {
                 assert_eq!(got[i * labels + l], want, "row {i} label {l}");
             }
         }
+        let alpha32: Vec<f32> = alpha.iter().map(|&v| v as f32).collect();
+        let got32 = s.scores_f32(&alpha32, labels).unwrap();
+        for i in 0..nx {
+            for l in 0..labels {
+                let mut want = 0.0f32;
+                for j in 0..ny {
+                    let v = dense[i * ny + j];
+                    if v != 0.0 {
+                        want += v * alpha32[j * labels + l];
+                    }
+                }
+                assert_eq!(got32[i * labels + l], want, "f32 row {i} label {l}");
+            }
+        }
+        assert!(s.scores_f32(&alpha32[1..], labels).is_err());
+        assert!(s.scores_f32(&[f32::NAN; 700], 1).is_err());
     }
 
     #[test]

@@ -359,6 +359,21 @@ impl PySparseGram {
         to_matrix(py, self.inner.shape().0, labels, out)
     }
 
+    /// `K @ alpha` in float32 for float32 `alpha` of shape `(columns, labels)`.
+    fn scores_f32<'py>(
+        &self,
+        py: Python<'py>,
+        alpha: PyReadonlyArray2<'py, f32>,
+    ) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let labels = alpha.as_array().dim().1;
+        let a = alpha
+            .as_slice()
+            .map_err(|_| OmklError::invalid("alpha", "expected a C-contiguous array"))
+            .py()?;
+        let out = py.detach(|| self.inner.scores_f32(a, labels)).py()?;
+        to_matrix(py, self.inner.shape().0, labels, out)
+    }
+
     /// `(K @ alpha.T).T` for label-major `alpha` of shape `(labels, columns)`:
     /// the scores as `(labels, rows)`.
     fn scores_label_major<'py>(

@@ -26,6 +26,8 @@ const P4: f32 = 1.666_666_5e-1;
 const P5: f32 = 0.5;
 /// `ln(f32::MIN_POSITIVE)`: below this the result would be subnormal.
 const MIN_ARG: f32 = -87.336_55;
+/// `1.5 · 2^23`: integers `|n| < 2^22` added to it land in the mantissa.
+const MAGIC: f32 = 12_582_912.0;
 /// Above this `exp` overflows f32.
 const MAX_ARG: f32 = 88.722_83;
 
@@ -50,7 +52,9 @@ pub fn exp_f32(x: f32) -> f32 {
     let p = (((((P0 * r + P1) * r + P2) * r + P3) * r + P4) * r + P5) * z + r + 1.0;
     // 2^n for n in [-126, 128]; n = 128 only at MAX_ARG, where the doubled
     // power of two keeps the exponent field in range.
-    let ni = n as i32;
+    // n as i32 without a (scalar, saturating) float-to-int conversion:
+    // adding 1.5 · 2^23 puts the integer n in the low mantissa bits.
+    let ni = (n + MAGIC).to_bits() as i32 - MAGIC.to_bits() as i32;
     let half = ni >> 1;
     let s1 = f32::from_bits(((half + 127) as u32) << 23);
     let s2 = f32::from_bits(((ni - half + 127) as u32) << 23);

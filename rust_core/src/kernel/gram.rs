@@ -1,7 +1,7 @@
 //! Dense Gram matrices through a tuned GEMM.
 //!
 //! A tile of `K(x_i, y_j)` is computed as one f32 GEMM `X_t Y_tᵀ`
-//! (ndarray's `general_mat_mul`, backed by `matrixmultiply`'s SIMD kernels)
+//! (faer's `matmul`, with runtime-selected AVX2/AVX-512 kernels)
 //! whose result, still in cache, is turned into kernel values by the
 //! vectorised elementwise map of [`super::map`] and written once to the
 //! output (see [`super::tiles`]). Tiles run in parallel on the rayon pool.

@@ -233,6 +233,43 @@ impl SparseGram {
         Ok(out)
     }
 
+    /// [`SparseGram::scores`] entirely in f32 (coefficients, sums and
+    /// scores), the precision of float32 BLAS scoring: half the memory
+    /// traffic per non-zero and twice the SIMD lanes. Each sum is taken in
+    /// the order of the row's non-zeros, so its rounding error is at most
+    /// about `nnz_row · 6e-8 · Σ|K_ij α_j|`.
+    ///
+    /// # Complexity
+    /// O(nnz · labels), in parallel over rows.
+    ///
+    /// # Example
+    /// ```
+    /// use omkl_core::kernel::{Kernel, SparseGram};
+    /// let x = [0.0f32, 1.0, 5.0];
+    /// let s = SparseGram::build(&Kernel::B1Spline { h: 2.0 }, &x, 3, &x, 3, 1).unwrap();
+    /// assert_eq!(s.scores_f32(&[1.0, 0.0, 0.0], 1).unwrap(), vec![1.0, 0.5, 0.0]);
+    /// ```
+    pub fn scores_f32(&self, alpha: &[f32], labels: usize) -> Result<Vec<f32>> {
+        if labels == 0 {
+            return Err(OmklError::empty("alpha"));
+        }
+        if alpha.len() != self.ncols * labels {
+            return Err(OmklError::shape(
+                "alpha",
+                format!(
+                    "{} x {labels} = {} elements",
+                    self.ncols,
+                    self.ncols * labels
+                ),
+                format!("{} elements", alpha.len()),
+            ));
+        }
+        super::gram::check_finite_f32("alpha", alpha)?;
+        let mut out = vec![0.0f32; self.nrows * labels];
+        self.scores_unchecked(alpha, labels, false, &mut out);
+        Ok(out)
+    }
+
     /// [`SparseGram::scores`] with label-major coefficients and scores, the
     /// layout of the chain learners: `alpha` is `labels × columns` and the
     /// result `labels × rows` (row-major), `result[y, i] = Σ_j K[i, j]
@@ -271,13 +308,19 @@ impl SparseGram {
     /// coefficients are copied into a zero-padded `columns × P` buffer
     /// (`P` a multiple of 4), so that one pass over a row's non-zeros keeps
     /// all `P` sums in registers.
-    fn scores_unchecked(&self, alpha: &[f64], labels: usize, label_major: bool, out: &mut [f64]) {
+    fn scores_unchecked<T: Acc>(
+        &self,
+        alpha: &[T],
+        labels: usize,
+        label_major: bool,
+        out: &mut [T],
+    ) {
         let m = self.ncols;
         let mut l0 = 0;
         while l0 < labels {
             let l1 = (l0 + LABEL_BLOCK).min(labels);
-            let p = (l1 - l0).next_multiple_of(4);
-            let mut ap = vec![0.0f64; m * p];
+            let p = (l1 - l0).next_multiple_of(T::LANES);
+            let mut ap = vec![T::default(); m * p];
             for (j, dst) in ap.chunks_exact_mut(p).enumerate() {
                 for (t, v) in dst[..l1 - l0].iter_mut().enumerate() {
                     *v = if label_major {
@@ -287,7 +330,7 @@ impl SparseGram {
                     };
                 }
             }
-            let task = |(b, chunk): (usize, &mut [f64])| {
+            let task = |(b, chunk): (usize, &mut [T])| {
                 let r0 = b * SCORE_ROWS;
                 for (r, s) in chunk.chunks_exact_mut(labels).enumerate() {
                     let (idx, val) = self.row(r0 + r);
@@ -344,9 +387,35 @@ const LABEL_BLOCK: usize = 32;
 /// Labels per block of the single-row path.
 const ROW_BLOCK: usize = 8;
 
+/// The number types of the scoring loops (f64 and f32): no fused
+/// multiply-add, so every code path gives the same bits.
+trait Acc:
+    Copy + Default + Send + Sync + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self>
+{
+    /// Labels are padded to a multiple of this (one AVX2 register).
+    const LANES: usize;
+    fn of(v: f32) -> Self;
+}
+
+impl Acc for f64 {
+    const LANES: usize = 4;
+    #[inline(always)]
+    fn of(v: f32) -> Self {
+        f64::from(v)
+    }
+}
+
+impl Acc for f32 {
+    const LANES: usize = 8;
+    #[inline(always)]
+    fn of(v: f32) -> Self {
+        v
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn score_padded_avx2(p: usize, idx: &[u32], val: &[f32], ap: &[f64], s: &mut [f64]) {
+unsafe fn score_padded_avx2<T: Acc>(p: usize, idx: &[u32], val: &[f32], ap: &[T], s: &mut [T]) {
     score_padded_generic(p, idx, val, ap, s);
 }
 
@@ -354,7 +423,7 @@ unsafe fn score_padded_avx2(p: usize, idx: &[u32], val: &[f32], ap: &[f64], s: &
 /// a multiple of 4 up to [`LABEL_BLOCK`]; each sum in the order of the
 /// non-zeros, as in [`score_row_generic`] (the same bits).
 #[inline]
-fn score_padded(p: usize, idx: &[u32], val: &[f32], ap: &[f64], s: &mut [f64]) {
+fn score_padded<T: Acc>(p: usize, idx: &[u32], val: &[f32], ap: &[T], s: &mut [T]) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx2") {
@@ -367,28 +436,28 @@ fn score_padded(p: usize, idx: &[u32], val: &[f32], ap: &[f64], s: &mut [f64]) {
 }
 
 #[inline(always)]
-fn score_padded_generic(p: usize, idx: &[u32], val: &[f32], ap: &[f64], s: &mut [f64]) {
+fn score_padded_generic<T: Acc>(p: usize, idx: &[u32], val: &[f32], ap: &[T], s: &mut [T]) {
     match p {
-        4 => score_fixed::<4>(idx, val, ap, s),
-        8 => score_fixed::<8>(idx, val, ap, s),
-        12 => score_fixed::<12>(idx, val, ap, s),
-        16 => score_fixed::<16>(idx, val, ap, s),
-        20 => score_fixed::<20>(idx, val, ap, s),
-        24 => score_fixed::<24>(idx, val, ap, s),
-        28 => score_fixed::<28>(idx, val, ap, s),
-        _ => score_fixed::<32>(idx, val, ap, s),
+        4 => score_fixed::<T, 4>(idx, val, ap, s),
+        8 => score_fixed::<T, 8>(idx, val, ap, s),
+        12 => score_fixed::<T, 12>(idx, val, ap, s),
+        16 => score_fixed::<T, 16>(idx, val, ap, s),
+        20 => score_fixed::<T, 20>(idx, val, ap, s),
+        24 => score_fixed::<T, 24>(idx, val, ap, s),
+        28 => score_fixed::<T, 28>(idx, val, ap, s),
+        _ => score_fixed::<T, 32>(idx, val, ap, s),
     }
 }
 
 /// The register-blocked loop for `P` padded labels.
 #[inline(always)]
-fn score_fixed<const P: usize>(idx: &[u32], val: &[f32], ap: &[f64], s: &mut [f64]) {
-    let mut acc = [0.0f64; P];
+fn score_fixed<T: Acc, const P: usize>(idx: &[u32], val: &[f32], ap: &[T], s: &mut [T]) {
+    let mut acc = [T::default(); P];
     for (&j, &k) in idx.iter().zip(val) {
         let a = &ap[j as usize * P..][..P];
-        let k = f64::from(k);
+        let k = T::of(k);
         for t in 0..P {
-            acc[t] += k * a[t];
+            acc[t] = acc[t] + k * a[t];
         }
     }
     let w = s.len();

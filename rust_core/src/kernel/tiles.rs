@@ -1,6 +1,7 @@
 //! The tiled Gram engine shared by every dense Gram routine.
 //!
-//! The output is cut into tiles. For each tile one f32 GEMM computes the
+//! The output is cut into tiles. For each tile one f32 GEMM (faer's
+//! single-threaded `matmul`, whose SIMD kernels include AVX-512) computes the
 //! inner products `X_t Y_tᵀ` into a scratch buffer that stays in cache, and
 //! the elementwise map of every requested kernel turns that buffer into the
 //! kernel's output tile, written once. Several kernels therefore share one
@@ -13,8 +14,8 @@
 //!   a second scratch buffer, copied to its place and, transposed, to the
 //!   mirror place below the diagonal. No other pass over the output.
 
-use ndarray::linalg::general_mat_mul;
-use ndarray::{ArrayView2, ArrayViewMut2};
+use faer::linalg::matmul::matmul;
+use faer::{Accum, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
 use super::map::Prepared;
@@ -101,10 +102,11 @@ fn inner_products(xb: &[f32], yb: &[f32], d: usize, ip: &mut [f32]) {
         }
         return;
     }
-    let a = ArrayView2::from_shape((rows, d), xb).expect("tile shape");
-    let b = ArrayView2::from_shape((w, d), yb).expect("tile shape");
-    let mut c = ArrayViewMut2::from_shape((rows, w), &mut ip[..rows * w]).expect("tile shape");
-    general_mat_mul(1.0, &a, &b.t(), 0.0, &mut c);
+    let a = MatRef::from_row_major_slice(xb, rows, d);
+    let b = MatRef::from_row_major_slice(yb, w, d);
+    let c = MatMut::from_row_major_slice_mut(&mut ip[..rows * w], rows, w);
+    // One thread per tile: the tiles themselves run in parallel.
+    matmul(c, Accum::Replace, a, b.transpose(), 1.0f32, Par::Seq);
 }
 
 /// Below this fraction of `‖x‖² + ‖y‖²`, a squared distance obtained from
