@@ -265,6 +265,33 @@ fn alpha_slice<'a>(a: &'a PyReadonlyArray2<'_, f64>) -> PyResult<(&'a [f64], usi
     Ok((s, labels))
 }
 
+impl PySparseGram {
+    /// Converts `alpha` (`columns × labels`, or `labels × columns` if
+    /// `label_major`), runs `score` with the GIL released and returns its
+    /// scores with the matching shape.
+    fn score_with<'py, T: numpy::Element + Sync + Send>(
+        &self,
+        py: Python<'py>,
+        alpha: &PyReadonlyArray2<'py, T>,
+        label_major: bool,
+        score: impl FnOnce(&SparseGram, &[T], usize) -> omkl_core::Result<Vec<T>> + Send,
+    ) -> PyResult<Bound<'py, PyArray2<T>>> {
+        let (r, c) = alpha.as_array().dim();
+        let labels = if label_major { r } else { c };
+        let a = alpha
+            .as_slice()
+            .map_err(|_| OmklError::invalid("alpha", "expected a C-contiguous array"))
+            .py()?;
+        let out = py.detach(|| score(&self.inner, a, labels)).py()?;
+        let rows = self.inner.shape().0;
+        if label_major {
+            to_matrix(py, labels, rows, out)
+        } else {
+            to_matrix(py, rows, labels, out)
+        }
+    }
+}
+
 #[pymethods]
 impl PySparseGram {
     /// Validates and wraps CSR arrays.
@@ -354,9 +381,7 @@ impl PySparseGram {
         py: Python<'py>,
         alpha: PyReadonlyArray2<'py, f64>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let (a, labels) = alpha_slice(&alpha)?;
-        let out = py.detach(|| self.inner.scores(a, labels)).py()?;
-        to_matrix(py, self.inner.shape().0, labels, out)
+        self.score_with(py, &alpha, false, SparseGram::scores)
     }
 
     /// `K @ alpha` in float32 for float32 `alpha` of shape `(columns, labels)`.
@@ -365,13 +390,7 @@ impl PySparseGram {
         py: Python<'py>,
         alpha: PyReadonlyArray2<'py, f32>,
     ) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let labels = alpha.as_array().dim().1;
-        let a = alpha
-            .as_slice()
-            .map_err(|_| OmklError::invalid("alpha", "expected a C-contiguous array"))
-            .py()?;
-        let out = py.detach(|| self.inner.scores_f32(a, labels)).py()?;
-        to_matrix(py, self.inner.shape().0, labels, out)
+        self.score_with(py, &alpha, false, SparseGram::scores_f32)
     }
 
     /// `(K @ alpha.T).T` for label-major `alpha` of shape `(labels, columns)`:
@@ -381,15 +400,7 @@ impl PySparseGram {
         py: Python<'py>,
         alpha: PyReadonlyArray2<'py, f64>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let labels = alpha.as_array().dim().0;
-        let a = alpha
-            .as_slice()
-            .map_err(|_| OmklError::invalid("alpha", "expected a C-contiguous array"))
-            .py()?;
-        let out = py
-            .detach(|| self.inner.scores_label_major(a, labels))
-            .py()?;
-        to_matrix(py, labels, self.inner.shape().0, out)
+        self.score_with(py, &alpha, true, SparseGram::scores_label_major)
     }
 
     /// Row `i` of `K @ alpha`.
