@@ -5,9 +5,14 @@
   GEMM + map, Rust) against numpy's BLAS ``X @ X.T`` followed by the same
   elementwise map, in float32 and float64.
 * Scoring ``K @ alpha`` (alpha: n x labels) with a B1-spline Gram matrix
-  with about 95% zeros: omkl's CSR scoring against dense scoring with numpy
-  (BLAS) and against scipy's CSR product.
-* Bytes of a Gram row cache and of the support store, and the peak RSS.
+  with about 95% zeros: omkl's CSR scoring (float32 values, u32 column
+  indices, all labels of a row in one pass, rows in parallel; also with
+  label-major ``labels x n`` coefficients) against dense BLAS scoring of the
+  same shapes with numpy (float32 ``K @ A``, float64 ``K @ A``, and a
+  float32 gemv ``K @ a`` against omkl's one-label scores) and against
+  scipy's CSR product.
+* Bytes of the dense Gram matrix, the CSR Gram matrix, a Gram row cache in
+  use and the support store, and the peak RSS.
 
 Run from the repository root (with omkl importable)::
 
@@ -21,6 +26,7 @@ contenders take turns.
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import time
 from collections.abc import Callable
@@ -93,6 +99,7 @@ def main() -> None:
     X64 = X.astype(np.float64)
     Y, Y64 = X.copy(), X64.copy()  # same values, distinct buffers: a rectangular product
     print(f"inputs: {n} x {d} binary, labels: {args.labels}, best of {r} runs")
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
 
     print("\n== Dense Gram matrix (n x n)")
     print(
@@ -131,23 +138,51 @@ def main() -> None:
     h = kernels.b1_bandwidth(X, zero_fraction=0.95)
     t_build = best(lambda: kernels.sparse_gram(X, kernel="b1_spline", h=h), 1)
     S = kernels.sparse_gram(X, kernel="b1_spline", h=h)
-    K = S.to_dense().astype(np.float64)
+    K32 = S.to_dense()
+    K = K32.astype(np.float64)
     csr = S.to_scipy().astype(np.float64)
     alpha = rng.normal(size=(n, args.labels))
+    A32 = alpha.astype(np.float32)
+    alpha_lm = np.ascontiguousarray(alpha.T)
+    a1, a1_32 = np.ascontiguousarray(alpha[:, :1]), alpha[:, 0].astype(np.float32)
     want = K @ alpha
     err = np.max(np.abs(S.scores(alpha) - want))
+    err_lm = np.max(np.abs(S.scores_label_major(alpha_lm) - want.T))
     rs = max(r, 10)  # cheap calls: more runs against the noise of a shared machine
-    t_sparse, t_dense, t_scipy = race(
-        [lambda: S.scores(alpha), lambda: K @ alpha, lambda: csr @ alpha], rs
+    err32 = np.max(np.abs(S.scores_f32(A32) - want))
+    t_sp, t_32, t_lm, t_d32, t_d64, t_scipy, t_sp1, t_gemv = race(
+        [
+            lambda: S.scores(alpha),
+            lambda: S.scores_f32(A32),
+            lambda: S.scores_label_major(alpha_lm),
+            lambda: K32 @ A32,
+            lambda: K @ alpha,
+            lambda: csr @ alpha,
+            lambda: S.scores(a1),
+            lambda: K32 @ a1_32,
+        ],
+        rs,
     )
     print(
         f"h={h:.4f}: zeros {100 * (1 - S.density):.2f}%, nnz {S.nnz}, "
-        f"CSR {S.nbytes / 2**20:.1f} MiB vs dense f32 {n * n * 4 / 2**20:.1f} MiB, "
         f"built in {t_build:.3f}s (never dense)"
     )
-    print(f"omkl sparse scores     {t_sparse * 1e3:9.2f} ms   max|diff| vs dense = {err:.1e}")
-    print(f"numpy dense K @ alpha  {t_dense * 1e3:9.2f} ms   ratio {t_dense / t_sparse:6.2f}x")
-    print(f"scipy CSR @ alpha      {t_scipy * 1e3:9.2f} ms   ratio {t_scipy / t_sparse:6.2f}x")
+    print(f"{'':<36}{'time':>11}   ratio (> 1: omkl CSR faster)")
+    print(f"{'omkl CSR scores, ' + str(args.labels) + ' labels':<36}{t_sp * 1e3:8.2f} ms")
+    print(f"  max|diff| vs float64 dense = {err:.1e} (label-major {err_lm:.1e})")
+    print(f"{'omkl CSR scores, label-major':<36}{t_lm * 1e3:8.2f} ms")
+    for name, t in (
+        ("numpy dense f32 K @ A (BLAS)", t_d32),
+        ("numpy dense f64 K @ A (BLAS)", t_d64),
+        ("scipy CSR f64 @ A", t_scipy),
+    ):
+        print(f"{name:<36}{t * 1e3:8.2f} ms   {t / t_sp:6.2f}x")
+    print(f"{'omkl CSR scores_f32 (all float32)':<36}{t_32 * 1e3:8.2f} ms")
+    print(f"  max|diff| vs float64 dense = {err32:.1e}")
+    print(f"{'numpy dense f32 K @ A (BLAS)':<36}{t_d32 * 1e3:8.2f} ms   {t_d32 / t_32:6.2f}x")
+    print(f"{'omkl CSR scores, 1 label':<36}{t_sp1 * 1e3:8.2f} ms")
+    print(f"{'numpy dense f32 gemv K @ a':<36}{t_gemv * 1e3:8.2f} ms   {t_gemv / t_sp1:6.2f}x")
+
     print("\n== Memory")
     budget = 64 << 20
     cache = kernels.GramCache(d, kernel="gaussian", sigma2=5.0, budget_bytes=budget)
@@ -155,19 +190,30 @@ def main() -> None:
     ids = [cache.add(x) for x in stream]
     t_rows = best(lambda: [cache.row(i) for i in ids[:2000]], 1)
     s = cache.stats()
+    store = kernels.SupportStore(d)
+    for x in stream:
+        store.add(x)
+    mib = 2**20
+    print(f"dense f32 Gram n x n:  {n * n * 4 / mib:8.2f} MiB")
+    print(f"CSR Gram (95% zeros):  {S.nbytes / mib:8.2f} MiB (u32 indices + f32 values + indptr)")
     print(
-        f"support store: {s['support_len']} distinct of {len(stream)} inputs, "
-        f"{s['support_bytes'] / 2**20:.2f} MiB"
+        f"SupportStore:          {store.nbytes / mib:8.2f} MiB "
+        f"({len(store)} distinct of {len(stream)} inputs)"
     )
     print(
-        f"Gram row cache: {s['entries']} rows, {s['cache_bytes'] / 2**20:.2f} MiB "
-        f"of {budget / 2**20:.0f} MiB budget; hits {s['hits']}, misses {s['misses']}, "
-        f"evictions {s['evictions']}; 2000 row requests in {t_rows:.3f}s"
+        f"GramCache in use:      {(s['cache_bytes'] + s['support_bytes']) / mib:8.2f} MiB "
+        f"(rows {s['cache_bytes'] / mib:.2f} MiB of a {budget / mib:.0f} MiB budget, "
+        f"{s['entries']} rows; support {s['support_bytes'] / mib:.2f} MiB)"
+    )
+    print(
+        f"  hits {s['hits']}, misses {s['misses']}, evictions {s['evictions']}; "
+        f"2000 row requests in {t_rows:.3f}s"
     )
     print(
         f"peak RSS of this process: {peak_rss_mib():.0f} MiB "
-        f"(dense f64 n x n alone: {n * n * 8 / 2**20:.0f} MiB)"
+        f"(dense f64 n x n alone: {n * n * 8 / mib:.0f} MiB)"
     )
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -179,8 +179,72 @@ def _params(k: kernels.Kernel) -> dict:
         (lambda: kernels.gram(np.array([["a", "b"]])), "X"),
         (lambda: kernels.gaussian(5.0).eval([1.0, 2.0], [1.0]), "y"),
         (lambda: kernels.gaussian(5.0).eval([1.0, float("nan")], [1.0, 2.0]), "x"),
+        (lambda: kernels.gram_many(np.ones((2, 3)), kernels=[]), "kernels"),
+        (lambda: kernels.gram_many(np.ones((2, 3)), kernels="gaussian"), "kernels"),
+        (lambda: kernels.gram_many(np.ones((2, 3)), np.ones((2, 4))), "Y"),
+        (lambda: kernels.gram_many(np.array([[np.nan, 1.0]])), "X"),
+        (lambda: kernels.gram_many(np.ones((2, 3)), kernels=["linear", "cubic"]), "kernel"),
     ],
 )
 def test_bad_input_raises_value_error_naming_it(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    specs=st.lists(KERNELS, min_size=1, max_size=4),
+    d=st.integers(1, 6),
+    data=st.data(),
+)
+def test_gram_many_equals_each_single_kernel_gram(specs, d, data):
+    X = data.draw(matrices(20, d))
+    Y = data.draw(matrices(20, d))
+    ks = [kernels.make_kernel(kind, **p) for kind, p in specs]
+    for got, k in zip(kernels.gram_many(X, Y, ks), ks, strict=True):
+        np.testing.assert_array_equal(got, kernels.gram(X, Y, k))
+    for got, k in zip(kernels.gram_many(X, kernels=ks), ks, strict=True):
+        np.testing.assert_array_equal(got, kernels.gram(X, kernel=k))
+
+
+def test_gram_many_spanning_tiles_matches_float64_formulas():
+    # 700 rows: three symmetric tiles and two rectangular row blocks, with
+    # partial tiles at the edges.
+    rng = np.random.default_rng(5)
+    X = (rng.random((700, 128)) < 0.3).astype(np.float32)
+    ks = [
+        kernels.linear(),
+        kernels.polynomial(2, 0.0, normalize=True),
+        kernels.gaussian(5.0),
+        kernels.b1_spline(7.0),
+    ]
+    L, Q, G, B = kernels.gram_many(X, kernels=ks)
+    X64 = X.astype(np.float64)
+    D = X64 @ X64.T
+    sq = np.diag(D)
+    D2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * D, 0.0)
+    np.testing.assert_allclose(L, D, rtol=1e-6)
+    np.testing.assert_allclose(Q, D**2 / np.outer(sq, sq), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(G, np.exp(-D2 / 10.0), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(B, np.maximum(0.0, 1.0 - np.sqrt(D2) / 7.0), atol=1e-6)
+    for K in (L, Q, G, B):
+        np.testing.assert_array_equal(K, K.T)
+    np.testing.assert_array_equal(np.diag(G), 1.0)
+    R = kernels.gram_many(X[:300], X, ks)
+    for K, Rk, k in zip((L, Q, G, B), R, ks, strict=True):
+        np.testing.assert_allclose(Rk, K[:300], rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(Rk, kernels.gram(X[:300], X, k))
+
+
+def test_gaussian_map_is_accurate_over_the_whole_exponent_range():
+    # Squared distances from 0 to far beyond exp underflow: the vectorised
+    # exp against float64 numpy, relative to the value (absolute below the
+    # smallest normal float32). Against the origin the squared distance is
+    # ||x||^2 rounded to float32, and sigma2 = 2 makes the scale -1/4 exact,
+    # so the only error left is that of exp.
+    x = np.linspace(0.0, 30.0, 4001, dtype=np.float32)[:, None]
+    K = kernels.gram(x, np.zeros((1, 1), dtype=np.float32), kernel="gaussian", sigma2=2.0)
+    d2 = (x.astype(np.float64) ** 2).astype(np.float32).astype(np.float64)
+    want = np.exp(-d2 / 4.0)
+    err = np.abs(K.astype(np.float64) - want)
+    assert np.all(err <= 3e-7 * want + 1.2e-38)

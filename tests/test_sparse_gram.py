@@ -40,6 +40,15 @@ def test_sparse_gram_equals_zeroed_dense_and_scores_agree(X, Y, h, labels):
     np.testing.assert_allclose(got, csr @ alpha, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(S.score_row(len(X) - 1, alpha), want[-1], rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(S.scores(alpha[:, 0]), want[:, 0], rtol=1e-10, atol=1e-10)
+    got32 = S.scores_f32(alpha)
+    assert got32.dtype == np.float32
+    bound = np.abs(dense.astype(np.float64)) @ np.abs(alpha)
+    # float32 coefficients (relative rounding 6e-8) and float32 sums over at
+    # most len(Y) terms
+    assert np.all(np.abs(got32 - want) <= (len(Y) + 2) * 1.2e-7 * bound + 1e-30)
+    lm = S.scores_label_major(np.ascontiguousarray(alpha.T))
+    assert lm.shape == (labels, len(X))
+    np.testing.assert_array_equal(lm, got.T)
 
 
 def test_sparse_gram_only_stores_neighbours_and_pickles():
@@ -113,3 +122,18 @@ def test_from_csr_rejects_malformed_arrays():
         _omkl.SparseGram.from_csr(
             2, 2, np.array([0, 1], i64), np.array([0], i64), np.ones(1, np.float32)
         )
+
+
+def test_label_major_scores_reject_bad_alpha():
+    S = kernels.sparse_gram(np.arange(4.0)[:, None], kernel="b1_spline", h=1.5)
+    for bad in (np.ones((2, 3)), np.ones(4), np.ones((0, 4))):
+        with pytest.raises(ValueError, match="alpha"):
+            S.scores_label_major(bad)
+    with pytest.raises(ValueError, match="alpha"):
+        S.scores_label_major(np.array([[0.0, np.nan, 0.0, 0.0]]))
+    with pytest.raises(ValueError, match="alpha"):
+        S.scores_f32(np.array([0.0, np.inf, 0.0, 0.0]))
+    with pytest.raises(ValueError, match="alpha"):
+        S.scores_f32(np.array([0.0, 1e39, 0.0, 0.0]))  # overflows float32
+    with pytest.raises(ValueError, match="alpha"):
+        S.scores_f32(np.ones((3, 2)))

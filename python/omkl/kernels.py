@@ -29,6 +29,7 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,7 @@ __all__ = [
     "b1_spline",
     "gaussian",
     "gram",
+    "gram_many",
     "linear",
     "make_kernel",
     "polynomial",
@@ -151,6 +153,38 @@ def gram(
     return _omkl.gram(k, x, as_matrix("Y", Y))
 
 
+def gram_many(
+    X: npt.ArrayLike,
+    Y: npt.ArrayLike | None = None,
+    kernels: Sequence[str | Kernel] = ("linear", "gaussian"),
+) -> list[npt.NDArray[np.float32]]:
+    """One Gram matrix per kernel, all from a single shared GEMM of inner
+    products (every kernel here is a function of ``<x, y>``, ``||x||^2`` and
+    ``||y||^2``), so ``k`` kernels cost about one :func:`gram` plus ``k``
+    cheap elementwise maps.
+
+    ``kernels`` holds :class:`Kernel` objects or names (with their default
+    parameters). Output ``k`` equals ``gram(X, Y, kernels[k])`` exactly.
+
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0], [2.0, 0.5]])
+    >>> L, G = gram_many(X, kernels=["linear", gaussian(0.5)])
+    >>> bool(np.array_equal(G, gram(X, kernel=gaussian(0.5)))), L.shape
+    (True, (3, 3))
+    """
+    if isinstance(kernels, str | Kernel):
+        raise ValueError(
+            f"invalid value for `kernels`: expected a list of kernels, got {kernels!r}"
+        )
+    ks = [make_kernel(k) for k in kernels]
+    if not ks:
+        raise ValueError("invalid value for `kernels`: expected at least one kernel, got none")
+    x = as_matrix("X", X)
+    if Y is None:
+        return _omkl.gram_many(ks, x)
+    return _omkl.gram_many(ks, x, as_matrix("Y", Y))
+
+
 def b1_bandwidth(X: npt.ArrayLike, zero_fraction: float = 0.95, max_sample: int = 2000) -> float:
     """The B1-spline width ``h`` giving a fraction ``zero_fraction`` of zeros
     in the Gram matrix of ``X`` (the paper used about 95%).
@@ -237,6 +271,43 @@ class SparseGram:
         a, one = _as_alpha(alpha, self.shape[1])
         out = self._inner.scores(a)
         return out[:, 0] if one else out
+
+    def scores_f32(self, alpha: npt.ArrayLike) -> npt.NDArray[np.float32]:
+        """``K @ alpha`` computed entirely in float32 (coefficients, sums and
+        result), the precision of float32 BLAS scoring, with half the memory
+        traffic of :meth:`scores`. ``alpha`` has shape ``(columns, labels)``
+        or ``(columns,)``.
+
+        >>> import numpy as np
+        >>> S = sparse_gram(np.array([[0.0], [1.0], [5.0]]), kernel="b1_spline", h=2.0)
+        >>> S.scores_f32(np.array([1.0, 0.0, 0.0])).tolist()
+        [1.0, 0.5, 0.0]
+        """
+        a, one = _as_alpha(alpha, self.shape[1])
+        with np.errstate(over="ignore"):
+            a32 = np.ascontiguousarray(a, dtype=np.float32)
+        out = self._inner.scores_f32(a32)
+        return out[:, 0] if one else out
+
+    def scores_label_major(self, alpha: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """Scores with label-major coefficients: ``alpha`` has shape
+        ``(labels, columns)`` and the result ``(labels, rows)``, i.e.
+        ``(K @ alpha.T).T``, the layout of the chain learners. Each row's
+        non-zeros are visited once for all labels.
+
+        >>> import numpy as np
+        >>> S = sparse_gram(np.array([[0.0], [1.0], [5.0]]), kernel="b1_spline", h=2.0)
+        >>> S.scores_label_major(np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])).tolist()
+        [[1.0, 0.5, 0.0], [0.0, 0.0, 1.0]]
+        """
+        a = np.asarray(alpha, dtype=np.float64)
+        m = self.shape[1]
+        if a.ndim != 2 or a.shape[1] != m or a.shape[0] == 0:
+            raise ValueError(
+                f"shape mismatch for `alpha`: expected (labels, {m}) with labels >= 1, "
+                f"got {np.shape(alpha)}"
+            )
+        return self._inner.scores_label_major(np.ascontiguousarray(a))
 
     def score_row(self, i: int, alpha: npt.ArrayLike) -> npt.NDArray[np.float64]:
         """Row ``i`` of ``K @ alpha``, shape ``(labels,)``."""

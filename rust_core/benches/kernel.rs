@@ -1,12 +1,16 @@
 //! Criterion benchmarks of the kernel module: dense Gram matrices (symmetric
-//! and rectangular) and CSR versus dense scoring.
+//! and rectangular, one kernel or three sharing one GEMM), CSR versus dense
+//! scoring (label columns and label-major), and Gram cache rows.
 //!
 //! ```text
 //! cargo bench -p omkl-core --bench kernel
 //! ```
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use omkl_core::kernel::{b1_bandwidth, dense_scores, gram, gram_symmetric, Kernel, SparseGram};
+use omkl_core::kernel::{
+    b1_bandwidth, dense_scores, gram, gram_many, gram_many_symmetric, gram_symmetric, GramCache,
+    Kernel, SparseGram,
+};
 use std::hint::black_box;
 
 /// `n × d` binary pixels: noisy copies of 26 prototypes (deterministic).
@@ -51,6 +55,48 @@ fn dense(c: &mut Criterion) {
     g.bench_function("quadratic_normalised_symmetric", |b| {
         b.iter(|| gram_symmetric(&quad, black_box(&x), n, d).unwrap())
     });
+    let lqg = [
+        Kernel::Linear { normalize: true },
+        Kernel::Polynomial {
+            degree: 2,
+            offset: 1.0,
+            normalize: true,
+        },
+        gauss.clone(),
+    ];
+    g.bench_function("lqg_three_singles_symmetric", |b| {
+        b.iter(|| {
+            lqg.iter()
+                .map(|k| gram_symmetric(k, black_box(&x), n, d).unwrap())
+                .collect::<Vec<_>>()
+        })
+    });
+    g.bench_function("lqg_gram_many_symmetric", |b| {
+        b.iter(|| gram_many_symmetric(&lqg, black_box(&x), n, d).unwrap())
+    });
+    g.bench_function("lqg_gram_many_rectangular", |b| {
+        b.iter(|| gram_many(&lqg, black_box(&x), n, &y, n, d).unwrap())
+    });
+    g.finish();
+}
+
+fn cache_rows(c: &mut Criterion) {
+    let (n, d) = (2000, 128);
+    let x = pixels(n, d);
+    let mut cache = GramCache::new(Kernel::Gaussian { sigma2: 5.0 }, d, 0).unwrap();
+    for r in x.chunks_exact(d) {
+        cache.add(r).unwrap();
+    }
+    let mut g = c.benchmark_group("gram_cache_2000x128");
+    g.sample_size(20);
+    // Budget 0: every request computes its row (the miss path).
+    g.bench_function("row_miss", |b| {
+        let mut i = 0u32;
+        b.iter(|| {
+            i = (i + 1) % n as u32;
+            cache.row(black_box(i)).unwrap().len()
+        })
+    });
     g.finish();
 }
 
@@ -69,6 +115,12 @@ fn scoring(c: &mut Criterion) {
     g.bench_function("sparse_csr", |b| {
         b.iter(|| s.scores(black_box(&alpha), labels).unwrap())
     });
+    g.bench_function("sparse_csr_label_major", |b| {
+        b.iter(|| s.scores_label_major(black_box(&alpha), labels).unwrap())
+    });
+    g.bench_function("sparse_csr_one_label", |b| {
+        b.iter(|| s.scores(black_box(&alpha[..n]), 1).unwrap())
+    });
     g.bench_function("dense", |b| {
         b.iter(|| dense_scores(black_box(&kd), n, n, &alpha, labels).unwrap())
     });
@@ -78,5 +130,5 @@ fn scoring(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, dense, scoring);
+criterion_group!(benches, dense, scoring, cache_rows);
 criterion_main!(benches);

@@ -1,6 +1,6 @@
 //! Property tests of the kernel module against naive references.
 
-use omkl_core::kernel::{gram, gram_symmetric, Kernel};
+use omkl_core::kernel::{gram, gram_many, gram_many_symmetric, gram_symmetric, Kernel};
 use proptest::prelude::*;
 
 fn kernels() -> impl Strategy<Value = Kernel> {
@@ -138,6 +138,66 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn gram_many_equals_each_single_kernel_gram(
+        ks in prop::collection::vec(kernels(), 1..4),
+        (nx, x) in matrix(40, 4),
+        (ny, y) in matrix(30, 4),
+    ) {
+        let many = gram_many(&ks, &x, nx, &y, ny, 4).unwrap();
+        let sym = gram_many_symmetric(&ks, &x, nx, 4).unwrap();
+        prop_assert_eq!(many.len(), ks.len());
+        for (k, (m, s)) in ks.iter().zip(many.iter().zip(&sym)) {
+            prop_assert_eq!(m, &gram(k, &x, nx, &y, ny, 4).unwrap());
+            prop_assert_eq!(s, &gram_symmetric(k, &x, nx, 4).unwrap());
+        }
+    }
+}
+
+#[test]
+fn gram_many_over_several_tiles_matches_naive() {
+    // 300 x 700: three row blocks and two column tiles (rectangular), two
+    // symmetric tiles, all with partial edges.
+    let (nx, ny, d) = (300, 700, 6);
+    let y: Vec<f32> = (0..ny * d)
+        .map(|i| ((i * 53 % 97) as f32) / 97.0 - 0.4)
+        .collect();
+    let x = &y[..nx * d];
+    let ks = [
+        Kernel::Linear { normalize: true },
+        Kernel::Polynomial {
+            degree: 3,
+            offset: 0.5,
+            normalize: true,
+        },
+        Kernel::Gaussian { sigma2: 0.3 },
+        Kernel::B1Spline { h: 1.2 },
+    ];
+    let many = gram_many(&ks, x, nx, &y, ny, d).unwrap();
+    let sym = gram_many_symmetric(&ks, &y, ny, d).unwrap();
+    for (k, (m, s)) in ks.iter().zip(many.iter().zip(&sym)) {
+        let want = naive(k, x, &y, d);
+        let tol = tolerance(k, &want, d);
+        for (g, w) in m.iter().zip(&want) {
+            assert!((f64::from(*g) - w).abs() <= tol, "{k:?}: {g} vs {w}");
+        }
+        for i in 0..nx {
+            for j in 0..ny {
+                assert_eq!(s[i * ny + j], s[j * ny + i]);
+                assert!((s[i * ny + j] - m[i * ny + j]).abs() as f64 <= tol, "{k:?}");
+            }
+        }
+        assert_eq!(m, &gram(k, x, nx, &y, ny, d).unwrap());
+    }
+    let e = gram_many(&[], x, nx, &y, ny, d).unwrap_err();
+    assert!(e.to_string().contains("kernels"), "{e}");
+    let bad = [Kernel::Gaussian { sigma2: 0.0 }];
+    assert!(gram_many_symmetric(&bad, x, nx, d).is_err());
+}
+
 #[test]
 fn symmetric_case_spans_several_tiles() {
     // 600 rows cover 3 tiles of 256, so every off-diagonal tile is mirrored.
@@ -180,7 +240,7 @@ mod sparse {
             h in 0.2f64..2.0,
             (nx, x) in super::matrix(90, 3),
             (ny, y) in super::matrix(70, 3),
-            labels in 1usize..4,
+            labels in 1usize..20,
             seed in any::<u32>(),
         ) {
             let k = Kernel::B1Spline { h };
@@ -195,6 +255,15 @@ mod sparse {
             let want = dense_scores(&dense, nx, ny, &alpha, labels).unwrap();
             for (a, b) in got.iter().zip(&want) {
                 prop_assert!((a - b).abs() <= 1e-9 * (1.0 + b.abs()));
+            }
+            let lm_alpha: Vec<f64> = (0..labels * ny)
+                .map(|t| alpha[(t % ny) * labels + t / ny])
+                .collect();
+            let lm = s.scores_label_major(&lm_alpha, labels).unwrap();
+            for i in 0..nx {
+                for l in 0..labels {
+                    prop_assert_eq!(lm[l * nx + i], got[i * labels + l]);
+                }
             }
             let mut row = vec![0.0; labels];
             s.score_row(nx - 1, &alpha, &mut row).unwrap();
@@ -236,6 +305,54 @@ mod sparse {
         let h = b1_bandwidth(&x, n, d, 0.95, 800).unwrap();
         let z = zero_fraction(&Kernel::B1Spline { h }, &x, n, d);
         assert!((z - 0.95).abs() <= 0.01, "got {z}");
+    }
+
+    #[test]
+    fn sparse_gram_over_several_blocks_equals_dense_and_label_blocks_agree() {
+        // 300 rows (three build blocks) x 700 columns (two column tiles);
+        // 37 labels: a register block of 32 and one of 5 (padded to 8).
+        let (nx, ny, d, labels) = (300, 700, 5, 37);
+        let y = points(ny, d, 11);
+        let x = &y[..nx * d];
+        let k = Kernel::B1Spline {
+            h: b1_bandwidth(&y, ny, d, 0.9, 2000).unwrap(),
+        };
+        let dense = gram(&k, x, nx, &y, ny, d).unwrap();
+        let s = SparseGram::build(&k, x, nx, &y, ny, d).unwrap();
+        assert_eq!(s.to_dense(), dense);
+        let alpha: Vec<f64> = (0..ny * labels)
+            .map(|i| ((i * 31 % 17) as f64) - 8.0)
+            .collect();
+        let got = s.scores(&alpha, labels).unwrap();
+        // Naive reference in the same order of summation.
+        for i in 0..nx {
+            for l in 0..labels {
+                let mut want = 0.0f64;
+                for j in 0..ny {
+                    let v = dense[i * ny + j];
+                    if v != 0.0 {
+                        want += f64::from(v) * alpha[j * labels + l];
+                    }
+                }
+                assert_eq!(got[i * labels + l], want, "row {i} label {l}");
+            }
+        }
+        let alpha32: Vec<f32> = alpha.iter().map(|&v| v as f32).collect();
+        let got32 = s.scores_f32(&alpha32, labels).unwrap();
+        for i in 0..nx {
+            for l in 0..labels {
+                let mut want = 0.0f32;
+                for j in 0..ny {
+                    let v = dense[i * ny + j];
+                    if v != 0.0 {
+                        want += v * alpha32[j * labels + l];
+                    }
+                }
+                assert_eq!(got32[i * labels + l], want, "f32 row {i} label {l}");
+            }
+        }
+        assert!(s.scores_f32(&alpha32[1..], labels).is_err());
+        assert!(s.scores_f32(&[f32::NAN; 700], 1).is_err());
     }
 
     #[test]

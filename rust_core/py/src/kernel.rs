@@ -163,20 +163,39 @@ fn matrix<'a>(name: &str, a: &'a PyReadonlyArray2<'_, f32>) -> PyResult<(&'a [f3
     Ok((s, n, d))
 }
 
-/// Dense Gram matrix `K(x_i, y_j)` as a float32 `(n_x, n_y)` array; with
-/// `y=None`, the symmetric Gram matrix of `x`.
-#[pyfunction]
-#[pyo3(signature = (kernel, x, y=None))]
-fn gram<'py>(
+/// A row-major vector as a 2-D numpy array of shape `(rows, cols)`.
+fn to_matrix<T: numpy::Element>(
+    py: Python<'_>,
+    rows: usize,
+    cols: usize,
+    data: Vec<T>,
+) -> PyResult<Bound<'_, PyArray2<T>>> {
+    let arr = Array2::from_shape_vec((rows, cols), data)
+        .map_err(|e| OmklError::invalid("output", e.to_string()))
+        .py()?;
+    Ok(arr.into_pyarray(py))
+}
+
+/// Row-major inputs of a Gram call: `x` with its rows and `y` (if given)
+/// with its rows, and the common dimension.
+struct Inputs<'a> {
+    x: &'a [f32],
+    nx: usize,
+    y: Option<(&'a [f32], usize)>,
+    d: usize,
+}
+
+/// Converts `x` and `y` (checking that they have equal columns), runs
+/// `f` with the GIL released and maps its error to `ValueError`.
+fn with_inputs<'py, T: Send>(
     py: Python<'py>,
-    kernel: &PyKernel,
-    x: PyReadonlyArray2<'py, f32>,
-    y: Option<PyReadonlyArray2<'py, f32>>,
-) -> PyResult<Bound<'py, PyArray2<f32>>> {
-    let (xs, nx, d) = matrix("X", &x)?;
-    let k = &kernel.inner;
-    let (out, ny) = match &y {
-        None => (py.detach(|| core::gram_symmetric(k, xs, nx, d)).py()?, nx),
+    x: &PyReadonlyArray2<'py, f32>,
+    y: Option<&PyReadonlyArray2<'py, f32>>,
+    f: impl FnOnce(Inputs<'_>) -> omkl_core::Result<T> + Send,
+) -> PyResult<T> {
+    let (xs, nx, d) = matrix("X", x)?;
+    let y = match y {
+        None => None,
         Some(y) => {
             let (ys, ny, dy) = matrix("Y", y)?;
             if dy != d {
@@ -187,13 +206,46 @@ fn gram<'py>(
                 ))
                 .py();
             }
-            (py.detach(|| core::gram(k, xs, nx, ys, ny, d)).py()?, ny)
+            Some((ys, ny))
         }
     };
-    let arr = Array2::from_shape_vec((nx, ny), out)
-        .map_err(|e| OmklError::invalid("X", e.to_string()))
-        .py()?;
-    Ok(arr.into_pyarray(py))
+    py.detach(|| f(Inputs { x: xs, nx, y, d })).py()
+}
+
+/// Dense Gram matrix `K(x_i, y_j)` as a float32 `(n_x, n_y)` array; with
+/// `y=None`, the symmetric Gram matrix of `x`.
+#[pyfunction]
+#[pyo3(signature = (kernel, x, y=None))]
+fn gram<'py>(
+    py: Python<'py>,
+    kernel: &PyKernel,
+    x: PyReadonlyArray2<'py, f32>,
+    y: Option<PyReadonlyArray2<'py, f32>>,
+) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    let k = &kernel.inner;
+    let (out, nx, ny) = with_inputs(py, &x, y.as_ref(), |i| match i.y {
+        None => Ok((core::gram_symmetric(k, i.x, i.nx, i.d)?, i.nx, i.nx)),
+        Some((y, ny)) => Ok((core::gram(k, i.x, i.nx, y, ny, i.d)?, i.nx, ny)),
+    })?;
+    to_matrix(py, nx, ny, out)
+}
+
+/// One float32 Gram matrix per kernel from a single shared GEMM of inner
+/// products; with `y=None`, the symmetric Gram matrices of `x`.
+#[pyfunction]
+#[pyo3(signature = (kernels, x, y=None))]
+fn gram_many<'py>(
+    py: Python<'py>,
+    kernels: Vec<PyRef<'py, PyKernel>>,
+    x: PyReadonlyArray2<'py, f32>,
+    y: Option<PyReadonlyArray2<'py, f32>>,
+) -> PyResult<Vec<Bound<'py, PyArray2<f32>>>> {
+    let ks: Vec<Kernel> = kernels.iter().map(|k| k.inner.clone()).collect();
+    let (outs, nx, ny) = with_inputs(py, &x, y.as_ref(), |i| match i.y {
+        None => Ok((core::gram_many_symmetric(&ks, i.x, i.nx, i.d)?, i.nx, i.nx)),
+        Some((y, ny)) => Ok((core::gram_many(&ks, i.x, i.nx, y, ny, i.d)?, i.nx, ny)),
+    })?;
+    outs.into_iter().map(|o| to_matrix(py, nx, ny, o)).collect()
 }
 
 /// A Gram matrix in CSR form (only non-zeros stored).
@@ -211,6 +263,33 @@ fn alpha_slice<'a>(a: &'a PyReadonlyArray2<'_, f64>) -> PyResult<(&'a [f64], usi
         .map_err(|_| OmklError::invalid("alpha", "expected a C-contiguous array"))
         .py()?;
     Ok((s, labels))
+}
+
+impl PySparseGram {
+    /// Converts `alpha` (`columns × labels`, or `labels × columns` if
+    /// `label_major`), runs `score` with the GIL released and returns its
+    /// scores with the matching shape.
+    fn score_with<'py, T: numpy::Element + Sync + Send>(
+        &self,
+        py: Python<'py>,
+        alpha: &PyReadonlyArray2<'py, T>,
+        label_major: bool,
+        score: impl FnOnce(&SparseGram, &[T], usize) -> omkl_core::Result<Vec<T>> + Send,
+    ) -> PyResult<Bound<'py, PyArray2<T>>> {
+        let (r, c) = alpha.as_array().dim();
+        let labels = if label_major { r } else { c };
+        let a = alpha
+            .as_slice()
+            .map_err(|_| OmklError::invalid("alpha", "expected a C-contiguous array"))
+            .py()?;
+        let out = py.detach(|| score(&self.inner, a, labels)).py()?;
+        let rows = self.inner.shape().0;
+        if label_major {
+            to_matrix(py, labels, rows, out)
+        } else {
+            to_matrix(py, rows, labels, out)
+        }
+    }
 }
 
 #[pymethods]
@@ -293,10 +372,7 @@ impl PySparseGram {
     fn to_dense<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let (r, c) = self.inner.shape();
         let dense = py.detach(|| self.inner.to_dense());
-        let arr = Array2::from_shape_vec((r, c), dense)
-            .map_err(|e| OmklError::invalid("SparseGram", e.to_string()))
-            .py()?;
-        Ok(arr.into_pyarray(py))
+        to_matrix(py, r, c, dense)
     }
 
     /// `K @ alpha` for `alpha` of shape `(columns, labels)`.
@@ -305,12 +381,26 @@ impl PySparseGram {
         py: Python<'py>,
         alpha: PyReadonlyArray2<'py, f64>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let (a, labels) = alpha_slice(&alpha)?;
-        let out = py.detach(|| self.inner.scores(a, labels)).py()?;
-        let arr = Array2::from_shape_vec((self.inner.shape().0, labels), out)
-            .map_err(|e| OmklError::invalid("alpha", e.to_string()))
-            .py()?;
-        Ok(arr.into_pyarray(py))
+        self.score_with(py, &alpha, false, SparseGram::scores)
+    }
+
+    /// `K @ alpha` in float32 for float32 `alpha` of shape `(columns, labels)`.
+    fn scores_f32<'py>(
+        &self,
+        py: Python<'py>,
+        alpha: PyReadonlyArray2<'py, f32>,
+    ) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        self.score_with(py, &alpha, false, SparseGram::scores_f32)
+    }
+
+    /// `(K @ alpha.T).T` for label-major `alpha` of shape `(labels, columns)`:
+    /// the scores as `(labels, rows)`.
+    fn scores_label_major<'py>(
+        &self,
+        py: Python<'py>,
+        alpha: PyReadonlyArray2<'py, f64>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        self.score_with(py, &alpha, true, SparseGram::scores_label_major)
     }
 
     /// Row `i` of `K @ alpha`.
@@ -336,21 +426,11 @@ fn sparse_gram<'py>(
     x: PyReadonlyArray2<'py, f32>,
     y: Option<PyReadonlyArray2<'py, f32>>,
 ) -> PyResult<PySparseGram> {
-    let (xs, nx, d) = matrix("X", &x)?;
-    let (ys, ny, dy) = match &y {
-        None => (xs, nx, d),
-        Some(y) => matrix("Y", y)?,
-    };
-    if dy != d {
-        return Err(OmklError::shape(
-            "Y",
-            format!("{d} columns (as many as X)"),
-            format!("{dy} columns"),
-        ))
-        .py();
-    }
     let k = &kernel.inner;
-    let inner = py.detach(|| SparseGram::build(k, xs, nx, ys, ny, d)).py()?;
+    let inner = with_inputs(py, &x, y.as_ref(), |i| {
+        let (y, ny) = i.y.unwrap_or((i.x, i.nx));
+        SparseGram::build(k, i.x, i.nx, y, ny, i.d)
+    })?;
     Ok(PySparseGram { inner })
 }
 
@@ -423,13 +503,8 @@ impl PySupportStore {
 
     /// All inputs as an `(n, d)` float32 array, in id order.
     fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let arr = Array2::from_shape_vec(
-            (self.inner.len(), self.inner.dim()),
-            self.inner.data().to_vec(),
-        )
-        .map_err(|e| OmklError::invalid("data", e.to_string()))
-        .py()?;
-        Ok(arr.into_pyarray(py))
+        let s = &self.inner;
+        to_matrix(py, s.len(), s.dim(), s.data().to_vec())
     }
 
     #[getter]
@@ -483,10 +558,7 @@ impl PyGramCache {
     /// All support inputs, `(n, d)` float32.
     fn support<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let s = self.inner.support();
-        let arr = Array2::from_shape_vec((s.len(), s.dim()), s.data().to_vec())
-            .map_err(|e| OmklError::invalid("data", e.to_string()))
-            .py()?;
-        Ok(arr.into_pyarray(py))
+        to_matrix(py, s.len(), s.dim(), s.data().to_vec())
     }
 
     fn __len__(&self) -> usize {
@@ -517,6 +589,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGramCache>()?;
     m.add_class::<PySparseGram>()?;
     m.add_function(wrap_pyfunction!(gram, m)?)?;
+    m.add_function(wrap_pyfunction!(gram_many, m)?)?;
     m.add_function(wrap_pyfunction!(sparse_gram, m)?)?;
     m.add_function(wrap_pyfunction!(b1_bandwidth, m)?)?;
     Ok(())

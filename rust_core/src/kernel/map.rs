@@ -5,6 +5,7 @@
 //! one precomputed number (its "aux"): the squared norm for distance kernels
 //! and the inverse square root of the diagonal for normalised ones.
 
+use super::fast_exp::exp_f32;
 use super::Kernel;
 
 /// A kernel with its constants folded for the f32 hot loop.
@@ -97,43 +98,132 @@ impl Prepared {
         }
     }
 
-    /// In place, `row[j] ← K` from `row[j] = ⟨x, y_j⟩`, `ax` = aux of `x`
-    /// and `ay[j]` = aux of `y_j`.
+    /// `dst[j] ← K` from the inner products `src[j] = ⟨x, y_j⟩`, `ax` = aux
+    /// of `x` and `ay[j]` = aux of `y_j` (all slices of equal length).
+    /// Runs an AVX2 build of the loop when the CPU has it; the result is the
+    /// same bits on every code path. The B1-spline is not handled here
+    /// (see `tiles::b1_row`, which refines close pairs).
     ///
     /// # Complexity
-    /// O(len(row)); one `exp` or `sqrt` per element for the distance
-    /// kernels.
+    /// O(len(src)), vectorised; no libm calls.
     #[inline]
-    pub(crate) fn map_row(&self, row: &mut [f32], ax: f32, ay: &[f32]) {
-        match *self {
-            Prepared::Linear => {}
-            Prepared::Cosine => {
-                for (v, &g) in row.iter_mut().zip(ay) {
-                    // Left to right: `ax * g` alone may overflow.
-                    *v = *v * ax * g;
-                }
+    pub(crate) fn map_into(&self, src: &[f32], dst: &mut [f32], ax: f32, ay: &[f32]) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports AVX2 (checked just above).
+                unsafe { map_into_avx2(self, src, dst, ax, ay) };
+                return;
             }
-            Prepared::Poly { degree, offset } => {
-                for v in row.iter_mut() {
-                    *v = (*v + offset).powi(degree);
-                }
+        }
+        map_into_generic(self, src, dst, ax, ay);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn map_into_avx2(prep: &Prepared, src: &[f32], dst: &mut [f32], ax: f32, ay: &[f32]) {
+    map_into_generic(prep, src, dst, ax, ay);
+}
+
+/// Elements per chunk of the polynomial map (binary powering on a chunk).
+const POW_CHUNK: usize = 16;
+
+/// `b^e` by binary powering, for each element of a chunk (the same
+/// sequence of multiplications as `f32::powi`).
+#[inline(always)]
+fn pow_chunk(b: &mut [f32; POW_CHUNK], e: i32) -> [f32; POW_CHUNK] {
+    let mut acc = [1.0f32; POW_CHUNK];
+    let mut e = e;
+    loop {
+        if e & 1 == 1 {
+            for t in 0..POW_CHUNK {
+                acc[t] *= b[t];
             }
-            Prepared::PolyNormalized { degree, offset } => {
-                for (v, &g) in row.iter_mut().zip(ay) {
-                    *v = ((*v + offset) * ax * g).powi(degree);
-                }
+        }
+        e >>= 1;
+        if e == 0 {
+            return acc;
+        }
+        for v in b.iter_mut() {
+            *v *= *v;
+        }
+    }
+}
+
+#[inline(always)]
+fn map_into_generic(prep: &Prepared, src: &[f32], dst: &mut [f32], ax: f32, ay: &[f32]) {
+    let n = src.len().min(dst.len()).min(ay.len());
+    let (src, dst, ay) = (&src[..n], &mut dst[..n], &ay[..n]);
+    match *prep {
+        Prepared::Linear => dst.copy_from_slice(src),
+        Prepared::Cosine => {
+            for ((v, &ip), &g) in dst.iter_mut().zip(src).zip(ay) {
+                // Left to right: `ax * g` alone may overflow.
+                *v = ip * ax * g;
             }
-            Prepared::Gaussian { neg_inv } => {
-                for (v, &n) in row.iter_mut().zip(ay) {
-                    let d = (ax + n - 2.0 * *v).max(0.0);
-                    *v = (neg_inv * d).exp();
+        }
+        Prepared::Poly { degree, offset } => {
+            let mut chunks = dst.chunks_exact_mut(POW_CHUNK);
+            let mut srcs = src.chunks_exact(POW_CHUNK);
+            for (o, s) in (&mut chunks).zip(&mut srcs) {
+                let mut b = [0.0f32; POW_CHUNK];
+                for t in 0..POW_CHUNK {
+                    b[t] = s[t] + offset;
                 }
+                o.copy_from_slice(&pow_chunk(&mut b, degree));
             }
-            Prepared::B1 { inv_h } => {
-                for (v, &n) in row.iter_mut().zip(ay) {
-                    let d = (ax + n - 2.0 * *v).max(0.0);
-                    *v = (1.0 - d.sqrt() * inv_h).max(0.0);
+            for (v, &ip) in chunks.into_remainder().iter_mut().zip(srcs.remainder()) {
+                *v = (ip + offset).powi(degree);
+            }
+        }
+        Prepared::PolyNormalized { degree, offset } => {
+            let mut chunks = dst.chunks_exact_mut(POW_CHUNK);
+            let mut srcs = src.chunks_exact(POW_CHUNK);
+            let mut ays = ay.chunks_exact(POW_CHUNK);
+            for ((o, s), g) in (&mut chunks).zip(&mut srcs).zip(&mut ays) {
+                let mut b = [0.0f32; POW_CHUNK];
+                for t in 0..POW_CHUNK {
+                    b[t] = (s[t] + offset) * ax * g[t];
                 }
+                o.copy_from_slice(&pow_chunk(&mut b, degree));
+            }
+            let rest = chunks.into_remainder().iter_mut().zip(srcs.remainder());
+            for ((v, &ip), &g) in rest.zip(ays.remainder()) {
+                *v = ((ip + offset) * ax * g).powi(degree);
+            }
+        }
+        Prepared::Gaussian { neg_inv } => {
+            for ((v, &ip), &n) in dst.iter_mut().zip(src).zip(ay) {
+                let d = (ax + n - 2.0 * ip).max(0.0);
+                *v = exp_f32(neg_inv * d);
+            }
+        }
+        Prepared::B1 { inv_h } => {
+            for ((v, &ip), &n) in dst.iter_mut().zip(src).zip(ay) {
+                let d = (ax + n - 2.0 * ip).max(0.0);
+                *v = (1.0 - d.sqrt() * inv_h).max(0.0);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunked_power_equals_powi() {
+        for degree in 1..7 {
+            let prep = Prepared::Poly {
+                degree,
+                offset: 0.5,
+            };
+            let src: Vec<f32> = (0..37).map(|i| i as f32 * 0.37 - 5.0).collect();
+            let mut dst = vec![0.0f32; src.len()];
+            prep.map_into(&src, &mut dst, 0.0, &vec![0.0; src.len()]);
+            for (&s, &v) in src.iter().zip(&dst) {
+                assert_eq!(v, (s + 0.5).powi(degree), "degree {degree}");
             }
         }
     }

@@ -2,6 +2,8 @@
 //!
 //! * [`spec`]: the [`Kernel`] functions and their hyperparameters.
 //! * [`gram`]: dense Gram blocks through GEMM plus an elementwise map.
+//! * [`gram_many`]: several kernels' Gram matrices from one shared GEMM.
+//! * [`fast_exp`]: the vectorisable `exp` of the Gaussian map.
 //! * [`sparse`]: CSR Gram storage for compact-support kernels and scoring.
 //! * [`bandwidth`]: the B1-spline width for a target sparsity.
 //! * [`support`]: deduplicated support inputs.
@@ -10,17 +12,21 @@
 
 pub mod bandwidth;
 pub mod cache;
+pub mod fast_exp;
 pub mod gram;
 pub mod gram_cache;
+pub mod gram_many;
 mod map;
 pub mod sparse;
 pub mod spec;
 pub mod support;
+mod tiles;
 
 pub use bandwidth::b1_bandwidth;
 pub use cache::{CacheStats, RowCache};
 pub use gram::{gram, gram_into, gram_symmetric};
 pub use gram_cache::{GramCache, GramCacheStats};
+pub use gram_many::{gram_many, gram_many_symmetric};
 pub use sparse::{dense_scores, SparseGram};
 pub use spec::Kernel;
 pub use support::SupportStore;

@@ -1,0 +1,273 @@
+//! The tiled Gram engine shared by every dense Gram routine.
+//!
+//! The output is cut into tiles. For each tile one f32 GEMM (faer's
+//! single-threaded `matmul`, whose SIMD kernels include AVX-512) computes the
+//! inner products `X_t Y_tᵀ` into a scratch buffer that stays in cache, and
+//! the elementwise map of every requested kernel turns that buffer into the
+//! kernel's output tile, written once. Several kernels therefore share one
+//! GEMM ([`super::gram_many`]). Tiles run in parallel on the rayon pool
+//! (small jobs run on the calling thread).
+//!
+//! * Rectangular: tiles of `RECT_ROWS × RECT_COLS`, mapped straight into
+//!   the output rows.
+//! * Symmetric: square tiles on and above the diagonal; each is mapped into
+//!   a second scratch buffer, copied to its place and, transposed, to the
+//!   mirror place below the diagonal. No other pass over the output.
+
+use faer::linalg::matmul::matmul;
+use faer::{Accum, MatMut, MatRef, Par};
+use rayon::prelude::*;
+
+use super::map::Prepared;
+
+/// Rows of a rectangular tile (also the row block of sparse builds).
+pub(crate) const RECT_ROWS: usize = 128;
+/// Columns of a rectangular tile.
+const RECT_COLS: usize = 512;
+/// Side of a symmetric tile.
+const SYM_TILE: usize = 256;
+/// Tiles with fewer rows use direct dot products instead of GEMM.
+const GEMM_MIN_ROWS: usize = 4;
+/// Jobs below this many multiply-adds run on the calling thread.
+const PARALLEL_MIN_FLOPS: usize = 1 << 21;
+
+/// A kernel with its per-row and per-column aux numbers (see
+/// [`Prepared::aux`]).
+pub(crate) struct Mapped {
+    pub prep: Prepared,
+    pub ax: Vec<f32>,
+    pub ay: Vec<f32>,
+}
+
+/// The inputs of a Gram job: `x` (`nx × d`) against `y` (`ny × d`),
+/// row-major, with one [`Mapped`] per requested kernel.
+pub(crate) struct Job<'a> {
+    pub x: &'a [f32],
+    pub nx: usize,
+    pub y: &'a [f32],
+    pub ny: usize,
+    pub d: usize,
+    pub kernels: Vec<Mapped>,
+}
+
+/// A raw output pointer shared by the tasks; each task writes a region no
+/// other task touches.
+#[derive(Clone, Copy)]
+struct SyncPtr(*mut f32);
+// SAFETY: tasks write disjoint regions (see `fill_rect`/`fill_symmetric`).
+unsafe impl Send for SyncPtr {}
+unsafe impl Sync for SyncPtr {}
+
+impl SyncPtr {
+    /// The `len` elements from `offset`.
+    ///
+    /// # Safety
+    /// The range is in bounds and no other live reference overlaps it.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slice(&self, offset: usize, len: usize) -> &mut [f32] {
+        std::slice::from_raw_parts_mut(self.0.add(offset), len)
+    }
+}
+
+/// `⟨a, b⟩` in f32 with 8 independent accumulators (vectorisable).
+#[inline]
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for t in 0..8 {
+            acc[t] += x[t] * y[t];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
+}
+
+/// `ip ← xb ybᵀ` (`rows × w`, row-major) for `xb` (`rows × d`) and `yb`
+/// (`w × d`).
+fn inner_products(xb: &[f32], yb: &[f32], d: usize, ip: &mut [f32]) {
+    let rows = xb.len() / d;
+    let w = yb.len() / d;
+    if rows < GEMM_MIN_ROWS {
+        // Too few rows for GEMM's packing of `yb` to pay off.
+        for (xr, out) in xb.chunks_exact(d).zip(ip.chunks_exact_mut(w)) {
+            for (v, yr) in out.iter_mut().zip(yb.chunks_exact(d)) {
+                *v = dot(xr, yr);
+            }
+        }
+        return;
+    }
+    let a = MatRef::from_row_major_slice(xb, rows, d);
+    let b = MatRef::from_row_major_slice(yb, w, d);
+    let c = MatMut::from_row_major_slice_mut(&mut ip[..rows * w], rows, w);
+    // One thread per tile: the tiles themselves run in parallel.
+    matmul(c, Accum::Replace, a, b.transpose(), 1.0f32, Par::Seq);
+}
+
+/// Below this fraction of `‖x‖² + ‖y‖²`, a squared distance obtained from
+/// norms and an f32 inner product is dominated by cancellation; the
+/// B1-spline (whose `√` magnifies that error near 0) recomputes it directly.
+const REFINE: f32 = 1e-2;
+
+/// The B1-spline map of one row, recomputing close pairs' distances from
+/// the vectors in f64 (see [`REFINE`]).
+fn b1_row(inv_h: f32, ip: &[f32], dst: &mut [f32], ax: f32, ay: &[f32], xr: &[f32], ys: &[f32]) {
+    let d = xr.len();
+    for (j, ((v, &p), &n)) in dst.iter_mut().zip(ip).zip(ay).enumerate() {
+        let s = ax + n;
+        let mut d2 = (s - 2.0 * p).max(0.0);
+        if d2 < REFINE * s {
+            d2 = xr
+                .iter()
+                .zip(&ys[j * d..(j + 1) * d])
+                .map(|(&a, &b)| {
+                    let t = f64::from(a) - f64::from(b);
+                    t * t
+                })
+                .sum::<f64>() as f32;
+        }
+        *v = (1.0 - d2.sqrt() * inv_h).max(0.0);
+    }
+}
+
+/// Maps row `r` of a tile (`ip`, inner products of input row `gr` with
+/// columns `c0..c0 + ip.len()`) into `dst` for kernel `m`.
+#[inline]
+fn map_row(job: &Job, m: &Mapped, gr: usize, c0: usize, ip: &[f32], dst: &mut [f32]) {
+    let w = ip.len();
+    let ay = &m.ay[c0..c0 + w];
+    if let Prepared::B1 { inv_h } = m.prep {
+        let d = job.d;
+        let xr = &job.x[gr * d..(gr + 1) * d];
+        let ys = &job.y[c0 * d..(c0 + w) * d];
+        b1_row(inv_h, ip, dst, m.ax[gr], ay, xr, ys);
+    } else {
+        m.prep.map_into(ip, dst, m.ax[gr], ay);
+    }
+}
+
+/// Fills `out` (row-major `(r1 − r0) × ny`) with rows `r0..r1` of the
+/// first kernel of `job`, tile by tile on the calling thread. `ip` is
+/// scratch. Entries are the same bits as in [`fill_rect`]'s output.
+pub(crate) fn row_block(job: &Job, r0: usize, r1: usize, out: &mut [f32], ip: &mut Vec<f32>) {
+    let (d, ny) = (job.d, job.ny);
+    ip.resize(RECT_ROWS * RECT_COLS, 0.0);
+    let m = &job.kernels[0];
+    let mut c0 = 0;
+    while c0 < ny {
+        let c1 = (c0 + RECT_COLS).min(ny);
+        let w = c1 - c0;
+        let ipt = &mut ip[..(r1 - r0) * w];
+        inner_products(&job.x[r0 * d..r1 * d], &job.y[c0 * d..c1 * d], d, ipt);
+        for (r, src) in ipt.chunks_exact(w).enumerate() {
+            let dst = &mut out[r * ny + c0..r * ny + c1];
+            map_row(job, m, r0 + r, c0, src, dst);
+        }
+        c0 = c1;
+    }
+}
+
+/// Runs `task` on every item, in parallel when the job is large enough,
+/// with one scratch pair per worker.
+fn run<T: Sync>(items: &[T], flops: usize, task: impl Fn(&T, &mut Scratch) + Sync) {
+    if flops < PARALLEL_MIN_FLOPS || items.len() == 1 {
+        let mut s = Scratch::default();
+        items.iter().for_each(|t| task(t, &mut s));
+    } else {
+        items
+            .par_iter()
+            .for_each_init(Scratch::default, |s, t| task(t, s));
+    }
+}
+
+#[derive(Default)]
+struct Scratch {
+    ip: Vec<f32>,
+    mapped: Vec<f32>,
+}
+
+/// Fills `outs[k]` (each `nx × ny`, row-major) with the Gram matrix of
+/// kernel `k` of `job`.
+///
+/// # Complexity
+/// One GEMM of O(nx · ny · d) for all kernels plus O(nx · ny) per kernel.
+pub(crate) fn fill_rect(job: &Job, outs: &mut [&mut [f32]]) {
+    let (nx, ny, d) = (job.nx, job.ny, job.d);
+    debug_assert!(outs.iter().all(|o| o.len() == nx * ny));
+    let ptrs: Vec<SyncPtr> = outs.iter_mut().map(|o| SyncPtr(o.as_mut_ptr())).collect();
+    let tiles: Vec<(usize, usize)> = (0..nx.div_ceil(RECT_ROWS))
+        .flat_map(|i| (0..ny.div_ceil(RECT_COLS)).map(move |j| (i, j)))
+        .collect();
+    run(&tiles, nx * ny * d, |&(i, j), s| {
+        let (r0, c0) = (i * RECT_ROWS, j * RECT_COLS);
+        let (r1, c1) = ((r0 + RECT_ROWS).min(nx), (c0 + RECT_COLS).min(ny));
+        let (rows, w) = (r1 - r0, c1 - c0);
+        s.ip.resize(rows * w, 0.0);
+        inner_products(&job.x[r0 * d..r1 * d], &job.y[c0 * d..c1 * d], d, &mut s.ip);
+        for (m, p) in job.kernels.iter().zip(&ptrs) {
+            for (r, src) in s.ip.chunks_exact(w).enumerate() {
+                // SAFETY: row r0 + r, columns c0..c1 belong to this tile only.
+                let dst = unsafe { p.slice((r0 + r) * ny + c0, w) };
+                map_row(job, m, r0 + r, c0, src, dst);
+            }
+        }
+    });
+}
+
+/// Fills `outs[k]` (each `n × n`) with the symmetric Gram matrix of kernel
+/// `k` of `job` (which must have `y = x`), computing only tiles on and
+/// above the diagonal. The result is exactly symmetric and its diagonal is
+/// `diag[k][i]`.
+///
+/// # Complexity
+/// About half the GEMM and kernel evaluations of [`fill_rect`].
+pub(crate) fn fill_symmetric(job: &Job, diag: &[Vec<f32>], outs: &mut [&mut [f32]]) {
+    let (n, d) = (job.nx, job.d);
+    debug_assert!(outs.iter().all(|o| o.len() == n * n));
+    let ptrs: Vec<SyncPtr> = outs.iter_mut().map(|o| SyncPtr(o.as_mut_ptr())).collect();
+    let nb = n.div_ceil(SYM_TILE);
+    let tiles: Vec<(usize, usize)> = (0..nb).flat_map(|i| (i..nb).map(move |j| (i, j))).collect();
+    run(&tiles, n * n * d / 2, |&(i, j), s| {
+        let (r0, c0) = (i * SYM_TILE, j * SYM_TILE);
+        let (r1, c1) = ((r0 + SYM_TILE).min(n), (c0 + SYM_TILE).min(n));
+        let (rows, w) = (r1 - r0, c1 - c0);
+        s.ip.resize(rows * w, 0.0);
+        s.mapped.resize(rows * w, 0.0);
+        inner_products(&job.x[r0 * d..r1 * d], &job.x[c0 * d..c1 * d], d, &mut s.ip);
+        for ((m, p), dg) in job.kernels.iter().zip(&ptrs).zip(diag) {
+            let rows_iter = s.ip.chunks_exact(w).zip(s.mapped.chunks_exact_mut(w));
+            for (r, (src, dst)) in rows_iter.enumerate() {
+                map_row(job, m, r0 + r, c0, src, dst);
+            }
+            let t = &s.mapped;
+            if i == j {
+                // GEMM need not be bitwise symmetric: use the upper triangle.
+                for r in 0..rows {
+                    // SAFETY: the diagonal tile's rows belong to this task only.
+                    let dst = unsafe { p.slice((r0 + r) * n + c0, w) };
+                    for (c, v) in dst.iter_mut().enumerate() {
+                        *v = if c >= r { t[r * w + c] } else { t[c * w + r] };
+                    }
+                    dst[r] = dg[r0 + r];
+                }
+            } else {
+                for (r, src) in t.chunks_exact(w).enumerate() {
+                    // SAFETY: tile (i, j), j > i, is written by this task only.
+                    unsafe { p.slice((r0 + r) * n + c0, w) }.copy_from_slice(src);
+                }
+                for c in 0..w {
+                    // SAFETY: its mirror tile (j, i) likewise.
+                    let dst = unsafe { p.slice((c0 + c) * n + r0, rows) };
+                    for (r, v) in dst.iter_mut().enumerate() {
+                        *v = t[r * w + c];
+                    }
+                }
+            }
+        }
+    });
+}
