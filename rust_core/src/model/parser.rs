@@ -421,6 +421,7 @@ impl ArcParser {
         let mut slots: Vec<u32> = Vec::with_capacity(arcs.len());
         // per-word scores of a one-sided template, by (word, conjunction code)
         let mut cache = vec![f32::NAN; n1 * CONJ_CODES];
+        let mut slot_of = vec![u32::MAX; n1 * CONJ_CODES];
         for t in 0..self.templates.len() {
             let (sc, w) = table(t);
             if sc == 0.0 {
@@ -428,6 +429,27 @@ impl ArcParser {
             }
             let tpl = &self.templates[t];
             let side = tpl.side();
+            if side != Side::Pair && tpl.is_single() {
+                // hash each distinct (word, code) once and prefetch its slot,
+                // then gather: the few table loads overlap in memory
+                slot_of.fill(u32::MAX);
+                slots.clear();
+                for &(h, m) in &arcs {
+                    let (h, m) = (h as usize, m as usize);
+                    let word = if side == Side::Head { h } else { m };
+                    let idx = word * CONJ_CODES + tpl.conj_code(h, m);
+                    if slot_of[idx] == u32::MAX {
+                        fz.template_features(t, h, m, |slot| slot_of[idx] = slot as u32);
+                        prefetch(w, slot_of[idx] as usize);
+                    }
+                    slots.push(idx as u32);
+                }
+                for (&(h, m), &idx) in arcs.iter().zip(&slots) {
+                    let v = w[slot_of[idx as usize] as usize];
+                    s[h as usize * n1 + m as usize] += sc * v as f64;
+                }
+                continue;
+            }
             if side != Side::Pair {
                 // the template's features depend on one word and the
                 // conjunction only: look each (word, code) up once
