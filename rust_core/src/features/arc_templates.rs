@@ -238,6 +238,45 @@ impl Template {
     pub fn table_size(&self) -> usize {
         1usize << self.bits
     }
+
+    /// Which words the template's features depend on (besides the
+    /// direction and distance of its conjunction).
+    pub fn side(&self) -> Side {
+        let head = self.atoms.iter().all(|(p, _)| p.is_head_side());
+        let modifier = self.atoms.iter().all(|(p, _)| !p.is_head_side());
+        match self.multi {
+            Multi::None | Multi::FeatsH if head => Side::Head,
+            Multi::None | Multi::FeatsM if modifier => Side::Modifier,
+            _ => Side::Pair,
+        }
+    }
+
+    /// The part of the arc `h -> m` that the conjunction reads, as a code
+    /// in `0..CONJ_CODES`: the features of a [`Side::Head`] template are a
+    /// function of `(h, conj_code(h, m))`, those of a [`Side::Modifier`]
+    /// template of `(m, conj_code(h, m))`.
+    #[inline(always)]
+    pub fn conj_code(&self, h: usize, m: usize) -> usize {
+        match self.conj {
+            Conj::None => 0,
+            Conj::Dir => (h < m) as usize,
+            Conj::DirDist => (h < m) as usize * 8 + distance_bin(h, m) as usize,
+        }
+    }
+}
+
+/// Number of distinct values of [`Template::conj_code`].
+pub const CONJ_CODES: usize = 16;
+
+/// What the features of a template depend on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// Only the head (and its neighbours and morphology).
+    Head,
+    /// Only the modifier (and its neighbours and morphology).
+    Modifier,
+    /// Both words, or the words between them.
+    Pair,
 }
 
 /// The default template set (312 templates = 104 base templates, each with
@@ -570,6 +609,46 @@ mod tests {
         let d12: Vec<_> = f12.iter().filter(|x| x.0 == dir).collect();
         let d21: Vec<_> = f21.iter().filter(|x| x.0 == dir).collect();
         assert_ne!(d12, d21);
+    }
+
+    #[test]
+    fn one_sided_templates_depend_on_one_word_and_the_conjunction_code() {
+        let t = default_templates();
+        let w = words();
+        let fz = ArcFeaturizer::new(&t, &w);
+        let n1 = fz.len_with_root();
+        let keys = |ti: usize, h: usize, m: usize| {
+            let mut k = Vec::new();
+            fz.template_keys(ti, h, m, |x| k.push(x));
+            k
+        };
+        let mut sided = [0usize; 3];
+        for (ti, tpl) in t.iter().enumerate() {
+            let side = tpl.side();
+            sided[side as usize] += 1;
+            for (h, m) in (0..n1).flat_map(|h| (1..n1).map(move |m| (h, m))) {
+                for (h2, m2) in (0..n1).flat_map(|h| (1..n1).map(move |m| (h, m))) {
+                    if h == m || h2 == m2 || tpl.conj_code(h, m) != tpl.conj_code(h2, m2) {
+                        continue;
+                    }
+                    let same = match side {
+                        Side::Head => h == h2,
+                        Side::Modifier => m == m2,
+                        Side::Pair => false,
+                    };
+                    if same {
+                        assert_eq!(keys(ti, h, m), keys(ti, h2, m2), "{}", tpl.name);
+                    }
+                }
+                assert!(tpl.conj_code(h, m) < CONJ_CODES);
+            }
+        }
+        // 16 head-only and 16 modifier-only base templates, in 3 conjunctions
+        assert_eq!(sided, [48, 48, t.len() - 96]);
+        let pair = t.iter().position(|t| t.name == "h.upos|m.upos").unwrap();
+        assert_eq!(t[pair].side(), Side::Pair);
+        let feats = t.iter().position(|t| t.name == "h.upos|h.feat").unwrap();
+        assert_eq!(t[feats].side(), Side::Head);
     }
 
     #[test]
