@@ -69,9 +69,7 @@ from __future__ import annotations
 
 import math
 import os
-import pathlib
 import pickle
-import tempfile
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -80,6 +78,7 @@ import numpy.typing as npt
 from river import base
 
 from omkl import _omkl
+from omkl._atomic import atomic_pickle
 from omkl._omkl import Kernel
 
 __all__ = ["BANDWIDTH_GRID", "MKLClassifier", "SequenceTagger"]
@@ -536,26 +535,14 @@ class _StreamMkl(base.Base):
     def save(self, path: str | os.PathLike[str]) -> None:
         """Saves atomically (a temporary file in the same folder, fsync,
         rename); the file records the format version."""
-        target = pathlib.Path(path)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                pickle.dump(
-                    {
-                        "format": f"omkl.{type(self).__name__}",
-                        "format_version": SAVE_FORMAT_VERSION,
-                        "model": self,
-                    },
-                    f,
-                    protocol=pickle.HIGHEST_PROTOCOL,
-                )
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        atomic_pickle(
+            {
+                "format": f"omkl.{type(self).__name__}",
+                "format_version": SAVE_FORMAT_VERSION,
+                "model": self,
+            },
+            path,
+        )
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Any:

@@ -27,13 +27,12 @@ Example
 from __future__ import annotations
 
 import os
-import pathlib
 import random
-import tempfile
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from omkl import _omkl
+from omkl._atomic import atomic_pickle
 
 __all__ = ["DependencyParser", "read_conllu", "attachment_scores"]
 
@@ -407,30 +406,16 @@ class DependencyParser:
     def save(self, path: PathLike) -> None:
         """Saves atomically: a temporary file in the same folder, fsync, rename.
         The file records the format version, hash name and seed."""
-        import pickle
-
-        target = pathlib.Path(path)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                pickle.dump(
-                    {
-                        "format": "omkl.DependencyParser",
-                        "format_version": _omkl.PARSER_FORMAT_VERSION,
-                        "hash": _omkl.PARSER_HASH_NAME,
-                        "hash_seed": _omkl.PARSER_HASH_SEED,
-                        "parser": self,
-                    },
-                    f,
-                    protocol=pickle.HIGHEST_PROTOCOL,
-                )
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        atomic_pickle(
+            {
+                "format": "omkl.DependencyParser",
+                "format_version": _omkl.PARSER_FORMAT_VERSION,
+                "hash": _omkl.PARSER_HASH_NAME,
+                "hash_seed": _omkl.PARSER_HASH_SEED,
+                "parser": self,
+            },
+            path,
+        )
 
     @classmethod
     def load(cls, path: PathLike) -> DependencyParser:
