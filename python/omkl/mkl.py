@@ -170,23 +170,23 @@ class _StreamMkl(base.Base):
     _chain = False
     _default_kernels = _LINEAR_GAUSSIAN
 
-    def _init_params(
+    def __init__(
         self,
-        kernels: Sequence[KernelSpec] | Mapping[str, KernelSpec] | None,
-        explicit_groups: Mapping[str, Sequence[Hashable]] | None,
-        regularizer: str,
-        lam: float,
-        eta0: float,
-        schedule: str,
-        loss: str,
-        average: bool,
-        max_support: int | None,
-        cost: float,
-        history_every: int,
-        seed: int,
-        radius: float | None,
-        passive_aggressive: bool,
-    ) -> None:
+        kernels: Sequence[KernelSpec] | Mapping[str, KernelSpec] | None = None,
+        explicit_groups: Mapping[str, Sequence[Hashable]] | None = None,
+        lam: float = 1e-4,
+        eta0: float = 1.0,
+        schedule: str = "inv_sqrt",
+        loss: str = "hinge",
+        average: bool = False,
+        max_support: int | None = None,
+        regularizer: str = "squared_l21",
+        cost: float = 1.0,
+        history_every: int = 0,
+        seed: int = 0,
+        radius: float | None = None,
+        passive_aggressive: bool = False,
+    ):
         self.kernels = kernels
         self.explicit_groups = explicit_groups
         self.regularizer = regularizer
@@ -639,40 +639,6 @@ class MKLClassifier(_StreamMkl, base.Classifier):
      'gaussian_d/2', 'gaussian_d']
     """
 
-    def __init__(
-        self,
-        kernels: Sequence[KernelSpec] | Mapping[str, KernelSpec] | None = None,
-        explicit_groups: Mapping[str, Sequence[Hashable]] | None = None,
-        lam: float = 1e-4,
-        eta0: float = 1.0,
-        schedule: str = "inv_sqrt",
-        loss: str = "hinge",
-        average: bool = False,
-        max_support: int | None = None,
-        regularizer: str = "squared_l21",
-        cost: float = 1.0,
-        history_every: int = 0,
-        seed: int = 0,
-        radius: float | None = None,
-        passive_aggressive: bool = False,
-    ):
-        self._init_params(
-            kernels,
-            explicit_groups,
-            regularizer,
-            lam,
-            eta0,
-            schedule,
-            loss,
-            average,
-            max_support,
-            cost,
-            history_every,
-            seed,
-            radius,
-            passive_aggressive,
-        )
-
     _default_kernels = _LINEAR_GAUSSIAN_GRID
 
     @property
@@ -771,40 +737,6 @@ class SequenceTagger(_StreamMkl):
     """
 
     _chain = True
-
-    def __init__(
-        self,
-        kernels: Sequence[KernelSpec] | Mapping[str, KernelSpec] | None = None,
-        explicit_groups: Mapping[str, Sequence[Hashable]] | None = None,
-        lam: float = 1e-4,
-        eta0: float = 1.0,
-        schedule: str = "inv_sqrt",
-        loss: str = "hinge",
-        average: bool = False,
-        max_support: int | None = None,
-        regularizer: str = "squared_l21",
-        cost: float = 1.0,
-        history_every: int = 0,
-        seed: int = 0,
-        radius: float | None = None,
-        passive_aggressive: bool = False,
-    ):
-        self._init_params(
-            kernels,
-            explicit_groups,
-            regularizer,
-            lam,
-            eta0,
-            schedule,
-            loss,
-            average,
-            max_support,
-            cost,
-            history_every,
-            seed,
-            radius,
-            passive_aggressive,
-        )
 
     @property
     def labels_(self) -> list[Hashable]:
