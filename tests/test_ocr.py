@@ -16,6 +16,14 @@ def ocr():
     return load_ocr()
 
 
+@pytest.fixture(scope="module")
+def corpus(ocr):
+    """The experiment's deduplicated corpus, built once for the module."""
+    from omkl.experiments.ocr import Corpus
+
+    return Corpus.from_dataset(ocr)
+
+
 def _lines(n_words: int = 3) -> list[str]:
     """A tiny valid file: ``n_words`` words of 2-3 characters."""
     rng = np.random.default_rng(0)
@@ -91,10 +99,28 @@ def test_missing_and_empty_files(tmp_path: pathlib.Path):
 # kernelised online MKL on chains
 
 
-def _small_problem(ocr, n_words: int = 120):
-    from omkl.experiments.ocr import Corpus, fold_grams, make_split
+def test_corpus_dedup_matches_numpy_unique_rows(ocr, corpus):
+    """Packed-key deduplication gives np.unique(axis=0)'s rows, order and inverse."""
+    from dataclasses import replace
 
-    corpus = Corpus.load()
+    from omkl.experiments.ocr import Corpus
+
+    np.testing.assert_array_equal(corpus.X[corpus.char_input], ocr.pixels)
+    assert len(corpus.X) == len({r.tobytes() for r in ocr.pixels})  # no duplicates left
+    # a subset with many repeated rows, against numpy's row-wise unique
+    rows = np.random.default_rng(5).integers(0, len(ocr.pixels), 3000)
+    rows = np.concatenate([rows, rows[:500]])
+    sub = replace(ocr, pixels=ocr.pixels[rows], letters=[ocr.letters[i] for i in rows])
+    got = Corpus.from_dataset(sub)
+    uniq, inverse = np.unique(sub.pixels, axis=0, return_inverse=True)
+    np.testing.assert_array_equal(got.X, uniq.astype(np.float32))
+    np.testing.assert_array_equal(got.char_input, inverse.ravel())
+    np.testing.assert_array_equal(got.sq, uniq.sum(axis=1))
+
+
+def _small_problem(corpus, n_words: int = 120):
+    from omkl.experiments.ocr import fold_grams, make_split
+
     words = np.flatnonzero(corpus.folds == 0)[:n_words]
     inputs = np.unique(corpus.char_input[corpus.chars_of(words)])
     fg = fold_grams(corpus, inputs, ["L", "Q", "G"])
@@ -104,8 +130,8 @@ def _small_problem(ocr, n_words: int = 120):
 
 
 @pytest.fixture(scope="module")
-def small(ocr):
-    return _small_problem(ocr)
+def small(corpus):
+    return _small_problem(corpus)
 
 
 def test_tracked_group_norms_match_quadratic_forms(small):
@@ -256,12 +282,11 @@ def test_primal_linear_group_equals_kernelised_linear(small):
     np.testing.assert_allclose(a["norms"], b["norms"], rtol=1e-4)
 
 
-def test_run_fold_chooses_eta0_per_C_on_training_words_only():
+def test_run_fold_chooses_eta0_per_C_on_training_words_only(corpus):
     from concurrent.futures import ThreadPoolExecutor
 
-    from omkl.experiments.ocr import ROWS, Corpus, fold_grams, run_fold
+    from omkl.experiments.ocr import ROWS, fold_grams, run_fold
 
-    corpus = Corpus.load()
     words = np.flatnonzero(corpus.folds == 3)
     inputs = np.unique(corpus.char_input[corpus.chars_of(words)])
     fg = fold_grams(corpus, inputs, [])
