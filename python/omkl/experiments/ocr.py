@@ -623,6 +623,19 @@ def table_markdown(summary: dict[str, Any], args: argparse.Namespace) -> str:
             f"| {', '.join(f'{c:g}' for c in Cs)} | {', '.join(f'{e:g}' for e in etas)} "
             f"| {', '.join(f'{b:.2f}' for b in beta)} |"
         )
+    folds = [f["fold"] for f in next(iter(summary.values()))["folds"]] if summary else []
+    lines += [
+        "",
+        "Per fold: test accuracy % (held-out accuracy % at the chosen C)",
+        "",
+        "| row | " + " | ".join(f"fold {f}" for f in folds) + " |",
+        "|---" * (1 + len(folds)) + "|",
+    ]
+    for s in summary.values():
+        cells = [
+            f"{100 * f['accuracy']:.2f} ({100 * f['heldout'][str(f['C'])]:.2f})" for f in s["folds"]
+        ]
+        lines.append(f"| {s['title']} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
