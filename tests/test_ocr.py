@@ -16,6 +16,14 @@ def ocr():
     return load_ocr()
 
 
+@pytest.fixture(scope="module")
+def corpus(ocr):
+    """The experiment's deduplicated corpus, built once for the module."""
+    from omkl.experiments.ocr import Corpus
+
+    return Corpus.from_dataset(ocr)
+
+
 def _lines(n_words: int = 3) -> list[str]:
     """A tiny valid file: ``n_words`` words of 2-3 characters."""
     rng = np.random.default_rng(0)
@@ -91,10 +99,28 @@ def test_missing_and_empty_files(tmp_path: pathlib.Path):
 # kernelised online MKL on chains
 
 
-def _small_problem(ocr, n_words: int = 120):
-    from omkl.experiments.ocr import Corpus, fold_grams, make_split
+def test_corpus_dedup_matches_numpy_unique_rows(ocr, corpus):
+    """Packed-key deduplication gives np.unique(axis=0)'s rows, order and inverse."""
+    from dataclasses import replace
 
-    corpus = Corpus.load()
+    from omkl.experiments.ocr import Corpus
+
+    np.testing.assert_array_equal(corpus.X[corpus.char_input], ocr.pixels)
+    assert len(corpus.X) == len({r.tobytes() for r in ocr.pixels})  # no duplicates left
+    # a subset with many repeated rows, against numpy's row-wise unique
+    rows = np.random.default_rng(5).integers(0, len(ocr.pixels), 3000)
+    rows = np.concatenate([rows, rows[:500]])
+    sub = replace(ocr, pixels=ocr.pixels[rows], letters=[ocr.letters[i] for i in rows])
+    got = Corpus.from_dataset(sub)
+    uniq, inverse = np.unique(sub.pixels, axis=0, return_inverse=True)
+    np.testing.assert_array_equal(got.X, uniq.astype(np.float32))
+    np.testing.assert_array_equal(got.char_input, inverse.ravel())
+    np.testing.assert_array_equal(got.sq, uniq.sum(axis=1))
+
+
+def _small_problem(corpus, n_words: int = 120):
+    from omkl.experiments.ocr import fold_grams, make_split
+
     words = np.flatnonzero(corpus.folds == 0)[:n_words]
     inputs = np.unique(corpus.char_input[corpus.chars_of(words)])
     fg = fold_grams(corpus, inputs, ["L", "Q", "G"])
@@ -104,8 +130,17 @@ def _small_problem(ocr, n_words: int = 120):
 
 
 @pytest.fixture(scope="module")
-def small(ocr):
-    return _small_problem(ocr)
+def small(corpus):
+    return _small_problem(corpus)
+
+
+@pytest.fixture(scope="module")
+def small_b1(small):
+    """B1-spline fold Grams (sparse) of the small problem's inputs."""
+    from omkl.experiments.ocr import fold_grams
+
+    corpus, fg, _ = small
+    return fold_grams(corpus, fg.inputs, ["B"])
 
 
 def test_tracked_group_norms_match_quadratic_forms(small):
@@ -127,14 +162,13 @@ def test_tracked_group_norms_match_quadratic_forms(small):
     np.testing.assert_allclose(res["beta_trajectory"].sum(axis=1), 1.0)
 
 
-def test_rust_grams_match_numpy_reference(small):
+def test_rust_grams_match_numpy_reference(small, small_b1):
     """Fold Grams and test-vs-support blocks from the Rust kernels equal the
     numpy formulas (one f32 GEMM of inner products) up to float32 rounding."""
     from omkl.experiments.ocr import (
         ROWS,
         b1_bandwidth,
         emission_scores,
-        fold_grams,
         kernel_from_dots,
         train,
     )
@@ -144,7 +178,7 @@ def test_rust_grams_match_numpy_reference(small):
     D = Xs @ Xs.T
     h = b1_bandwidth(Xs, sq)
     assert 0 < h < np.sqrt(2 * 128)
-    fgb = fold_grams(corpus, fg.inputs, ["B"])
+    fgb = small_b1
     assert fgb.h == h
     refs = {b: kernel_from_dots(b, D, sq, sq, h) for b in ("L", "Q", "G", "B")}
     for b, ref in refs.items():
@@ -256,12 +290,11 @@ def test_primal_linear_group_equals_kernelised_linear(small):
     np.testing.assert_allclose(a["norms"], b["norms"], rtol=1e-4)
 
 
-def test_run_fold_chooses_eta0_per_C_on_training_words_only():
+def test_run_fold_chooses_eta0_per_C_on_training_words_only(corpus):
     from concurrent.futures import ThreadPoolExecutor
 
-    from omkl.experiments.ocr import ROWS, Corpus, fold_grams, run_fold
+    from omkl.experiments.ocr import ROWS, fold_grams, run_fold
 
-    corpus = Corpus.load()
     words = np.flatnonzero(corpus.folds == 3)
     inputs = np.unique(corpus.char_input[corpus.chars_of(words)])
     fg = fold_grams(corpus, inputs, [])
@@ -276,14 +309,13 @@ def test_run_fold_chooses_eta0_per_C_on_training_words_only():
     assert 0.5 < res.accuracy < 1.0  # linear chain model on nine unseen folds
 
 
-def test_sparse_b1_gram_trains_the_dense_model(small):
+def test_sparse_b1_gram_trains_the_dense_model(small, small_b1):
     """B1-spline rows: the CSR Gram matrix (only non-zeros stored) gives the
     same coefficients, transitions and predictions as the dense matrix."""
     from omkl import _omkl
-    from omkl.experiments.ocr import fold_grams
 
-    corpus, fg, split = small
-    fgb = fold_grams(corpus, fg.inputs, ["B"])
+    _, fg, split = small
+    fgb = small_b1
     S = fgb.sparse["B"]
     assert S.density < 0.2
     dense = S.to_dense()
@@ -310,15 +342,16 @@ def test_sparse_b1_gram_trains_the_dense_model(small):
         _omkl.train_chain_mkl([], *args, sparse_grams=[(indptr, indices, bad)])
 
 
-def test_average_with_sparse_kernel_equals_dense_average(small):
+def test_average_with_sparse_kernel_equals_dense_average(small, small_b1):
     """Average (L+B1)/2 trained as groups L/2 (primal) and B1/2 (sparse) under
     the squared l2 norm equals one group with the dense Gram (K_L + K_B)/2."""
+    from dataclasses import replace
+
     from omkl import _omkl
-    from omkl.experiments.ocr import ROWS, emission_scores, fold_grams, train
+    from omkl.experiments.ocr import ROWS, emission_scores, train
 
     corpus, fg, split = small
-    fgb = fold_grams(corpus, fg.inputs, ["B"])
-    fgb.base["L"] = fg.base["L"]
+    fgb = replace(small_b1, base={**small_b1.base, "L": fg.base["L"]})
     row = ROWS["average_lb1"]
     C, eta0 = 100.0, 0.5
     split_model = train(fgb, row, split, C, eta0, 3)
@@ -349,3 +382,22 @@ def test_average_with_sparse_kernel_equals_dense_average(small):
     want = kt @ ref["coef"][0].T
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-4 * np.abs(want).max())
     np.testing.assert_allclose(split_model["transitions"], ref["transitions"], atol=1e-6)
+
+
+def test_mkl_with_one_kernel_and_transitions_apart_is_the_svm(small):
+    """With the transitions penalised apart, the squared l2,1 norm over a
+    single kernel group is (lambda/2)|theta_Q|^2: MKL restricted to one kernel
+    (beta = e_Q) is exactly the quadratic SVM at the same C; with the
+    transitions inside the norm it is a different model."""
+    from omkl import _omkl
+
+    _, fg, split = small
+    args = ([fg.base["Q"]], split.inputs, split.labels, split.offsets, 26)
+    lam = 1.0 / (10.0 * split.n_words)
+    kw = dict(lam=lam, eta0=0.1, epochs=3, schedule="constant", track_objective=True)
+    svm = _omkl.train_chain_mkl(*args, regularizer="l2_squared", **kw)
+    apart = _omkl.train_chain_mkl(*args, regularizer="squared_l21", transition_lam=lam, **kw)
+    shared = _omkl.train_chain_mkl(*args, regularizer="squared_l21", **kw)
+    for key in ("coef", "transitions", "start", "stop", "objective"):
+        np.testing.assert_allclose(apart[key], svm[key], rtol=1e-12, atol=1e-12, err_msg=key)
+    assert not np.allclose(shared["objective"], svm["objective"], rtol=1e-6)

@@ -375,6 +375,7 @@ def train_chain_mkl(
         tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]
     ] = ...,
     transition_lam: float | None = None,
+    objective_last_only: bool = False,
 ) -> dict[str, np.ndarray]: ...
 def decode_chains(
     emissions: npt.NDArray[np.float64],

@@ -289,6 +289,12 @@ fn tracked_norms_match_from_scratch_after_many_rounds() {
         // the objective decreases overall on this separable-ish problem
         let obj: Vec<f64> = model.epochs.iter().map(|e| e.objective.unwrap()).collect();
         assert!(obj[9] < obj[0], "{obj:?}");
+        // objective after the last epoch only: the same run, the same value
+        cfg.objective_last_only = true;
+        let last = train_chain_mkl(&grams, &[], &p.corpus, &cfg, |_| true).unwrap();
+        assert!(last.epochs[..9].iter().all(|e| e.objective.is_none()));
+        assert_eq!(last.epochs[9].objective, Some(obj[9]));
+        assert_eq!(last.coef, model.coef);
     }
 }
 

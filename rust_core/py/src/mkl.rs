@@ -70,7 +70,7 @@ fn stack(rows: &[Vec<f64>], l: usize, m: usize) -> Array3<f64> {
 
 /// Trains the kernelised chain model of Alg. 3; see `_omkl.pyi`.
 #[pyfunction]
-#[pyo3(signature = (grams, inputs, labels, offsets, n_labels, features = Vec::new(), regularizer = "squared_l21", lam = 1e-3, eta0 = 1.0, schedule = "inv_sqrt", epochs = 20, average = true, cost = 1.0, shuffle = true, seed = 0, track_objective = false, sparse_grams = Vec::new(), transition_lam = None))]
+#[pyo3(signature = (grams, inputs, labels, offsets, n_labels, features = Vec::new(), regularizer = "squared_l21", lam = 1e-3, eta0 = 1.0, schedule = "inv_sqrt", epochs = 20, average = true, cost = 1.0, shuffle = true, seed = 0, track_objective = false, sparse_grams = Vec::new(), transition_lam = None, objective_last_only = false))]
 #[allow(clippy::too_many_arguments)]
 fn train_chain_mkl<'py>(
     py: Python<'py>,
@@ -92,6 +92,7 @@ fn train_chain_mkl<'py>(
     track_objective: bool,
     sparse_grams: Vec<SparseCsr<'py>>,
     transition_lam: Option<f64>,
+    objective_last_only: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let config = OnlineMklConfig {
         regularizer: self::regularizer(regularizer, lam)?,
@@ -103,6 +104,7 @@ fn train_chain_mkl<'py>(
         shuffle,
         seed,
         track_objective,
+        objective_last_only,
     };
     let m = grams
         .first()

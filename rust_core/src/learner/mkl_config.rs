@@ -71,6 +71,10 @@ pub struct OnlineMklConfig {
     pub seed: u64,
     /// Evaluate the full objective after each epoch (one extra decoding pass).
     pub track_objective: bool,
+    /// With `track_objective`, evaluate it after the last epoch only (the
+    /// other epochs report `None`): what a selection by the final objective
+    /// needs, at one decoding pass instead of one per epoch.
+    pub objective_last_only: bool,
 }
 
 impl Default for OnlineMklConfig {
@@ -85,6 +89,7 @@ impl Default for OnlineMklConfig {
             shuffle: true,
             seed: 0,
             track_objective: false,
+            objective_last_only: false,
         }
     }
 }

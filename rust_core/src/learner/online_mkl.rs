@@ -283,24 +283,25 @@ where
             *n = g.norm();
         }
         norms[k] = trans.sq_norm().sqrt();
-        let objective = if config.track_objective {
-            let mut total = 0.0;
-            for c in 0..corpus.len() {
-                let (inputs, gold) = corpus.chain(c);
-                total += scorer.decode(&groups, trans.current(), inputs, gold, config.cost)?;
-            }
-            let each: Vec<usize> = (0..=n_omega).collect();
-            let separate = config
-                .transition_lam
-                .map_or(0.0, |lam_t| 0.5 * lam_t * norms[k] * norms[k]);
-            Some(
-                config.regularizer.value(&norms[..n_omega], &each)
-                    + separate
-                    + total / corpus.len() as f64,
-            )
-        } else {
-            None
-        };
+        let objective =
+            if config.track_objective && (!config.objective_last_only || epoch == config.epochs) {
+                let mut total = 0.0;
+                for c in 0..corpus.len() {
+                    let (inputs, gold) = corpus.chain(c);
+                    total += scorer.decode(&groups, trans.current(), inputs, gold, config.cost)?;
+                }
+                let each: Vec<usize> = (0..=n_omega).collect();
+                let separate = config
+                    .transition_lam
+                    .map_or(0.0, |lam_t| 0.5 * lam_t * norms[k] * norms[k]);
+                Some(
+                    config.regularizer.value(&norms[..n_omega], &each)
+                        + separate
+                        + total / corpus.len() as f64,
+                )
+            } else {
+                None
+            };
         let report = EpochReport {
             epoch,
             beta: beta_of(&norms[..k]),
