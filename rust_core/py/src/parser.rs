@@ -341,11 +341,9 @@ impl ArcParserCore {
                     if first_pass {
                         return self.inner.fit_pruner_chunk(chunk);
                     }
-                    let mut t = 0.0;
-                    for (s, h) in chunk {
-                        t += self.inner.learn_one(s, h)?;
-                    }
-                    Ok::<f64, OmklError>(t)
+                    let refs: Vec<(&ParserInput, &[usize])> =
+                        chunk.iter().map(|(s, h)| (*s, h.as_slice())).collect();
+                    self.inner.fit_batch(&refs)
                 })
                 .py()?;
             py.check_signals()?;
@@ -390,6 +388,23 @@ impl ArcParserCore {
             batch.into_iter().map(|(s, h)| (s.clone(), h)).collect();
         py.detach(|| match self.inner.pruner() {
             Some(p) if p.is_trained() => Ok(p.recall(&owned)),
+            _ => Err(OmklError::invalid(
+                "pruner",
+                "the parser has no trained pruner",
+            )),
+        })
+        .py()
+    }
+
+    /// The rank of every gold arc of `corpus` among its word's candidate
+    /// heads by the trained pruner's score (0 = best), in corpus order; the
+    /// pruner's recall at `k` is the share of ranks below `k`.
+    fn pruner_gold_ranks(&self, py: Python<'_>, corpus: &ParseCorpus) -> PyResult<Vec<u32>> {
+        let batch = gold_batch(corpus, None)?;
+        let owned: Vec<(ParserInput, Vec<usize>)> =
+            batch.into_iter().map(|(s, h)| (s.clone(), h)).collect();
+        py.detach(|| match self.inner.pruner() {
+            Some(p) if p.is_trained() => Ok(p.gold_ranks(&owned)),
             _ => Err(OmklError::invalid(
                 "pruner",
                 "the parser has no trained pruner",
