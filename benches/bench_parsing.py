@@ -110,6 +110,12 @@ def main() -> None:
     ap.add_argument("--decode-sentences", type=int, default=200)
     ap.add_argument("--prune-k", type=int, default=None, help="default: the parser's")
     ap.add_argument("--pruner-epochs", type=int, default=None, help="default: the parser's")
+    ap.add_argument(
+        "--prune-margin",
+        type=float,
+        default=None,
+        help="keep heads within this first-pass score margin of the best (at most k)",
+    )
     args = ap.parse_args()
     print(f"load average at start {os.getloadavg()}")
     train = DATA / "en_ewt-ud-train.conllu"
@@ -128,6 +134,8 @@ def main() -> None:
     if args.pruner_epochs is not None:
         kw["pruner_epochs"] = args.pruner_epochs
     p = DependencyParser(**kw)
+    if args.prune_margin is not None:
+        p._core.set_prune_margin(args.prune_margin)
     base = DependencyParser(prune_k=0, max_table_bits=18, slots_per_feature=1e9)
     w_ours, c_ours, pw, pc = train_epoch(p, corpus, n)
     w_base, c_base, _, _ = train_epoch(base, corpus, n)
@@ -157,7 +165,8 @@ def main() -> None:
         f"{uas_base:.2f} (unpruned baseline)"
     )
     print(
-        f"first-pass pruner (k = {p.prune_k}) recall of dev gold arcs {p.pruner_recall(dev):.2f}%"
+        f"first-pass pruner (k = {p.prune_k}, margin {p._core.prune_margin()}) recall of dev "
+        f"gold arcs {p.pruner_recall(dev):.2f}%"
     )
     ks = [1, 2, 3, 4, 5, 6, 8, 10, 15, 20]
     rec = recall_at(p._core.pruner_gold_ranks(dev_corpus), ks)
@@ -173,6 +182,14 @@ def main() -> None:
             f"  k={k}: {kept.sum() / (lens * (n1 - 1)).sum() * 100:.0f}% of dev arcs scored "
             f"by the full model"
         )
+    chosen = p._core.prune_margin() or float("inf")
+    row = []
+    for margin in (2.0, 3.0, 4.0, 5.0, 6.0, 8.0, float("inf")):
+        p._core.set_prune_margin(margin)
+        hit, gold_n, kept, cand = p._core.pruner_stats(dev_corpus)
+        row.append(f"m={margin:g} {100 * hit / gold_n:.2f}% / {100 * kept / cand:.1f}%")
+    print(f"  k={p.prune_k} by margin (recall / share of dev arcs kept): " + ", ".join(row))
+    p._core.set_prune_margin(chosen)
     mats = [
         np.array(m).reshape(int(round(len(m) ** 0.5)), -1)
         for m in p._core.score_matrices(dev_corpus)[: args.decode_sentences]

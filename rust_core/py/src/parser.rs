@@ -413,6 +413,34 @@ impl ArcParserCore {
         .py()
     }
 
+    /// `(kept gold arcs, gold arcs, kept arcs, candidate arcs)` of the
+    /// trained pruner on `corpus` (its recall and the share of arcs the
+    /// full model scores).
+    fn pruner_stats(&self, py: Python<'_>, corpus: &ParseCorpus) -> PyResult<[usize; 4]> {
+        let batch = gold_batch(corpus, None)?;
+        let owned: Vec<(ParserInput, Vec<usize>)> =
+            batch.into_iter().map(|(s, h)| (s.clone(), h)).collect();
+        py.detach(|| match self.inner.pruner() {
+            Some(p) if p.is_trained() => Ok(p.stats(&owned)),
+            _ => Err(OmklError::invalid(
+                "pruner",
+                "the parser has no trained pruner",
+            )),
+        })
+        .py()
+    }
+
+    /// Sets the pruner's score margin: a word keeps its candidate heads
+    /// within `margin` of its best, at most `prune_k` (`inf` = top k).
+    fn set_prune_margin(&mut self, margin: f64) -> PyResult<()> {
+        self.inner.set_pruner_margin(margin).py()
+    }
+
+    /// The pruner's score margin (`inf` = top k; `None` without a pruner).
+    fn prune_margin(&self) -> Option<f64> {
+        self.inner.pruner().map(|p| p.margin())
+    }
+
     /// Heads kept per word by the pruner (0 = no pruner).
     fn prune_k(&self) -> usize {
         self.inner.pruner().map_or(0, |p| p.k())

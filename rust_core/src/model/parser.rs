@@ -323,6 +323,18 @@ impl ArcParser {
         self.pruner.as_deref()
     }
 
+    /// Sets the pruner's score margin (see [`ArcPruner`]); an error when
+    /// there is no pruner.
+    pub fn set_pruner_margin(&mut self, margin: f64) -> Result<()> {
+        match self.pruner.as_deref_mut() {
+            Some(p) => p.set_margin(margin),
+            None => Err(OmklError::invalid(
+                "prune_margin",
+                "the parser has no pruner (prune_k = 0)",
+            )),
+        }
+    }
+
     /// One first-pass epoch of the pruner (an error when there is none).
     pub fn fit_pruner_epoch(
         &mut self,
@@ -884,8 +896,13 @@ impl ArcParser {
         match &self.pruner {
             None => out.push(0),
             Some(p) => {
-                out.push(1);
+                // 1: top k; 2: top k within a finite margin (then the margin)
+                let finite = p.margin().is_finite();
+                out.push(if finite { 2 } else { 1 });
                 out.extend_from_slice(&(p.k() as u64).to_le_bytes());
+                if finite {
+                    out.extend_from_slice(&p.margin().to_le_bytes());
+                }
                 let inner = p.model().to_bytes()?;
                 out.extend_from_slice(&(inner.len() as u64).to_le_bytes());
                 out.extend_from_slice(&inner);
@@ -980,15 +997,24 @@ impl ArcParser {
             }
             p.beta_trajectory.push(b);
         }
-        if byte(&mut pos)? != 0 {
+        let flag = byte(&mut pos)?;
+        if flag > 2 {
+            return Err(bad("unknown pruner kind"));
+        }
+        if flag != 0 {
             let k = read_u64(bytes, &mut pos)? as usize;
+            let margin = if flag == 2 {
+                f64::from_bits(read_u64(bytes, &mut pos)?)
+            } else {
+                f64::INFINITY
+            };
             let len = read_u64(bytes, &mut pos)? as usize;
             let inner = bytes
                 .get(pos..pos.saturating_add(len))
                 .ok_or_else(|| bad("truncated pruner"))?;
             pos += len;
             let model = ArcParser::from_bytes(inner)?;
-            p.pruner = Some(Box::new(ArcPruner::from_parts(model, k)?));
+            p.pruner = Some(Box::new(ArcPruner::from_parts(model, k, margin)?));
         }
         if pos != bytes.len() {
             return Err(bad("trailing bytes"));

@@ -109,11 +109,17 @@ pub struct KeptArcs {
     pub first_pass: Vec<f64>,
 }
 
-/// The first-pass model and the number `k` of heads kept per word.
+/// The first-pass model, the number `k` of heads kept per word and the
+/// score margin: a word keeps its candidate heads that score within
+/// `margin` of its best candidate, at most `k` of them (`margin = ∞` keeps
+/// the top `k`). The first-pass scores are log-probabilities of head
+/// selection up to a per-word constant, so the margin is a log-odds bound:
+/// a head is dropped when it is `e^margin` times less likely than the best.
 #[derive(Debug, Clone)]
 pub struct ArcPruner {
     model: ArcParser,
     k: usize,
+    margin: f64,
 }
 
 impl ArcPruner {
@@ -134,19 +140,43 @@ impl ArcPruner {
         Ok(ArcPruner {
             model: ArcParser::with_templates(config, Some(&ids))?,
             k,
+            margin: f64::INFINITY,
         })
     }
 
     /// Rebuilds a pruner from a saved first-pass model.
-    pub fn from_parts(model: ArcParser, k: usize) -> Result<Self> {
+    pub fn from_parts(model: ArcParser, k: usize, margin: f64) -> Result<Self> {
         if k == 0 {
             return Err(OmklError::invalid("prune_k", "expected at least 1, got 0"));
         }
-        Ok(ArcPruner { model, k })
+        let mut p = ArcPruner {
+            model,
+            k,
+            margin: f64::INFINITY,
+        };
+        p.set_margin(margin)?;
+        Ok(p)
     }
 
     pub fn k(&self) -> usize {
         self.k
+    }
+
+    /// The score margin (`∞` = plain top `k`).
+    pub fn margin(&self) -> f64 {
+        self.margin
+    }
+
+    /// Sets the score margin; it must be positive (`∞` allowed).
+    pub fn set_margin(&mut self, margin: f64) -> Result<()> {
+        if margin.is_nan() || margin <= 0.0 {
+            return Err(OmklError::invalid(
+                "prune_margin",
+                format!("expected a positive score margin (or inf), got {margin}"),
+            ));
+        }
+        self.margin = margin;
+        Ok(())
     }
 
     pub fn model(&self) -> &ArcParser {
@@ -192,7 +222,8 @@ impl ArcPruner {
     }
 
     /// The kept arcs of a sentence: the `k` best heads of every word by the
-    /// first-pass score, plus `gold[m - 1]` for every word when given.
+    /// first-pass score, less those scoring more than `margin` below the
+    /// word's best, plus `gold[m - 1]` for every word when given.
     pub fn keep(&self, words: &[WordAtoms], gold: Option<&[usize]>) -> KeptArcs {
         let fz = ArcFeaturizer::new(self.model.templates(), words);
         let n1 = fz.len_with_root();
@@ -210,8 +241,11 @@ impl ArcPruner {
                 col.select_nth_unstable_by(self.k - 1, |a, b| b.0.total_cmp(&a.0));
                 col.truncate(self.k);
             }
-            for &(_, h) in &col {
-                keep[h * n1 + m] = true;
+            let best = col.iter().map(|c| c.0).fold(f64::NEG_INFINITY, f64::max);
+            for &(s, h) in &col {
+                if s >= best - self.margin {
+                    keep[h * n1 + m] = true;
+                }
             }
             if let Some(g) = gold {
                 keep[g[m - 1] * n1 + m] = true;
@@ -244,6 +278,28 @@ impl ArcPruner {
                     .collect::<Vec<u32>>()
             })
             .collect()
+    }
+
+    /// `(kept gold arcs, gold arcs, kept arcs, candidate arcs)` over
+    /// `sents` at prediction time (no gold arc forced in): the recall and
+    /// the share of arcs the full model scores.
+    pub fn stats(&self, sents: &[(ParserInput, Vec<usize>)]) -> [usize; 4] {
+        use rayon::prelude::*;
+        sents
+            .par_iter()
+            .map(|(s, heads)| {
+                let kept = self.keep(&s.words, None);
+                let n1 = kept.n1;
+                let hit = (1..n1)
+                    .filter(|&m| kept.keep[heads[m - 1] * n1 + m])
+                    .count();
+                let k = kept.keep.iter().filter(|&&x| x).count();
+                [hit, heads.len(), k, (n1 - 1) * (n1 - 1)]
+            })
+            .reduce(
+                || [0; 4],
+                |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]],
+            )
     }
 
     /// `(kept gold arcs, gold arcs)` over `sents`: the pruner's recall.
@@ -379,6 +435,53 @@ mod tests {
         let (hit, total) = a.pruner().unwrap().recall(&data[..4]);
         assert_eq!(total, 17);
         assert!(hit >= ranks.iter().filter(|&&r| r < 1).count());
+    }
+
+    #[test]
+    fn a_margin_keeps_the_heads_near_the_best_within_the_top_k() {
+        let data = toy();
+        let mut p = ArcPruner::new(3).unwrap();
+        for _ in 0..3 {
+            p.fit_epoch(&data, &mut |_| Ok(())).unwrap();
+        }
+        assert!(p.set_margin(0.0).is_err() && p.set_margin(f64::NAN).is_err());
+        let (s, _) = &data[2];
+        let top = p.keep(&s.words, None);
+        for margin in [0.5, 2.0, 1e9] {
+            p.set_margin(margin).unwrap();
+            let kept = p.keep(&s.words, None);
+            let n1 = kept.n1;
+            for m in 1..n1 {
+                let best = (0..n1)
+                    .filter(|&h| h != m)
+                    .map(|h| kept.first_pass[h * n1 + m])
+                    .fold(f64::NEG_INFINITY, f64::max);
+                for h in 0..n1 {
+                    let i = h * n1 + m;
+                    // kept = in the top k and within the margin of the best
+                    let want = top.keep[i] && kept.first_pass[i] >= best - margin;
+                    assert_eq!(kept.keep[i], want, "margin {margin} arc {h}->{m}");
+                }
+            }
+        }
+        let st = p.stats(&data);
+        assert_eq!(st[1], 17);
+        assert!(st[0] <= st[1] && st[2] <= st[3]);
+        // the margin is saved with the parser; without one the bytes are
+        // those of a plain top-k pruner
+        let mut parser = ArcParser::new(ParserConfig::default()).unwrap();
+        assert!(parser.set_pruner_margin(1.0).is_err());
+        parser.set_pruner(3).unwrap();
+        parser.fit_pruner_epoch(&data, &mut |_| Ok(())).unwrap();
+        let plain = parser.to_bytes().unwrap();
+        parser.set_pruner_margin(1.5).unwrap();
+        let b = parser.to_bytes().unwrap();
+        assert_eq!(b.len(), plain.len() + 8);
+        let q = ArcParser::from_bytes(&b).unwrap();
+        assert_eq!(q.pruner().unwrap().margin(), 1.5);
+        assert_eq!(q.to_bytes().unwrap(), b);
+        let q = ArcParser::from_bytes(&plain).unwrap();
+        assert_eq!(q.pruner().unwrap().margin(), f64::INFINITY);
     }
 
     #[test]
