@@ -283,10 +283,8 @@ class SparseGram:
         >>> S.scores_f32(np.array([1.0, 0.0, 0.0])).tolist()
         [1.0, 0.5, 0.0]
         """
-        a, one = _as_alpha(alpha, self.shape[1])
-        with np.errstate(over="ignore"):
-            a32 = np.ascontiguousarray(a, dtype=np.float32)
-        out = self._inner.scores_f32(a32)
+        a, one = _as_alpha(alpha, self.shape[1], np.float32)
+        out = self._inner.scores_f32(a)
         return out[:, 0] if one else out
 
     def scores_label_major(self, alpha: npt.ArrayLike) -> npt.NDArray[np.float64]:
@@ -332,8 +330,11 @@ class SparseGram:
         return f"SparseGram(shape={self.shape}, nnz={self.nnz}, density={self.density:.4g})"
 
 
-def _as_alpha(alpha: npt.ArrayLike, m: int) -> tuple[npt.NDArray[np.float64], bool]:
-    a = np.asarray(alpha, dtype=np.float64)
+def _as_alpha(alpha: npt.ArrayLike, m: int, dtype: Any = np.float64) -> tuple[Any, bool]:
+    """``alpha`` as a C-contiguous ``(m, labels)`` array of ``dtype`` (no copy
+    when it already is one) and whether it was 1-D."""
+    with np.errstate(over="ignore"):
+        a = np.asarray(alpha, dtype=dtype)
     one = a.ndim == 1
     if one:
         a = a[:, None]

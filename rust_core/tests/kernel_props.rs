@@ -240,7 +240,7 @@ mod sparse {
             h in 0.2f64..2.0,
             (nx, x) in super::matrix(90, 3),
             (ny, y) in super::matrix(70, 3),
-            labels in 1usize..20,
+            labels in 1usize..41,
             seed in any::<u32>(),
         ) {
             let k = Kernel::B1Spline { h };
@@ -267,7 +267,9 @@ mod sparse {
             }
             let mut row = vec![0.0; labels];
             s.score_row(nx - 1, &alpha, &mut row).unwrap();
-            prop_assert_eq!(&row[..], &got[(nx - 1) * labels..]);
+            for (a, b) in row.iter().zip(&got[(nx - 1) * labels..]) {
+                prop_assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()));
+            }
         }
     }
 
@@ -324,35 +326,77 @@ mod sparse {
             .map(|i| ((i * 31 % 17) as f64) - 8.0)
             .collect();
         let got = s.scores(&alpha, labels).unwrap();
-        // Naive reference in the same order of summation.
-        for i in 0..nx {
-            for l in 0..labels {
-                let mut want = 0.0f64;
-                for j in 0..ny {
-                    let v = dense[i * ny + j];
-                    if v != 0.0 {
-                        want += f64::from(v) * alpha[j * labels + l];
-                    }
-                }
-                assert_eq!(got[i * labels + l], want, "row {i} label {l}");
-            }
-        }
         let alpha32: Vec<f32> = alpha.iter().map(|&v| v as f32).collect();
         let got32 = s.scores_f32(&alpha32, labels).unwrap();
+        // Naive references, with the bound Σ_j |K_ij α_jl| of the rounding
+        // error of any order of summation (n terms: n · eps · bound).
+        let mut exact_nonzero = 0usize;
         for i in 0..nx {
+            let row_nnz = dense[i * ny..(i + 1) * ny]
+                .iter()
+                .filter(|&&v| v != 0.0)
+                .count();
             for l in 0..labels {
-                let mut want = 0.0f32;
+                let (mut want, mut want32, mut bound) = (0.0f64, 0.0f64, 0.0f64);
                 for j in 0..ny {
-                    let v = dense[i * ny + j];
-                    if v != 0.0 {
-                        want += v * alpha32[j * labels + l];
-                    }
+                    let v = f64::from(dense[i * ny + j]);
+                    want += v * alpha[j * labels + l];
+                    want32 += v * f64::from(alpha32[j * labels + l]);
+                    bound += (v * alpha[j * labels + l]).abs();
                 }
-                assert_eq!(got32[i * labels + l], want, "f32 row {i} label {l}");
+                let (g, g32) = (got[i * labels + l], f64::from(got32[i * labels + l]));
+                let tol = (row_nnz + 2) as f64 * 1.2e-16 * bound;
+                assert!((g - want).abs() <= tol, "row {i} label {l}: {g} vs {want}");
+                let tol32 = (row_nnz + 2) as f64 * 6.0e-8 * bound;
+                assert!(
+                    (g32 - want32).abs() <= tol32,
+                    "f32 row {i} label {l}: {g32} vs {want32}"
+                );
+                exact_nonzero += usize::from(want != 0.0);
             }
         }
+        assert!(
+            exact_nonzero > nx * labels / 2,
+            "a test with mostly zero scores"
+        );
         assert!(s.scores_f32(&alpha32[1..], labels).is_err());
         assert!(s.scores_f32(&[f32::NAN; 700], 1).is_err());
+    }
+
+    #[test]
+    fn sparse_build_keeps_pairs_at_the_edge_of_the_support() {
+        // Widths equal to pairwise distances, and one f32 step either side:
+        // the build must skip no pair that the dense map keeps.
+        let (n, d) = (120, 6);
+        let x = points(n, d, 5);
+        let mut widths = Vec::new();
+        for (i, j) in [(0, 1), (3, 40), (7, 99), (50, 51)] {
+            let d2: f32 = (0..d).map(|t| (x[i * d + t] - x[j * d + t]).powi(2)).sum();
+            let r = d2.sqrt();
+            for h in [
+                r,
+                f32::from_bits(r.to_bits() - 1),
+                f32::from_bits(r.to_bits() + 1),
+            ] {
+                widths.push(f64::from(h));
+            }
+        }
+        let line: Vec<f32> = (0..40).map(|i| i as f32).collect();
+        for h in widths {
+            let k = Kernel::B1Spline { h };
+            let dense = gram(&k, &x, n, &x, n, d).unwrap();
+            assert_eq!(
+                SparseGram::build(&k, &x, n, &x, n, d).unwrap().to_dense(),
+                dense
+            );
+        }
+        for h in [1.0, 1.0 + 1e-7, 1.0 - 1e-7, 3.0, 2.999_999] {
+            let k = Kernel::B1Spline { h };
+            let dense = gram(&k, &line, 40, &line, 40, 1).unwrap();
+            let s = SparseGram::build(&k, &line, 40, &line, 40, 1).unwrap();
+            assert_eq!(s.to_dense(), dense, "h = {h}");
+            assert!(s.nnz() >= 40);
+        }
     }
 
     #[test]
