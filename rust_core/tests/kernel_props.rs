@@ -364,6 +364,51 @@ mod sparse {
     }
 
     #[test]
+    fn symmetric_sparse_build_matches_the_dense_gram() {
+        use omkl_core::kernel::gram_symmetric;
+        // Binary pixels: inner products are exact, so every entry is equal.
+        let (n, d) = (300, 64);
+        let bin: Vec<f32> = points(n, d, 9)
+            .iter()
+            .map(|&v| (v < 0.3) as u8 as f32)
+            .collect();
+        let h = b1_bandwidth(&bin, n, d, 0.9, 2000).unwrap();
+        let k = Kernel::B1Spline { h };
+        let s = SparseGram::build(&k, &bin, n, &bin, n, d).unwrap();
+        assert_eq!(s.to_dense(), gram(&k, &bin, n, &bin, n, d).unwrap());
+        assert_eq!(s.to_dense(), gram_symmetric(&k, &bin, n, d).unwrap());
+        // Real inputs: exactly symmetric; equal to the dense matrix up to
+        // f32 rounding of the distances, the zero pattern included except
+        // for pairs whose distance is within rounding of h.
+        let (n, d) = (260, 7);
+        let x = points(n, d, 4);
+        let h = b1_bandwidth(&x, n, d, 0.9, 2000).unwrap();
+        let k = Kernel::B1Spline { h };
+        let got = SparseGram::build(&k, &x, n, &x, n, d).unwrap().to_dense();
+        let want = gram_symmetric(&k, &x, n, d).unwrap();
+        let mut differ = 0;
+        for i in 0..n {
+            for j in 0..n {
+                let (g, w) = (got[i * n + j], want[i * n + j]);
+                assert_eq!(g, got[j * n + i], "not symmetric at {i}, {j}");
+                assert!((g - w).abs() <= 1e-5, "{i}, {j}: {g} vs {w}");
+                if (g == 0.0) != (w == 0.0) {
+                    let dist: f64 = (0..d)
+                        .map(|t| f64::from(x[i * d + t] - x[j * d + t]).powi(2))
+                        .sum::<f64>()
+                        .sqrt();
+                    assert!(
+                        (dist - h).abs() <= 1e-5 * h,
+                        "{i}, {j}: distance {dist}, h {h}"
+                    );
+                }
+                differ += usize::from(g != w);
+            }
+        }
+        assert!(differ <= n * n / 100, "{differ} entries differ");
+    }
+
+    #[test]
     fn sparse_build_keeps_pairs_at_the_edge_of_the_support() {
         // Widths equal to pairwise distances, and one f32 step either side:
         // the build must skip no pair that the dense map keeps.
@@ -382,13 +427,13 @@ mod sparse {
             }
         }
         let line: Vec<f32> = (0..40).map(|i| i as f32).collect();
+        // Columns: the rows of x and one more (the rectangular path).
+        let y: Vec<f32> = x.iter().copied().chain((0..d).map(|t| t as f32)).collect();
         for h in widths {
             let k = Kernel::B1Spline { h };
-            let dense = gram(&k, &x, n, &x, n, d).unwrap();
-            assert_eq!(
-                SparseGram::build(&k, &x, n, &x, n, d).unwrap().to_dense(),
-                dense
-            );
+            let dense = gram(&k, &x, n, &y, n + 1, d).unwrap();
+            let s = SparseGram::build(&k, &x, n, &y, n + 1, d).unwrap();
+            assert_eq!(s.to_dense(), dense);
         }
         for h in [1.0, 1.0 + 1e-7, 1.0 - 1e-7, 3.0, 2.999_999] {
             let k = Kernel::B1Spline { h };

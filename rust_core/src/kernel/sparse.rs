@@ -59,7 +59,13 @@ impl SparseGram {
     /// matrix nor a dense row block is ever written. For the B1-spline,
     /// pairs whose squared distance `‖x‖² + ‖y‖² − 2⟨x, y⟩` is clearly
     /// beyond `h²` are dropped before any square root; the stored values
-    /// are the same bits as [`super::gram`]'s non-zeros. Intended
+    /// are the same bits as [`super::gram`]'s non-zeros. When `y` equals `x`
+    /// only the upper triangle is computed (half the GEMM) and mirrored, so
+    /// the result is exactly symmetric; its entries then equal
+    /// [`super::gram_symmetric`]'s up to the f32 rounding of inner products
+    /// (bit for bit on integer inputs such as binary pixels), so a pair
+    /// whose distance is within rounding of `h` may be stored in one and
+    /// not the other. Intended
     /// for kernels with compact support ([`Kernel::has_compact_support`]);
     /// any kernel is accepted, but then nearly every entry is stored.
     ///
@@ -85,10 +91,12 @@ impl SparseGram {
         }
         let (job, _) = job(std::slice::from_ref(kernel), x, nx, Some((y, ny)), d);
         let nblocks = nx.div_ceil(BUILD_ROWS);
+        // The same inputs on both sides: compute the upper triangle only.
+        let upper = nx == ny && x == y;
         // One CSR piece per block of rows, in row order.
         let build = |s: &mut SparseScratch, b: usize| {
             let r0 = b * BUILD_ROWS;
-            sparse_row_block(&job, r0, (r0 + BUILD_ROWS).min(nx), s);
+            sparse_row_block(&job, r0, (r0 + BUILD_ROWS).min(nx), upper, s);
             Piece {
                 counts: std::mem::take(&mut s.counts),
                 idx: std::mem::take(&mut s.idx),
@@ -114,6 +122,9 @@ impl SparseGram {
             }
             indices.extend_from_slice(&p.idx);
             values.extend_from_slice(&p.val);
+        }
+        if upper {
+            (indptr, indices, values) = mirror_upper(&indptr, &indices, &values);
         }
         Ok(SparseGram {
             nrows: nx,
@@ -352,6 +363,53 @@ impl SparseGram {
         }
         score_row_generic(idx, val, alpha, s);
     }
+}
+
+/// The full symmetric CSR matrix from its upper triangle (row `i` holding
+/// columns `j >= i`, ascending): entry `(i, j)`, `j > i`, is also stored
+/// as `(j, i)`, so the result is exactly symmetric. Lower entries come
+/// first in each row, in ascending order since rows are visited in order.
+///
+/// # Complexity
+/// O(rows + nnz).
+#[allow(clippy::type_complexity)]
+fn mirror_upper(
+    indptr: &[usize],
+    indices: &[u32],
+    values: &[f32],
+) -> (Vec<usize>, Vec<u32>, Vec<f32>) {
+    let n = indptr.len() - 1;
+    let mut lower = vec![0usize; n];
+    for i in 0..n {
+        for &j in &indices[indptr[i]..indptr[i + 1]] {
+            if j as usize > i {
+                lower[j as usize] += 1;
+            }
+        }
+    }
+    let mut ptr = Vec::with_capacity(n + 1);
+    ptr.push(0);
+    for i in 0..n {
+        ptr.push(ptr[i] + lower[i] + indptr[i + 1] - indptr[i]);
+    }
+    let nnz = ptr[n];
+    let (mut idx, mut val) = (vec![0u32; nnz], vec![0.0f32; nnz]);
+    let mut cursor = ptr[..n].to_vec();
+    for i in 0..n {
+        let (b, e) = (indptr[i], indptr[i + 1]);
+        let start = ptr[i] + lower[i];
+        idx[start..start + e - b].copy_from_slice(&indices[b..e]);
+        val[start..start + e - b].copy_from_slice(&values[b..e]);
+        for (&j, &v) in indices[b..e].iter().zip(&values[b..e]) {
+            let j = j as usize;
+            if j > i {
+                idx[cursor[j]] = i as u32;
+                val[cursor[j]] = v;
+                cursor[j] += 1;
+            }
+        }
+    }
+    (ptr, idx, val)
 }
 
 /// Labels per block of the single-row path.

@@ -159,7 +159,17 @@ fn map_row(job: &Job, m: &Mapped, gr: usize, c0: usize, ip: &[f32], dst: &mut [f
 /// skips, before any square root, every pair whose squared distance is
 /// clearly beyond `h²` (see [`b1_row_sparse`]); other kernels are mapped
 /// one tile row at a time into scratch and compacted.
-pub(crate) fn sparse_row_block(job: &Job, r0: usize, r1: usize, s: &mut SparseScratch) {
+///
+/// With `upper` (for `y = x`), only columns `j >= i` of row `i` are
+/// computed and kept: tiles start at column `r0`, so the GEMM work is
+/// about halved.
+pub(crate) fn sparse_row_block(
+    job: &Job,
+    r0: usize,
+    r1: usize,
+    upper: bool,
+    s: &mut SparseScratch,
+) {
     let (d, ny) = (job.d, job.ny);
     let m = &job.kernels[0];
     let rows = r1 - r0;
@@ -173,7 +183,7 @@ pub(crate) fn sparse_row_block(job: &Job, r0: usize, r1: usize, s: &mut SparseSc
         Prepared::B1 { inv_h } => b1_skip_threshold(inv_h),
         _ => 0.0,
     };
-    let mut c0 = 0;
+    let mut c0 = if upper { r0 } else { 0 };
     while c0 < ny {
         let c1 = (c0 + RECT_COLS).min(ny);
         let w = c1 - c0;
@@ -181,23 +191,27 @@ pub(crate) fn sparse_row_block(job: &Job, r0: usize, r1: usize, s: &mut SparseSc
         inner_products(&job.x[r0 * d..r1 * d], &job.y[c0 * d..c1 * d], d, ipt);
         for (r, src) in ipt.chunks_exact(w).enumerate() {
             let gr = r0 + r;
+            // First column kept in this row of the tile.
+            let cc = if upper { gr.clamp(c0, c1) } else { c0 };
+            let src = &src[cc - c0..];
             let (idx, val) = &mut s.rows[r];
             if let Prepared::B1 { inv_h } = m.prep {
                 let xr = &job.x[gr * d..(gr + 1) * d];
-                let ys = &job.y[c0 * d..c1 * d];
+                let ys = &job.y[cc * d..c1 * d];
                 let b1 = B1Sparse {
                     inv_h,
                     thr,
                     ax: m.ax[gr],
-                    c0,
+                    c0: cc,
                 };
-                b1_row_sparse(&b1, src, &m.ay[c0..c1], xr, ys, idx, val);
+                b1_row_sparse(&b1, src, &m.ay[cc..c1], xr, ys, idx, val);
             } else {
-                s.mapped.resize(w, 0.0);
-                map_row(job, m, gr, c0, src, &mut s.mapped[..w]);
-                for (j, &v) in s.mapped[..w].iter().enumerate() {
+                let wr = c1 - cc;
+                s.mapped.resize(wr, 0.0);
+                map_row(job, m, gr, cc, src, &mut s.mapped[..wr]);
+                for (j, &v) in s.mapped[..wr].iter().enumerate() {
                     if v != 0.0 {
-                        idx.push((c0 + j) as u32);
+                        idx.push((cc + j) as u32);
                         val.push(v);
                     }
                 }
