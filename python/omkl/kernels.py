@@ -354,7 +354,11 @@ def sparse_gram(
     """The Gram matrix ``K(X[i], Y[j])`` in CSR form, built block by block
     without materialising the dense matrix (for compact-support kernels
     such as the B1-spline; other kernels are accepted but store nearly every
-    entry). ``Y=None`` means ``Y = X``.
+    entry). ``Y=None`` means ``Y = X``; when ``Y`` equals ``X``, only the
+    upper triangle is computed (half the work) and mirrored, so the result is
+    exactly symmetric and equals :func:`gram` up to float32 rounding of the
+    inner products (exactly on integer inputs such as binary pixels). For the
+    B1-spline, pairs clearly beyond ``h`` are dropped before any square root.
 
     >>> import numpy as np
     >>> sparse_gram(np.eye(3), kernel="b1_spline", h=1.0).nnz
