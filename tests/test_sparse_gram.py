@@ -64,6 +64,24 @@ def test_sparse_gram_only_stores_neighbours_and_pickles():
     assert repr(T).startswith("SparseGram(shape=(600, 600)")
 
 
+def test_sparse_gram_of_x_with_itself_is_symmetric_and_equals_dense():
+    rng = np.random.default_rng(3)
+    # binary pixels: inner products are exact, so every entry is equal
+    X = (rng.random((300, 64)) < 0.3).astype(np.float32)
+    h = kernels.b1_bandwidth(X, zero_fraction=0.9)
+    D = kernels.sparse_gram(X, kernel="b1_spline", h=h).to_dense()
+    np.testing.assert_array_equal(D, D.T)
+    np.testing.assert_array_equal(D, kernels.gram(X, kernel="b1_spline", h=h))
+    np.testing.assert_array_equal(D, kernels.sparse_gram(X, X.copy(), h=h).to_dense())
+    assert 0.05 < np.count_nonzero(D) / D.size < 0.2
+    # real inputs: equal up to float32 rounding of the distances
+    Xr = rng.normal(size=(200, 5))
+    hr = kernels.b1_bandwidth(Xr, zero_fraction=0.9)
+    Dr = kernels.sparse_gram(Xr, h=hr).to_dense()
+    np.testing.assert_array_equal(Dr, Dr.T)
+    np.testing.assert_allclose(Dr, kernels.gram(Xr, kernel="b1_spline", h=hr), rtol=0, atol=1e-5)
+
+
 @pytest.mark.parametrize(("n", "d", "target"), [(400, 8, 0.95), (300, 3, 0.8), (500, 20, 0.5)])
 def test_b1_bandwidth_hits_target_zero_fraction(n, d, target):
     X = np.random.default_rng(n).normal(size=(n, d))

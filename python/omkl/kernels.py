@@ -283,10 +283,8 @@ class SparseGram:
         >>> S.scores_f32(np.array([1.0, 0.0, 0.0])).tolist()
         [1.0, 0.5, 0.0]
         """
-        a, one = _as_alpha(alpha, self.shape[1])
-        with np.errstate(over="ignore"):
-            a32 = np.ascontiguousarray(a, dtype=np.float32)
-        out = self._inner.scores_f32(a32)
+        a, one = _as_alpha(alpha, self.shape[1], np.float32)
+        out = self._inner.scores_f32(a)
         return out[:, 0] if one else out
 
     def scores_label_major(self, alpha: npt.ArrayLike) -> npt.NDArray[np.float64]:
@@ -332,8 +330,11 @@ class SparseGram:
         return f"SparseGram(shape={self.shape}, nnz={self.nnz}, density={self.density:.4g})"
 
 
-def _as_alpha(alpha: npt.ArrayLike, m: int) -> tuple[npt.NDArray[np.float64], bool]:
-    a = np.asarray(alpha, dtype=np.float64)
+def _as_alpha(alpha: npt.ArrayLike, m: int, dtype: Any = np.float64) -> tuple[Any, bool]:
+    """``alpha`` as a C-contiguous ``(m, labels)`` array of ``dtype`` (no copy
+    when it already is one) and whether it was 1-D."""
+    with np.errstate(over="ignore"):
+        a = np.asarray(alpha, dtype=dtype)
     one = a.ndim == 1
     if one:
         a = a[:, None]
@@ -353,7 +354,11 @@ def sparse_gram(
     """The Gram matrix ``K(X[i], Y[j])`` in CSR form, built block by block
     without materialising the dense matrix (for compact-support kernels
     such as the B1-spline; other kernels are accepted but store nearly every
-    entry). ``Y=None`` means ``Y = X``.
+    entry). ``Y=None`` means ``Y = X``; when ``Y`` equals ``X``, only the
+    upper triangle is computed (half the work) and mirrored, so the result is
+    exactly symmetric and equals :func:`gram` up to float32 rounding of the
+    inner products (exactly on integer inputs such as binary pixels). For the
+    B1-spline, pairs clearly beyond ``h`` are dropped before any square root.
 
     >>> import numpy as np
     >>> sparse_gram(np.eye(3), kernel="b1_spline", h=1.0).nnz

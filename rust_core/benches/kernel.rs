@@ -101,7 +101,7 @@ fn cache_rows(c: &mut Criterion) {
 }
 
 fn scoring(c: &mut Criterion) {
-    let (n, d, labels) = (2000, 128, 26);
+    let (n, d, labels) = (5000, 128, 26);
     let x = pixels(n, d);
     let h = b1_bandwidth(&x, n, d, 0.95, 2000).unwrap();
     let k = Kernel::B1Spline { h };
@@ -110,10 +110,14 @@ fn scoring(c: &mut Criterion) {
     let alpha: Vec<f64> = (0..n * labels)
         .map(|i| ((i * 7919) % 1000) as f64 / 1000.0 - 0.5)
         .collect();
-    let mut g = c.benchmark_group("scores_2000x26_b1_95pct_zeros");
+    let alpha32: Vec<f32> = alpha.iter().map(|&v| v as f32).collect();
+    let mut g = c.benchmark_group("scores_5000x26_b1_95pct_zeros");
     g.sample_size(20);
     g.bench_function("sparse_csr", |b| {
         b.iter(|| s.scores(black_box(&alpha), labels).unwrap())
+    });
+    g.bench_function("sparse_csr_f32", |b| {
+        b.iter(|| s.scores_f32(black_box(&alpha32), labels).unwrap())
     });
     g.bench_function("sparse_csr_label_major", |b| {
         b.iter(|| s.scores_label_major(black_box(&alpha), labels).unwrap())

@@ -240,7 +240,7 @@ mod sparse {
             h in 0.2f64..2.0,
             (nx, x) in super::matrix(90, 3),
             (ny, y) in super::matrix(70, 3),
-            labels in 1usize..20,
+            labels in 1usize..41,
             seed in any::<u32>(),
         ) {
             let k = Kernel::B1Spline { h };
@@ -267,7 +267,9 @@ mod sparse {
             }
             let mut row = vec![0.0; labels];
             s.score_row(nx - 1, &alpha, &mut row).unwrap();
-            prop_assert_eq!(&row[..], &got[(nx - 1) * labels..]);
+            for (a, b) in row.iter().zip(&got[(nx - 1) * labels..]) {
+                prop_assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()));
+            }
         }
     }
 
@@ -324,35 +326,122 @@ mod sparse {
             .map(|i| ((i * 31 % 17) as f64) - 8.0)
             .collect();
         let got = s.scores(&alpha, labels).unwrap();
-        // Naive reference in the same order of summation.
-        for i in 0..nx {
-            for l in 0..labels {
-                let mut want = 0.0f64;
-                for j in 0..ny {
-                    let v = dense[i * ny + j];
-                    if v != 0.0 {
-                        want += f64::from(v) * alpha[j * labels + l];
-                    }
-                }
-                assert_eq!(got[i * labels + l], want, "row {i} label {l}");
-            }
-        }
         let alpha32: Vec<f32> = alpha.iter().map(|&v| v as f32).collect();
         let got32 = s.scores_f32(&alpha32, labels).unwrap();
+        // Naive references, with the bound Σ_j |K_ij α_jl| of the rounding
+        // error of any order of summation (n terms: n · eps · bound).
+        let mut exact_nonzero = 0usize;
         for i in 0..nx {
+            let row_nnz = dense[i * ny..(i + 1) * ny]
+                .iter()
+                .filter(|&&v| v != 0.0)
+                .count();
             for l in 0..labels {
-                let mut want = 0.0f32;
+                let (mut want, mut want32, mut bound) = (0.0f64, 0.0f64, 0.0f64);
                 for j in 0..ny {
-                    let v = dense[i * ny + j];
-                    if v != 0.0 {
-                        want += v * alpha32[j * labels + l];
-                    }
+                    let v = f64::from(dense[i * ny + j]);
+                    want += v * alpha[j * labels + l];
+                    want32 += v * f64::from(alpha32[j * labels + l]);
+                    bound += (v * alpha[j * labels + l]).abs();
                 }
-                assert_eq!(got32[i * labels + l], want, "f32 row {i} label {l}");
+                let (g, g32) = (got[i * labels + l], f64::from(got32[i * labels + l]));
+                let tol = (row_nnz + 2) as f64 * 1.2e-16 * bound;
+                assert!((g - want).abs() <= tol, "row {i} label {l}: {g} vs {want}");
+                let tol32 = (row_nnz + 2) as f64 * 6.0e-8 * bound;
+                assert!(
+                    (g32 - want32).abs() <= tol32,
+                    "f32 row {i} label {l}: {g32} vs {want32}"
+                );
+                exact_nonzero += usize::from(want != 0.0);
             }
         }
+        assert!(
+            exact_nonzero > nx * labels / 2,
+            "a test with mostly zero scores"
+        );
         assert!(s.scores_f32(&alpha32[1..], labels).is_err());
         assert!(s.scores_f32(&[f32::NAN; 700], 1).is_err());
+    }
+
+    #[test]
+    fn symmetric_sparse_build_matches_the_dense_gram() {
+        use omkl_core::kernel::gram_symmetric;
+        // Binary pixels: inner products are exact, so every entry is equal.
+        let (n, d) = (300, 64);
+        let bin: Vec<f32> = points(n, d, 9)
+            .iter()
+            .map(|&v| (v < 0.3) as u8 as f32)
+            .collect();
+        let h = b1_bandwidth(&bin, n, d, 0.9, 2000).unwrap();
+        let k = Kernel::B1Spline { h };
+        let s = SparseGram::build(&k, &bin, n, &bin, n, d).unwrap();
+        assert_eq!(s.to_dense(), gram(&k, &bin, n, &bin, n, d).unwrap());
+        assert_eq!(s.to_dense(), gram_symmetric(&k, &bin, n, d).unwrap());
+        // Real inputs: exactly symmetric; equal to the dense matrix up to
+        // f32 rounding of the distances, the zero pattern included except
+        // for pairs whose distance is within rounding of h.
+        let (n, d) = (260, 7);
+        let x = points(n, d, 4);
+        let h = b1_bandwidth(&x, n, d, 0.9, 2000).unwrap();
+        let k = Kernel::B1Spline { h };
+        let got = SparseGram::build(&k, &x, n, &x, n, d).unwrap().to_dense();
+        let want = gram_symmetric(&k, &x, n, d).unwrap();
+        let mut differ = 0;
+        for i in 0..n {
+            for j in 0..n {
+                let (g, w) = (got[i * n + j], want[i * n + j]);
+                assert_eq!(g, got[j * n + i], "not symmetric at {i}, {j}");
+                assert!((g - w).abs() <= 1e-5, "{i}, {j}: {g} vs {w}");
+                if (g == 0.0) != (w == 0.0) {
+                    let dist: f64 = (0..d)
+                        .map(|t| f64::from(x[i * d + t] - x[j * d + t]).powi(2))
+                        .sum::<f64>()
+                        .sqrt();
+                    assert!(
+                        (dist - h).abs() <= 1e-5 * h,
+                        "{i}, {j}: distance {dist}, h {h}"
+                    );
+                }
+                differ += usize::from(g != w);
+            }
+        }
+        assert!(differ <= n * n / 100, "{differ} entries differ");
+    }
+
+    #[test]
+    fn sparse_build_keeps_pairs_at_the_edge_of_the_support() {
+        // Widths equal to pairwise distances, and one f32 step either side:
+        // the build must skip no pair that the dense map keeps.
+        let (n, d) = (120, 6);
+        let x = points(n, d, 5);
+        let mut widths = Vec::new();
+        for (i, j) in [(0, 1), (3, 40), (7, 99), (50, 51)] {
+            let d2: f32 = (0..d).map(|t| (x[i * d + t] - x[j * d + t]).powi(2)).sum();
+            let r = d2.sqrt();
+            for h in [
+                r,
+                f32::from_bits(r.to_bits() - 1),
+                f32::from_bits(r.to_bits() + 1),
+            ] {
+                widths.push(f64::from(h));
+            }
+        }
+        let line: Vec<f32> = (0..40).map(|i| i as f32).collect();
+        // Columns: the rows of x and one more (the rectangular path).
+        let y: Vec<f32> = x.iter().copied().chain((0..d).map(|t| t as f32)).collect();
+        for h in widths {
+            let k = Kernel::B1Spline { h };
+            let dense = gram(&k, &x, n, &y, n + 1, d).unwrap();
+            let s = SparseGram::build(&k, &x, n, &y, n + 1, d).unwrap();
+            assert_eq!(s.to_dense(), dense);
+        }
+        for h in [1.0, 1.0 + 1e-7, 1.0 - 1e-7, 3.0, 2.999_999] {
+            let k = Kernel::B1Spline { h };
+            let dense = gram(&k, &line, 40, &line, 40, 1).unwrap();
+            let s = SparseGram::build(&k, &line, 40, &line, 40, 1).unwrap();
+            assert_eq!(s.to_dense(), dense, "h = {h}");
+            assert!(s.nnz() >= 40);
+        }
     }
 
     #[test]

@@ -24,8 +24,8 @@ pub const DEFAULT_MAX_SAMPLE: usize = 2000;
 /// generator (deterministic), and the fraction is estimated from them.
 ///
 /// # Complexity
-/// O(s² d) for the GEMM plus O(s² log s) for sorting, `s = min(n, max_sample)`;
-/// O(s²) memory.
+/// O(s² d) for the GEMM plus O(s²) expected for selecting the quantile
+/// (no sort), `s = min(n, max_sample)`; O(s²) memory.
 ///
 /// # Example
 /// ```
@@ -74,19 +74,59 @@ pub fn b1_bandwidth(
     // the B1-spline map.
     let ip = gram_symmetric(&Kernel::Linear { normalize: false }, xs, s, d)?;
     let norms: Vec<f32> = sq_norms(xs, d).into_iter().map(|v| v as f32).collect();
-    let mut dist: Vec<f64> = Vec::with_capacity(s * (s - 1) / 2);
+    let mut dist: Vec<f32> = Vec::with_capacity(s * (s - 1) / 2);
     for i in 0..s {
+        let row = &ip[i * s..(i + 1) * s];
         for j in i + 1..s {
-            let d2 = (norms[i] + norms[j] - 2.0 * ip[i * s + j]).max(0.0);
-            dist.push(f64::from(d2.sqrt()));
+            let d2 = (norms[i] + norms[j] - 2.0 * row[j]).max(0.0);
+            dist.push(d2.sqrt());
         }
     }
-    dist.sort_unstable_by(f64::total_cmp);
     let pairs = dist.len() as f64;
     // Target number of non-zero pairs i < j.
     let target = (pairs - zero_fraction * (s * s) as f64 / 2.0).clamp(0.0, pairs);
-    // Scan thresholds between distinct values: below position `p` (the
-    // start of a run of equal values) exactly `p` pairs are non-zero.
+    pick_threshold(&mut dist, target).ok_or_else(|| {
+        OmklError::invalid(
+            "X",
+            "all sampled rows are identical; no width h > 0 separates them",
+        )
+    })
+}
+
+/// The width `h` placed between two consecutive distinct values of `dist`
+/// (or, past the largest, at 1.5 times it) for which the number of values
+/// below `h` is nearest `target` (the smaller count on a tie); `None` if no
+/// such `h > 0` exists (all values 0). Only the run of values equal to the
+/// one at rank `⌊target⌋` matters: the best count is the number of values
+/// below that run or the number up to its end, so one selection
+/// (`select_nth_unstable`) and one pass replace a sort. `dist` is permuted.
+///
+/// # Complexity
+/// O(len) expected time, no extra memory.
+fn pick_threshold(dist: &mut [f32], target: f64) -> Option<f64> {
+    let len = dist.len();
+    let max = f64::from(dist.iter().copied().fold(0.0f32, f32::max));
+    let k = target.floor() as usize;
+    if k >= len || len == 0 {
+        // All values are below the target: h past the largest.
+        return (max > 0.0).then_some(max * 1.5);
+    }
+    let (_, &mut v, _) = dist.select_nth_unstable_by(k, f32::total_cmp);
+    // Counts below and up to the run of `v`, and its neighbouring values.
+    let (mut below, mut upto) = (0usize, 0usize);
+    let (mut prev, mut next) = (f32::NEG_INFINITY, f32::INFINITY);
+    for &x in dist.iter() {
+        if x < v {
+            below += 1;
+            prev = prev.max(x);
+        } else if x == v {
+            upto += 1;
+        } else {
+            next = next.min(x);
+        }
+    }
+    upto += below;
+    let v = f64::from(v);
     let mut best: Option<(f64, f64)> = None; // (error, h)
     let mut consider = |count: usize, h: f64| {
         if h > 0.0 && h.is_finite() {
@@ -96,28 +136,24 @@ pub fn b1_bandwidth(
             }
         }
     };
-    let mut p = 0;
-    while p < dist.len() {
-        let v = dist[p];
-        let prev = if p == 0 { 0.0 } else { dist[p - 1] };
-        // h between prev and v: p pairs closer than h.
-        consider(p, if p == 0 { v / 2.0 } else { 0.5 * (prev + v) });
-        let mut q = p;
-        while q < dist.len() && dist[q] == v {
-            q += 1;
+    // h between the value below the run and the run: `below` values under it.
+    consider(
+        below,
+        if below == 0 {
+            v / 2.0
+        } else {
+            0.5 * (f64::from(prev) + v)
+        },
+    );
+    // h between the run and the next value, or past the largest.
+    if upto == len {
+        if max > 0.0 {
+            consider(len, max * 1.5);
         }
-        p = q;
+    } else {
+        consider(upto, 0.5 * (v + f64::from(next)));
     }
-    let max = dist[dist.len() - 1];
-    if max > 0.0 {
-        consider(dist.len(), max * 1.5);
-    }
-    best.map(|(_, h)| h).ok_or_else(|| {
-        OmklError::invalid(
-            "X",
-            "all sampled rows are identical; no width h > 0 separates them",
-        )
-    })
+    best.map(|(_, h)| h)
 }
 
 /// `k` distinct rows of `x` drawn uniformly by a fixed-seed partial
@@ -142,4 +178,80 @@ fn sample_rows(x: &[f32], n: usize, d: usize, k: usize) -> Vec<f32> {
         .iter()
         .flat_map(|&i| x[i * d..(i + 1) * d].iter().copied())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pick_threshold;
+
+    /// The reference: sort, then scan every boundary between distinct
+    /// values (and past the largest), keeping the first nearest count.
+    fn by_sorting(dist: &[f32], target: f64) -> Option<f64> {
+        let mut d: Vec<f64> = dist.iter().map(|&v| f64::from(v)).collect();
+        d.sort_unstable_by(f64::total_cmp);
+        let mut best: Option<(f64, f64)> = None;
+        let mut consider = |count: usize, h: f64| {
+            if h > 0.0 && h.is_finite() {
+                let err = (count as f64 - target).abs();
+                if best.is_none_or(|(e, _)| err < e) {
+                    best = Some((err, h));
+                }
+            }
+        };
+        let mut p = 0;
+        while p < d.len() {
+            let v = d[p];
+            consider(
+                p,
+                if p == 0 {
+                    v / 2.0
+                } else {
+                    0.5 * (d[p - 1] + v)
+                },
+            );
+            while p < d.len() && d[p] == v {
+                p += 1;
+            }
+        }
+        if let Some(&max) = d.last() {
+            if max > 0.0 {
+                consider(d.len(), max * 1.5);
+            }
+        }
+        best.map(|(_, h)| h)
+    }
+
+    #[test]
+    fn selection_equals_sort_and_scan() {
+        let mut s: u64 = 3;
+        let mut next = move || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (s >> 33) as u32
+        };
+        for case in 0..400 {
+            let len = 1 + (next() % 60) as usize;
+            // Few distinct values (ties, as with binary inputs) or many; zeros.
+            let levels = [1, 2, 3, 7, 1000][case % 5];
+            let dist: Vec<f32> = (0..len)
+                .map(|_| ((next() % levels) as f32).sqrt() * 0.75)
+                .collect();
+            let pairs = len as f64;
+            for target in [
+                0.0,
+                0.4,
+                1.0,
+                pairs / 3.0,
+                pairs / 2.0 + 0.5,
+                pairs - 1.0,
+                pairs,
+            ] {
+                let target = target.clamp(0.0, pairs);
+                let want = by_sorting(&dist, target);
+                let got = pick_threshold(&mut dist.clone(), target);
+                assert_eq!(got, want, "case {case} target {target} dist {dist:?}");
+            }
+        }
+    }
 }

@@ -5,6 +5,7 @@
 //! * [`gram_many`]: several kernels' Gram matrices from one shared GEMM.
 //! * [`fast_exp`]: the vectorisable `exp` of the Gaussian map.
 //! * [`sparse`]: CSR Gram storage for compact-support kernels and scoring.
+//! * `sparse_scores`: the SIMD inner loops of CSR scoring.
 //! * [`bandwidth`]: the B1-spline width for a target sparsity.
 //! * [`support`]: deduplicated support inputs.
 //! * [`cache`]: an LRU cache of Gram rows under a byte budget.
@@ -18,6 +19,7 @@ pub mod gram_cache;
 pub mod gram_many;
 mod map;
 pub mod sparse;
+mod sparse_scores;
 pub mod spec;
 pub mod support;
 mod tiles;

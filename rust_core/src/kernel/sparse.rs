@@ -4,7 +4,8 @@
 use rayon::prelude::*;
 
 use super::gram::{check_matrix, job};
-use super::tiles::{row_block, RECT_ROWS};
+use super::sparse_scores::{scores_into, Acc};
+use super::tiles::{sparse_row_block, SparseScratch, RECT_ROWS};
 use super::Kernel;
 use crate::error::{check_finite, OmklError, Result};
 
@@ -13,6 +14,15 @@ use crate::error::{check_finite, OmklError, Result};
 /// Gram's row block, so both compute every entry the same way and the
 /// sparse matrix equals the dense one with zeros dropped, bit for bit.
 const BUILD_ROWS: usize = RECT_ROWS;
+/// The CSR arrays of one block of rows.
+struct Piece {
+    counts: Vec<usize>,
+    idx: Vec<u32>,
+    val: Vec<f32>,
+}
+
+/// Builds below this many multiply-adds run on the calling thread.
+const PARALLEL_MIN_BUILD: usize = 1 << 21;
 
 /// A Gram matrix in compressed sparse row form: row `i` holds the columns
 /// `indices[indptr[i]..indptr[i+1]]` (ascending) with their values. Only
@@ -43,15 +53,25 @@ pub struct SparseGram {
 
 impl SparseGram {
     /// Builds the CSR Gram matrix of `K(x_i, y_j)` (`x`: `nx × d`, `y`:
-    /// `ny × d`, row-major f32) block by block: each block of rows is
-    /// computed densely like [`super::gram`] and only its non-zeros are
-    /// kept, so the dense `nx × ny` matrix is never materialised. Intended
+    /// `ny × d`, row-major f32) block by block, blocks in parallel: each
+    /// tile of inner products comes from one f32 GEMM like [`super::gram`],
+    /// and only its non-zeros are kept, so neither the dense `nx × ny`
+    /// matrix nor a dense row block is ever written. For the B1-spline,
+    /// pairs whose squared distance `‖x‖² + ‖y‖² − 2⟨x, y⟩` is clearly
+    /// beyond `h²` are dropped before any square root; the stored values
+    /// are the same bits as [`super::gram`]'s non-zeros. When `y` equals `x`
+    /// only the upper triangle is computed (half the GEMM) and mirrored, so
+    /// the result is exactly symmetric; its entries then equal
+    /// [`super::gram_symmetric`]'s up to the f32 rounding of inner products
+    /// (bit for bit on integer inputs such as binary pixels), so a pair
+    /// whose distance is within rounding of `h` may be stored in one and
+    /// not the other. Intended
     /// for kernels with compact support ([`Kernel::has_compact_support`]);
     /// any kernel is accepted, but then nearly every entry is stored.
     ///
     /// # Complexity
-    /// O(nx · ny · d) time like the dense Gram; O(nnz + threads · 128 · ny)
-    /// memory.
+    /// O(nx · ny · d) time (the GEMM) plus O(nx · ny) cheap comparisons and
+    /// O(nnz) square roots; O(nnz + threads · 128 · 512) memory.
     pub fn build(
         kernel: &Kernel,
         x: &[f32],
@@ -71,42 +91,40 @@ impl SparseGram {
         }
         let (job, _) = job(std::slice::from_ref(kernel), x, nx, Some((y, ny)), d);
         let nblocks = nx.div_ceil(BUILD_ROWS);
-        let parts: Vec<(Vec<usize>, Vec<u32>, Vec<f32>)> = (0..nblocks)
-            .into_par_iter()
-            .map_init(
-                || (Vec::new(), Vec::new()),
-                |(buf, ip): &mut (Vec<f32>, Vec<f32>), b| {
-                    let r0 = b * BUILD_ROWS;
-                    let r1 = (r0 + BUILD_ROWS).min(nx);
-                    buf.clear();
-                    buf.resize((r1 - r0) * ny, 0.0);
-                    row_block(&job, r0, r1, buf, ip);
-                    let mut counts = Vec::with_capacity(r1 - r0);
-                    let (mut idx, mut val) = (Vec::new(), Vec::new());
-                    for row in buf.chunks_exact(ny) {
-                        let before = idx.len();
-                        for (j, &v) in row.iter().enumerate() {
-                            if v != 0.0 {
-                                idx.push(j as u32);
-                                val.push(v);
-                            }
-                        }
-                        counts.push(idx.len() - before);
-                    }
-                    (counts, idx, val)
-                },
-            )
-            .collect();
-        let nnz = parts.iter().map(|p| p.1.len()).sum();
+        // The same inputs on both sides: compute the upper triangle only.
+        let upper = nx == ny && x == y;
+        // One CSR piece per block of rows, in row order.
+        let build = |s: &mut SparseScratch, b: usize| {
+            let r0 = b * BUILD_ROWS;
+            sparse_row_block(&job, r0, (r0 + BUILD_ROWS).min(nx), upper, s);
+            Piece {
+                counts: std::mem::take(&mut s.counts),
+                idx: std::mem::take(&mut s.idx),
+                val: std::mem::take(&mut s.val),
+            }
+        };
+        let parts: Vec<Piece> = if nx * ny * d < PARALLEL_MIN_BUILD {
+            let mut s = SparseScratch::default();
+            (0..nblocks).map(|b| build(&mut s, b)).collect()
+        } else {
+            (0..nblocks)
+                .into_par_iter()
+                .map_init(SparseScratch::default, build)
+                .collect()
+        };
+        let nnz = parts.iter().map(|p| p.idx.len()).sum();
         let mut indptr = Vec::with_capacity(nx + 1);
         indptr.push(0);
         let (mut indices, mut values) = (Vec::with_capacity(nnz), Vec::with_capacity(nnz));
-        for (counts, idx, val) in parts {
-            for c in counts {
+        for p in parts {
+            for c in p.counts {
                 indptr.push(indptr[indptr.len() - 1] + c);
             }
-            indices.extend_from_slice(&idx);
-            values.extend_from_slice(&val);
+            indices.extend_from_slice(&p.idx);
+            values.extend_from_slice(&p.val);
+        }
+        if upper {
+            (indptr, indices, values) = mirror_upper(&indptr, &indices, &values);
         }
         Ok(SparseGram {
             nrows: nx,
@@ -222,7 +240,10 @@ impl SparseGram {
     /// Scores `S = K α` (`rows × labels`, row-major f64) of every query row,
     /// for coefficients `alpha` (`columns × labels`, row-major): one column
     /// of coefficients per label. One pass over a row's non-zeros updates
-    /// a block of 8 labels held in registers; rows run in parallel.
+    /// a block of up to 32 labels held in registers (AVX-512 fused
+    /// multiply-adds when the CPU has them, see `sparse_scores`); rows run
+    /// in parallel. Sums are exact up to f64 rounding (the order of
+    /// summation depends on the code path, not on the run).
     ///
     /// # Complexity
     /// O(nnz · labels), in parallel over rows.
@@ -235,9 +256,9 @@ impl SparseGram {
 
     /// [`SparseGram::scores`] entirely in f32 (coefficients, sums and
     /// scores), the precision of float32 BLAS scoring: half the memory
-    /// traffic per non-zero and twice the SIMD lanes. Each sum is taken in
-    /// the order of the row's non-zeros, so its rounding error is at most
-    /// about `nnz_row · 6e-8 · Σ|K_ij α_j|`.
+    /// traffic per non-zero and twice the SIMD lanes. Each sum has
+    /// `nnz_row` terms, so its rounding error is at most about
+    /// `nnz_row · 6e-8 · Σ|K_ij α_j|`.
     ///
     /// # Complexity
     /// O(nnz · labels), in parallel over rows.
@@ -303,11 +324,8 @@ impl SparseGram {
     }
 
     /// `out ← K α` (`rows × labels`) for checked `alpha`, which is
-    /// `columns × labels`, or `labels × columns` if `label_major`. Labels
-    /// are taken in blocks of at most [`LABEL_BLOCK`]; each block's
-    /// coefficients are copied into a zero-padded `columns × P` buffer
-    /// (`P` a multiple of 4), so that one pass over a row's non-zeros keeps
-    /// all `P` sums in registers.
+    /// `columns × labels`, or `labels × columns` if `label_major` (see
+    /// [`super::sparse_scores`]).
     fn scores_unchecked<T: Acc>(
         &self,
         alpha: &[T],
@@ -315,39 +333,8 @@ impl SparseGram {
         label_major: bool,
         out: &mut [T],
     ) {
-        let m = self.ncols;
-        let mut l0 = 0;
-        while l0 < labels {
-            let l1 = (l0 + LABEL_BLOCK).min(labels);
-            let p = (l1 - l0).next_multiple_of(T::LANES);
-            let mut ap = vec![T::default(); m * p];
-            for (j, dst) in ap.chunks_exact_mut(p).enumerate() {
-                for (t, v) in dst[..l1 - l0].iter_mut().enumerate() {
-                    *v = if label_major {
-                        alpha[(l0 + t) * m + j]
-                    } else {
-                        alpha[j * labels + l0 + t]
-                    };
-                }
-            }
-            let task = |(b, chunk): (usize, &mut [T])| {
-                let r0 = b * SCORE_ROWS;
-                for (r, s) in chunk.chunks_exact_mut(labels).enumerate() {
-                    let (idx, val) = self.row(r0 + r);
-                    score_padded(p, idx, val, &ap, &mut s[l0..l1]);
-                }
-            };
-            if self.nnz() * (l1 - l0) < PARALLEL_MIN_WORK {
-                out.chunks_mut(SCORE_ROWS * labels)
-                    .enumerate()
-                    .for_each(task);
-            } else {
-                out.par_chunks_mut(SCORE_ROWS * labels)
-                    .enumerate()
-                    .for_each(task);
-            }
-            l0 = l1;
-        }
+        let csr = (&self.indptr[..], &self.indices[..], &self.values[..]);
+        scores_into(csr, self.ncols, alpha, labels, label_major, out);
     }
 
     /// `s ← (K α)[i, :]` for one query row (see [`SparseGram::scores`]);
@@ -378,91 +365,55 @@ impl SparseGram {
     }
 }
 
-/// Rows per parallel scoring task.
-const SCORE_ROWS: usize = 32;
-/// Scoring jobs below this many multiply-adds run on the calling thread.
-const PARALLEL_MIN_WORK: usize = 1 << 16;
-/// Labels accumulated in registers per pass over a row's non-zeros.
-const LABEL_BLOCK: usize = 32;
+/// The full symmetric CSR matrix from its upper triangle (row `i` holding
+/// columns `j >= i`, ascending): entry `(i, j)`, `j > i`, is also stored
+/// as `(j, i)`, so the result is exactly symmetric. Lower entries come
+/// first in each row, in ascending order since rows are visited in order.
+///
+/// # Complexity
+/// O(rows + nnz).
+#[allow(clippy::type_complexity)]
+fn mirror_upper(
+    indptr: &[usize],
+    indices: &[u32],
+    values: &[f32],
+) -> (Vec<usize>, Vec<u32>, Vec<f32>) {
+    let n = indptr.len() - 1;
+    let mut lower = vec![0usize; n];
+    for i in 0..n {
+        for &j in &indices[indptr[i]..indptr[i + 1]] {
+            if j as usize > i {
+                lower[j as usize] += 1;
+            }
+        }
+    }
+    let mut ptr = Vec::with_capacity(n + 1);
+    ptr.push(0);
+    for i in 0..n {
+        ptr.push(ptr[i] + lower[i] + indptr[i + 1] - indptr[i]);
+    }
+    let nnz = ptr[n];
+    let (mut idx, mut val) = (vec![0u32; nnz], vec![0.0f32; nnz]);
+    let mut cursor = ptr[..n].to_vec();
+    for i in 0..n {
+        let (b, e) = (indptr[i], indptr[i + 1]);
+        let start = ptr[i] + lower[i];
+        idx[start..start + e - b].copy_from_slice(&indices[b..e]);
+        val[start..start + e - b].copy_from_slice(&values[b..e]);
+        for (&j, &v) in indices[b..e].iter().zip(&values[b..e]) {
+            let j = j as usize;
+            if j > i {
+                idx[cursor[j]] = i as u32;
+                val[cursor[j]] = v;
+                cursor[j] += 1;
+            }
+        }
+    }
+    (ptr, idx, val)
+}
+
 /// Labels per block of the single-row path.
 const ROW_BLOCK: usize = 8;
-
-/// The number types of the scoring loops (f64 and f32): no fused
-/// multiply-add, so every code path gives the same bits.
-trait Acc:
-    Copy + Default + Send + Sync + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self>
-{
-    /// Labels are padded to a multiple of this (one AVX2 register).
-    const LANES: usize;
-    fn of(v: f32) -> Self;
-}
-
-impl Acc for f64 {
-    const LANES: usize = 4;
-    #[inline(always)]
-    fn of(v: f32) -> Self {
-        f64::from(v)
-    }
-}
-
-impl Acc for f32 {
-    const LANES: usize = 8;
-    #[inline(always)]
-    fn of(v: f32) -> Self {
-        v
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn score_padded_avx2<T: Acc>(p: usize, idx: &[u32], val: &[f32], ap: &[T], s: &mut [T]) {
-    score_padded_generic(p, idx, val, ap, s);
-}
-
-/// `s[y] ← Σ_t val[t] · ap[idx[t] · p + y]` for `y < s.len() <= p`, `p`
-/// a multiple of 4 up to [`LABEL_BLOCK`]; each sum in the order of the
-/// non-zeros, as in [`score_row_generic`] (the same bits).
-#[inline]
-fn score_padded<T: Acc>(p: usize, idx: &[u32], val: &[f32], ap: &[T], s: &mut [T]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above).
-            unsafe { score_padded_avx2(p, idx, val, ap, s) };
-            return;
-        }
-    }
-    score_padded_generic(p, idx, val, ap, s);
-}
-
-#[inline(always)]
-fn score_padded_generic<T: Acc>(p: usize, idx: &[u32], val: &[f32], ap: &[T], s: &mut [T]) {
-    match p {
-        4 => score_fixed::<T, 4>(idx, val, ap, s),
-        8 => score_fixed::<T, 8>(idx, val, ap, s),
-        12 => score_fixed::<T, 12>(idx, val, ap, s),
-        16 => score_fixed::<T, 16>(idx, val, ap, s),
-        20 => score_fixed::<T, 20>(idx, val, ap, s),
-        24 => score_fixed::<T, 24>(idx, val, ap, s),
-        28 => score_fixed::<T, 28>(idx, val, ap, s),
-        _ => score_fixed::<T, 32>(idx, val, ap, s),
-    }
-}
-
-/// The register-blocked loop for `P` padded labels.
-#[inline(always)]
-fn score_fixed<T: Acc, const P: usize>(idx: &[u32], val: &[f32], ap: &[T], s: &mut [T]) {
-    let mut acc = [T::default(); P];
-    for (&j, &k) in idx.iter().zip(val) {
-        let a = &ap[j as usize * P..][..P];
-        let k = T::of(k);
-        for t in 0..P {
-            acc[t] = acc[t] + k * a[t];
-        }
-    }
-    let w = s.len();
-    s.copy_from_slice(&acc[..w]);
-}
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]

@@ -151,24 +151,146 @@ fn map_row(job: &Job, m: &Mapped, gr: usize, c0: usize, ip: &[f32], dst: &mut [f
     }
 }
 
-/// Fills `out` (row-major `(r1 − r0) × ny`) with rows `r0..r1` of the
-/// first kernel of `job`, tile by tile on the calling thread. `ip` is
-/// scratch. Entries are the same bits as in [`fill_rect`]'s output.
-pub(crate) fn row_block(job: &Job, r0: usize, r1: usize, out: &mut [f32], ip: &mut Vec<f32>) {
+/// The non-zeros of rows `r0..r1` of the first kernel of `job`, tile by
+/// tile on the calling thread: row after row, each row's column indices
+/// (ascending) are appended to `idx` and its values to `val`, and its
+/// count to `counts`. The values are the same bits as [`fill_rect`]'s
+/// (same tiles, same map), without writing the dense rows: the B1-spline
+/// skips, before any square root, every pair whose squared distance is
+/// clearly beyond `h²` (see [`b1_row_sparse`]); other kernels are mapped
+/// one tile row at a time into scratch and compacted.
+///
+/// With `upper` (for `y = x`), only columns `j >= i` of row `i` are
+/// computed and kept: tiles start at column `r0`, so the GEMM work is
+/// about halved.
+pub(crate) fn sparse_row_block(
+    job: &Job,
+    r0: usize,
+    r1: usize,
+    upper: bool,
+    s: &mut SparseScratch,
+) {
     let (d, ny) = (job.d, job.ny);
-    ip.resize(RECT_ROWS * RECT_COLS, 0.0);
     let m = &job.kernels[0];
-    let mut c0 = 0;
+    let rows = r1 - r0;
+    s.ip.resize(RECT_ROWS * RECT_COLS, 0.0);
+    s.rows.resize_with(rows.max(s.rows.len()), Default::default);
+    s.rows.iter_mut().for_each(|(i, v)| {
+        i.clear();
+        v.clear();
+    });
+    let thr = match m.prep {
+        Prepared::B1 { inv_h } => b1_skip_threshold(inv_h),
+        _ => 0.0,
+    };
+    let mut c0 = if upper { r0 } else { 0 };
     while c0 < ny {
         let c1 = (c0 + RECT_COLS).min(ny);
         let w = c1 - c0;
-        let ipt = &mut ip[..(r1 - r0) * w];
+        let ipt = &mut s.ip[..rows * w];
         inner_products(&job.x[r0 * d..r1 * d], &job.y[c0 * d..c1 * d], d, ipt);
         for (r, src) in ipt.chunks_exact(w).enumerate() {
-            let dst = &mut out[r * ny + c0..r * ny + c1];
-            map_row(job, m, r0 + r, c0, src, dst);
+            let gr = r0 + r;
+            // First column kept in this row of the tile.
+            let cc = if upper { gr.clamp(c0, c1) } else { c0 };
+            let src = &src[cc - c0..];
+            let (idx, val) = &mut s.rows[r];
+            if let Prepared::B1 { inv_h } = m.prep {
+                let xr = &job.x[gr * d..(gr + 1) * d];
+                let ys = &job.y[cc * d..c1 * d];
+                let b1 = B1Sparse {
+                    inv_h,
+                    thr,
+                    ax: m.ax[gr],
+                    c0: cc,
+                };
+                b1_row_sparse(&b1, src, &m.ay[cc..c1], xr, ys, idx, val);
+            } else {
+                let wr = c1 - cc;
+                s.mapped.resize(wr, 0.0);
+                map_row(job, m, gr, cc, src, &mut s.mapped[..wr]);
+                for (j, &v) in s.mapped[..wr].iter().enumerate() {
+                    if v != 0.0 {
+                        idx.push((cc + j) as u32);
+                        val.push(v);
+                    }
+                }
+            }
         }
         c0 = c1;
+    }
+    for (idx, val) in &s.rows[..rows] {
+        s.counts.push(idx.len());
+        s.idx.extend_from_slice(idx);
+        s.val.extend_from_slice(val);
+    }
+}
+
+/// Scratch and output of [`sparse_row_block`]: `counts`, `idx` and `val`
+/// accumulate the CSR pieces of every block given to one worker.
+#[derive(Default)]
+pub(crate) struct SparseScratch {
+    ip: Vec<f32>,
+    mapped: Vec<f32>,
+    rows: Vec<(Vec<u32>, Vec<f32>)>,
+    pub counts: Vec<usize>,
+    pub idx: Vec<u32>,
+    pub val: Vec<f32>,
+}
+
+/// A squared distance (from norms and an inner product, before any
+/// refinement) above which the B1-spline value is certainly 0: `h² (1 +
+/// 10⁻⁴)`. Beyond it `√d² · (1/h)` exceeds 1 by far more than the f32
+/// rounding of the square root and the product.
+fn b1_skip_threshold(inv_h: f32) -> f32 {
+    let h = 1.0 / f64::from(inv_h);
+    (h * h * (1.0 + 1e-4)) as f32
+}
+
+/// The parameters of [`b1_row_sparse`] for one input row.
+struct B1Sparse {
+    inv_h: f32,
+    thr: f32,
+    ax: f32,
+    c0: usize,
+}
+
+/// [`b1_row`] writing only the non-zeros (columns `c0 + j`, ascending).
+/// A pair is skipped without a square root when its squared distance is
+/// above [`b1_skip_threshold`] and not close enough to 0 to be refined;
+/// every other pair gets exactly [`b1_row`]'s value.
+fn b1_row_sparse(
+    b: &B1Sparse,
+    ip: &[f32],
+    ay: &[f32],
+    xr: &[f32],
+    ys: &[f32],
+    idx: &mut Vec<u32>,
+    val: &mut Vec<f32>,
+) {
+    let d = xr.len();
+    for (j, (&p, &n)) in ip.iter().zip(ay).enumerate() {
+        let s = b.ax + n;
+        let mut d2 = (s - 2.0 * p).max(0.0);
+        let refine = d2 < REFINE * s;
+        if d2 > b.thr && !refine {
+            continue;
+        }
+        if refine {
+            d2 = xr
+                .iter()
+                .zip(&ys[j * d..(j + 1) * d])
+                .map(|(&a, &b)| {
+                    let t = f64::from(a) - f64::from(b);
+                    t * t
+                })
+                .sum::<f64>() as f32;
+        }
+        let v = (1.0 - d2.sqrt() * b.inv_h).max(0.0);
+        if v != 0.0 {
+            idx.push((b.c0 + j) as u32);
+            val.push(v);
+        }
     }
 }
 
