@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from omkl import _omkl
@@ -248,9 +248,15 @@ class DependencyParser:
         data: PathLike | Sequence[Sentence],
         epochs: int | None = None,
         progress: bool = False,
+        on_epoch: Callable[[int, DependencyParser], None] | None = None,
     ) -> DependencyParser:
         """Trains for ``epochs`` passes (default ``self.epochs``) over a CoNLL-U
-        file or a list of sentences with gold ``head`` in every token."""
+        file or a list of sentences with gold ``head`` in every token.
+
+        ``on_epoch(epoch, parser)``, when given, is called after each arc-model
+        epoch (1-based), when the averaged parameters used by prediction are
+        up to date, so a learning curve can be measured in one run (the label
+        stage is trained only after the last epoch)."""
         import time
 
         corpus = _corpus(data)
@@ -277,6 +283,8 @@ class DependencyParser:
             self.history_.append(
                 {"epoch": epoch + 1, "loss": loss, "seconds": dt, "sentences_per_s": n / dt}
             )
+            if on_epoch is not None:
+                on_epoch(epoch + 1, self)
         if self.label_epochs > 0 and all(
             r not in ("", "_") for rels in corpus.deprels() for r in rels
         ):

@@ -18,12 +18,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import resource
 import time
 from typing import Any
 
 from omkl.parsing import DependencyParser
+
+#: λ of the MKL parser (chosen on the dev set, see ``benches/parser_dev_study.py``).
+MKL_LAM = 1e-6
+_DEFAULTS = DependencyParser()
 
 EWT = pathlib.Path("shared") / "data" / "ud-english-ewt"
 
@@ -45,8 +50,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     train, test = _default("en_ewt-ud-train.conllu"), _default("en_ewt-ud-test.conllu")
     parser.add_argument("--train", default=train, required=train is None)
     parser.add_argument("--test", default=test, required=test is None)
-    parser.add_argument("--epochs", type=int, default=10)
-    parser.add_argument("--prune-k", type=int, default=20, help="heads kept per word (0: none)")
+    parser.add_argument("--epochs", type=int, default=_DEFAULTS.epochs)
+    parser.add_argument(
+        "--prune-k", type=int, default=_DEFAULTS.prune_k, help="heads kept per word (0: none)"
+    )
     parser.add_argument(
         "--curve-epochs",
         type=int,
@@ -60,9 +67,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="train the pruning-curve parsers on the first N sentences (0: all)",
     )
     parser.add_argument("--max-train", type=int, default=0, help="use the first N sentences")
-    parser.add_argument("--svm-lam", type=float, default=1e-6)
-    parser.add_argument("--mkl-lam", type=float, default=1e-4)
-    parser.add_argument("--eta", type=float, default=0.1)
+    parser.add_argument("--svm-lam", type=float, default=_DEFAULTS.lam)
+    parser.add_argument("--mkl-lam", type=float, default=MKL_LAM)
+    parser.add_argument("--eta", type=float, default=_DEFAULTS.eta)
+    parser.add_argument(
+        "--ranking-beta",
+        choices=("averaged", "last"),
+        default="averaged",
+        help="rank templates by β of the averaged model (used for prediction) or of "
+        "the last iterate",
+    )
+    parser.add_argument(
+        "--rank-mkl-lam",
+        type=float,
+        default=0.0,
+        help="rank by a separate MKL run with this λ (0: rank by the MKL parser above)",
+    )
     parser.add_argument("--fractions", default="0.2,0.4,0.6,0.8,1.0")
     parser.add_argument("--no-pruning", action="store_true", help="skip the pruning curve")
     parser.add_argument("--out", default=".")
@@ -99,6 +119,14 @@ def _train(
     }
 
 
+def _beta(p: DependencyParser, which: str) -> list[float]:
+    if which == "averaged":
+        beta = p.averaged_template_weights_
+        if beta is not None:
+            return beta
+    return p.template_weights_
+
+
 def _ids(path: str) -> list[str]:
     from omkl import _omkl
 
@@ -112,6 +140,7 @@ def n_sentences(data: Any) -> int:
 def run(args: argparse.Namespace) -> int:
     from omkl.parsing import read_conllu
 
+    wall0, cpu0 = time.perf_counter(), time.process_time()
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     train: Any = args.train
@@ -131,9 +160,19 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_pruning:
         import math
 
+        ranker = mkl["parser"]
+        if args.rank_mkl_lam:
+            ranker = DependencyParser(
+                regularizer="mkl",
+                lam=args.rank_mkl_lam,
+                eta=args.eta,
+                epochs=args.curve_epochs or args.epochs,
+                prune_k=args.prune_k,
+                label_epochs=0,
+            ).fit(curve_train)
         rankings = {
-            "mkl": mkl["parser"].template_weights_,
-            "svm": svm["parser"].template_weights_,
+            "mkl": _beta(ranker, args.ranking_beta),
+            "svm": _beta(svm["parser"], args.ranking_beta),
         }
         n_t = len(rankings["mkl"])
         for name, beta in rankings.items():
@@ -179,6 +218,8 @@ def run(args: argparse.Namespace) -> int:
         fig.tight_layout()
         fig.savefig(out / "parsing_pruning.png", dpi=120)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    load = os.getloadavg()
     sizes = svm["parser"].table_sizes_
     result = {
         "train": args.train,
@@ -188,6 +229,13 @@ def run(args: argparse.Namespace) -> int:
         "curve_epochs": args.curve_epochs or args.epochs,
         "prune_k": args.prune_k,
         "eta": args.eta,
+        "svm_lam": args.svm_lam,
+        "mkl_lam": args.mkl_lam,
+        "ranking_beta": args.ranking_beta,
+        "rank_mkl_lam": args.rank_mkl_lam or None,
+        "wall_seconds": wall,
+        "cpu_seconds": cpu,
+        "load_average": load,
         "mkl_beta_averaged": mkl["parser"].averaged_template_weights_,
         "mkl_beta": mkl["parser"].template_weights_,
         "template_names": mkl["parser"].template_names_,
@@ -222,7 +270,15 @@ def run(args: argparse.Namespace) -> int:
                     f"| {name} | {p['fraction']} | {p['templates']} | {p['epochs']} | "
                     f"{p['uas']:.2f} | {_fmt(p['las'])} |"
                 )
-    lines += ["", f"peak memory {peak_mb:.0f} MB; table slots {sum(sizes)}"]
+    lines += [
+        "",
+        f"peak memory {peak_mb:.0f} MB; table slots {sum(sizes)}; "
+        f"wall {wall:.0f} s, CPU {cpu:.0f} s; load average {load[0]:.2f}, {load[1]:.2f}, "
+        f"{load[2]:.2f}",
+        f"eta {args.eta:g}, SVM lam {args.svm_lam:g}, MKL lam {args.mkl_lam:g}; ranking by "
+        f"{args.ranking_beta} beta"
+        + (f" of an MKL run with lam {args.rank_mkl_lam:g}" if args.rank_mkl_lam else ""),
+    ]
     (out / "parsing.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
