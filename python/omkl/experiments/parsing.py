@@ -135,6 +135,14 @@ def _train(
     }
 
 
+def _train_metrics(*args: Any, **kw: Any) -> dict[str, Any]:
+    """:func:`_train` without the trained parser, so that the pruning curve
+    does not keep every retrained parser in memory."""
+    res = _train(*args, **kw)
+    del res["parser"]
+    return res
+
+
 def _beta(p: DependencyParser, which: str) -> list[float]:
     if which == "averaged":
         beta = p.averaged_template_weights_
@@ -175,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
     for r in rows:
         print(r, flush=True)
     curve: dict[str, list[dict[str, Any]]] = {"mkl": [], "svm": []}
+    rankings: dict[str, list[float]] = {}
     if not args.no_pruning:
         import math
 
@@ -209,7 +218,7 @@ def run(args: argparse.Namespace) -> int:
                 key = tuple(sorted(order[:k]))
                 if key not in runs:
                     runs[key] = pool.submit(
-                        _train,
+                        _train_metrics,
                         args,
                         curve_train,
                         args.test,
@@ -272,6 +281,7 @@ def run(args: argparse.Namespace) -> int:
         "load_average": load,
         "mkl_beta_averaged": mkl["parser"].averaged_template_weights_,
         "mkl_beta": mkl["parser"].template_weights_,
+        "ranking_betas": rankings or None,
         "template_names": mkl["parser"].template_names_,
         "models": rows,
         "pruning": curve,
