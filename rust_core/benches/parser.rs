@@ -1,6 +1,7 @@
 //! Criterion benchmarks of the dependency parser per sentence: feature
 //! extraction, arc scoring with all 312 templates (with and without the
-//! first-pass pruner), Chu-Liu-Edmonds decoding and one training step, on a
+//! first-pass pruner), Chu-Liu-Edmonds decoding, one training step, a block
+//! of training steps with the pruner pipelined and parallel parsing, on a
 //! synthetic treebank (a toy grammar over random tag sequences; no data files
 //! needed). Throughput is in sentences.
 //!
@@ -74,6 +75,7 @@ fn bench_parser(c: &mut Criterion) {
         .throughput(Throughput::Elements(1));
     let templates = default_templates();
     let data = corpus(64, 20);
+    let inputs: Vec<ParserInput> = data.iter().map(|(s, _)| s.clone()).collect();
     let (s, gold) = &data[0];
     g.bench_function("featurize/n=20", |b| {
         b.iter(|| black_box(ArcFeaturizer::new(&templates, black_box(&s.words)).len_with_root()))
@@ -93,6 +95,17 @@ fn bench_parser(c: &mut Criterion) {
     g.bench_function("learn_one_pruned_k8/n=20", |b| {
         b.iter(|| black_box(pruned.learn_one(black_box(s), gold).unwrap()))
     });
+    // a block of sentences: the pruner's pass over the next block runs on
+    // the second thread while the current one is learned
+    let refs: Vec<(&ParserInput, &[usize])> = data.iter().map(|(s, h)| (s, h.as_slice())).collect();
+    g.throughput(Throughput::Elements(refs.len() as u64));
+    g.bench_function("fit_batch_pruned_k8/64x20", |b| {
+        b.iter(|| black_box(pruned.fit_batch(black_box(&refs)).unwrap()))
+    });
+    g.bench_function("predict_many_pruned_k8/64x20", |b| {
+        b.iter(|| black_box(pruned.predict_many(black_box(&inputs)).unwrap()))
+    });
+    g.throughput(Throughput::Elements(1));
     let n1 = s.words.len() + 1;
     let fz = ArcFeaturizer::new(full.templates(), &s.words);
     let scores = full.arc_scores(&fz);

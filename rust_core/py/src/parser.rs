@@ -341,11 +341,9 @@ impl ArcParserCore {
                     if first_pass {
                         return self.inner.fit_pruner_chunk(chunk);
                     }
-                    let mut t = 0.0;
-                    for (s, h) in chunk {
-                        t += self.inner.learn_one(s, h)?;
-                    }
-                    Ok::<f64, OmklError>(t)
+                    let refs: Vec<(&ParserInput, &[usize])> =
+                        chunk.iter().map(|(s, h)| (*s, h.as_slice())).collect();
+                    self.inner.fit_batch(&refs)
                 })
                 .py()?;
             py.check_signals()?;
@@ -396,6 +394,51 @@ impl ArcParserCore {
             )),
         })
         .py()
+    }
+
+    /// The rank of every gold arc of `corpus` among its word's candidate
+    /// heads by the trained pruner's score (0 = best), in corpus order; the
+    /// pruner's recall at `k` is the share of ranks below `k`.
+    fn pruner_gold_ranks(&self, py: Python<'_>, corpus: &ParseCorpus) -> PyResult<Vec<u32>> {
+        let batch = gold_batch(corpus, None)?;
+        let owned: Vec<(ParserInput, Vec<usize>)> =
+            batch.into_iter().map(|(s, h)| (s.clone(), h)).collect();
+        py.detach(|| match self.inner.pruner() {
+            Some(p) if p.is_trained() => Ok(p.gold_ranks(&owned)),
+            _ => Err(OmklError::invalid(
+                "pruner",
+                "the parser has no trained pruner",
+            )),
+        })
+        .py()
+    }
+
+    /// `(kept gold arcs, gold arcs, kept arcs, candidate arcs)` of the
+    /// trained pruner on `corpus` (its recall and the share of arcs the
+    /// full model scores).
+    fn pruner_stats(&self, py: Python<'_>, corpus: &ParseCorpus) -> PyResult<[usize; 4]> {
+        let batch = gold_batch(corpus, None)?;
+        let owned: Vec<(ParserInput, Vec<usize>)> =
+            batch.into_iter().map(|(s, h)| (s.clone(), h)).collect();
+        py.detach(|| match self.inner.pruner() {
+            Some(p) if p.is_trained() => Ok(p.stats(&owned)),
+            _ => Err(OmklError::invalid(
+                "pruner",
+                "the parser has no trained pruner",
+            )),
+        })
+        .py()
+    }
+
+    /// Sets the pruner's score margin: a word keeps its candidate heads
+    /// within `margin` of its best, at most `prune_k` (`inf` = top k).
+    fn set_prune_margin(&mut self, margin: f64) -> PyResult<()> {
+        self.inner.set_pruner_margin(margin).py()
+    }
+
+    /// The pruner's score margin (`inf` = top k; `None` without a pruner).
+    fn prune_margin(&self) -> Option<f64> {
+        self.inner.pruner().map(|p| p.margin())
     }
 
     /// Heads kept per word by the pruner (0 = no pruner).

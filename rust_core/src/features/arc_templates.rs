@@ -234,6 +234,14 @@ impl Template {
         self.multi == Multi::None
     }
 
+    /// Whether the template can never be updated: a modifier-only template
+    /// without direction or distance has the same features for every head
+    /// of a word, so they cancel between any two trees (each word has one
+    /// head in both) and its weights stay zero; scoring skips it.
+    pub fn is_inert(&self) -> bool {
+        self.side() == Side::Modifier && self.conj == Conj::None
+    }
+
     /// Number of slots of the template's table.
     pub fn table_size(&self) -> usize {
         1usize << self.bits
@@ -645,6 +653,7 @@ mod tests {
         }
         // 16 head-only and 16 modifier-only base templates, in 3 conjunctions
         assert_eq!(sided, [48, 48, t.len() - 96]);
+        assert_eq!(t.iter().filter(|x| x.is_inert()).count(), 16);
         let pair = t.iter().position(|t| t.name == "h.upos|m.upos").unwrap();
         assert_eq!(t[pair].side(), Side::Pair);
         let feats = t.iter().position(|t| t.name == "h.upos|h.feat").unwrap();

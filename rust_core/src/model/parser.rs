@@ -323,6 +323,18 @@ impl ArcParser {
         self.pruner.as_deref()
     }
 
+    /// Sets the pruner's score margin (see [`ArcPruner`]); an error when
+    /// there is no pruner.
+    pub fn set_pruner_margin(&mut self, margin: f64) -> Result<()> {
+        match self.pruner.as_deref_mut() {
+            Some(p) => p.set_margin(margin),
+            None => Err(OmklError::invalid(
+                "prune_margin",
+                "the parser has no pruner (prune_k = 0)",
+            )),
+        }
+    }
+
     /// One first-pass epoch of the pruner (an error when there is none).
     pub fn fit_pruner_epoch(
         &mut self,
@@ -395,7 +407,8 @@ impl ArcParser {
     }
 
     /// Arc scores `s[h * n1 + m]`, template by template (one table hot in
-    /// cache at a time); templates with scale 0 are skipped. With `kept`,
+    /// cache at a time); templates with scale 0 are skipped, and so are the
+    /// inert templates ([`Template::is_inert`]), whose weights stay zero. With `kept`,
     /// only the kept arcs are scored and a pruned arc scores
     /// [`PRUNED_SCORE`] plus its first-pass score.
     fn scores_by_template<'w>(
@@ -424,10 +437,10 @@ impl ArcParser {
         let mut slot_of = vec![u32::MAX; n1 * CONJ_CODES];
         for t in 0..self.templates.len() {
             let (sc, w) = table(t);
-            if sc == 0.0 {
+            let tpl = &self.templates[t];
+            if sc == 0.0 || tpl.is_inert() {
                 continue;
             }
-            let tpl = &self.templates[t];
             let side = tpl.side();
             if side != Side::Pair && tpl.is_single() {
                 // hash each distinct (word, code) once and prefetch its slot,
@@ -520,9 +533,21 @@ impl ArcParser {
         }
         check_tree(heads, &sent.id)?;
         let kept = self.kept_arcs(sent, Some(heads));
+        self.learn_checked(sent, heads, kept.as_ref(), decode)
+    }
+
+    /// [`ArcParser::learn_one_with`] on checked gold heads with the kept
+    /// arcs already computed.
+    fn learn_checked(
+        &mut self,
+        sent: &ParserInput,
+        heads: &[usize],
+        kept: Option<&KeptArcs>,
+        decode: &mut DecodeFn<'_>,
+    ) -> Result<f64> {
         let fz = ArcFeaturizer::new(&self.templates, &sent.words);
         let n1 = fz.len_with_root();
-        let mut scores = self.scores_current(&fz, kept.as_ref());
+        let mut scores = self.scores_current(&fz, kept);
         let gold_score: f64 = (1..n1).map(|m| scores[heads[m - 1] * n1 + m]).sum();
         for m in 1..n1 {
             for h in 0..n1 {
@@ -576,6 +601,60 @@ impl ArcParser {
         Ok(loss)
     }
 
+    /// One online step with a real-valued subgradient chosen by `grad`:
+    /// given the current arc scores `s[h * n1 + m]` (all arcs, no pruning)
+    /// and `n1`, it returns the loss and arcs `(h, m, c)`; the step is
+    /// `θ += η Σ c f(h -> m)`, then the regulariser's prox. `heads` must
+    /// be a tree; on error the parser is unchanged.
+    pub fn learn_one_by_gradient(
+        &mut self,
+        sent: &ParserInput,
+        heads: &[usize],
+        grad: impl FnOnce(&[f64], usize, &mut Vec<(u32, u32, f64)>) -> f64,
+    ) -> Result<f64> {
+        if heads.len() != sent.words.len() {
+            return Err(OmklError::shape(
+                "heads",
+                format!("{} heads for sentence {:?}", sent.words.len(), sent.id),
+                heads.len().to_string(),
+            ));
+        }
+        check_tree(heads, &sent.id)?;
+        let fz = ArcFeaturizer::new(&self.templates, &sent.words);
+        let n1 = fz.len_with_root();
+        let scores = self.scores_current(&fz, None);
+        let mut arcs = Vec::new();
+        let loss = grad(&scores, n1, &mut arcs);
+        let eta = self.config.eta;
+        let mut g: Vec<(u32, u32, f64)> = Vec::new();
+        for &(h, m, c) in &arcs {
+            let (h, m) = (h as usize, m as usize);
+            if h >= n1 || m == 0 || m >= n1 || h == m {
+                continue;
+            }
+            fz.for_each_feature(h, m, |t, slot| g.push((t as u32, slot as u32, c)));
+        }
+        g.sort_unstable_by_key(|&(t, slot, _)| (t, slot));
+        let mut i = 0;
+        while i < g.len() {
+            let (t, slot, mut d) = g[i];
+            let mut j = i + 1;
+            while j < g.len() && g[j].0 == t && g[j].1 == slot {
+                d += g[j].2;
+                j += 1;
+            }
+            if d != 0.0 && d.is_finite() {
+                self.weights.add(t as usize, slot as usize, eta * d);
+            }
+            i = j;
+        }
+        self.prox_step(eta)?;
+        self.weights.end_step();
+        self.averaged = None;
+        self.live = None;
+        Ok(loss)
+    }
+
     fn prox_step(&mut self, eta: f64) -> Result<()> {
         let old = self.weights.group_norms();
         let mut new = old.clone();
@@ -596,14 +675,79 @@ impl ArcParser {
         tick: &mut dyn FnMut(usize) -> Result<()>,
     ) -> Result<f64> {
         let mut total = 0.0;
-        for (i, (s, h)) in sents.iter().enumerate() {
-            total += self.learn_one(s, h)?;
-            if (i + 1) % 256 == 0 {
-                tick(i + 1)?;
-            }
+        let refs: Vec<(&ParserInput, &[usize])> =
+            sents.iter().map(|(s, h)| (s, h.as_slice())).collect();
+        for (c, chunk) in refs.chunks(256).enumerate() {
+            total += self.fit_batch(chunk)?;
+            tick(c * 256 + chunk.len())?;
         }
         self.end_epoch();
         Ok(total)
+    }
+
+    /// [`ArcParser::learn_one`] on each sentence of `sents` in order (the
+    /// same steps, the same result), returning the summed loss. With a
+    /// trained pruner, the first pass over the next block of 16 sentences
+    /// runs on another thread while the current block is learned. A gold
+    /// tree that is not a tree stops it before the block that holds it.
+    pub fn fit_batch(&mut self, sents: &[(&ParserInput, &[usize])]) -> Result<f64> {
+        const BLOCK: usize = 16;
+        let pruner = match self.pruner.take() {
+            Some(p) if p.is_trained() => p,
+            other => {
+                self.pruner = other;
+                let mut total = 0.0;
+                for &(s, h) in sents {
+                    total += self.learn_one(s, h)?;
+                }
+                return Ok(total);
+            }
+        };
+        let prep = |block: &[(&ParserInput, &[usize])]| -> Result<Vec<KeptArcs>> {
+            block
+                .iter()
+                .map(|&(s, h)| {
+                    if h.len() != s.words.len() {
+                        return Err(OmklError::shape(
+                            "heads",
+                            format!("{} heads for sentence {:?}", s.words.len(), s.id),
+                            h.len().to_string(),
+                        ));
+                    }
+                    check_tree(h, &s.id)?;
+                    Ok(pruner.keep(&s.words, Some(h)))
+                })
+                .collect()
+        };
+        let decoder = self.config.decoder;
+        let blocks: Vec<&[(&ParserInput, &[usize])]> = sents.chunks(BLOCK).collect();
+        let mut run = || -> Result<f64> {
+            let mut total = 0.0;
+            let mut cur = match blocks.first() {
+                Some(b) => prep(b)?,
+                None => return Ok(0.0),
+            };
+            for i in 0..blocks.len() {
+                let (done, next) = rayon::join(
+                    || -> Result<f64> {
+                        let mut t = 0.0;
+                        for (&(s, h), k) in blocks[i].iter().zip(&cur) {
+                            t += self.learn_checked(s, h, Some(k), &mut |sc, n1| {
+                                decoder.decode(sc, n1)
+                            })?;
+                        }
+                        Ok(t)
+                    },
+                    || blocks.get(i + 1).map(|b| prep(b)),
+                );
+                total += done?;
+                cur = next.transpose()?.unwrap_or_default();
+            }
+            Ok(total)
+        };
+        let out = run();
+        self.pruner = Some(pruner);
+        out
     }
 
     /// Ends an epoch: exact norms, averaged parameters, β recorded.
@@ -752,8 +896,13 @@ impl ArcParser {
         match &self.pruner {
             None => out.push(0),
             Some(p) => {
-                out.push(1);
+                // 1: top k; 2: top k within a finite margin (then the margin)
+                let finite = p.margin().is_finite();
+                out.push(if finite { 2 } else { 1 });
                 out.extend_from_slice(&(p.k() as u64).to_le_bytes());
+                if finite {
+                    out.extend_from_slice(&p.margin().to_le_bytes());
+                }
                 let inner = p.model().to_bytes()?;
                 out.extend_from_slice(&(inner.len() as u64).to_le_bytes());
                 out.extend_from_slice(&inner);
@@ -848,15 +997,24 @@ impl ArcParser {
             }
             p.beta_trajectory.push(b);
         }
-        if byte(&mut pos)? != 0 {
+        let flag = byte(&mut pos)?;
+        if flag > 2 {
+            return Err(bad("unknown pruner kind"));
+        }
+        if flag != 0 {
             let k = read_u64(bytes, &mut pos)? as usize;
+            let margin = if flag == 2 {
+                f64::from_bits(read_u64(bytes, &mut pos)?)
+            } else {
+                f64::INFINITY
+            };
             let len = read_u64(bytes, &mut pos)? as usize;
             let inner = bytes
                 .get(pos..pos.saturating_add(len))
                 .ok_or_else(|| bad("truncated pruner"))?;
             pos += len;
             let model = ArcParser::from_bytes(inner)?;
-            p.pruner = Some(Box::new(ArcPruner::from_parts(model, k)?));
+            p.pruner = Some(Box::new(ArcPruner::from_parts(model, k, margin)?));
         }
         if pos != bytes.len() {
             return Err(bad("trailing bytes"));

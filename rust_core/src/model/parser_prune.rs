@@ -67,17 +67,37 @@ pub fn pruner_template_ids() -> Vec<usize> {
         .collect()
 }
 
-/// The best head of every word by `scores[h * n1 + m]`, independently per
-/// word (a "decoder" without the tree constraint).
-fn best_head_per_word(scores: &[f64], n1: usize) -> Result<Vec<usize>> {
-    Ok((1..n1)
-        .map(|m| {
-            (0..n1)
-                .filter(|&h| h != m)
-                .max_by(|&a, &b| scores[a * n1 + m].total_cmp(&scores[b * n1 + m]))
-                .unwrap_or(0)
-        })
-        .collect())
+/// The log-loss of head selection: for every word `m`, the negative log
+/// of the softmax probability of its gold head among all candidate heads,
+/// summed over words; pushes `(h, m, 1{h = gold} - p(h | m))` for every
+/// candidate whose coefficient is not negligible.
+fn softmax_heads(s: &[f64], n1: usize, heads: &[usize], arcs: &mut Vec<(u32, u32, f64)>) -> f64 {
+    let mut loss = 0.0;
+    let mut p = vec![0.0f64; n1];
+    for m in 1..n1 {
+        let g = heads[m - 1];
+        let best = (0..n1)
+            .filter(|&h| h != m)
+            .map(|h| s[h * n1 + m])
+            .fold(f64::NEG_INFINITY, f64::max);
+        let mut z = 0.0;
+        for (h, ph) in p.iter_mut().enumerate() {
+            *ph = if h == m {
+                0.0
+            } else {
+                (s[h * n1 + m] - best).exp()
+            };
+            z += *ph;
+        }
+        loss += z.ln() - (s[g * n1 + m] - best);
+        for (h, &ph) in p.iter().enumerate() {
+            let c = f64::from(h == g) - ph / z;
+            if h != m && c.abs() > 1e-4 {
+                arcs.push((h as u32, m as u32, c));
+            }
+        }
+    }
+    loss
 }
 
 /// The kept arcs of one sentence: `keep[h * n1 + m]`, and the first-pass
@@ -89,11 +109,17 @@ pub struct KeptArcs {
     pub first_pass: Vec<f64>,
 }
 
-/// The first-pass model and the number `k` of heads kept per word.
+/// The first-pass model, the number `k` of heads kept per word and the
+/// score margin: a word keeps its candidate heads that score within
+/// `margin` of its best candidate, at most `k` of them (`margin = ∞` keeps
+/// the top `k`). The first-pass scores are log-probabilities of head
+/// selection up to a per-word constant, so the margin is a log-odds bound:
+/// a head is dropped when it is `e^margin` times less likely than the best.
 #[derive(Debug, Clone)]
 pub struct ArcPruner {
     model: ArcParser,
     k: usize,
+    margin: f64,
 }
 
 impl ArcPruner {
@@ -114,19 +140,43 @@ impl ArcPruner {
         Ok(ArcPruner {
             model: ArcParser::with_templates(config, Some(&ids))?,
             k,
+            margin: f64::INFINITY,
         })
     }
 
     /// Rebuilds a pruner from a saved first-pass model.
-    pub fn from_parts(model: ArcParser, k: usize) -> Result<Self> {
+    pub fn from_parts(model: ArcParser, k: usize, margin: f64) -> Result<Self> {
         if k == 0 {
             return Err(OmklError::invalid("prune_k", "expected at least 1, got 0"));
         }
-        Ok(ArcPruner { model, k })
+        let mut p = ArcPruner {
+            model,
+            k,
+            margin: f64::INFINITY,
+        };
+        p.set_margin(margin)?;
+        Ok(p)
     }
 
     pub fn k(&self) -> usize {
         self.k
+    }
+
+    /// The score margin (`∞` = plain top `k`).
+    pub fn margin(&self) -> f64 {
+        self.margin
+    }
+
+    /// Sets the score margin; it must be positive (`∞` allowed).
+    pub fn set_margin(&mut self, margin: f64) -> Result<()> {
+        if margin.is_nan() || margin <= 0.0 {
+            return Err(OmklError::invalid(
+                "prune_margin",
+                format!("expected a positive score margin (or inf), got {margin}"),
+            ));
+        }
+        self.margin = margin;
+        Ok(())
     }
 
     pub fn model(&self) -> &ArcParser {
@@ -143,12 +193,15 @@ impl ArcPruner {
         !self.model.beta_trajectory.is_empty()
     }
 
-    /// One first-pass step: the sum over words of the multiclass hinge loss
-    /// of choosing the word's head among all words (head selection, no tree
-    /// constraint), which is what top-`k` recall needs. Returns the loss.
+    /// One first-pass step of head selection (no tree constraint): for
+    /// every word, a softmax over all candidate heads trained by the
+    /// log-loss. Unlike a hinge loss, which stops once the gold head is
+    /// first by a margin, the log-loss keeps pushing down every candidate
+    /// in proportion to its probability, which orders the whole list and is
+    /// what top-`k` recall needs. Returns the summed loss.
     pub fn learn_one(&mut self, sent: &ParserInput, heads: &[usize]) -> Result<f64> {
         self.model
-            .learn_one_with(sent, heads, &mut best_head_per_word)
+            .learn_one_by_gradient(sent, heads, |s, n1, arcs| softmax_heads(s, n1, heads, arcs))
     }
 
     /// One first-pass epoch.
@@ -169,7 +222,8 @@ impl ArcPruner {
     }
 
     /// The kept arcs of a sentence: the `k` best heads of every word by the
-    /// first-pass score, plus `gold[m - 1]` for every word when given.
+    /// first-pass score, less those scoring more than `margin` below the
+    /// word's best, plus `gold[m - 1]` for every word when given.
     pub fn keep(&self, words: &[WordAtoms], gold: Option<&[usize]>) -> KeptArcs {
         let fz = ArcFeaturizer::new(self.model.templates(), words);
         let n1 = fz.len_with_root();
@@ -187,8 +241,11 @@ impl ArcPruner {
                 col.select_nth_unstable_by(self.k - 1, |a, b| b.0.total_cmp(&a.0));
                 col.truncate(self.k);
             }
-            for &(_, h) in &col {
-                keep[h * n1 + m] = true;
+            let best = col.iter().map(|c| c.0).fold(f64::NEG_INFINITY, f64::max);
+            for &(s, h) in &col {
+                if s >= best - self.margin {
+                    keep[h * n1 + m] = true;
+                }
             }
             if let Some(g) = gold {
                 keep[g[m - 1] * n1 + m] = true;
@@ -199,6 +256,50 @@ impl ArcPruner {
             keep,
             first_pass,
         }
+    }
+
+    /// The rank of every gold arc among its word's candidate heads by the
+    /// first-pass score (0 = best; the number of heads scoring strictly
+    /// higher), concatenated over `sents`. The recall at `k` is the share of
+    /// ranks below `k`.
+    pub fn gold_ranks(&self, sents: &[(ParserInput, Vec<usize>)]) -> Vec<u32> {
+        use rayon::prelude::*;
+        sents
+            .par_iter()
+            .flat_map_iter(|(s, heads)| {
+                let fz = ArcFeaturizer::new(self.model.templates(), &s.words);
+                let n1 = fz.len_with_root();
+                let sc = self.model.arc_scores(&fz);
+                (1..n1)
+                    .map(|m| {
+                        let g = sc[heads[m - 1] * n1 + m];
+                        (0..n1).filter(|&h| h != m && sc[h * n1 + m] > g).count() as u32
+                    })
+                    .collect::<Vec<u32>>()
+            })
+            .collect()
+    }
+
+    /// `(kept gold arcs, gold arcs, kept arcs, candidate arcs)` over
+    /// `sents` at prediction time (no gold arc forced in): the recall and
+    /// the share of arcs the full model scores.
+    pub fn stats(&self, sents: &[(ParserInput, Vec<usize>)]) -> [usize; 4] {
+        use rayon::prelude::*;
+        sents
+            .par_iter()
+            .map(|(s, heads)| {
+                let kept = self.keep(&s.words, None);
+                let n1 = kept.n1;
+                let hit = (1..n1)
+                    .filter(|&m| kept.keep[heads[m - 1] * n1 + m])
+                    .count();
+                let k = kept.keep.iter().filter(|&&x| x).count();
+                [hit, heads.len(), k, (n1 - 1) * (n1 - 1)]
+            })
+            .reduce(
+                || [0; 4],
+                |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]],
+            )
     }
 
     /// `(kept gold arcs, gold arcs)` over `sents`: the pruner's recall.
@@ -287,6 +388,100 @@ mod tests {
         let q = ArcParser::from_bytes(&b).unwrap();
         assert_eq!(q.to_bytes().unwrap(), b);
         assert_eq!(q.pruner().unwrap().k(), 2);
+    }
+
+    #[test]
+    fn softmax_heads_is_the_log_loss_and_its_gradient() {
+        // 2 words, n1 = 3; scores s[h * 3 + m]
+        let s = [0.0, 0.5, -1.0, 0.0, 0.0, 2.0, 0.0, 0.3, 0.0];
+        let heads = [2usize, 0];
+        let mut arcs = Vec::new();
+        let loss = softmax_heads(&s, 3, &heads, &mut arcs);
+        // word 1: candidates 0 (0.5), 2 (0.3), gold 2; word 2: 0 (-1), 1 (2), gold 0
+        let lse = |a: f64, b: f64| (a.exp() + b.exp()).ln();
+        let want = (lse(0.5, 0.3) - 0.3) + (lse(-1.0, 2.0) + 1.0);
+        assert!((loss - want).abs() < 1e-12, "{loss} vs {want}");
+        let p = |a: f64, b: f64| a.exp() / (a.exp() + b.exp());
+        let coef = |h: u32, m: u32| arcs.iter().find(|x| x.0 == h && x.1 == m).unwrap().2;
+        assert!((coef(2, 1) - (1.0 - p(0.3, 0.5))).abs() < 1e-12);
+        assert!((coef(0, 1) + p(0.5, 0.3)).abs() < 1e-12);
+        assert!((coef(0, 2) - (1.0 - p(-1.0, 2.0))).abs() < 1e-12);
+        assert!((coef(1, 2) + p(2.0, -1.0)).abs() < 1e-12);
+        assert_eq!(arcs.len(), 4);
+    }
+
+    #[test]
+    fn fit_batch_equals_learning_one_sentence_at_a_time() {
+        let data: Vec<_> = toy().into_iter().cycle().take(37).collect();
+        let mut a = ArcParser::new(ParserConfig::default()).unwrap();
+        a.set_pruner(2).unwrap();
+        a.fit_pruner_epoch(&data, &mut |_| Ok(())).unwrap();
+        let mut b = a.clone();
+        for (s, h) in &data {
+            a.learn_one(s, h).unwrap();
+        }
+        let refs: Vec<(&ParserInput, &[usize])> =
+            data.iter().map(|(s, h)| (s, h.as_slice())).collect();
+        b.fit_batch(&refs).unwrap();
+        assert_eq!(a.to_bytes().unwrap(), b.to_bytes().unwrap());
+        assert!(b.pruner().unwrap().is_trained());
+        // a bad tree is an error and the pruner stays in place
+        let bad = [(refs[0].0, &[2usize, 1, 0][..])];
+        assert!(b.fit_batch(&bad).is_err());
+        assert!(b.pruner().is_some());
+        // ranks: the trained pruner ranks every toy gold head first
+        let ranks = a.pruner().unwrap().gold_ranks(&data[..4]);
+        assert_eq!(ranks.len(), 17);
+        let (hit, total) = a.pruner().unwrap().recall(&data[..4]);
+        assert_eq!(total, 17);
+        assert!(hit >= ranks.iter().filter(|&&r| r < 1).count());
+    }
+
+    #[test]
+    fn a_margin_keeps_the_heads_near_the_best_within_the_top_k() {
+        let data = toy();
+        let mut p = ArcPruner::new(3).unwrap();
+        for _ in 0..3 {
+            p.fit_epoch(&data, &mut |_| Ok(())).unwrap();
+        }
+        assert!(p.set_margin(0.0).is_err() && p.set_margin(f64::NAN).is_err());
+        let (s, _) = &data[2];
+        let top = p.keep(&s.words, None);
+        for margin in [0.5, 2.0, 1e9] {
+            p.set_margin(margin).unwrap();
+            let kept = p.keep(&s.words, None);
+            let n1 = kept.n1;
+            for m in 1..n1 {
+                let best = (0..n1)
+                    .filter(|&h| h != m)
+                    .map(|h| kept.first_pass[h * n1 + m])
+                    .fold(f64::NEG_INFINITY, f64::max);
+                for h in 0..n1 {
+                    let i = h * n1 + m;
+                    // kept = in the top k and within the margin of the best
+                    let want = top.keep[i] && kept.first_pass[i] >= best - margin;
+                    assert_eq!(kept.keep[i], want, "margin {margin} arc {h}->{m}");
+                }
+            }
+        }
+        let st = p.stats(&data);
+        assert_eq!(st[1], 17);
+        assert!(st[0] <= st[1] && st[2] <= st[3]);
+        // the margin is saved with the parser; without one the bytes are
+        // those of a plain top-k pruner
+        let mut parser = ArcParser::new(ParserConfig::default()).unwrap();
+        assert!(parser.set_pruner_margin(1.0).is_err());
+        parser.set_pruner(3).unwrap();
+        parser.fit_pruner_epoch(&data, &mut |_| Ok(())).unwrap();
+        let plain = parser.to_bytes().unwrap();
+        parser.set_pruner_margin(1.5).unwrap();
+        let b = parser.to_bytes().unwrap();
+        assert_eq!(b.len(), plain.len() + 8);
+        let q = ArcParser::from_bytes(&b).unwrap();
+        assert_eq!(q.pruner().unwrap().margin(), 1.5);
+        assert_eq!(q.to_bytes().unwrap(), b);
+        let q = ArcParser::from_bytes(&plain).unwrap();
+        assert_eq!(q.pruner().unwrap().margin(), f64::INFINITY);
     }
 
     #[test]

@@ -1,0 +1,68 @@
+"""The parser's first-pass pruner from Python: recall statistics, gold ranks
+and the score margin, on a small synthetic treebank."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from omkl import _omkl
+
+TAGS = ["DET", "ADJ", "NOUN", "VERB", "ADP"]
+
+
+def treebank(n_sent: int = 60) -> _omkl.ParseCorpus:
+    """Every word attaches to the next NOUN or VERB, else to the first VERB;
+    the first VERB (or word 1) is the root's child."""
+    ids, sents, heads = [], [], []
+    for i in range(n_sent):
+        tags = [TAGS[(i * 7 + j * 3 + j * j) % 5] for j in range(4 + i % 9)]
+        root = tags.index("VERB") if "VERB" in tags else 0
+        hs = []
+        for j in range(len(tags)):
+            if j == root:
+                hs.append(0)
+                continue
+            nxt = [k for k in range(j + 1, len(tags)) if tags[k] in ("NOUN", "VERB")]
+            hs.append((nxt[0] if nxt else root) + 1)
+        ids.append(f"s{i}")
+        sents.append([(f"{t.lower()}{j}", t.lower(), t, t, "_") for j, t in enumerate(tags)])
+        heads.append(hs)
+    return _omkl.ParseCorpus.from_tokens(ids, sents, heads)
+
+
+def test_ranks_stats_and_margin() -> None:
+    corpus = treebank()
+    core = _omkl.ArcParserCore(prune_k=2)
+    with pytest.raises(ValueError, match="pruner"):
+        core.pruner_stats(corpus)
+    for _ in range(3):
+        core.fit_epoch(corpus, None, None, True)
+    ranks = core.pruner_gold_ranks(corpus)
+    gold = corpus.gold_heads()
+    assert len(ranks) == sum(len(g or []) for g in gold)
+    hit, total, kept, cand = core.pruner_stats(corpus)
+    assert total == len(ranks)
+    n_words = [len(g or []) for g in gold]
+    # a rank counts the other candidates (root and words) scoring higher
+    flat_n = [n for n in n_words for _ in range(n)]
+    assert all(0 <= r < n for r, n in zip(ranks, flat_n, strict=True))
+    assert sum(r < 2 for r in ranks) / total > 0.9
+    assert hit / total > 0.9
+    assert cand == sum(n * n for n in n_words)
+    assert kept <= sum(min(2, n) * n for n in n_words)
+    assert (hit, total) == core.pruner_recall(corpus)
+    # a margin keeps fewer arcs, never more, and is pickled with the parser
+    assert core.prune_margin() == float("inf")
+    core.set_prune_margin(0.5)
+    hit2, _, kept2, _ = core.pruner_stats(corpus)
+    assert kept2 <= kept and hit2 <= hit
+    clone = pickle.loads(pickle.dumps(core))
+    assert clone.prune_margin() == 0.5
+    assert clone.pruner_stats(corpus) == core.pruner_stats(corpus)
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="margin"):
+            core.set_prune_margin(bad)
+    with pytest.raises(ValueError, match="pruner"):
+        _omkl.ArcParserCore(prune_k=0).set_prune_margin(1.0)
