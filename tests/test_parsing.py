@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pathlib
 import pickle
+from typing import Any
 
 import pytest
 
@@ -153,6 +154,23 @@ def test_save_load_and_pickle_round_trip(tmp_path: pathlib.Path) -> None:
         DependencyParser.load(tmp_path / "junk.bin")
 
 
+@pytest.fixture(scope="module")
+def ewt_small(shared_data: pathlib.Path) -> tuple[list[Any], list[Any]]:
+    """The first 500 EWT training sentences and the first 300 dev sentences."""
+    train = read_conllu(shared_data / EWT / "en_ewt-ud-train.conllu")[:500]
+    dev = read_conllu(shared_data / EWT / "en_ewt-ud-dev.conllu")[:300]
+    return train, dev
+
+
+@pytest.fixture(scope="module")
+def ewt_parser(ewt_small: tuple[list[Any], list[Any]]) -> DependencyParser:
+    """One parser (104 templates, first-pass pruner with k = 10, label stage)
+    trained for 3 epochs on 500 EWT sentences, shared by the tests below.
+    Tests must not train it further."""
+    train, _ = ewt_small
+    return DependencyParser(templates=list(range(104, 208)), prune_k=10).fit(train, epochs=3)
+
+
 def _nearest_compatible_baseline(sentence: list[dict[str, object]]) -> list[int]:
     """Attach each word to the nearest word whose UPOS may head it (a table of
     compatible head tags for UD English), else to the nearest verb, else the root."""
@@ -195,10 +213,12 @@ def _nearest_compatible_baseline(sentence: list[dict[str, object]]) -> list[int]
     return heads
 
 
-def test_parser_beats_nearest_compatible_baseline(shared_data: pathlib.Path) -> None:
-    train = read_conllu(shared_data / EWT / "en_ewt-ud-train.conllu")[:500]
-    dev = read_conllu(shared_data / EWT / "en_ewt-ud-dev.conllu")[:300]
-    parser = DependencyParser(templates=list(range(104, 208))).fit(train, epochs=3)
+def test_parser_beats_nearest_compatible_baseline(
+    ewt_small: tuple[list[Any], list[Any]], ewt_parser: DependencyParser
+) -> None:
+    _, dev = ewt_small
+    parser = ewt_parser
+    assert len(parser.history_) == 3
     pred = parser.parse(dev)
     gold = [[int(t["head"]) for t in s] for s in dev]
     upos = [[str(t["upos"]) for t in s] for s in dev]
@@ -233,9 +253,10 @@ def _check_tree(heads: list[int]) -> None:
             v = heads[v - 1]
 
 
-def test_eisner_decoder_gives_projective_single_root_trees(shared_data: pathlib.Path) -> None:
-    train = read_conllu(shared_data / EWT / "en_ewt-ud-train.conllu")[:200]
-    dev = read_conllu(shared_data / EWT / "en_ewt-ud-dev.conllu")[:100]
+def test_eisner_decoder_gives_projective_single_root_trees(
+    ewt_small: tuple[list[Any], list[Any]],
+) -> None:
+    train, dev = ewt_small[0][:200], ewt_small[1][:100]
     p = DependencyParser(decoder="eisner", templates=list(range(104, 208)), prune_k=0)
     p.fit(train, epochs=2)
     pred = p.parse(dev)
@@ -248,14 +269,14 @@ def test_eisner_decoder_gives_projective_single_root_trees(shared_data: pathlib.
 
 
 def test_pruner_keeps_most_gold_arcs_and_is_saved(
-    shared_data: pathlib.Path, tmp_path: pathlib.Path
+    ewt_small: tuple[list[Any], list[Any]],
+    ewt_parser: DependencyParser,
+    tmp_path: pathlib.Path,
 ) -> None:
-    train = read_conllu(shared_data / EWT / "en_ewt-ud-train.conllu")[:500]
-    dev = read_conllu(shared_data / EWT / "en_ewt-ud-dev.conllu")[:200]
-    p = DependencyParser(templates=list(range(104, 208)), prune_k=10)
+    train, dev = ewt_small[0], ewt_small[1][:200]
     with pytest.raises(ValueError, match="pruner"):
-        p.pruner_recall(dev)
-    p.fit(train, epochs=1)
+        DependencyParser(templates=list(range(104, 208)), prune_k=10).pruner_recall(dev)
+    p = ewt_parser
     assert len(p.pruner_history_) == 1
     recall = p.pruner_recall(dev)
     assert 90.0 < recall <= 100.0
@@ -282,7 +303,8 @@ def test_pruner_keeps_most_gold_arcs_and_is_saved(
     assert q.pruner_recall(dev) == recall
     assert q.parse(dev) == p.parse(dev)
     # with k = all words every gold arc is kept
-    wide = DependencyParser(templates=list(range(104, 208)), prune_k=1000).fit(train, epochs=1)
+    wide = DependencyParser(templates=list(range(104, 208)), prune_k=1000, label_epochs=0)
+    wide.fit(train[:100], epochs=1)
     assert wide.pruner_recall(dev) == 100.0
 
 
@@ -322,12 +344,14 @@ def test_label_stage_learns_a_hand_example() -> None:
     assert r.parse_with_labels(sents) == (heads, labels)
 
 
-def test_label_stage_beats_majority_label_on_ewt(shared_data: pathlib.Path) -> None:
+def test_label_stage_beats_majority_label_on_ewt(
+    ewt_small: tuple[list[Any], list[Any]], ewt_parser: DependencyParser
+) -> None:
     import collections
 
-    train = read_conllu(shared_data / EWT / "en_ewt-ud-train.conllu")[:500]
-    dev = read_conllu(shared_data / EWT / "en_ewt-ud-dev.conllu")[:300]
-    p = DependencyParser(templates=list(range(104, 208)), prune_k=10).fit(train, epochs=2)
+    train, dev = ewt_small
+    p = ewt_parser
+    assert len(p.label_history_) == p.label_epochs > 0
     scores = p.score(dev)
     assert scores["las"] is not None
     assert scores["las"] <= scores["uas"]

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from omkl import _omkl
@@ -169,15 +169,31 @@ class DependencyParser:
         power of two of at least ``slots_per_feature`` times its number of
         distinct features on the training gold arcs, at most
         ``2**max_table_bits`` slots.
+
+    Notes
+    -----
+    The defaults (``eta=0.01``, ``lam=1e-6``, ``epochs=5``) were chosen on the
+    EWT **dev** set with ``benches/parser_dev_study.py`` (first 4,000 training
+    sentences, dev UAS after every epoch; the test set was not used). With
+    ``lam=1e-6``, ``eta=0.01`` beat 0.1 and 1 at every epoch (85.19 against
+    84.97 and 85.04 after 5 epochs), ``lam=1e-5`` was worse than ``1e-6``
+    (84.78 against 84.93 after 4 epochs at ``eta=0.1``), and the dev UAS
+    levels off after 3 epochs (85.16, 85.11, 85.19 after 3, 4, 5), so 5
+    epochs leave a margin for the full training set. For ``regularizer="mkl"``
+    the same ``eta`` with ``lam=1e-6`` is within 0.1 UAS of the SVM on that
+    subset (85.07 against 85.16 after 3 epochs), whereas ``lam=1e-4`` had been
+    3 UAS below the SVM in a 2-epoch full-data run; a larger λ switches
+    templates off (see the tests). Prediction always uses the averaged
+    parameters.
     """
 
     def __init__(
         self,
         regularizer: str = "l2",
         lam: float = 1e-6,
-        eta: float = 0.1,
+        eta: float = 0.01,
         decoder: str = "chu-liu-edmonds",
-        epochs: int = 10,
+        epochs: int = 5,
         templates: list[int] | None = None,
         seed: int = 0,
         prune_k: int = 20,
@@ -248,9 +264,15 @@ class DependencyParser:
         data: PathLike | Sequence[Sentence],
         epochs: int | None = None,
         progress: bool = False,
+        on_epoch: Callable[[int, DependencyParser], None] | None = None,
     ) -> DependencyParser:
         """Trains for ``epochs`` passes (default ``self.epochs``) over a CoNLL-U
-        file or a list of sentences with gold ``head`` in every token."""
+        file or a list of sentences with gold ``head`` in every token.
+
+        ``on_epoch(epoch, parser)``, when given, is called after each arc-model
+        epoch (1-based), when the averaged parameters used by prediction are
+        up to date, so a learning curve can be measured in one run (the label
+        stage is trained only after the last epoch)."""
         import time
 
         corpus = _corpus(data)
@@ -277,6 +299,8 @@ class DependencyParser:
             self.history_.append(
                 {"epoch": epoch + 1, "loss": loss, "seconds": dt, "sentences_per_s": n / dt}
             )
+            if on_epoch is not None:
+                on_epoch(epoch + 1, self)
         if self.label_epochs > 0 and all(
             r not in ("", "_") for rels in corpus.deprels() for r in rels
         ):

@@ -33,8 +33,14 @@ use crate::learner::{Alg1Config, Loss, Schedule, Target};
 use crate::model::conllu::Token;
 use crate::prox::Regularizer;
 
-/// Buckets per feature group.
-const N_BUCKETS: usize = 1 << 13;
+/// Buckets of the one hashed feature table. Every feature of the label
+/// stage shares it (the stage is ℓ2²-regularised, so it has no use for
+/// groups): its ~20 feature kinds range from a handful of values (the bias,
+/// the direction and distance) to tens of thousands (word pairs), and one
+/// table spends its slots where the features are instead of giving each kind
+/// a table of its own. Each slot holds the weights of all relations side by
+/// side (relation-major rows), so scoring a feature reads one contiguous row.
+pub const LABEL_TABLE_BUCKETS: usize = 1 << 15;
 
 /// The relation classifier and its label vocabulary (in order of first
 /// appearance, so the class indices are deterministic).
@@ -69,33 +75,33 @@ fn arc_features(toks: &[Token], h: usize, m: usize) -> Vec<String> {
     let dist = distance_bin(h, m);
     let lower = mf.to_lowercase();
     let mut f = vec![
-        "bias_".to_string(),
-        format!("mform_{lower}"),
-        format!("mlemma_{ml}"),
-        format!("mupos_{mu}"),
-        format!("mxpos_{mx}"),
-        format!("hlemma_{hl}"),
-        format!("hupos_{hu}"),
-        format!("hxpos_{hx}"),
-        format!("pair_{hu}|{mu}|{dir}"),
-        format!("xpair_{hx}|{mx}|{dir}"),
-        format!("dd_{dir}{dist}"),
-        format!("mdd_{mu}|{dir}{dist}"),
-        format!("hlm_{hl}|{mu}|{dir}"),
-        format!("mlh_{ml}|{hu}|{dir}"),
-        format!("lex_{hl}|{ml}"),
-        format!("mctx_{mpu}|{mu}|{mnu}"),
-        format!("hctx_{hpu}|{hu}|{hnu}|{mu}|{dir}"),
+        "arc_bias".to_string(),
+        format!("arc_mform={lower}"),
+        format!("arc_mlemma={ml}"),
+        format!("arc_mupos={mu}"),
+        format!("arc_mxpos={mx}"),
+        format!("arc_hlemma={hl}"),
+        format!("arc_hupos={hu}"),
+        format!("arc_hxpos={hx}"),
+        format!("arc_pair={hu}|{mu}|{dir}"),
+        format!("arc_xpair={hx}|{mx}|{dir}"),
+        format!("arc_dd={dir}{dist}"),
+        format!("arc_mdd={mu}|{dir}{dist}"),
+        format!("arc_hlm={hl}|{mu}|{dir}"),
+        format!("arc_mlh={ml}|{hu}|{dir}"),
+        format!("arc_lex={hl}|{ml}"),
+        format!("arc_mctx={mpu}|{mu}|{mnu}"),
+        format!("arc_hctx={hpu}|{hu}|{hnu}|{mu}|{dir}"),
     ];
     if m >= 1 && m <= toks.len() {
         for v in toks[m - 1].feats.split('|').filter(|v| *v != "_") {
-            f.push(format!("mfeat_{v}"));
-            f.push(format!("mfeatp_{v}|{hu}|{dir}"));
+            f.push(format!("arc_mfeat={v}"));
+            f.push(format!("arc_mfeatp={v}|{hu}|{dir}"));
         }
     }
     if h >= 1 && h <= toks.len() {
         for v in toks[h - 1].feats.split('|').filter(|v| *v != "_") {
-            f.push(format!("hfeat_{v}|{mu}"));
+            f.push(format!("arc_hfeat={v}|{mu}"));
         }
     }
     f
@@ -115,7 +121,7 @@ impl ArcLabeler {
             clip_gradient: None,
         };
         Ok(ArcLabeler {
-            learner: NamedLearner::new(config, Grouping::by_prefix("_"), N_BUCKETS)?,
+            learner: NamedLearner::new(config, Grouping::by_prefix("_"), LABEL_TABLE_BUCKETS)?,
             labels: Vec::new(),
         })
     }
@@ -229,6 +235,15 @@ impl ArcLabeler {
             pos += len;
         }
         let learner = NamedLearner::from_bytes(&bytes[pos..])?;
+        let space = learner.space();
+        if space.n_buckets() != LABEL_TABLE_BUCKETS
+            || space.group_names().iter().any(|g| g != "arc")
+        {
+            return Err(bad(
+                "saved with an older layout of the label features (one table per \
+                 feature kind); retrain the label stage",
+            ));
+        }
         Ok(ArcLabeler { learner, labels })
     }
 }
@@ -272,6 +287,36 @@ mod tests {
         assert_eq!(back.to_bytes(), b);
         assert_eq!(back.predict(&s, &heads).unwrap(), want);
         assert!(ArcLabeler::from_bytes(&b[..b.len() - 2]).is_err());
+        // a labeler with another table layout is refused, not misread
+        let config = Alg1Config {
+            loss: Loss::Hinge,
+            schedule: Schedule::Constant { eta0: 0.1 },
+            regularizers: vec![],
+            radius: None,
+            averaged: true,
+            fit_intercept: false,
+            clip_gradient: None,
+        };
+        let mut old = ArcLabeler {
+            learner: NamedLearner::new(config, Grouping::by_prefix("_"), 1 << 13).unwrap(),
+            labels: Vec::new(),
+        };
+        old.learn_sentence(&s, &heads, "s").unwrap();
+        let err = ArcLabeler::from_bytes(&old.to_bytes())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("older layout"), "{err}");
+    }
+
+    #[test]
+    fn all_features_share_one_table() {
+        let s = vec![tok("The", "DET", "det"), tok("dog", "NOUN", "root")];
+        let names = arc_features(&s, 2, 1);
+        assert!(names.len() > 15);
+        assert!(names.iter().all(|n| n.starts_with("arc_")));
+        let mut lab = ArcLabeler::new(0.1, 1e-6).unwrap();
+        lab.learn_sentence(&s, &[2, 0], "s").unwrap();
+        assert_eq!(lab.learner.space().group_names(), ["arc"]);
     }
 
     #[test]
