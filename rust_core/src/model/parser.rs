@@ -145,6 +145,18 @@ pub fn check_tree(heads: &[usize], sentence_id: &str) -> Result<()> {
     Ok(())
 }
 
+/// Checks that `heads` has one head per word of `sent` and forms a tree.
+fn check_gold(sent: &ParserInput, heads: &[usize]) -> Result<()> {
+    if heads.len() != sent.words.len() {
+        return Err(OmklError::shape(
+            "heads",
+            format!("{} heads for sentence {:?}", sent.words.len(), sent.id),
+            heads.len().to_string(),
+        ));
+    }
+    check_tree(heads, &sent.id)
+}
+
 /// The parser: templates, per-template weights and the β trajectory.
 #[derive(Debug, Clone)]
 pub struct ArcParser {
@@ -524,14 +536,7 @@ impl ArcParser {
         heads: &[usize],
         decode: &mut DecodeFn<'_>,
     ) -> Result<f64> {
-        if heads.len() != sent.words.len() {
-            return Err(OmklError::shape(
-                "heads",
-                format!("{} heads for sentence {:?}", sent.words.len(), sent.id),
-                heads.len().to_string(),
-            ));
-        }
-        check_tree(heads, &sent.id)?;
+        check_gold(sent, heads)?;
         let kept = self.kept_arcs(sent, Some(heads));
         self.learn_checked(sent, heads, kept.as_ref(), decode)
     }
@@ -567,37 +572,17 @@ impl ArcParser {
         let aug: f64 = (1..n1).map(|m| scores[pred[m - 1] * n1 + m]).sum();
         let loss = (aug - gold_score).max(0.0);
         let eta = self.config.eta;
+        let mut grad: Vec<(u32, u32, f64)> = Vec::new();
         if loss > 0.0 {
-            // Gather the subgradient and merge repeated features first, so
-            // that features shared by the gold and predicted arcs cancel
-            // exactly (integer counts: no rounding residue in the tables).
-            let mut grad: Vec<(u32, u32, i32)> = Vec::new();
             for m in 1..n1 {
                 let (g, p) = (heads[m - 1], pred[m - 1]);
                 if g != p {
-                    fz.for_each_feature(g, m, |t, slot| grad.push((t as u32, slot as u32, 1)));
-                    fz.for_each_feature(p, m, |t, slot| grad.push((t as u32, slot as u32, -1)));
+                    fz.for_each_feature(g, m, |t, slot| grad.push((t as u32, slot as u32, 1.0)));
+                    fz.for_each_feature(p, m, |t, slot| grad.push((t as u32, slot as u32, -1.0)));
                 }
-            }
-            grad.sort_unstable_by_key(|&(t, slot, _)| (t, slot));
-            let mut i = 0;
-            while i < grad.len() {
-                let (t, slot, mut d) = grad[i];
-                let mut j = i + 1;
-                while j < grad.len() && grad[j].0 == t && grad[j].1 == slot {
-                    d += grad[j].2;
-                    j += 1;
-                }
-                if d != 0 {
-                    self.weights.add(t as usize, slot as usize, eta * d as f64);
-                }
-                i = j;
             }
         }
-        self.prox_step(eta)?;
-        self.weights.end_step();
-        self.averaged = None;
-        self.live = None;
+        self.apply_step(grad, eta)?;
         Ok(loss)
     }
 
@@ -612,14 +597,7 @@ impl ArcParser {
         heads: &[usize],
         grad: impl FnOnce(&[f64], usize, &mut Vec<(u32, u32, f64)>) -> f64,
     ) -> Result<f64> {
-        if heads.len() != sent.words.len() {
-            return Err(OmklError::shape(
-                "heads",
-                format!("{} heads for sentence {:?}", sent.words.len(), sent.id),
-                heads.len().to_string(),
-            ));
-        }
-        check_tree(heads, &sent.id)?;
+        check_gold(sent, heads)?;
         let fz = ArcFeaturizer::new(&self.templates, &sent.words);
         let n1 = fz.len_with_root();
         let scores = self.scores_current(&fz, None);
@@ -634,25 +612,30 @@ impl ArcParser {
             }
             fz.for_each_feature(h, m, |t, slot| g.push((t as u32, slot as u32, c)));
         }
-        g.sort_unstable_by_key(|&(t, slot, _)| (t, slot));
-        let mut i = 0;
-        while i < g.len() {
-            let (t, slot, mut d) = g[i];
-            let mut j = i + 1;
-            while j < g.len() && g[j].0 == t && g[j].1 == slot {
-                d += g[j].2;
-                j += 1;
-            }
+        self.apply_step(g, eta)?;
+        Ok(loss)
+    }
+
+    /// Adds `eta * c` to the weight of every `(template, slot, c)` in
+    /// `grad`, then applies the regulariser's prox and ends the step.
+    /// Repeated features are merged first, so that features shared by the
+    /// gold and predicted arcs cancel exactly (the hinge step's ±1 counts
+    /// are exact in f64: no rounding residue in the tables); non-finite
+    /// sums are skipped.
+    fn apply_step(&mut self, mut grad: Vec<(u32, u32, f64)>, eta: f64) -> Result<()> {
+        grad.sort_unstable_by_key(|&(t, slot, _)| (t, slot));
+        for run in grad.chunk_by(|a, b| a.0 == b.0 && a.1 == b.1) {
+            let d: f64 = run.iter().map(|g| g.2).sum();
             if d != 0.0 && d.is_finite() {
-                self.weights.add(t as usize, slot as usize, eta * d);
+                self.weights
+                    .add(run[0].0 as usize, run[0].1 as usize, eta * d);
             }
-            i = j;
         }
         self.prox_step(eta)?;
         self.weights.end_step();
         self.averaged = None;
         self.live = None;
-        Ok(loss)
+        Ok(())
     }
 
     fn prox_step(&mut self, eta: f64) -> Result<()> {
