@@ -7,6 +7,7 @@ use omkl_core::features::arc_templates::{default_templates, WordAtoms, HASH_NAME
 use omkl_core::model::conllu::{read_conllu_path, write_conllu, Sentence, Token};
 use omkl_core::model::parser::{ArcParser, ParserConfig, ParserInput, TreeDecoder, FORMAT_VERSION};
 use omkl_core::model::parser_labels::ArcLabeler;
+use omkl_core::model::parser_prune::ArcPruner;
 use omkl_core::prox::Regularizer;
 use omkl_core::OmklError;
 use pyo3::prelude::*;
@@ -272,6 +273,30 @@ fn make_config(
     })
 }
 
+impl ArcParserCore {
+    /// Runs `f` on the trained pruner and the gold trees of `corpus`, with
+    /// the GIL released; an error if the parser has no trained pruner.
+    fn on_trained_pruner<T: Send>(
+        &self,
+        py: Python<'_>,
+        corpus: &ParseCorpus,
+        f: impl FnOnce(&ArcPruner, &[(ParserInput, Vec<usize>)]) -> T + Send,
+    ) -> PyResult<T> {
+        let gold: Vec<(ParserInput, Vec<usize>)> = gold_batch(corpus, None)?
+            .into_iter()
+            .map(|(s, h)| (s.clone(), h))
+            .collect();
+        py.detach(|| match self.inner.pruner() {
+            Some(p) if p.is_trained() => Ok(f(p, &gold)),
+            _ => Err(OmklError::invalid(
+                "pruner",
+                "the parser has no trained pruner",
+            )),
+        })
+        .py()
+    }
+}
+
 #[pymethods]
 impl ArcParserCore {
     #[new]
@@ -383,51 +408,21 @@ impl ArcParserCore {
 
     /// `(kept gold arcs, gold arcs)` of the trained pruner on `corpus`.
     fn pruner_recall(&self, py: Python<'_>, corpus: &ParseCorpus) -> PyResult<(usize, usize)> {
-        let batch = gold_batch(corpus, None)?;
-        let owned: Vec<(ParserInput, Vec<usize>)> =
-            batch.into_iter().map(|(s, h)| (s.clone(), h)).collect();
-        py.detach(|| match self.inner.pruner() {
-            Some(p) if p.is_trained() => Ok(p.recall(&owned)),
-            _ => Err(OmklError::invalid(
-                "pruner",
-                "the parser has no trained pruner",
-            )),
-        })
-        .py()
+        self.on_trained_pruner(py, corpus, |p, gold| p.recall(gold))
     }
 
     /// The rank of every gold arc of `corpus` among its word's candidate
     /// heads by the trained pruner's score (0 = best), in corpus order; the
     /// pruner's recall at `k` is the share of ranks below `k`.
     fn pruner_gold_ranks(&self, py: Python<'_>, corpus: &ParseCorpus) -> PyResult<Vec<u32>> {
-        let batch = gold_batch(corpus, None)?;
-        let owned: Vec<(ParserInput, Vec<usize>)> =
-            batch.into_iter().map(|(s, h)| (s.clone(), h)).collect();
-        py.detach(|| match self.inner.pruner() {
-            Some(p) if p.is_trained() => Ok(p.gold_ranks(&owned)),
-            _ => Err(OmklError::invalid(
-                "pruner",
-                "the parser has no trained pruner",
-            )),
-        })
-        .py()
+        self.on_trained_pruner(py, corpus, |p, gold| p.gold_ranks(gold))
     }
 
     /// `(kept gold arcs, gold arcs, kept arcs, candidate arcs)` of the
     /// trained pruner on `corpus` (its recall and the share of arcs the
     /// full model scores).
     fn pruner_stats(&self, py: Python<'_>, corpus: &ParseCorpus) -> PyResult<[usize; 4]> {
-        let batch = gold_batch(corpus, None)?;
-        let owned: Vec<(ParserInput, Vec<usize>)> =
-            batch.into_iter().map(|(s, h)| (s.clone(), h)).collect();
-        py.detach(|| match self.inner.pruner() {
-            Some(p) if p.is_trained() => Ok(p.stats(&owned)),
-            _ => Err(OmklError::invalid(
-                "pruner",
-                "the parser has no trained pruner",
-            )),
-        })
-        .py()
+        self.on_trained_pruner(py, corpus, |p, gold| p.stats(gold))
     }
 
     /// Sets the pruner's score margin: a word keeps its candidate heads
