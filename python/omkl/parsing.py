@@ -278,27 +278,24 @@ class DependencyParser:
         corpus = _corpus(data)
         n = len(corpus)
         rng = random.Random(self.seed)
+
+        def timed_epoch(epoch: int, label: str, pruner: bool) -> dict[str, float]:
+            order = list(range(n))
+            rng.shuffle(order)
+            t0 = time.perf_counter()
+            loss = self._run_epoch(corpus, order, label, progress, pruner)
+            dt = time.perf_counter() - t0
+            return {"epoch": epoch, "loss": loss, "seconds": dt, "sentences_per_s": n / dt}
+
         if self._core.steps() == 0 and not self.history_:
             self._core.fit_table_sizes(corpus, self.slots_per_feature, self.max_table_bits)
         if self.prune_k > 0 and not self.pruner_history_:
             for epoch in range(self.pruner_epochs):
-                order = list(range(n))
-                rng.shuffle(order)
-                t0 = time.perf_counter()
-                loss = self._run_epoch(corpus, order, f"first pass {epoch + 1}", progress, True)
-                dt = time.perf_counter() - t0
                 self.pruner_history_.append(
-                    {"epoch": epoch + 1, "loss": loss, "seconds": dt, "sentences_per_s": n / dt}
+                    timed_epoch(epoch + 1, f"first pass {epoch + 1}", pruner=True)
                 )
         for epoch in range(epochs if epochs is not None else self.epochs):
-            order = list(range(n))
-            rng.shuffle(order)
-            t0 = time.perf_counter()
-            loss = self._run_epoch(corpus, order, f"epoch {epoch + 1}", progress, False)
-            dt = time.perf_counter() - t0
-            self.history_.append(
-                {"epoch": epoch + 1, "loss": loss, "seconds": dt, "sentences_per_s": n / dt}
-            )
+            self.history_.append(timed_epoch(epoch + 1, f"epoch {epoch + 1}", pruner=False))
             if on_epoch is not None:
                 on_epoch(epoch + 1, self)
         if self.label_epochs > 0 and all(

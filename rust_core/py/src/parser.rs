@@ -85,6 +85,21 @@ fn build_corpus(sentences: Vec<Sentence>) -> ParseCorpus {
     ParseCorpus { sentences, inputs }
 }
 
+impl ParseCorpus {
+    /// An error unless `n` (the number of head lists) is one per sentence.
+    fn check_heads_len(&self, n: usize) -> PyResult<()> {
+        if n != self.sentences.len() {
+            return Err(OmklError::shape(
+                "heads",
+                format!("{} sentences", self.sentences.len()),
+                n.to_string(),
+            ))
+            .py();
+        }
+        Ok(())
+    }
+}
+
 #[pymethods]
 impl ParseCorpus {
     /// Reads a CoNLL-U file.
@@ -189,14 +204,7 @@ impl ParseCorpus {
         heads: Vec<Vec<usize>>,
         deprels: Option<Vec<Vec<String>>>,
     ) -> PyResult<()> {
-        if heads.len() != self.sentences.len() {
-            return Err(OmklError::shape(
-                "heads",
-                format!("{} sentences", self.sentences.len()),
-                heads.len().to_string(),
-            ))
-            .py();
-        }
+        self.check_heads_len(heads.len())?;
         py.detach(|| {
             let mut buf = Vec::new();
             write_conllu(&mut buf, &self.sentences, Some(&heads), deprels.as_deref())?;
@@ -634,14 +642,7 @@ impl ArcLabelerCore {
         heads: Vec<Vec<usize>>,
     ) -> PyResult<Vec<Vec<String>>> {
         use rayon::prelude::*;
-        if heads.len() != corpus.sentences.len() {
-            return Err(OmklError::shape(
-                "heads",
-                format!("{} sentences", corpus.sentences.len()),
-                heads.len().to_string(),
-            ))
-            .py();
-        }
+        corpus.check_heads_len(heads.len())?;
         py.detach(|| {
             corpus
                 .sentences
