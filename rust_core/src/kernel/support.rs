@@ -60,7 +60,7 @@ impl SupportStore {
     /// [`SupportStore::data`]); rows must be distinct.
     pub fn from_data(d: usize, data: &[f32]) -> Result<Self> {
         let mut s = SupportStore::new(d)?;
-        if data.len() % d != 0 {
+        if !data.len().is_multiple_of(d) {
             return Err(OmklError::shape(
                 "data",
                 format!("a multiple of d = {d} elements"),

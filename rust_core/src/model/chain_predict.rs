@@ -30,7 +30,7 @@ pub fn decode_chains(em: &[f64], offsets: &[usize], trans: &Transitions) -> Resu
     if l == 0 {
         return Err(OmklError::empty("transitions (L = 0)"));
     }
-    if em.len() % l != 0 {
+    if !em.len().is_multiple_of(l) {
         return Err(OmklError::shape(
             "emissions",
             format!("a multiple of L = {l} elements"),

@@ -333,7 +333,7 @@ impl StreamMkl {
             b.end_round();
         }
         self.t += 1;
-        if self.config.history_every > 0 && self.t % self.config.history_every == 0 {
+        if self.config.history_every > 0 && self.t.is_multiple_of(self.config.history_every) {
             self.record_beta();
         }
         Ok(step.loss)
