@@ -61,12 +61,15 @@ fn sparse_diagonal(g: &SparseGram) -> Result<Vec<f64>> {
             format!("expected a symmetric matrix, entries ({i}, {j}) and ({j}, {i}) differ"),
         )
     };
-    // cursor[j]: offset in row j of its next lower entry to be matched
-    let mut cursor = vec![0usize; r];
+    // cursor[j]: position (in `indices`) of row j's next lower entry to be
+    // matched; the CSR slices are read directly (rows in order, one cursor
+    // per row: O(m) cache lines of state)
+    let (indptr, indices, values) = g.csr();
+    let mut cursor: Vec<usize> = indptr[..r].to_vec();
     let mut diag = vec![0.0; r];
     for (i, d) in diag.iter_mut().enumerate() {
-        let (idx, val) = g.row(i);
-        for (&j, &v) in idx.iter().zip(val) {
+        let (a, b) = (indptr[i], indptr[i + 1]);
+        for (&j, &v) in indices[a..b].iter().zip(&values[a..b]) {
             let j = j as usize;
             if j < i {
                 // matched (or not) by the upper entry (j, i): checked at the end
@@ -74,9 +77,8 @@ fn sparse_diagonal(g: &SparseGram) -> Result<Vec<f64>> {
             } else if j == i {
                 *d = f64::from(v);
             } else {
-                let (jdx, jval) = g.row(j);
                 let p = cursor[j];
-                if p >= jdx.len() || jdx[p] as usize != i || jval[p] != v {
+                if p >= indptr[j + 1] || indices[p] as usize != i || values[p] != v {
                     return Err(asymmetric(i, j));
                 }
                 cursor[j] = p + 1;
@@ -84,10 +86,9 @@ fn sparse_diagonal(g: &SparseGram) -> Result<Vec<f64>> {
         }
     }
     for (j, &p) in cursor.iter().enumerate() {
-        let (jdx, _) = g.row(j);
         // every lower entry of row j was matched: the next one is not lower
-        if p < jdx.len() && (jdx[p] as usize) < j {
-            return Err(asymmetric(j, jdx[p] as usize));
+        if p < indptr[j + 1] && (indices[p] as usize) < j {
+            return Err(asymmetric(j, indices[p] as usize));
         }
     }
     Ok(diag)
