@@ -401,3 +401,32 @@ def test_mkl_with_one_kernel_and_transitions_apart_is_the_svm(small):
     for key in ("coef", "transitions", "start", "stop", "objective"):
         np.testing.assert_allclose(apart[key], svm[key], rtol=1e-12, atol=1e-12, err_msg=key)
     assert not np.allclose(shared["objective"], svm["objective"], rtol=1e-6)
+
+
+@pytest.mark.parametrize("d", [1, 70, 128, 200])
+def test_b1_bandwidth_popcount_path_equals_inner_product_formula(d):
+    """0/1 inputs: the packed-bit distances are the f32 formula's values and
+    give the same h; other inputs take the formula."""
+    from omkl.experiments.ocr import _binary_sq_distances, b1_bandwidth
+
+    rng = np.random.default_rng(d)
+    X = (rng.random((300, d)) < 0.3).astype(np.float32)
+    sq = (X * X).sum(axis=1)
+    i, j = rng.integers(0, 300, 5000), rng.integers(0, 300, 5000)
+    dots = np.einsum("ij,ij->i", X[i], X[j], dtype=np.float32)
+    ref = sq[i] + sq[j] - 2.0 * dots
+    got = _binary_sq_distances(X, i, j)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, ref)
+    # the sampled pairs of b1_bandwidth, through the formula
+    r = np.random.default_rng(0)
+    a, b = r.integers(0, 300, 200_000), r.integers(0, 300, 200_000)
+    a, b = a[a != b], b[a != b]
+    d2 = sq[a] + sq[b] - 2.0 * np.einsum("ij,ij->i", X[a], X[b], dtype=np.float32)
+    h = float(np.sqrt(max(np.quantile(d2, 0.05), 1e-12)))
+    assert b1_bandwidth(X, sq) == h
+    # non-binary inputs: the formula on the same pairs
+    Y = X * np.float32(0.5)
+    sqy = (Y * Y).sum(axis=1)
+    d2y = sqy[a] + sqy[b] - 2.0 * np.einsum("ij,ij->i", Y[a], Y[b], dtype=np.float32)
+    assert b1_bandwidth(Y, sqy) == float(np.sqrt(max(np.quantile(d2y, 0.05), 1e-12)))

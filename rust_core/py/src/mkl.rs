@@ -116,17 +116,22 @@ fn train_chain_mkl<'py>(
     for (k, (indptr, indices, data)) in sparse_grams.iter().enumerate() {
         let name = format!("sparse_grams[{k}]");
         let indptr = self::indices(&name, indptr)?;
-        let indices: Vec<u32> = indices
-            .as_array()
+        let indices = indices.as_array();
+        // one vectorisable range check, then plain conversions
+        let in_range = indices
             .iter()
-            .map(|&v| {
-                u32::try_from(v).map_err(|_| {
-                    PyValueError::new_err(format!(
-                        "`{name}` column indices must be in 0..2^32, got {v}"
-                    ))
-                })
-            })
-            .collect::<PyResult<_>>()?;
+            .fold(true, |ok, &v| ok & (0..=i64::from(u32::MAX)).contains(&v));
+        if !in_range {
+            let v = indices
+                .iter()
+                .find(|&&v| u32::try_from(v).is_err())
+                .copied()
+                .unwrap_or_default();
+            return Err(PyValueError::new_err(format!(
+                "`{name}` column indices must be in 0..2^32, got {v}"
+            )));
+        }
+        let indices: Vec<u32> = indices.iter().map(|&v| v as u32).collect();
         let g = SparseGram::from_csr(m, m, indptr, indices, data.as_array().to_vec())
             .map_err(|e| PyValueError::new_err(format!("`{name}`: {e}")))?;
         sparse.push(g);

@@ -193,6 +193,25 @@ where
 fn max_plus(delta: &[f64], tr: &[f64], best: &mut [f64], arg: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
     {
+        let l = delta.len();
+        if l <= 32
+            && tr.len() >= l * l
+            && best.len() == l
+            && arg.len() == l
+            && std::arch::is_x86_feature_detected!("avx512f")
+        {
+            // SAFETY: the CPU supports AVX-512F, checked just above, and the
+            // slice lengths are those `max_plus_avx512` requires.
+            unsafe {
+                match l.div_ceil(8) {
+                    1 => max_plus_avx512::<1>(delta, tr, best, arg),
+                    2 => max_plus_avx512::<2>(delta, tr, best, arg),
+                    3 => max_plus_avx512::<3>(delta, tr, best, arg),
+                    _ => max_plus_avx512::<4>(delta, tr, best, arg),
+                }
+            }
+            return;
+        }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2, checked just above.
             unsafe { max_plus_avx2(delta, tr, best, arg) };
@@ -206,6 +225,49 @@ fn max_plus(delta: &[f64], tr: &[f64], best: &mut [f64], arg: &mut [f64]) {
 #[target_feature(enable = "avx2")]
 unsafe fn max_plus_avx2(delta: &[f64], tr: &[f64], best: &mut [f64], arg: &mut [f64]) {
     max_plus_body(delta, tr, best, arg);
+}
+
+/// [`max_plus_body`] for `L ≤ 8 NC` labels held in `NC` AVX-512 registers
+/// (best scores and arg-maxes), rows of `tr` read with masked loads: the
+/// same additions and comparisons, so the same results.
+///
+/// # Safety
+/// The CPU must support AVX-512F; `8 (NC - 1) < L = delta.len() ≤ 8 NC`,
+/// `tr.len() ≥ L²` and `best`, `arg` hold `L` values.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn max_plus_avx512<const NC: usize>(
+    delta: &[f64],
+    tr: &[f64],
+    best: &mut [f64],
+    arg: &mut [f64],
+) {
+    use std::arch::x86_64::*;
+    let l = delta.len();
+    let mut masks = [0xffu8; NC];
+    masks[NC - 1] = (0xffu32 >> (8 * NC - l)) as u8;
+    let mut b = [_mm512_setzero_pd(); NC];
+    let mut a = [_mm512_setzero_pd(); NC];
+    let d0 = _mm512_set1_pd(delta[0]);
+    for c in 0..NC {
+        let t = _mm512_maskz_loadu_pd(masks[c], tr.as_ptr().add(8 * c));
+        b[c] = _mm512_add_pd(d0, t);
+    }
+    for (p, &dp) in delta.iter().enumerate().skip(1) {
+        let d = _mm512_set1_pd(dp);
+        let pp = _mm512_set1_pd(p as f64);
+        let row = tr.as_ptr().add(p * l);
+        for c in 0..NC {
+            let v = _mm512_add_pd(d, _mm512_maskz_loadu_pd(masks[c], row.add(8 * c)));
+            let better = _mm512_cmp_pd_mask::<_CMP_GT_OQ>(v, b[c]);
+            b[c] = _mm512_mask_mov_pd(b[c], better, v);
+            a[c] = _mm512_mask_mov_pd(a[c], better, pp);
+        }
+    }
+    for c in 0..NC {
+        _mm512_mask_storeu_pd(best.as_mut_ptr().add(8 * c), masks[c], b[c]);
+        _mm512_mask_storeu_pd(arg.as_mut_ptr().add(8 * c), masks[c], a[c]);
+    }
 }
 
 #[inline(always)]
@@ -256,6 +318,23 @@ mod tests {
         assert!(viterbi_hamming(&c, &[0, 2], 1.0, &mut ws, &mut [0; 2]).is_err());
         assert!(viterbi_hamming(&c, &[0, 1], -1.0, &mut ws, &mut [0; 2]).is_err());
         assert!(viterbi_hamming(&c, &[0, 1], f64::NAN, &mut ws, &mut [0; 2]).is_err());
+    }
+
+    /// The dispatched max-plus step (AVX-512 or AVX2 when available) gives
+    /// exactly the portable body's scores and arg-maxes, ties included.
+    #[test]
+    fn max_plus_paths_agree_exactly() {
+        for l in 1..=40usize {
+            let delta: Vec<f64> = (0..l).map(|k| ((k * 13) % 7) as f64 * 0.25).collect();
+            let tr: Vec<f64> = (0..l * l)
+                .map(|k| ((k * 5) % 11) as f64 * 0.5 - 2.0)
+                .collect();
+            let (mut b1, mut a1) = (vec![0.0; l], vec![0.0; l]);
+            let (mut b2, mut a2) = (vec![0.0; l], vec![0.0; l]);
+            max_plus(&delta, &tr, &mut b1, &mut a1);
+            max_plus_body(&delta, &tr, &mut b2, &mut a2);
+            assert_eq!((b1, a1), (b2, a2), "L = {l}");
+        }
     }
 
     #[test]
