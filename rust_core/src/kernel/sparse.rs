@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use super::gram::{check_matrix, job};
-use super::sparse_scores::{scores_into, Acc};
+use super::sparse_scores::{scores_into, Acc, Isa};
 use super::tiles::{sparse_row_block, SparseScratch, RECT_ROWS};
 use super::Kernel;
 use crate::error::{check_finite, OmklError, Result};
@@ -49,9 +49,39 @@ pub struct SparseGram {
     indptr: Vec<usize>,
     indices: Vec<u32>,
     values: Vec<f32>,
+    /// The column indices as u16 when there are at most 65,536 columns
+    /// (empty otherwise): the index stream of the scoring loops.
+    indices16: Vec<u16>,
 }
 
+/// Column counts up to this have u16 indices for scoring.
+const U16_COLUMNS: usize = 1 << 16;
+
 impl SparseGram {
+    /// Wraps checked CSR arrays, adding the u16 copy of the column indices
+    /// when they fit.
+    fn new(
+        nrows: usize,
+        ncols: usize,
+        indptr: Vec<usize>,
+        indices: Vec<u32>,
+        values: Vec<f32>,
+    ) -> Self {
+        let indices16 = if ncols <= U16_COLUMNS {
+            indices.iter().map(|&j| j as u16).collect()
+        } else {
+            Vec::new()
+        };
+        SparseGram {
+            nrows,
+            ncols,
+            indptr,
+            indices,
+            values,
+            indices16,
+        }
+    }
+
     /// Builds the CSR Gram matrix of `K(x_i, y_j)` (`x`: `nx × d`, `y`:
     /// `ny × d`, row-major f32) block by block, blocks in parallel: each
     /// tile of inner products comes from one f32 GEMM like [`super::gram`],
@@ -126,13 +156,7 @@ impl SparseGram {
         if upper {
             (indptr, indices, values) = mirror_upper(&indptr, &indices, &values);
         }
-        Ok(SparseGram {
-            nrows: nx,
-            ncols: ny,
-            indptr,
-            indices,
-            values,
-        })
+        Ok(SparseGram::new(nx, ny, indptr, indices, values))
     }
 
     /// Builds from CSR arrays, validating them (monotone `indptr` starting
@@ -175,13 +199,7 @@ impl SparseGram {
             }
         }
         super::gram::check_finite_f32("values", &values)?;
-        Ok(SparseGram {
-            nrows,
-            ncols,
-            indptr,
-            indices,
-            values,
-        })
+        Ok(SparseGram::new(nrows, ncols, indptr, indices, values))
     }
 
     /// `(rows, columns)`.
@@ -209,6 +227,13 @@ impl SparseGram {
         self.indptr.len() * std::mem::size_of::<usize>()
             + self.indices.len() * std::mem::size_of::<u32>()
             + self.values.len() * std::mem::size_of::<f32>()
+    }
+
+    /// Bytes of the u16 copy of the column indices that scoring reads when
+    /// there are at most 65,536 columns (0 otherwise), in addition to
+    /// [`SparseGram::nbytes`].
+    pub fn scoring_nbytes(&self) -> usize {
+        self.indices16.len() * std::mem::size_of::<u16>()
     }
 
     /// The CSR arrays `(indptr, indices, values)`.
@@ -333,8 +358,14 @@ impl SparseGram {
         label_major: bool,
         out: &mut [T],
     ) {
-        let csr = (&self.indptr[..], &self.indices[..], &self.values[..]);
-        scores_into(csr, self.ncols, alpha, labels, label_major, out);
+        let isa = Isa::detect();
+        if self.ncols <= U16_COLUMNS {
+            let csr = (&self.indptr[..], &self.indices16[..], &self.values[..]);
+            scores_into(isa, csr, self.ncols, alpha, labels, label_major, out);
+        } else {
+            let csr = (&self.indptr[..], &self.indices[..], &self.values[..]);
+            scores_into(isa, csr, self.ncols, alpha, labels, label_major, out);
+        }
     }
 
     /// `s ← (K α)[i, :]` for one query row (see [`SparseGram::scores`]);
