@@ -4,7 +4,10 @@
 use rayon::prelude::*;
 
 use super::gram::{check_matrix, job};
-use super::sparse_scores::{scores_into, Acc, Isa};
+use std::sync::OnceLock;
+
+use super::sparse_layout::ScoreLayout;
+use super::sparse_scores::{Acc, Isa};
 use super::tiles::{sparse_row_block, SparseScratch, RECT_ROWS};
 use super::Kernel;
 use crate::error::{check_finite, OmklError, Result};
@@ -42,24 +45,29 @@ const PARALLEL_MIN_BUILD: usize = 1 << 21;
 /// let scores = s.scores(&[1.0, 0.0, 0.0], 1).unwrap();
 /// assert_eq!(scores, vec![1.0, 0.5, 0.0]);
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct SparseGram {
     nrows: usize,
     ncols: usize,
     indptr: Vec<usize>,
     indices: Vec<u32>,
     values: Vec<f32>,
-    /// The column indices as u16 when there are at most 65,536 columns
-    /// (empty otherwise): the index stream of the scoring loops.
-    indices16: Vec<u16>,
+    /// The renumbered copy that bulk scoring reads, built on its first call.
+    layout: OnceLock<ScoreLayout>,
 }
 
-/// Column counts up to this have u16 indices for scoring.
-const U16_COLUMNS: usize = 1 << 16;
+impl PartialEq for SparseGram {
+    /// Equal shapes and CSR arrays (the scoring layout is derived from them).
+    fn eq(&self, other: &Self) -> bool {
+        (self.nrows, self.ncols) == (other.nrows, other.ncols)
+            && self.indptr == other.indptr
+            && self.indices == other.indices
+            && self.values == other.values
+    }
+}
 
 impl SparseGram {
-    /// Wraps checked CSR arrays, adding the u16 copy of the column indices
-    /// when they fit.
+    /// Wraps checked CSR arrays.
     fn new(
         nrows: usize,
         ncols: usize,
@@ -67,18 +75,13 @@ impl SparseGram {
         indices: Vec<u32>,
         values: Vec<f32>,
     ) -> Self {
-        let indices16 = if ncols <= U16_COLUMNS {
-            indices.iter().map(|&j| j as u16).collect()
-        } else {
-            Vec::new()
-        };
         SparseGram {
             nrows,
             ncols,
             indptr,
             indices,
             values,
-            indices16,
+            layout: OnceLock::new(),
         }
     }
 
@@ -229,11 +232,14 @@ impl SparseGram {
             + self.values.len() * std::mem::size_of::<f32>()
     }
 
-    /// Bytes of the u16 copy of the column indices that scoring reads when
-    /// there are at most 65,536 columns (0 otherwise), in addition to
+    /// Bytes of the scoring layout (0 before the first bulk scoring call):
+    /// a copy of the matrix with rows and columns renumbered so that
+    /// similar inputs are adjacent (breadth-first order of the row–column
+    /// graph), u16 column indices when there are at most 65,536 columns,
+    /// and the two renumberings. Held in addition to
     /// [`SparseGram::nbytes`].
     pub fn scoring_nbytes(&self) -> usize {
-        self.indices16.len() * std::mem::size_of::<u16>()
+        self.layout.get().map_or(0, ScoreLayout::nbytes)
     }
 
     /// The CSR arrays `(indptr, indices, values)`.
@@ -349,8 +355,9 @@ impl SparseGram {
     }
 
     /// `out ← K α` (`rows × labels`) for checked `alpha`, which is
-    /// `columns × labels`, or `labels × columns` if `label_major` (see
-    /// [`super::sparse_scores`]).
+    /// `columns × labels`, or `labels × columns` if `label_major`, from the
+    /// scoring layout (built on the first call, O(rows + columns + nnz);
+    /// see `sparse_layout` and `sparse_scores`).
     fn scores_unchecked<T: Acc>(
         &self,
         alpha: &[T],
@@ -358,14 +365,11 @@ impl SparseGram {
         label_major: bool,
         out: &mut [T],
     ) {
-        let isa = Isa::detect();
-        if self.ncols <= U16_COLUMNS {
-            let csr = (&self.indptr[..], &self.indices16[..], &self.values[..]);
-            scores_into(isa, csr, self.ncols, alpha, labels, label_major, out);
-        } else {
+        let layout = self.layout.get_or_init(|| {
             let csr = (&self.indptr[..], &self.indices[..], &self.values[..]);
-            scores_into(isa, csr, self.ncols, alpha, labels, label_major, out);
-        }
+            ScoreLayout::new(csr, self.ncols)
+        });
+        layout.scores_into(Isa::detect(), alpha, labels, label_major, out);
     }
 
     /// `s ← (K α)[i, :]` for one query row (see [`SparseGram::scores`]);

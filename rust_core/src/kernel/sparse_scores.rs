@@ -241,24 +241,34 @@ pub(crate) struct Padded<T> {
 
 impl<T: Acc> Padded<T> {
     /// Labels `l0..l1` of `alpha` (`m × labels`, or `labels × m` if
-    /// `label_major`), each row padded with zeros to `p`.
-    pub(crate) fn new(alpha: &[T], m: usize, lab: Labels, p: usize, label_major: bool) -> Self {
+    /// `label_major`), each row padded with zeros to `p`; row `c` holds the
+    /// coefficients of column `cols[c]` if `cols` is given, of `c` if not.
+    pub(crate) fn new(
+        alpha: &[T],
+        m: usize,
+        lab: Labels,
+        p: usize,
+        label_major: bool,
+        cols: Option<&[u32]>,
+    ) -> Self {
         let len = m * p;
         let extra = ALIGN / std::mem::size_of::<T>();
         let mut buf = vec![T::default(); len + extra];
         let off = buf.as_ptr().align_offset(ALIGN).min(extra);
         let w = lab.l1 - lab.l0;
         let dst = &mut buf[off..off + len];
+        let col = |c: usize| cols.map_or(c, |cols| cols[c] as usize);
         if label_major {
             for t in 0..w {
                 let src = &alpha[(lab.l0 + t) * m..(lab.l0 + t + 1) * m];
-                for (row, &v) in dst.chunks_exact_mut(p).zip(src) {
-                    row[t] = v;
+                for (c, row) in dst.chunks_exact_mut(p).enumerate() {
+                    row[t] = src[col(c)];
                 }
             }
         } else {
-            for (row, src) in dst.chunks_exact_mut(p).zip(alpha.chunks_exact(lab.labels)) {
-                row[..w].copy_from_slice(&src[lab.l0..lab.l1]);
+            for (c, row) in dst.chunks_exact_mut(p).enumerate() {
+                let j = col(c) * lab.labels;
+                row[..w].copy_from_slice(&alpha[j + lab.l0..j + lab.l1]);
             }
         }
         Padded { buf, off, len }
@@ -302,15 +312,76 @@ fn partition_rows(indptr: &[usize], target: usize) -> usize {
     lo
 }
 
+/// A scoring job: coefficients `alpha` of `m` columns (`m × labels`, or
+/// `labels × m` if `label_major`), checked, and the loops of `isa` (which
+/// the CPU must support).
+pub(crate) struct Job<'a, T> {
+    pub isa: Isa,
+    pub m: usize,
+    pub alpha: &'a [T],
+    pub labels: usize,
+    pub label_major: bool,
+    /// Column `c` of the CSR matrix is column `cols[c]` of `alpha`.
+    pub cols: Option<&'a [u32]>,
+}
+
+impl<T: Acc> Job<'_, T> {
+    /// `out ← K α` (`rows × labels`, row-major) for the CSR matrix
+    /// `(indptr, indices, values)`, whose column indices are `< m` (a
+    /// [`super::SparseGram`] invariant).
+    ///
+    /// # Complexity
+    /// O(nnz · labels + m · labels), in parallel over runs of rows of about
+    /// equal numbers of non-zeros.
+    pub(crate) fn run<I: Index>(&self, csr: (&[usize], &[I], &[f32]), out: &mut [T]) {
+        let (indptr, indices, values) = csr;
+        let (labels, isa) = (self.labels, self.isa);
+        let nrows = indptr.len() - 1;
+        debug_assert_eq!(out.len(), nrows * labels);
+        let tasks = if indices.len() * labels < PARALLEL_MIN_WORK {
+            1
+        } else {
+            rayon::current_num_threads() * TASKS_PER_THREAD
+        };
+        let bounds = balanced_bounds(indptr, tasks);
+        let mut l0 = 0;
+        while l0 < labels {
+            let l1 = (l0 + LABEL_BLOCK).min(labels);
+            let lab = Labels { labels, l0, l1 };
+            let p = (l1 - l0).next_multiple_of(T::lanes(isa));
+            let padded = Padded::new(self.alpha, self.m, lab, p, self.label_major, self.cols);
+            let ap = padded.as_slice();
+            let mut pieces = Vec::with_capacity(tasks);
+            let mut rest = &mut out[..];
+            for w in bounds.windows(2) {
+                let (head, tail) = rest.split_at_mut((w[1] - w[0]) * labels);
+                pieces.push((w[0], head));
+                rest = tail;
+            }
+            let task = |(r0, chunk): (usize, &mut [T])| {
+                let r1 = r0 + chunk.len() / labels;
+                let rows = Rows {
+                    indptr: &indptr[r0..=r1],
+                    indices,
+                    values,
+                };
+                rows_with(isa, p, rows, ap, chunk, lab);
+            };
+            if tasks == 1 {
+                pieces.into_iter().for_each(task);
+            } else {
+                pieces.into_par_iter().for_each(task);
+            }
+            l0 = l1;
+        }
+    }
+}
+
 /// `out ← K α` (`rows × labels`, row-major) for the CSR matrix
 /// `(indptr, indices, values)` with `m` columns and checked coefficients
 /// `alpha` (`m × labels`, or `labels × m` if `label_major`), with the loops
-/// of `isa` (which the CPU must support). Column indices must be `< m` (a
-/// [`super::SparseGram`] invariant).
-///
-/// # Complexity
-/// O(nnz · labels + m · labels), in parallel over runs of rows of about
-/// equal numbers of non-zeros.
+/// of `isa` (see [`Job::run`]).
+#[cfg(test)]
 pub(crate) fn scores_into<T: Acc, I: Index>(
     isa: Isa,
     csr: (&[usize], &[I], &[f32]),
@@ -320,45 +391,15 @@ pub(crate) fn scores_into<T: Acc, I: Index>(
     label_major: bool,
     out: &mut [T],
 ) {
-    let (indptr, indices, values) = csr;
-    let nrows = indptr.len() - 1;
-    debug_assert_eq!(out.len(), nrows * labels);
-    let tasks = if indices.len() * labels < PARALLEL_MIN_WORK {
-        1
-    } else {
-        rayon::current_num_threads() * TASKS_PER_THREAD
+    let job = Job {
+        isa,
+        m,
+        alpha,
+        labels,
+        label_major,
+        cols: None,
     };
-    let bounds = balanced_bounds(indptr, tasks);
-    let mut l0 = 0;
-    while l0 < labels {
-        let l1 = (l0 + LABEL_BLOCK).min(labels);
-        let lab = Labels { labels, l0, l1 };
-        let p = (l1 - l0).next_multiple_of(T::lanes(isa));
-        let padded = Padded::new(alpha, m, lab, p, label_major);
-        let ap = padded.as_slice();
-        let mut pieces = Vec::with_capacity(tasks);
-        let mut rest = &mut out[..];
-        for w in bounds.windows(2) {
-            let (head, tail) = rest.split_at_mut((w[1] - w[0]) * labels);
-            pieces.push((w[0], head));
-            rest = tail;
-        }
-        let task = |(r0, chunk): (usize, &mut [T])| {
-            let r1 = r0 + chunk.len() / labels;
-            let rows = Rows {
-                indptr: &indptr[r0..=r1],
-                indices,
-                values,
-            };
-            rows_with(isa, p, rows, ap, chunk, lab);
-        };
-        if tasks == 1 {
-            pieces.into_iter().for_each(task);
-        } else {
-            pieces.into_par_iter().for_each(task);
-        }
-        l0 = l1;
-    }
+    job.run(csr, out);
 }
 
 /// One block of rows with the loops of `isa`.
