@@ -5,7 +5,9 @@
 //! * [`gram_many`]: several kernels' Gram matrices from one shared GEMM.
 //! * [`fast_exp`]: the vectorisable `exp` of the Gaussian map.
 //! * [`sparse`]: CSR Gram storage for compact-support kernels and scoring.
-//! * `sparse_scores`: the SIMD inner loops of CSR scoring.
+//! * `sparse_layout`: the renumbered copy of a CSR Gram that scoring reads.
+//! * `sparse_scores`: CSR scoring loops (portable, and the dispatch to SIMD).
+//! * `sparse_simd`: the AVX2 and AVX-512 loop of CSR scoring.
 //! * [`bandwidth`]: the B1-spline width for a target sparsity.
 //! * [`support`]: deduplicated support inputs.
 //! * [`cache`]: an LRU cache of Gram rows under a byte budget.
@@ -19,7 +21,10 @@ pub mod gram_cache;
 pub mod gram_many;
 mod map;
 pub mod sparse;
+mod sparse_layout;
 mod sparse_scores;
+#[cfg(target_arch = "x86_64")]
+mod sparse_simd;
 pub mod spec;
 pub mod support;
 mod tiles;

@@ -4,7 +4,10 @@
 use rayon::prelude::*;
 
 use super::gram::{check_matrix, job};
-use super::sparse_scores::{scores_into, Acc};
+use std::sync::OnceLock;
+
+use super::sparse_layout::ScoreLayout;
+use super::sparse_scores::{Acc, Isa};
 use super::tiles::{sparse_row_block, SparseScratch, RECT_ROWS};
 use super::Kernel;
 use crate::error::{check_finite, OmklError, Result};
@@ -42,16 +45,46 @@ const PARALLEL_MIN_BUILD: usize = 1 << 21;
 /// let scores = s.scores(&[1.0, 0.0, 0.0], 1).unwrap();
 /// assert_eq!(scores, vec![1.0, 0.5, 0.0]);
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct SparseGram {
     nrows: usize,
     ncols: usize,
     indptr: Vec<usize>,
     indices: Vec<u32>,
     values: Vec<f32>,
+    /// The renumbered copy that bulk scoring reads, built on its first call.
+    layout: OnceLock<ScoreLayout>,
+}
+
+impl PartialEq for SparseGram {
+    /// Equal shapes and CSR arrays (the scoring layout is derived from them).
+    fn eq(&self, other: &Self) -> bool {
+        (self.nrows, self.ncols) == (other.nrows, other.ncols)
+            && self.indptr == other.indptr
+            && self.indices == other.indices
+            && self.values == other.values
+    }
 }
 
 impl SparseGram {
+    /// Wraps checked CSR arrays.
+    fn new(
+        nrows: usize,
+        ncols: usize,
+        indptr: Vec<usize>,
+        indices: Vec<u32>,
+        values: Vec<f32>,
+    ) -> Self {
+        SparseGram {
+            nrows,
+            ncols,
+            indptr,
+            indices,
+            values,
+            layout: OnceLock::new(),
+        }
+    }
+
     /// Builds the CSR Gram matrix of `K(x_i, y_j)` (`x`: `nx × d`, `y`:
     /// `ny × d`, row-major f32) block by block, blocks in parallel: each
     /// tile of inner products comes from one f32 GEMM like [`super::gram`],
@@ -126,13 +159,7 @@ impl SparseGram {
         if upper {
             (indptr, indices, values) = mirror_upper(&indptr, &indices, &values);
         }
-        Ok(SparseGram {
-            nrows: nx,
-            ncols: ny,
-            indptr,
-            indices,
-            values,
-        })
+        Ok(SparseGram::new(nx, ny, indptr, indices, values))
     }
 
     /// Builds from CSR arrays, validating them (monotone `indptr` starting
@@ -175,13 +202,7 @@ impl SparseGram {
             }
         }
         super::gram::check_finite_f32("values", &values)?;
-        Ok(SparseGram {
-            nrows,
-            ncols,
-            indptr,
-            indices,
-            values,
-        })
+        Ok(SparseGram::new(nrows, ncols, indptr, indices, values))
     }
 
     /// `(rows, columns)`.
@@ -209,6 +230,16 @@ impl SparseGram {
         self.indptr.len() * std::mem::size_of::<usize>()
             + self.indices.len() * std::mem::size_of::<u32>()
             + self.values.len() * std::mem::size_of::<f32>()
+    }
+
+    /// Bytes of the scoring layout (0 before the first bulk scoring call):
+    /// a copy of the matrix with rows and columns renumbered so that
+    /// similar inputs are adjacent (breadth-first order of the row–column
+    /// graph), u16 column indices when there are at most 65,536 columns,
+    /// and the two renumberings. Held in addition to
+    /// [`SparseGram::nbytes`].
+    pub fn scoring_nbytes(&self) -> usize {
+        self.layout.get().map_or(0, ScoreLayout::nbytes)
     }
 
     /// The CSR arrays `(indptr, indices, values)`.
@@ -324,8 +355,9 @@ impl SparseGram {
     }
 
     /// `out ← K α` (`rows × labels`) for checked `alpha`, which is
-    /// `columns × labels`, or `labels × columns` if `label_major` (see
-    /// [`super::sparse_scores`]).
+    /// `columns × labels`, or `labels × columns` if `label_major`, from the
+    /// scoring layout (built on the first call, O(rows + columns + nnz);
+    /// see `sparse_layout` and `sparse_scores`).
     fn scores_unchecked<T: Acc>(
         &self,
         alpha: &[T],
@@ -333,8 +365,11 @@ impl SparseGram {
         label_major: bool,
         out: &mut [T],
     ) {
-        let csr = (&self.indptr[..], &self.indices[..], &self.values[..]);
-        scores_into(csr, self.ncols, alpha, labels, label_major, out);
+        let layout = self.layout.get_or_init(|| {
+            let csr = (&self.indptr[..], &self.indices[..], &self.values[..]);
+            ScoreLayout::new(csr, self.ncols)
+        });
+        layout.scores_into(Isa::detect(), alpha, labels, label_major, out);
     }
 
     /// `s ← (K α)[i, :]` for one query row (see [`SparseGram::scores`]);

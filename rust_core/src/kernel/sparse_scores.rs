@@ -7,55 +7,141 @@
 //! and multiply-add the `P` coefficients of column `j` into `P` sums held in
 //! registers.
 //!
-//! * With AVX2 and FMA (checked at run time) the sums live in ymm registers
-//!   and are updated with fused multiply-adds, in two independent sets
-//!   (even and odd non-zeros of the row) so that consecutive non-zeros do
-//!   not wait on each other's FMA latency; the two sets are added at the
-//!   end. A coefficient row of 32 f32 labels is two aligned cache lines.
+//! The instruction set is chosen at run time ([`Isa::detect`]):
+//!
+//! * AVX-512F: zmm registers of 16 f32 (8 f64); 26 labels padded to 32 f32
+//!   are two registers, so one non-zero costs two fused multiply-adds.
+//! * AVX2 and FMA: ymm registers of 8 f32 (4 f64).
 //! * Otherwise a portable loop takes each sum in the order of the row's
 //!   non-zeros, without FMA.
 //!
-//! Both give the exact sum up to rounding; the bits may differ between the
-//! two paths (order of summation and fused rounding), never between runs on
-//! the same machine.
+//! Both SIMD paths share one loop body (`sparse_simd`), generic over the
+//! register type, with several independent sets of sums (consecutive
+//! non-zeros of a row go to different sets, added at the end) so that
+//! fused multiply-adds do not wait on each other's latency. Column indices
+//! are u16 when the matrix has at most 65,536 columns (half the index
+//! traffic), u32 otherwise. Rows are split into parallel tasks of about
+//! equal numbers of non-zeros, not equal numbers of rows.
+//!
+//! Every path gives the exact sum up to rounding; the bits may differ
+//! between paths (order of summation and fused rounding), never between
+//! runs on the same machine (a row's sum does not depend on the split into
+//! tasks).
 
 use rayon::prelude::*;
 
+#[cfg(target_arch = "x86_64")]
+use super::sparse_simd as simd;
+
 /// Labels accumulated in registers per pass over a row's non-zeros.
 pub(crate) const LABEL_BLOCK: usize = 32;
-/// Rows per parallel scoring task.
-const SCORE_ROWS: usize = 32;
+/// Parallel tasks per worker thread (about equal numbers of non-zeros).
+const TASKS_PER_THREAD: usize = 8;
 /// Scoring jobs below this many multiply-adds run on the calling thread.
 const PARALLEL_MIN_WORK: usize = 1 << 16;
 /// Alignment of the padded coefficients (one cache line).
 const ALIGN: usize = 64;
 
+/// An instruction set of the scoring loops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Isa {
+    /// Scalar loop, no FMA.
+    Portable,
+    /// ymm registers with fused multiply-adds.
+    Avx2,
+    /// zmm registers with fused multiply-adds.
+    Avx512,
+}
+
+impl Isa {
+    /// The widest instruction set this CPU supports.
+    pub(crate) fn detect() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                return Isa::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
+                return Isa::Avx2;
+            }
+        }
+        Isa::Portable
+    }
+
+    /// Every instruction set this CPU supports (for tests).
+    #[cfg(test)]
+    pub(crate) fn available() -> Vec<Isa> {
+        let mut all = vec![Isa::Portable];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
+                all.push(Isa::Avx2);
+            }
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                all.push(Isa::Avx512);
+            }
+        }
+        all
+    }
+}
+
+/// Column indices of the scoring loops (u16 or u32).
+pub(crate) trait Index: Copy + Send + Sync {
+    fn at(self) -> usize;
+}
+
+impl Index for u16 {
+    #[inline(always)]
+    fn at(self) -> usize {
+        usize::from(self)
+    }
+}
+
+impl Index for u32 {
+    #[inline(always)]
+    fn at(self) -> usize {
+        self as usize
+    }
+}
+
 /// The number types of the scoring loops (f64 and f32).
 pub(crate) trait Acc:
     Copy + Default + Send + Sync + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self>
 {
-    /// Labels are padded to a multiple of this on the portable path (one
-    /// AVX2 register).
-    const LANES: usize;
+    /// Labels are padded to a multiple of this (one register of `isa`; 4
+    /// f64 or 8 f32 on the portable path).
+    fn lanes(isa: Isa) -> usize;
     fn of(v: f32) -> Self;
 
     /// Scores rows `0..indptr.len() - 1` of a CSR block into `out` (one
     /// row of `labels` per CSR row), writing labels `l0..l1` from the
-    /// padded coefficients `ap` (stride `nv · LANES`).
+    /// padded coefficients `ap` (stride `p`).
     ///
     /// # Safety
-    /// The CPU supports AVX2 and FMA; `ap` is 32-byte aligned and every
-    /// column index `j` satisfies `(j + 1) · nv · LANES <= ap.len()`.
+    /// The CPU supports `isa` (not [`Isa::Portable`]); `p` is a multiple
+    /// of `lanes(isa)` with `p <= 32`; `ap` is 64-byte aligned and every
+    /// column index `j` satisfies `(j + 1) · p <= ap.len()`.
     #[cfg(target_arch = "x86_64")]
-    unsafe fn rows_fma(nv: usize, rows: Rows<'_>, ap: &[Self], out: &mut [Self], lab: Labels);
+    unsafe fn rows_simd<I: Index>(
+        isa: Isa,
+        p: usize,
+        rows: Rows<'_, I>,
+        ap: &[Self],
+        out: &mut [Self],
+        lab: Labels,
+    );
 }
 
 /// A block of CSR rows: `indptr` holds absolute offsets into the full
 /// `indices` and `values` arrays.
 #[derive(Clone, Copy)]
-pub(crate) struct Rows<'a> {
+pub(crate) struct Rows<'a, I> {
     pub indptr: &'a [usize],
-    pub indices: &'a [u32],
+    pub indices: &'a [I],
     pub values: &'a [f32],
 }
 
@@ -67,63 +153,87 @@ pub(crate) struct Labels {
     pub l1: usize,
 }
 
+/// `$entry::<$simd, I, NV, SETS>(rows, ap, out, lab)` for the number `$nv`
+/// of registers per coefficient row, each arm naming its sets of sums.
+#[cfg(target_arch = "x86_64")]
+macro_rules! by_registers {
+    ($entry:ident, $simd:ty, $nv:expr, ($rows:ident, $ap:ident, $out:ident, $lab:ident),
+     $($n:literal => $sets:literal),+) => {
+        match $nv {
+            $($n => simd::$entry::<$simd, I, $n, $sets>($rows, $ap, $out, $lab),)+
+            _ => unreachable!("at most 32 padded labels"),
+        }
+    };
+}
+
 impl Acc for f64 {
-    const LANES: usize = 4;
+    #[inline(always)]
+    fn lanes(isa: Isa) -> usize {
+        match isa {
+            Isa::Avx512 => 8,
+            _ => 4,
+        }
+    }
+
     #[inline(always)]
     fn of(v: f32) -> Self {
         f64::from(v)
     }
 
     #[cfg(target_arch = "x86_64")]
-    unsafe fn rows_fma(nv: usize, rows: Rows<'_>, ap: &[f64], out: &mut [f64], lab: Labels) {
-        // 16 ymm registers: two sets of sums up to 4 registers each.
-        match nv {
-            1 => fma::rows::<f64, 1, true>(rows, ap, out, lab),
-            2 => fma::rows::<f64, 2, true>(rows, ap, out, lab),
-            3 => fma::rows::<f64, 3, true>(rows, ap, out, lab),
-            4 => fma::rows::<f64, 4, true>(rows, ap, out, lab),
-            5 => fma::rows::<f64, 5, false>(rows, ap, out, lab),
-            6 => fma::rows::<f64, 6, false>(rows, ap, out, lab),
-            7 => fma::rows::<f64, 7, false>(rows, ap, out, lab),
-            _ => fma::rows::<f64, 8, false>(rows, ap, out, lab),
+    unsafe fn rows_simd<I: Index>(
+        isa: Isa,
+        p: usize,
+        rows: Rows<'_, I>,
+        ap: &[f64],
+        out: &mut [f64],
+        lab: Labels,
+    ) {
+        // Sums in at most 16 registers, the rest for loads and broadcasts.
+        match isa {
+            Isa::Avx512 => by_registers!(avx512, simd::Z64, p / 8, (rows, ap, out, lab),
+                1 => 8, 2 => 4, 3 => 4, 4 => 4),
+            _ => by_registers!(avx2, simd::Y64, p / 4, (rows, ap, out, lab),
+                1 => 4, 2 => 4, 3 => 2, 4 => 2, 5 => 2, 6 => 2, 7 => 1, 8 => 1),
         }
     }
 }
 
 impl Acc for f32 {
-    const LANES: usize = 8;
+    #[inline(always)]
+    fn lanes(isa: Isa) -> usize {
+        match isa {
+            Isa::Avx512 => 16,
+            _ => 8,
+        }
+    }
+
     #[inline(always)]
     fn of(v: f32) -> Self {
         v
     }
 
     #[cfg(target_arch = "x86_64")]
-    unsafe fn rows_fma(nv: usize, rows: Rows<'_>, ap: &[f32], out: &mut [f32], lab: Labels) {
-        match nv {
-            1 => fma::rows::<f32, 1, true>(rows, ap, out, lab),
-            2 => fma::rows::<f32, 2, true>(rows, ap, out, lab),
-            3 => fma::rows::<f32, 3, true>(rows, ap, out, lab),
-            _ => fma::rows::<f32, 4, true>(rows, ap, out, lab),
+    unsafe fn rows_simd<I: Index>(
+        isa: Isa,
+        p: usize,
+        rows: Rows<'_, I>,
+        ap: &[f32],
+        out: &mut [f32],
+        lab: Labels,
+    ) {
+        match isa {
+            Isa::Avx512 => by_registers!(avx512, simd::Z32, p / 16, (rows, ap, out, lab),
+                1 => 8, 2 => 4),
+            _ => by_registers!(avx2, simd::Y32, p / 8, (rows, ap, out, lab),
+                1 => 4, 2 => 4, 3 => 2, 4 => 2),
         }
-    }
-}
-
-/// Whether the FMA loops can run on this CPU.
-#[inline]
-fn has_fma() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
     }
 }
 
 /// A zero-padded `m × p` copy of one block of coefficients, aligned to
 /// [`ALIGN`] bytes.
-struct Padded<T> {
+pub(crate) struct Padded<T> {
     buf: Vec<T>,
     off: usize,
     len: usize,
@@ -131,127 +241,211 @@ struct Padded<T> {
 
 impl<T: Acc> Padded<T> {
     /// Labels `l0..l1` of `alpha` (`m × labels`, or `labels × m` if
-    /// `label_major`), each row padded with zeros to `p`.
-    fn new(alpha: &[T], m: usize, lab: Labels, p: usize, label_major: bool) -> Self {
+    /// `label_major`), each row padded with zeros to `p`; row `c` holds the
+    /// coefficients of column `cols[c]` if `cols` is given, of `c` if not.
+    pub(crate) fn new(
+        alpha: &[T],
+        m: usize,
+        lab: Labels,
+        p: usize,
+        label_major: bool,
+        cols: Option<&[u32]>,
+    ) -> Self {
         let len = m * p;
         let extra = ALIGN / std::mem::size_of::<T>();
         let mut buf = vec![T::default(); len + extra];
         let off = buf.as_ptr().align_offset(ALIGN).min(extra);
         let w = lab.l1 - lab.l0;
         let dst = &mut buf[off..off + len];
+        let col = |c: usize| cols.map_or(c, |cols| cols[c] as usize);
         if label_major {
             for t in 0..w {
                 let src = &alpha[(lab.l0 + t) * m..(lab.l0 + t + 1) * m];
-                for (row, &v) in dst.chunks_exact_mut(p).zip(src) {
-                    row[t] = v;
+                for (c, row) in dst.chunks_exact_mut(p).enumerate() {
+                    row[t] = src[col(c)];
                 }
             }
         } else {
-            for (row, src) in dst.chunks_exact_mut(p).zip(alpha.chunks_exact(lab.labels)) {
-                row[..w].copy_from_slice(&src[lab.l0..lab.l1]);
+            for (c, row) in dst.chunks_exact_mut(p).enumerate() {
+                let j = col(c) * lab.labels;
+                row[..w].copy_from_slice(&alpha[j + lab.l0..j + lab.l1]);
             }
         }
         Padded { buf, off, len }
     }
 
-    fn as_slice(&self) -> &[T] {
+    pub(crate) fn as_slice(&self) -> &[T] {
         &self.buf[self.off..self.off + self.len]
+    }
+}
+
+/// Row boundaries `0 = b_0 <= … <= b_tasks = rows` splitting the rows into
+/// `tasks` runs of about equal cost, a row costing its non-zeros plus one.
+///
+/// # Complexity
+/// O(tasks · log rows).
+fn balanced_bounds(indptr: &[usize], tasks: usize) -> Vec<usize> {
+    let rows = indptr.len() - 1;
+    let total = indptr[rows] + rows;
+    let mut bounds = Vec::with_capacity(tasks + 1);
+    bounds.push(0);
+    for c in 1..tasks {
+        let target = total * c / tasks;
+        let r = partition_rows(indptr, target);
+        bounds.push(r.max(bounds[bounds.len() - 1]));
+    }
+    bounds.push(rows);
+    bounds
+}
+
+/// The first row `r` with `indptr[r] + r >= target`.
+fn partition_rows(indptr: &[usize], target: usize) -> usize {
+    let (mut lo, mut hi) = (0, indptr.len() - 1);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if indptr[mid] + mid < target {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// A scoring job: coefficients `alpha` of `m` columns (`m × labels`, or
+/// `labels × m` if `label_major`), checked, and the loops of `isa` (which
+/// the CPU must support).
+pub(crate) struct Job<'a, T> {
+    pub isa: Isa,
+    pub m: usize,
+    pub alpha: &'a [T],
+    pub labels: usize,
+    pub label_major: bool,
+    /// Column `c` of the CSR matrix is column `cols[c]` of `alpha`.
+    pub cols: Option<&'a [u32]>,
+}
+
+impl<T: Acc> Job<'_, T> {
+    /// `out ← K α` (`rows × labels`, row-major) for the CSR matrix
+    /// `(indptr, indices, values)`, whose column indices are `< m` (a
+    /// [`super::SparseGram`] invariant).
+    ///
+    /// # Complexity
+    /// O(nnz · labels + m · labels), in parallel over runs of rows of about
+    /// equal numbers of non-zeros.
+    pub(crate) fn run<I: Index>(&self, csr: (&[usize], &[I], &[f32]), out: &mut [T]) {
+        let (indptr, indices, values) = csr;
+        let (labels, isa) = (self.labels, self.isa);
+        let nrows = indptr.len() - 1;
+        debug_assert_eq!(out.len(), nrows * labels);
+        let tasks = if indices.len() * labels < PARALLEL_MIN_WORK {
+            1
+        } else {
+            rayon::current_num_threads() * TASKS_PER_THREAD
+        };
+        let bounds = balanced_bounds(indptr, tasks);
+        let mut l0 = 0;
+        while l0 < labels {
+            let l1 = (l0 + LABEL_BLOCK).min(labels);
+            let lab = Labels { labels, l0, l1 };
+            let p = (l1 - l0).next_multiple_of(T::lanes(isa));
+            let padded = Padded::new(self.alpha, self.m, lab, p, self.label_major, self.cols);
+            let ap = padded.as_slice();
+            let mut pieces = Vec::with_capacity(tasks);
+            let mut rest = &mut out[..];
+            for w in bounds.windows(2) {
+                let (head, tail) = rest.split_at_mut((w[1] - w[0]) * labels);
+                pieces.push((w[0], head));
+                rest = tail;
+            }
+            let task = |(r0, chunk): (usize, &mut [T])| {
+                let r1 = r0 + chunk.len() / labels;
+                let rows = Rows {
+                    indptr: &indptr[r0..=r1],
+                    indices,
+                    values,
+                };
+                rows_with(isa, p, rows, ap, chunk, lab);
+            };
+            if tasks == 1 {
+                pieces.into_iter().for_each(task);
+            } else {
+                pieces.into_par_iter().for_each(task);
+            }
+            l0 = l1;
+        }
     }
 }
 
 /// `out ← K α` (`rows × labels`, row-major) for the CSR matrix
 /// `(indptr, indices, values)` with `m` columns and checked coefficients
-/// `alpha` (`m × labels`, or `labels × m` if `label_major`). Column indices
-/// must be `< m` (a [`super::SparseGram`] invariant).
-///
-/// # Complexity
-/// O(nnz · labels + m · labels), in parallel over blocks of rows.
-pub(crate) fn scores_into<T: Acc>(
-    csr: (&[usize], &[u32], &[f32]),
+/// `alpha` (`m × labels`, or `labels × m` if `label_major`), with the loops
+/// of `isa` (see [`Job::run`]).
+#[cfg(test)]
+pub(crate) fn scores_into<T: Acc, I: Index>(
+    isa: Isa,
+    csr: (&[usize], &[I], &[f32]),
     m: usize,
     alpha: &[T],
     labels: usize,
     label_major: bool,
     out: &mut [T],
 ) {
-    let (indptr, indices, values) = csr;
-    let nrows = indptr.len() - 1;
-    debug_assert_eq!(out.len(), nrows * labels);
-    let wide = has_fma();
-    let mut l0 = 0;
-    while l0 < labels {
-        let l1 = (l0 + LABEL_BLOCK).min(labels);
-        let lab = Labels { labels, l0, l1 };
-        let p = (l1 - l0).next_multiple_of(T::LANES);
-        let padded = Padded::new(alpha, m, lab, p, label_major);
-        let ap = padded.as_slice();
-        let task = |(b, chunk): (usize, &mut [T])| {
-            let r0 = b * SCORE_ROWS;
-            let r1 = r0 + chunk.len() / labels;
-            let rows = Rows {
-                indptr: &indptr[r0..=r1],
-                indices,
-                values,
-            };
-            #[cfg(target_arch = "x86_64")]
-            {
-                if wide {
-                    // SAFETY: AVX2 and FMA were detected; `ap` is aligned by
-                    // `Padded` and holds `m · p` values, every column index
-                    // being `< m`.
-                    unsafe { T::rows_fma(p / T::LANES, rows, ap, chunk, lab) };
-                    return;
-                }
-            }
-            rows_portable(p, rows, ap, chunk, lab);
-        };
-        if indices.len() * (l1 - l0) < PARALLEL_MIN_WORK {
-            out.chunks_mut(SCORE_ROWS * labels)
-                .enumerate()
-                .for_each(task);
-        } else {
-            out.par_chunks_mut(SCORE_ROWS * labels)
-                .enumerate()
-                .for_each(task);
-        }
-        l0 = l1;
-    }
+    let job = Job {
+        isa,
+        m,
+        alpha,
+        labels,
+        label_major,
+        cols: None,
+    };
+    job.run(csr, out);
 }
 
-/// The portable path of [`scores_into`] for one block of rows.
-fn rows_portable<T: Acc>(p: usize, rows: Rows<'_>, ap: &[T], out: &mut [T], lab: Labels) {
+/// One block of rows with the loops of `isa`.
+fn rows_with<T: Acc, I: Index>(
+    isa: Isa,
+    p: usize,
+    rows: Rows<'_, I>,
+    ap: &[T],
+    out: &mut [T],
+    lab: Labels,
+) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above).
-            unsafe { rows_avx2(p, rows, ap, out, lab) };
+        if isa != Isa::Portable {
+            // SAFETY: `isa` is supported (callers pass `Isa::detect()` or
+            // a member of `Isa::available()`); `p` is a multiple of its
+            // lanes and at most 32; `ap` is aligned by `Padded` and holds
+            // `m · p` values, every column index being `< m`.
+            unsafe { T::rows_simd(isa, p, rows, ap, out, lab) };
             return;
         }
     }
-    rows_generic(p, rows, ap, out, lab);
+    rows_portable(p, rows, ap, out, lab);
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn rows_avx2<T: Acc>(p: usize, rows: Rows<'_>, ap: &[T], out: &mut [T], lab: Labels) {
-    rows_generic(p, rows, ap, out, lab);
-}
-
-#[inline(always)]
-fn rows_generic<T: Acc>(p: usize, rows: Rows<'_>, ap: &[T], out: &mut [T], lab: Labels) {
+/// The portable path of [`scores_into`] for one block of rows.
+fn rows_portable<T: Acc, I: Index>(
+    p: usize,
+    rows: Rows<'_, I>,
+    ap: &[T],
+    out: &mut [T],
+    lab: Labels,
+) {
     for (r, s) in out.chunks_exact_mut(lab.labels).enumerate() {
         let span = rows.indptr[r]..rows.indptr[r + 1];
         let (idx, val) = (&rows.indices[span.clone()], &rows.values[span]);
         let s = &mut s[lab.l0..lab.l1];
         match p {
-            4 => score_fixed::<T, 4>(idx, val, ap, s),
-            8 => score_fixed::<T, 8>(idx, val, ap, s),
-            12 => score_fixed::<T, 12>(idx, val, ap, s),
-            16 => score_fixed::<T, 16>(idx, val, ap, s),
-            20 => score_fixed::<T, 20>(idx, val, ap, s),
-            24 => score_fixed::<T, 24>(idx, val, ap, s),
-            28 => score_fixed::<T, 28>(idx, val, ap, s),
-            _ => score_fixed::<T, 32>(idx, val, ap, s),
+            4 => score_fixed::<T, I, 4>(idx, val, ap, s),
+            8 => score_fixed::<T, I, 8>(idx, val, ap, s),
+            12 => score_fixed::<T, I, 12>(idx, val, ap, s),
+            16 => score_fixed::<T, I, 16>(idx, val, ap, s),
+            20 => score_fixed::<T, I, 20>(idx, val, ap, s),
+            24 => score_fixed::<T, I, 24>(idx, val, ap, s),
+            28 => score_fixed::<T, I, 28>(idx, val, ap, s),
+            _ => score_fixed::<T, I, 32>(idx, val, ap, s),
         }
     }
 }
@@ -259,10 +453,10 @@ fn rows_generic<T: Acc>(p: usize, rows: Rows<'_>, ap: &[T], out: &mut [T], lab: 
 /// `s[y] ← Σ_t val[t] · ap[idx[t] · P + y]`, each sum in the order of the
 /// non-zeros (no FMA), all `P` sums in registers.
 #[inline(always)]
-fn score_fixed<T: Acc, const P: usize>(idx: &[u32], val: &[f32], ap: &[T], s: &mut [T]) {
+fn score_fixed<T: Acc, I: Index, const P: usize>(idx: &[I], val: &[f32], ap: &[T], s: &mut [T]) {
     let mut acc = [T::default(); P];
     for (&j, &k) in idx.iter().zip(val) {
-        let a = &ap[j as usize * P..][..P];
+        let a = &ap[j.at() * P..][..P];
         let k = T::of(k);
         for t in 0..P {
             acc[t] = acc[t] + k * a[t];
@@ -272,144 +466,12 @@ fn score_fixed<T: Acc, const P: usize>(idx: &[u32], val: &[f32], ap: &[T], s: &m
     s.copy_from_slice(&acc[..w]);
 }
 
-#[cfg(target_arch = "x86_64")]
-mod fma {
-    use super::{Labels, Rows};
-    use std::arch::x86_64::*;
-
-    /// One register type of the FMA loop: 8 f32 or 4 f64 lanes.
-    pub(super) trait Lane: Copy {
-        type V: Copy;
-        const W: usize;
-        unsafe fn zero() -> Self::V;
-        unsafe fn splat(k: f32) -> Self::V;
-        unsafe fn load(p: *const Self) -> Self::V;
-        unsafe fn fmadd(k: Self::V, a: Self::V, acc: Self::V) -> Self::V;
-        unsafe fn add(a: Self::V, b: Self::V) -> Self::V;
-        unsafe fn store(p: *mut Self, v: Self::V);
-    }
-
-    impl Lane for f32 {
-        type V = __m256;
-        const W: usize = 8;
-        #[inline(always)]
-        unsafe fn zero() -> __m256 {
-            _mm256_setzero_ps()
-        }
-        #[inline(always)]
-        unsafe fn splat(k: f32) -> __m256 {
-            _mm256_set1_ps(k)
-        }
-        #[inline(always)]
-        unsafe fn load(p: *const f32) -> __m256 {
-            _mm256_load_ps(p)
-        }
-        #[inline(always)]
-        unsafe fn fmadd(k: __m256, a: __m256, acc: __m256) -> __m256 {
-            _mm256_fmadd_ps(k, a, acc)
-        }
-        #[inline(always)]
-        unsafe fn add(a: __m256, b: __m256) -> __m256 {
-            _mm256_add_ps(a, b)
-        }
-        #[inline(always)]
-        unsafe fn store(p: *mut f32, v: __m256) {
-            _mm256_storeu_ps(p, v)
-        }
-    }
-
-    impl Lane for f64 {
-        type V = __m256d;
-        const W: usize = 4;
-        #[inline(always)]
-        unsafe fn zero() -> __m256d {
-            _mm256_setzero_pd()
-        }
-        #[inline(always)]
-        unsafe fn splat(k: f32) -> __m256d {
-            _mm256_set1_pd(f64::from(k))
-        }
-        #[inline(always)]
-        unsafe fn load(p: *const f64) -> __m256d {
-            _mm256_load_pd(p)
-        }
-        #[inline(always)]
-        unsafe fn fmadd(k: __m256d, a: __m256d, acc: __m256d) -> __m256d {
-            _mm256_fmadd_pd(k, a, acc)
-        }
-        #[inline(always)]
-        unsafe fn add(a: __m256d, b: __m256d) -> __m256d {
-            _mm256_add_pd(a, b)
-        }
-        #[inline(always)]
-        unsafe fn store(p: *mut f64, v: __m256d) {
-            _mm256_storeu_pd(p, v)
-        }
-    }
-
-    /// Scores of a block of rows with `NV` registers of sums per set
-    /// (`P = NV · W` padded labels). With `TWO`, two sets of sums (even
-    /// and odd non-zeros of the row, added at the end) keep twice as many
-    /// fused multiply-adds in flight; without, one set (for `NV` large
-    /// enough to hide the latency on its own).
-    ///
-    /// # Safety
-    /// See [`super::Acc::rows_fma`].
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn rows<T: Lane + Default, const NV: usize, const TWO: bool>(
-        rows: Rows<'_>,
-        ap: &[T],
-        out: &mut [T],
-        lab: Labels,
-    ) {
-        let p = NV * T::W;
-        let base = ap.as_ptr();
-        let mut tmp = [T::default(); 32];
-        for (r, s) in out.chunks_exact_mut(lab.labels).enumerate() {
-            let (b, e) = (rows.indptr[r], rows.indptr[r + 1]);
-            let idx = &rows.indices[b..e];
-            let val = &rows.values[b..e];
-            let mut a = [T::zero(); NV];
-            let mut c = [T::zero(); NV];
-            let mut t = 0;
-            if TWO {
-                while t + 2 <= idx.len() {
-                    let (j0, j1) = (idx[t] as usize, idx[t + 1] as usize);
-                    debug_assert!((j0.max(j1) + 1) * p <= ap.len());
-                    let (k0, k1) = (T::splat(val[t]), T::splat(val[t + 1]));
-                    let (p0, p1) = (base.add(j0 * p), base.add(j1 * p));
-                    for (v, (x, y)) in a.iter_mut().zip(c.iter_mut()).enumerate() {
-                        *x = T::fmadd(k0, T::load(p0.add(T::W * v)), *x);
-                        *y = T::fmadd(k1, T::load(p1.add(T::W * v)), *y);
-                    }
-                    t += 2;
-                }
-            }
-            while t < idx.len() {
-                let j = idx[t] as usize;
-                debug_assert!((j + 1) * p <= ap.len());
-                let k = T::splat(val[t]);
-                let p0 = base.add(j * p);
-                for (v, x) in a.iter_mut().enumerate() {
-                    *x = T::fmadd(k, T::load(p0.add(T::W * v)), *x);
-                }
-                t += 1;
-            }
-            for (v, (x, y)) in a.iter().zip(&c).enumerate() {
-                T::store(tmp.as_mut_ptr().add(T::W * v), T::add(*x, *y));
-            }
-            let w = lab.l1 - lab.l0;
-            s[lab.l0..lab.l1].copy_from_slice(&tmp[..w]);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A random CSR matrix (`rows × m`, some rows empty, odd and even row
-    /// lengths) with values in (0, 1].
+    /// A random CSR matrix (`rows × m`, some rows empty, row lengths of
+    /// every residue modulo 8) with values in (0, 1].
     fn csr(rows: usize, m: usize, seed: u64) -> (Vec<usize>, Vec<u32>, Vec<f32>) {
         let mut s = seed;
         let mut next = move || {
@@ -453,51 +515,85 @@ mod tests {
     }
 
     #[test]
-    fn every_path_and_label_count_matches_naive_sums() {
+    fn every_path_index_width_and_label_count_matches_naive_sums() {
         let (rows, m) = (70, 23);
-        for (case, labels) in [1usize, 5, 8, 9, 16, 17, 26, 32, 33, 40]
+        let isas = Isa::available();
+        for (case, labels) in [1usize, 5, 8, 9, 16, 17, 26, 32, 33, 40, 65]
             .into_iter()
             .enumerate()
         {
             let c = csr(rows, m, case as u64);
+            let idx16: Vec<u16> = c.1.iter().map(|&j| j as u16).collect();
             let alpha: Vec<f64> = (0..m * labels)
                 .map(|i| ((i * 7919 + case) % 201) as f64 / 100.0 - 1.0)
                 .collect();
             let alpha32: Vec<f32> = alpha.iter().map(|&v| v as f32).collect();
+            let alpha_lm: Vec<f64> = (0..labels * m)
+                .map(|t| alpha[(t % m) * labels + t / m])
+                .collect();
             let want = naive(&c, &alpha, labels);
-            let csr_ref = (&c.0[..], &c.1[..], &c.2[..]);
-            let mut got = vec![0.0f64; rows * labels];
-            scores_into(csr_ref, m, &alpha, labels, false, &mut got);
-            let mut got32 = vec![0.0f32; rows * labels];
-            scores_into(csr_ref, m, &alpha32, labels, false, &mut got32);
-            // The portable loop on its own (the path of CPUs without AVX2 and FMA).
-            let mut port = vec![0.0f64; rows * labels];
-            let mut l0 = 0;
-            while l0 < labels {
-                let l1 = (l0 + LABEL_BLOCK).min(labels);
-                let lab = Labels { labels, l0, l1 };
-                let p = (l1 - l0).next_multiple_of(f64::LANES);
-                let ap = Padded::new(&alpha, m, lab, p, false);
-                let rows_ref = Rows {
-                    indptr: &c.0,
-                    indices: &c.1,
-                    values: &c.2,
-                };
-                rows_portable(p, rows_ref, ap.as_slice(), &mut port, lab);
-                l0 = l1;
-            }
-            for (t, &(w, bound)) in want.iter().enumerate() {
-                let tol = 24.0 * 1.2e-16 * bound;
-                assert!((got[t] - w).abs() <= tol, "labels {labels} entry {t}");
-                assert!(
-                    (port[t] - w).abs() <= tol,
-                    "portable, labels {labels} entry {t}"
-                );
-                let tol32 = 24.0 * 1.2e-7 * bound;
-                let g = f64::from(got32[t]);
-                assert!((g - w).abs() <= tol32, "f32, labels {labels} entry {t}");
-            }
             assert!(want.iter().filter(|w| w.0 != 0.0).count() > rows * labels / 2);
+            for &isa in &isas {
+                let wide = (&c.0[..], &c.1[..], &c.2[..]);
+                let narrow = (&c.0[..], &idx16[..], &c.2[..]);
+                let mut got = vec![0.0f64; rows * labels];
+                scores_into(isa, wide, m, &alpha, labels, false, &mut got);
+                let mut got16 = vec![0.0f64; rows * labels];
+                scores_into(isa, narrow, m, &alpha, labels, false, &mut got16);
+                let mut lm = vec![0.0f64; rows * labels];
+                scores_into(isa, narrow, m, &alpha_lm, labels, true, &mut lm);
+                let mut got32 = vec![0.0f32; rows * labels];
+                scores_into(isa, narrow, m, &alpha32, labels, false, &mut got32);
+                // u16 and u32 indices, and both coefficient layouts, take
+                // the same sums in the same order.
+                assert_eq!(got, got16, "{isa:?}, labels {labels}");
+                assert_eq!(got, lm, "{isa:?}, labels {labels}");
+                for (t, &(w, bound)) in want.iter().enumerate() {
+                    let tol = 24.0 * 1.2e-16 * bound;
+                    assert!(
+                        (got[t] - w).abs() <= tol,
+                        "{isa:?}, labels {labels} entry {t}"
+                    );
+                    let tol32 = 24.0 * 1.2e-7 * bound;
+                    let g = f64::from(got32[t]);
+                    assert!(
+                        (g - w).abs() <= tol32,
+                        "{isa:?} f32, labels {labels} entry {t}"
+                    );
+                }
+            }
         }
+    }
+
+    #[test]
+    fn balanced_bounds_split_by_non_zeros() {
+        // Rows of uneven lengths: every run costs at most an equal share
+        // plus one row (a row is never split), where equal row counts
+        // would put most of the work in one run.
+        let mut indptr = vec![0usize];
+        for r in 0..100 {
+            let len = if r == 10 { 1000 } else { r % 7 };
+            indptr.push(indptr[r] + len);
+        }
+        let cost = |a: usize, b: usize| indptr[b] + b - indptr[a] - a;
+        for tasks in [1, 2, 4, 16] {
+            let b = balanced_bounds(&indptr, tasks);
+            assert_eq!(b.len(), tasks + 1);
+            assert_eq!((b[0], b[tasks]), (0, 100));
+            assert!(b.windows(2).all(|w| w[0] <= w[1]));
+            let share = cost(0, 100).div_ceil(tasks);
+            for w in b.windows(2) {
+                assert!(cost(w[0], w[1]) <= share + 1001, "{tasks} tasks: {b:?}");
+            }
+        }
+        // The heavy row closes the first run.
+        let b = balanced_bounds(&indptr, 4);
+        assert_eq!(b[1], 11, "{b:?}");
+        // Equal rows: equal runs.
+        let even: Vec<usize> = (0..=64).map(|r| 3 * r).collect();
+        assert_eq!(balanced_bounds(&even, 4), vec![0, 16, 32, 48, 64]);
+        // More tasks than rows, and no rows.
+        assert_eq!(balanced_bounds(&[0, 5], 3).last(), Some(&1));
+        assert_eq!(balanced_bounds(&[0], 3), vec![0, 0, 0, 0]);
     }
 }

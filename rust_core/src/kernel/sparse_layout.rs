@@ -1,0 +1,267 @@
+//! The scoring layout of a [`super::SparseGram`]: its rows and columns
+//! renumbered so that rows with common neighbours are adjacent, and so are
+//! columns with common rows.
+//!
+//! Scoring gathers one row of coefficients per non-zero. In the stored
+//! order, consecutive non-zeros of a row (and consecutive rows) may touch
+//! coefficient rows anywhere in the matrix, so each gather comes from L2 or
+//! further. After renumbering rows and columns in the order of a
+//! breadth-first search of the bipartite row–column graph (Cuthill–McKee
+//! order, without the final reversal, which matters for fill-in but not for
+//! locality), a cluster of similar inputs becomes a block of consecutive
+//! rows and columns, and its coefficients stay in L1 while its rows are
+//! scored. Scores are computed in the new row order and written back to
+//! the original rows; sums are taken over the same non-zeros in ascending
+//! new column order.
+
+use rayon::prelude::*;
+
+use super::sparse_scores::{Acc, Isa, Job};
+
+/// Column counts up to this have u16 indices.
+pub(crate) const U16_COLUMNS: usize = 1 << 16;
+
+/// Column indices of the layout: u16 when there are at most
+/// [`U16_COLUMNS`] columns.
+#[derive(Clone, Debug)]
+enum Indices {
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+}
+
+/// A renumbered copy of a CSR matrix for scoring.
+#[derive(Clone, Debug)]
+pub(crate) struct ScoreLayout {
+    /// `rows[r]`: the original row of new row `r`.
+    rows: Vec<u32>,
+    /// `row_new[i]`: the new row of original row `i`.
+    row_new: Vec<u32>,
+    /// `cols[c]`: the original column of new column `c`.
+    cols: Vec<u32>,
+    indptr: Vec<usize>,
+    indices: Indices,
+    values: Vec<f32>,
+}
+
+impl ScoreLayout {
+    /// The layout of the CSR matrix `(indptr, indices, values)` with
+    /// `ncols` columns (rows and columns fewer than 2^32).
+    ///
+    /// # Complexity
+    /// O(rows + columns + nnz) time and memory.
+    pub(crate) fn new(csr: (&[usize], &[u32], &[f32]), ncols: usize) -> Self {
+        let (indptr, indices, values) = csr;
+        let nrows = indptr.len() - 1;
+        let nnz = indices.len();
+        // The transpose's pattern: for each column, the positions of its
+        // entries in the CSR arrays (rows ascending).
+        let mut tptr = vec![0usize; ncols + 1];
+        for &j in indices {
+            tptr[j as usize + 1] += 1;
+        }
+        for c in 0..ncols {
+            tptr[c + 1] += tptr[c];
+        }
+        let mut cursor = tptr[..ncols].to_vec();
+        let mut tpos = vec![0u32; nnz];
+        let mut trow = vec![0u32; nnz];
+        for i in 0..nrows {
+            let span = indptr[i]..indptr[i + 1];
+            for (t, &c) in span.clone().zip(&indices[span]) {
+                let c = c as usize;
+                tpos[cursor[c]] = t as u32;
+                trow[cursor[c]] = i as u32;
+                cursor[c] += 1;
+            }
+        }
+        let (rows, cols) = bfs_order(indptr, indices, &tptr, &trow, ncols);
+        let mut row_new = vec![0u32; nrows];
+        for (r, &i) in rows.iter().enumerate() {
+            row_new[i as usize] = r as u32;
+        }
+        let mut new_ptr = Vec::with_capacity(nrows + 1);
+        new_ptr.push(0usize);
+        for &i in &rows {
+            let i = i as usize;
+            new_ptr.push(new_ptr[new_ptr.len() - 1] + indptr[i + 1] - indptr[i]);
+        }
+        // Columns in new order: each new row receives its entries with
+        // ascending new column indices.
+        let mut fill = new_ptr[..nrows].to_vec();
+        let mut new_idx = vec![0u32; nnz];
+        let mut new_val = vec![0.0f32; nnz];
+        for (c_new, &c) in cols.iter().enumerate() {
+            let c = c as usize;
+            for s in tptr[c]..tptr[c + 1] {
+                let r = row_new[trow[s] as usize] as usize;
+                new_idx[fill[r]] = c_new as u32;
+                new_val[fill[r]] = values[tpos[s] as usize];
+                fill[r] += 1;
+            }
+        }
+        let indices = if ncols <= U16_COLUMNS {
+            Indices::U16(new_idx.iter().map(|&j| j as u16).collect())
+        } else {
+            Indices::U32(new_idx)
+        };
+        ScoreLayout {
+            rows,
+            row_new,
+            cols,
+            indptr: new_ptr,
+            indices,
+            values: new_val,
+        }
+    }
+
+    /// Bytes of the layout's arrays.
+    pub(crate) fn nbytes(&self) -> usize {
+        let idx = match &self.indices {
+            Indices::U16(v) => v.len() * 2,
+            Indices::U32(v) => v.len() * 4,
+        };
+        (2 * self.rows.len() + self.cols.len()) * 4
+            + self.indptr.len() * std::mem::size_of::<usize>()
+            + idx
+            + self.values.len() * 4
+    }
+
+    /// `out ← K α` (`rows × labels` in the original row order) for checked
+    /// coefficients `alpha` of the original columns (`columns × labels`,
+    /// or `labels × columns` if `label_major`).
+    pub(crate) fn scores_into<T: Acc>(
+        &self,
+        isa: Isa,
+        alpha: &[T],
+        labels: usize,
+        label_major: bool,
+        out: &mut [T],
+    ) {
+        let job = Job {
+            isa,
+            m: self.cols.len(),
+            alpha,
+            labels,
+            label_major,
+            cols: Some(&self.cols),
+        };
+        // Scores in the new row order, then each original row gathers its own.
+        let mut tmp = vec![T::default(); out.len()];
+        match &self.indices {
+            Indices::U16(idx) => job.run((&self.indptr, idx, &self.values), &mut tmp),
+            Indices::U32(idx) => job.run((&self.indptr, idx, &self.values), &mut tmp),
+        }
+        let gather = |(i, o): (usize, &mut [T])| {
+            let r = self.row_new[i] as usize;
+            o.copy_from_slice(&tmp[r * labels..(r + 1) * labels]);
+        };
+        if out.len() < 1 << 16 {
+            out.chunks_exact_mut(labels).enumerate().for_each(gather);
+        } else {
+            out.par_chunks_exact_mut(labels)
+                .enumerate()
+                .for_each(gather);
+        }
+    }
+}
+
+/// The breadth-first order of the bipartite graph whose row `i` and column
+/// `j` are adjacent when `(i, j)` is stored: rows and columns in order of
+/// discovery, each component started from its lowest unvisited row (then
+/// columns with no entries, in order). Returns `(rows, cols)`, the original
+/// index of each new row and column.
+///
+/// # Complexity
+/// O(rows + columns + nnz).
+fn bfs_order(
+    indptr: &[usize],
+    indices: &[u32],
+    tptr: &[usize],
+    trow: &[u32],
+    ncols: usize,
+) -> (Vec<u32>, Vec<u32>) {
+    let nrows = indptr.len() - 1;
+    let mut row_seen = vec![false; nrows];
+    let mut col_seen = vec![false; ncols];
+    let mut rows: Vec<u32> = Vec::with_capacity(nrows);
+    let mut cols: Vec<u32> = Vec::with_capacity(ncols);
+    let (mut next_row, mut next_col) = (0, 0);
+    for start in 0..nrows {
+        if row_seen[start] {
+            continue;
+        }
+        row_seen[start] = true;
+        rows.push(start as u32);
+        // Rows and columns discovered but not yet expanded are the tails
+        // of `rows` and `cols`; expand alternately until both are done.
+        while next_row < rows.len() || next_col < cols.len() {
+            while next_row < rows.len() {
+                let i = rows[next_row] as usize;
+                next_row += 1;
+                for &j in &indices[indptr[i]..indptr[i + 1]] {
+                    if !col_seen[j as usize] {
+                        col_seen[j as usize] = true;
+                        cols.push(j);
+                    }
+                }
+            }
+            while next_col < cols.len() {
+                let j = cols[next_col] as usize;
+                next_col += 1;
+                for &i in &trow[tptr[j]..tptr[j + 1]] {
+                    if !row_seen[i as usize] {
+                        row_seen[i as usize] = true;
+                        rows.push(i);
+                    }
+                }
+            }
+        }
+    }
+    cols.extend((0..ncols as u32).filter(|&j| !col_seen[j as usize]));
+    (rows, cols)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renumbering_is_a_permutation_of_rows_columns_and_entries() {
+        // Two interleaved clusters {0, 2, 4} and {1, 3}, a lone row 5 and
+        // an empty column 6.
+        let dense: [[f32; 7]; 6] = [
+            [1.0, 0.0, 0.5, 0.0, 0.2, 0.0, 0.0],
+            [0.0, 1.0, 0.0, 0.3, 0.0, 0.0, 0.0],
+            [0.5, 0.0, 1.0, 0.0, 0.4, 0.0, 0.0],
+            [0.0, 0.3, 0.0, 1.0, 0.0, 0.0, 0.0],
+            [0.2, 0.0, 0.4, 0.0, 1.0, 0.0, 0.0],
+            [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0],
+        ];
+        let (mut ptr, mut idx, mut val) = (vec![0], vec![], vec![]);
+        for row in &dense {
+            for (j, &v) in row.iter().enumerate() {
+                if v != 0.0 {
+                    idx.push(j as u32);
+                    val.push(v);
+                }
+            }
+            ptr.push(idx.len());
+        }
+        let l = ScoreLayout::new((&ptr, &idx, &val), 7);
+        // Clusters become contiguous.
+        assert_eq!(l.rows, vec![0, 2, 4, 1, 3, 5]);
+        assert_eq!(l.cols, vec![0, 2, 4, 1, 3, 5, 6]);
+        let Indices::U16(ni) = &l.indices else {
+            panic!("7 columns fit u16")
+        };
+        for (r, &i) in l.rows.iter().enumerate() {
+            let span = l.indptr[r]..l.indptr[r + 1];
+            assert!(ni[span.clone()].windows(2).all(|w| w[0] < w[1]));
+            let mut got = [0.0f32; 7];
+            for t in span {
+                got[l.cols[ni[t] as usize] as usize] = l.values[t];
+            }
+            assert_eq!(got, dense[i as usize]);
+        }
+    }
+}
