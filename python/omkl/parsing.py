@@ -186,6 +186,12 @@ class DependencyParser:
     3 UAS below the SVM in a 2-epoch full-data run; a larger λ switches
     templates off (see the tests). Prediction always uses the averaged
     parameters.
+
+    On the full training set (dev UAS after epochs 1-5, pruner ``k = 20``),
+    the default templates give 87.46, 87.97, 87.99, 88.03, 87.98 (``parser_dev_study.py
+    --max-train 0``), against 87.23, 87.65, 87.85, 87.93, 87.85 without the
+    word-shape, between-count and finer-distance templates (``--exclude
+    pre5,suf3,b.counts,fdist``, the 296 live templates of the original set).
     """
 
     def __init__(
