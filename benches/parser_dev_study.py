@@ -22,6 +22,7 @@ import resource
 import time
 from typing import Any
 
+from omkl import _omkl
 from omkl.parsing import DependencyParser, read_conllu
 
 DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "ud-english-ewt"
@@ -34,7 +35,13 @@ def main() -> None:
     ap.add_argument("--max-train", type=int, default=4000, help="first N sentences (0: all)")
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--configs", default="l2:1e-6:0.1", help="regularizer:lam:eta,...")
-    ap.add_argument("--prune-k", type=int, default=20)
+    ap.add_argument("--prune-k", type=int, default=DependencyParser().prune_k)
+    ap.add_argument("--pruner-epochs", type=int, default=DependencyParser().pruner_epochs)
+    ap.add_argument(
+        "--exclude",
+        default="",
+        help="comma-separated substrings: drop the default templates whose names contain one",
+    )
     ap.add_argument("--label-epochs", type=int, default=3)
     ap.add_argument("--json", default="", help="also write the rows as JSON here")
     args = ap.parse_args()
@@ -45,6 +52,11 @@ def main() -> None:
     if args.max_train:
         train = train[: args.max_train]
     dev = args.dev
+    names = _omkl.default_template_names()
+    drop = [x for x in args.exclude.split(",") if x]
+    keep = [i for i, name in enumerate(names) if not any(x in name for x in drop)]
+    templates = keep if drop else None
+    print(f"templates {len(keep)} of {len(names)}")
     rows: list[dict[str, Any]] = []
     print(f"train sentences {len(train)}, dev {dev}")
     print("| regularizer | lam | eta | epoch | dev UAS | dev LAS | active | arc CPU s |")
@@ -58,6 +70,8 @@ def main() -> None:
             eta=eta,
             epochs=args.epochs,
             prune_k=args.prune_k,
+            pruner_epochs=args.pruner_epochs,
+            templates=templates,
             label_epochs=args.label_epochs,
         )
         t0 = time.process_time()

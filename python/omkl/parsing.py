@@ -1,8 +1,9 @@
 """Non-projective dependency parsing with online multiple kernel learning.
 
 :class:`DependencyParser` is an arc-factored parser whose feature templates
-(312 by default) are the groups of a structured-sparsity regulariser: with
-``regularizer="l2"`` it is an SVM trained online (Alg. 1), with
+(346 by default, 330 of which can carry weight) are the groups of a
+structured-sparsity regulariser: with ``regularizer="l2"`` it is an SVM
+trained online (Alg. 1), with
 ``regularizer="mkl"`` the squared ℓ2,1 norm over templates (Alg. 3) switches
 whole templates off. Training, decoding and feature extraction run in Rust.
 
@@ -154,7 +155,7 @@ class DependencyParser:
         Seed of the shuffling of sentences between epochs.
     prune_k
         Heads kept per word by the first-pass arc pruner (0 disables it). The
-        pruner, a small model on 20 templates, is trained for
+        pruner, a small model on 25 templates, is trained for
         ``pruner_epochs`` passes at the start of :meth:`fit`; the full model
         then scores only the kept arcs (and the gold arc while training).
     pruner_epochs
@@ -185,6 +186,12 @@ class DependencyParser:
     3 UAS below the SVM in a 2-epoch full-data run; a larger λ switches
     templates off (see the tests). Prediction always uses the averaged
     parameters.
+
+    On the full training set (dev UAS after epochs 1-5, pruner ``k = 20``),
+    the default templates give 87.46, 87.97, 87.99, 88.03, 87.98 (``parser_dev_study.py
+    --max-train 0``), against 87.23, 87.65, 87.85, 87.93, 87.85 without the
+    word-shape, between-count and finer-distance templates (``--exclude
+    pre5,suf3,b.counts,fdist``, the 296 live templates of the original set).
     """
 
     def __init__(

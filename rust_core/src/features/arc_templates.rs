@@ -103,9 +103,13 @@ pub enum Attr {
     LemmaUpos,
     FormXpos,
     LemmaXpos,
+    /// The first 5 characters of the lowercased form (McDonald et al. 2005).
+    Prefix5,
+    /// The last 3 characters of the lowercased form.
+    Suffix3,
 }
 
-const N_ATTR: usize = 8;
+const N_ATTR: usize = 10;
 
 impl Attr {
     fn index(self) -> usize {
@@ -121,6 +125,8 @@ impl Attr {
             Attr::LemmaUpos => "lemma+upos",
             Attr::FormXpos => "form+xpos",
             Attr::LemmaXpos => "lemma+xpos",
+            Attr::Prefix5 => "pre5",
+            Attr::Suffix3 => "suf3",
         }
     }
     /// log2 of a generous estimate of the number of distinct values.
@@ -128,6 +134,8 @@ impl Attr {
         match self {
             Attr::Form | Attr::FormUpos | Attr::FormXpos => 15,
             Attr::Lemma | Attr::LemmaUpos | Attr::LemmaXpos => 14,
+            Attr::Prefix5 => 13,
+            Attr::Suffix3 => 11,
             Attr::Upos => 5,
             Attr::Xpos => 6,
         }
@@ -149,6 +157,10 @@ pub enum Multi {
     BetweenUpos,
     /// The XPOS of each word strictly between head and modifier.
     BetweenXpos,
+    /// One feature per arc: the numbers of verbs (capped at 3), punctuation
+    /// marks (capped at 3) and coordinating conjunctions (capped at 2)
+    /// strictly between head and modifier.
+    BetweenCounts,
 }
 
 /// Conjunction with direction and distance.
@@ -157,6 +169,8 @@ pub enum Conj {
     None,
     Dir,
     DirDist,
+    /// Direction and the finer distance of [`fine_distance_bin`].
+    DirFineDist,
 }
 
 /// One feature template (one group).
@@ -190,11 +204,13 @@ impl Template {
             Multi::FeatsH | Multi::FeatsM => 7,
             Multi::BetweenUpos => 5,
             Multi::BetweenXpos => 6,
+            Multi::BetweenCounts => 6,
         };
         bits += match conj {
             Conj::None => 0,
             Conj::Dir => 1,
             Conj::DirDist => 4,
+            Conj::DirFineDist => 6,
         };
         let lexical = atoms.iter().filter(|(_, a)| a.is_lexical()).count();
         let cap = match lexical {
@@ -213,11 +229,13 @@ impl Template {
             Multi::FeatsM => parts.push("m.feat".into()),
             Multi::BetweenUpos => parts.push("b.upos".into()),
             Multi::BetweenXpos => parts.push("b.xpos".into()),
+            Multi::BetweenCounts => parts.push("b.counts".into()),
         }
         match conj {
             Conj::None => {}
             Conj::Dir => parts.push("dir".into()),
             Conj::DirDist => parts.push("dir+dist".into()),
+            Conj::DirFineDist => parts.push("dir+fdist".into()),
         }
         Template {
             name: parts.join("|"),
@@ -229,9 +247,9 @@ impl Template {
     }
 
     /// Whether the template has exactly one feature per arc (no
-    /// multi-valued part).
+    /// multi-valued part, or the single between-counts feature).
     pub fn is_single(&self) -> bool {
-        self.multi == Multi::None
+        matches!(self.multi, Multi::None | Multi::BetweenCounts)
     }
 
     /// Whether the template can never be updated: a modifier-only template
@@ -269,12 +287,18 @@ impl Template {
             Conj::None => 0,
             Conj::Dir => (h < m) as usize,
             Conj::DirDist => (h < m) as usize * 8 + distance_bin(h, m) as usize,
+            Conj::DirFineDist => {
+                16 + (h < m) as usize * FINE_BINS + fine_distance_bin(h, m) as usize
+            }
         }
     }
 }
 
+/// Number of distinct values of [`fine_distance_bin`].
+pub const FINE_BINS: usize = 20;
+
 /// Number of distinct values of [`Template::conj_code`].
-pub const CONJ_CODES: usize = 16;
+pub const CONJ_CODES: usize = 16 + 2 * FINE_BINS;
 
 /// What the features of a template depend on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -287,8 +311,14 @@ pub enum Side {
     Pair,
 }
 
-/// The default template set (312 templates = 104 base templates, each with
-/// no conjunction, direction, and direction + binned distance).
+/// The default template set, 346 templates: the 104 original base
+/// templates, each with no conjunction, direction, and direction + binned
+/// distance (indices `0..312`), then 9 base templates of word shapes and
+/// between-word counts in the same 3 conjunctions (`312..339`), then 7
+/// templates conjoined with direction and the finer distance of
+/// [`fine_distance_bin`] (`339..346`). The 16 modifier-only templates
+/// without conjunction are inert ([`Template::is_inert`]), so 330 templates
+/// can carry weight.
 pub fn default_templates() -> Vec<Template> {
     use Attr::*;
     use Pos::*;
@@ -345,11 +375,43 @@ pub fn default_templates() -> Vec<Template> {
         };
         base.push((vec![(H, tag), (M, tag)], between));
     }
-    let mut out = Vec::with_capacity(base.len() * 3);
+    let mut out = Vec::with_capacity(base.len() * 6 + 8);
     for conj in [Conj::None, Conj::Dir, Conj::DirDist] {
         for (atoms, multi) in &base {
             out.push(Template::new(atoms, *multi, conj));
         }
+    }
+    // Word shapes (McDonald et al. 2005): 5-character prefixes and
+    // 3-character suffixes of forms, alone on the head and with the other
+    // word's tag.
+    base.clear();
+    base.push((vec![(H, Prefix5)], Multi::None));
+    base.push((vec![(H, Suffix3)], Multi::None));
+    base.push((vec![(H, Prefix5), (M, Prefix5)], Multi::None));
+    base.push((vec![(H, Prefix5), (M, Upos)], Multi::None));
+    base.push((vec![(H, Upos), (M, Prefix5)], Multi::None));
+    base.push((vec![(H, Suffix3), (M, Upos)], Multi::None));
+    base.push((vec![(H, Upos), (M, Suffix3)], Multi::None));
+    // Counts of verbs, punctuation and conjunctions in between.
+    base.push((vec![(H, Upos), (M, Upos)], Multi::BetweenCounts));
+    base.push((vec![(H, Xpos), (M, Xpos)], Multi::BetweenCounts));
+    for conj in [Conj::None, Conj::Dir, Conj::DirDist] {
+        for (atoms, multi) in &base {
+            out.push(Template::new(atoms, *multi, conj));
+        }
+    }
+    // Finer distance (exact up to 15) on the tag pairs and the tag of each
+    // side alone.
+    for (atoms, multi) in [
+        (vec![(H, Upos)], Multi::None),
+        (vec![(M, Upos)], Multi::None),
+        (vec![(H, Upos), (M, Upos)], Multi::None),
+        (vec![(H, Xpos), (M, Xpos)], Multi::None),
+        (vec![(H, Upos), (M, Upos)], Multi::BetweenCounts),
+        (vec![(H, Lemma), (M, Upos)], Multi::None),
+        (vec![(H, Upos), (M, Lemma)], Multi::None),
+    ] {
+        out.push(Template::new(&atoms, multi, Conj::DirFineDist));
     }
     out
 }
@@ -359,6 +421,8 @@ pub fn default_templates() -> Vec<Template> {
 pub struct WordAtoms {
     attrs: [u64; N_ATTR],
     feats: Vec<u64>,
+    /// [`IS_VERB`], [`IS_PUNCT`], [`IS_CCONJ`] flags.
+    class: u8,
 }
 
 impl WordAtoms {
@@ -374,9 +438,31 @@ impl WordAtoms {
         } else {
             feats.split('|').map(|v| tag(5, v)).collect()
         };
+        let lower = form.to_lowercase();
+        let chars: Vec<char> = lower.chars().collect();
+        let pre: String = chars.iter().take(5).collect();
+        let suf: String = chars[chars.len().saturating_sub(3)..].iter().collect();
+        let class = match upos {
+            "VERB" | "AUX" => IS_VERB,
+            "PUNCT" => IS_PUNCT,
+            "CCONJ" => IS_CCONJ,
+            _ => 0,
+        };
         WordAtoms {
-            attrs: [f, l, u, x, mix(f, u), mix(l, u), mix(f, x), mix(l, x)],
+            attrs: [
+                f,
+                l,
+                u,
+                x,
+                mix(f, u),
+                mix(l, u),
+                mix(f, x),
+                mix(l, x),
+                tag(7, &pre),
+                tag(8, &suf),
+            ],
             feats,
+            class,
         }
     }
 
@@ -386,6 +472,7 @@ impl WordAtoms {
         WordAtoms {
             attrs: [h; N_ATTR],
             feats: Vec::new(),
+            class: 0,
         }
     }
 }
@@ -400,6 +487,25 @@ pub fn distance_bin(h: usize, m: usize) -> u64 {
     }
 }
 
+/// Finer binned distance `|h - m|`: exact up to 15, then 16-19, 20-24,
+/// 25-34 and 35+ (values `1..FINE_BINS`). Long arcs, which the coarse
+/// [`distance_bin`] lumps into "11+", are what a pruner misses most.
+#[inline]
+pub fn fine_distance_bin(h: usize, m: usize) -> u64 {
+    match h.abs_diff(m) {
+        d @ 0..=15 => d as u64,
+        16..=19 => 16,
+        20..=24 => 17,
+        25..=34 => 18,
+        _ => 19,
+    }
+}
+
+/// Bit flags of a word's coarse class, for [`Multi::BetweenCounts`].
+const IS_VERB: u8 = 1;
+const IS_PUNCT: u8 = 2;
+const IS_CCONJ: u8 = 4;
+
 /// Per-sentence feature extractor: the head-side and modifier-side hashes of
 /// every template are computed once, each arc combines them.
 pub struct ArcFeaturizer<'a> {
@@ -410,6 +516,9 @@ pub struct ArcFeaturizer<'a> {
     /// `hpart[t * n1 + h]`, `mpart[t * n1 + m]`.
     hpart: Vec<u64>,
     mpart: Vec<u64>,
+    /// `counts[i]`: verbs, punctuation marks and conjunctions among words
+    /// `0..i` (prefix sums).
+    counts: Vec<[u16; 3]>,
 }
 
 impl<'a> ArcFeaturizer<'a> {
@@ -449,12 +558,22 @@ impl<'a> ArcFeaturizer<'a> {
                 mpart[t * n1 + i] = mk;
             }
         }
+        let mut counts = Vec::with_capacity(n1 + 1);
+        let mut c = [0u16; 3];
+        counts.push(c);
+        for w in &all {
+            for (j, flag) in [IS_VERB, IS_PUNCT, IS_CCONJ].into_iter().enumerate() {
+                c[j] = c[j].saturating_add(u16::from(w.class & flag != 0));
+            }
+            counts.push(c);
+        }
         ArcFeaturizer {
             templates,
             words: all,
             n1,
             hpart,
             mpart,
+            counts,
         }
     }
 
@@ -491,6 +610,7 @@ impl<'a> ArcFeaturizer<'a> {
             Conj::None => k,
             Conj::Dir => mix(k, (h < m) as u64 + 1),
             Conj::DirDist => mix(k, ((h < m) as u64 + 1) * 16 + distance_bin(h, m)),
+            Conj::DirFineDist => mix(k, ((h < m) as u64 + 1) * 64 + fine_distance_bin(h, m)),
         };
         match tpl.multi {
             Multi::None => f(k),
@@ -510,6 +630,15 @@ impl<'a> ArcFeaturizer<'a> {
                 for b in lo + 1..hi {
                     f(mix(k, self.words[b].attrs[a.index()]));
                 }
+            }
+            Multi::BetweenCounts => {
+                let (lo, hi) = if h < m { (h, m) } else { (m, h) };
+                // words strictly between: lo + 1 .. hi
+                let (a, b) = (self.counts[lo + 1], self.counts[hi]);
+                let verbs = (b[0] - a[0]).min(3) as u64;
+                let punct = (b[1] - a[1]).min(3) as u64;
+                let cconj = (b[2] - a[2]).min(2) as u64;
+                f(mix(k, 1 + verbs * 16 + punct * 4 + cconj));
             }
         }
     }
@@ -651,13 +780,115 @@ mod tests {
                 assert!(tpl.conj_code(h, m) < CONJ_CODES);
             }
         }
-        // 16 head-only and 16 modifier-only base templates, in 3 conjunctions
-        assert_eq!(sided, [48, 48, t.len() - 96]);
+        // 18 head-only and 16 modifier-only base templates in 3
+        // conjunctions, and one of each with the finer distance
+        assert_eq!(sided, [55, 49, t.len() - 104]);
+        assert_eq!(t.len(), 346);
         assert_eq!(t.iter().filter(|x| x.is_inert()).count(), 16);
+        // the original 312 templates keep their indices
+        assert_eq!(t[0].name, "h.form");
+        assert_eq!(t[104].name, "h.form|dir");
+        assert_eq!(t[208].name, "h.form|dir+dist");
+        assert_eq!(t[312].name, "h.pre5");
         let pair = t.iter().position(|t| t.name == "h.upos|m.upos").unwrap();
         assert_eq!(t[pair].side(), Side::Pair);
         let feats = t.iter().position(|t| t.name == "h.upos|h.feat").unwrap();
         assert_eq!(t[feats].side(), Side::Head);
+    }
+
+    #[test]
+    fn between_counts_match_a_brute_force_count() {
+        let tags = [
+            "NOUN", "VERB", "PUNCT", "CCONJ", "AUX", "PUNCT", "PUNCT", "PUNCT", "PUNCT", "VERB",
+            "CCONJ", "CCONJ", "CCONJ", "NOUN",
+        ];
+        let w: Vec<WordAtoms> = tags
+            .iter()
+            .map(|t| WordAtoms::new("x", "x", t, t, "_"))
+            .collect();
+        let t = vec![Template::new(
+            &[(Pos::H, Attr::Upos), (Pos::M, Attr::Upos)],
+            Multi::BetweenCounts,
+            Conj::None,
+        )];
+        assert!(t[0].is_single() && t[0].side() == Side::Pair);
+        let fz = ArcFeaturizer::new(&t, &w);
+        let n1 = fz.len_with_root();
+        // the same tag pair with counts that differ must give different keys,
+        // the same counts the same key
+        let mut seen: std::collections::HashMap<(usize, usize, [u64; 3]), u64> = Default::default();
+        let mut distinct = std::collections::HashSet::new();
+        for h in 0..n1 {
+            for m in 1..n1 {
+                if h == m {
+                    continue;
+                }
+                let (lo, hi) = (h.min(m), h.max(m));
+                let mut c = [0u64; 3];
+                for b in lo + 1..hi {
+                    match tags[b - 1] {
+                        "VERB" | "AUX" => c[0] += 1,
+                        "PUNCT" => c[1] += 1,
+                        "CCONJ" => c[2] += 1,
+                        _ => {}
+                    }
+                }
+                let c = [c[0].min(3), c[1].min(3), c[2].min(2)];
+                let mut keys = Vec::new();
+                fz.template_keys(0, h, m, |k| keys.push(k));
+                assert_eq!(keys.len(), 1);
+                let tag = |i: usize| {
+                    if i == 0 {
+                        usize::MAX
+                    } else {
+                        tags.iter().position(|x| *x == tags[i - 1]).unwrap()
+                    }
+                };
+                let id = (tag(h), tag(m), c);
+                if let Some(&k) = seen.get(&id) {
+                    assert_eq!(k, keys[0], "{h}->{m}");
+                } else {
+                    assert!(distinct.insert(keys[0]), "{h}->{m} collides");
+                    seen.insert(id, keys[0]);
+                }
+            }
+        }
+        assert!(seen.keys().any(|k| k.2 == [1, 3, 2]));
+    }
+
+    #[test]
+    fn fine_distance_is_exact_up_to_15_then_binned() {
+        for d in 1..16 {
+            assert_eq!(fine_distance_bin(0, d), d as u64);
+            assert_eq!(fine_distance_bin(d + 3, 3), d as u64);
+        }
+        let bins: Vec<u64> = [16, 19, 20, 24, 25, 34, 35, 500]
+            .iter()
+            .map(|&d| fine_distance_bin(d, 0))
+            .collect();
+        assert_eq!(bins, [16, 16, 17, 17, 18, 18, 19, 19]);
+        assert!(bins.iter().all(|&b| (b as usize) < FINE_BINS));
+        // prefixes and suffixes are of the lowercased form
+        let a = WordAtoms::new("Running", "run", "VERB", "VBG", "_");
+        let b = WordAtoms::new("runnings", "run", "NOUN", "NNS", "_");
+        let c = WordAtoms::new("go", "go", "VERB", "VB", "_");
+        assert_eq!(
+            a.attrs[Attr::Prefix5.index()],
+            b.attrs[Attr::Prefix5.index()]
+        );
+        assert_ne!(
+            a.attrs[Attr::Suffix3.index()],
+            b.attrs[Attr::Suffix3.index()]
+        );
+        assert_ne!(
+            a.attrs[Attr::Prefix5.index()],
+            c.attrs[Attr::Prefix5.index()]
+        );
+        let d = WordAtoms::new("SING", "sing", "VERB", "VB", "_");
+        assert_eq!(
+            a.attrs[Attr::Suffix3.index()],
+            d.attrs[Attr::Suffix3.index()]
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //!
 //! # Complexity
 //! Scoring all `n²` arcs with the pruner's `P` small templates is `O(n² P)`
-//! (`P` = 20, tables of at most `2^16` slots that stay in cache); selecting
+//! (`P` = 25, tables of at most `2^16` slots that stay in cache); selecting
 //! the `k` best heads of each word is `O(n²)`.
 //!
 //! # Example
@@ -31,7 +31,7 @@ use crate::prox::Regularizer;
 pub const PRUNED_SCORE: f64 = -1.0e6;
 
 /// Names of the pruner's templates in [`default_templates`].
-pub const PRUNER_TEMPLATES: [&str; 20] = [
+pub const PRUNER_TEMPLATES: [&str; 25] = [
     "h.upos|dir+dist",
     "m.upos|dir+dist",
     "h.upos|m.upos|dir+dist",
@@ -52,6 +52,11 @@ pub const PRUNER_TEMPLATES: [&str; 20] = [
     "h.lemma|m.lemma|dir",
     "h.lemma+upos|dir+dist",
     "m.lemma+upos|dir+dist",
+    "h.upos|dir+fdist",
+    "m.upos|dir+fdist",
+    "h.upos|m.upos|dir+fdist",
+    "h.xpos|m.xpos|dir+fdist",
+    "h.upos|m.upos|b.counts|dir+fdist",
 ];
 
 /// Indices of [`PRUNER_TEMPLATES`] in [`default_templates`].
