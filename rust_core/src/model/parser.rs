@@ -833,8 +833,11 @@ impl ArcParser {
     }
 }
 
-/// Version of the byte format of [`ArcParser::to_bytes`].
-pub const FORMAT_VERSION: u32 = 2;
+/// Version of the byte format of [`ArcParser::to_bytes`], also recorded by
+/// saved Python parsers (with their label stage), so that a save from an
+/// older version is refused at the first check. 3: the label stage's
+/// format changed; the arc model's bytes are unchanged since 2.
+pub const FORMAT_VERSION: u32 = 3;
 const MAGIC: &[u8; 8] = b"OMKLARC\0";
 
 impl ArcParser {
@@ -1205,5 +1208,28 @@ mod tests {
             .to_string()
             .contains("version"));
         assert!(ArcParser::from_bytes(&b[..b.len() - 3]).is_err());
+    }
+
+    #[test]
+    fn older_format_versions_are_refused_before_anything_else_is_read() {
+        assert_eq!(FORMAT_VERSION, 3);
+        let mut p = ArcParser::new(ParserConfig::default()).unwrap();
+        p.fit_epoch(&toy(), &mut |_| Ok(())).unwrap();
+        let b = p.to_bytes().unwrap();
+        assert_eq!(&b[8..12], &3u32.to_le_bytes());
+        for old in [1u32, 2] {
+            // a complete old save, and a header alone: both name the version
+            let mut full = b.clone();
+            full[8..12].copy_from_slice(&old.to_le_bytes());
+            let mut header = b[..12].to_vec();
+            header[8..12].copy_from_slice(&old.to_le_bytes());
+            for bytes in [full, header] {
+                let e = ArcParser::from_bytes(&bytes).unwrap_err().to_string();
+                assert!(
+                    e.contains(&format!("format version {old}, expected 3")),
+                    "{e}"
+                );
+            }
+        }
     }
 }
