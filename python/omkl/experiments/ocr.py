@@ -270,7 +270,13 @@ def unit_rows(X: F32) -> F32:
 
 
 def kernel_bases(row: Row) -> tuple[str, ...]:
-    return tuple(sorted({b for g in row.groups if g != PRIMAL for b in g}))
+    """The base kernels whose Gram matrices ``row`` trains on: those of its
+    training groups (:func:`components`) other than the primal linear one.
+
+    >>> kernel_bases(ROWS["average_lb1"]), kernel_bases(ROWS["average_lqg"])
+    (('B',), ('G', 'L', 'Q'))
+    """
+    return tuple(sorted({b for g, _ in components(row) if g != PRIMAL for b in g}))
 
 
 #: base kernels whose training Gram matrix is stored sparse (CSR, only the
@@ -320,7 +326,8 @@ class FoldGrams:
     def row_seconds(self, row: Row) -> float:
         bases = kernel_bases(row)
         t = sum(self.seconds[b] for b in bases)
-        return t + (self.seconds["unit"] if PRIMAL in row.groups else 0.0)
+        primal = any(g == PRIMAL for g, _ in components(row))
+        return t + (self.seconds["unit"] if primal else 0.0)
 
 
 def fold_grams(corpus: Corpus, inputs: I64, bases: Sequence[str]) -> FoldGrams:
