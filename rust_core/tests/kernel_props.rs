@@ -567,6 +567,42 @@ mod cache {
         }
     }
 
+    /// Rows use the norms kept by the store: bitwise the same values as
+    /// the checked Gram routine, on a miss and on an extension, and the
+    /// kept norms are the inputs' squared norms.
+    #[test]
+    fn gram_cache_rows_with_kept_norms_equal_gram_bitwise() {
+        let d = 5;
+        let xs: Vec<f32> = (0..40)
+            .map(|i| ((i * 7919) % 13) as f32 * 0.25 - 1.0)
+            .collect();
+        for k in [
+            Kernel::Gaussian { sigma2: 1.5 },
+            Kernel::B1Spline { h: 3.0 },
+            Kernel::Linear { normalize: true },
+        ] {
+            let mut c = GramCache::new(k.clone(), d, 1 << 20).unwrap();
+            for r in xs.chunks(d).take(5) {
+                c.add(r).unwrap();
+            }
+            let miss = c.row(2).unwrap().to_vec();
+            assert_eq!(
+                miss,
+                gram(&k, &xs[2 * d..3 * d], 1, &xs[..5 * d], 5, d).unwrap()
+            );
+            for r in xs.chunks(d).skip(5) {
+                c.add(r).unwrap();
+            }
+            let ext = c.row(2).unwrap().to_vec();
+            assert_eq!(c.stats().extensions, 1);
+            assert_eq!(ext, gram(&k, &xs[2 * d..3 * d], 1, &xs, 8, d).unwrap());
+            for (r, &n) in xs.chunks(d).zip(c.support().sq_norms()) {
+                let want: f64 = r.iter().map(|&v| f64::from(v) * f64::from(v)).sum();
+                assert_eq!(n, want);
+            }
+        }
+    }
+
     #[test]
     fn gram_cache_counts_hits_extensions_and_misses() {
         let mut c = GramCache::new(Kernel::Linear { normalize: false }, 1, 1 << 20).unwrap();

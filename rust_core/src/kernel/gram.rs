@@ -43,11 +43,14 @@ pub(crate) fn check_matrix(name: &str, x: &[f32], n: usize, d: usize) -> Result<
     check_finite_f32(name, x)
 }
 
+/// Squared norm of one input, summed in f64.
+pub(crate) fn sq_norm(r: &[f32]) -> f64 {
+    r.iter().map(|&v| f64::from(v) * f64::from(v)).sum()
+}
+
 /// Squared row norms of a row-major `n × d` matrix, in f64.
 pub(crate) fn sq_norms(x: &[f32], d: usize) -> Vec<f64> {
-    x.chunks_exact(d)
-        .map(|r| r.iter().map(|&v| f64::from(v) * f64::from(v)).sum())
-        .collect()
+    x.chunks_exact(d).map(sq_norm).collect()
 }
 
 /// A tile job for already checked kernels and inputs; `y = None` means
@@ -62,12 +65,25 @@ pub(crate) fn job<'a>(
 ) -> (Job<'a>, Vec<f64>) {
     let nxs = sq_norms(x, d);
     let nys = y.map(|(y, _)| sq_norms(y, d));
+    let job = job_with_norms(kernels, (x, nx, &nxs), y, nys.as_deref(), d);
+    (job, nxs)
+}
+
+/// [`job`] with the squared norms of `x` (and of `y`, when given) already
+/// known, e.g. kept by a [`super::SupportStore`].
+pub(crate) fn job_with_norms<'a>(
+    kernels: &[Kernel],
+    (x, nx, nxs): (&'a [f32], usize, &[f64]),
+    y: Option<(&'a [f32], usize)>,
+    nys: Option<&[f64]>,
+    d: usize,
+) -> Job<'a> {
     let kernels = kernels
         .iter()
         .map(|k| {
             let prep = Prepared::new(k);
             let ax: Vec<f32> = nxs.iter().map(|&n| prep.aux(n)).collect();
-            let ay = match &nys {
+            let ay = match nys {
                 Some(n) => n.iter().map(|&n| prep.aux(n)).collect(),
                 None => ax.clone(),
             };
@@ -75,15 +91,14 @@ pub(crate) fn job<'a>(
         })
         .collect();
     let (y, ny) = y.unwrap_or((x, nx));
-    let job = Job {
+    Job {
         x,
         nx,
         y,
         ny,
         d,
         kernels,
-    };
-    (job, nxs)
+    }
 }
 
 /// `n · m`, or an error naming `name` on overflow.
@@ -151,6 +166,32 @@ pub fn gram_into(
     let (job, _) = job(std::slice::from_ref(kernel), x, nx, Some((y, ny)), d);
     fill_rect(&job, &mut [out.as_mut_slice()]);
     Ok(())
+}
+
+/// [`gram_into`] for inputs already checked (finite, `x.len() == nx · d`,
+/// `y.len() == ny · d`, `nx, ny >= 1`) whose squared norms are known:
+/// no validation pass and no norm pass over `y`. Same values as
+/// [`gram_into`] (the norms are summed the same way).
+///
+/// # Complexity
+/// O(nx · ny · d) flops in GEMM plus O(nx · ny) kernel evaluations.
+pub(crate) fn gram_into_with_norms(
+    kernel: &Kernel,
+    (x, nx, nxs): (&[f32], usize, &[f64]),
+    (y, ny, nys): (&[f32], usize, &[f64]),
+    d: usize,
+    out: &mut Vec<f32>,
+) {
+    out.clear();
+    out.resize(nx * ny, 0.0);
+    let job = job_with_norms(
+        std::slice::from_ref(kernel),
+        (x, nx, nxs),
+        Some((y, ny)),
+        Some(nys),
+        d,
+    );
+    fill_rect(&job, &mut [out.as_mut_slice()]);
 }
 
 /// The symmetric Gram matrix `K[i, j] = K(x_i, x_j)` of row-major `x`

@@ -1,7 +1,7 @@
 //! Gram rows of support inputs, computed on demand and cached.
 
 use super::cache::{CacheStats, RowCache};
-use super::gram::gram_into;
+use super::gram::gram_into_with_norms;
 use super::support::SupportStore;
 use super::Kernel;
 use crate::error::{OmklError, Result};
@@ -94,6 +94,8 @@ impl GramCache {
     }
 
     /// `K(x_id, x_j)` for all stored `j`, from the cache when possible.
+    /// Stored inputs are already checked and their squared norms are kept
+    /// by the store, so a miss costs one GEMV-like pass over the support.
     ///
     /// # Complexity
     /// Hit: O(log n). Extension: O(k d) for `k` new inputs. Miss: O(n d).
@@ -103,6 +105,8 @@ impl GramCache {
         let x = self.store.get(id).ok_or_else(|| {
             OmklError::invalid("id", format!("expected a stored id < {n}, got {id}"))
         })?;
+        let norms = self.store.sq_norms();
+        let own = (x, 1, &norms[id as usize..id as usize + 1]);
         let key = u64::from(id);
         let have = self.rows.peek(key).map(<[f32]>::len);
         let mut row = match have {
@@ -113,15 +117,16 @@ impl GramCache {
             Some(len) => {
                 self.extensions += 1;
                 let mut row = self.rows.remove(key).expect("row present");
-                let new = &self.store.data()[len * d..];
-                gram_into(&self.kernel, x, 1, new, n - len, d, &mut self.buf)?;
+                let new = (&self.store.data()[len * d..], n - len, &norms[len..]);
+                gram_into_with_norms(&self.kernel, own, new, d, &mut self.buf);
                 row.extend_from_slice(&self.buf);
                 row
             }
             None => {
                 self.misses += 1;
                 let mut row = Vec::new();
-                gram_into(&self.kernel, x, 1, self.store.data(), n, d, &mut row)?;
+                let all = (self.store.data(), n, norms);
+                gram_into_with_norms(&self.kernel, own, all, d, &mut row);
                 row
             }
         };

@@ -3,13 +3,16 @@
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use super::gram::check_finite_f32;
+use super::gram::{check_finite_f32, sq_norm};
 use crate::error::{OmklError, Result};
 
 /// Support inputs of dimension `d`, each stored once: an input seen again
 /// (bitwise the same f32 values) gets its existing id back. Ids are
 /// consecutive from 0 in order of first insertion, and the inputs are kept
 /// row-major in one buffer, ready for the Gram routines.
+///
+/// Each input's squared norm (summed in f64, as the Gram routines do) is
+/// kept beside it, so Gram rows against the store need not recompute them.
 ///
 /// Lookup hashes the input's bytes (SipHash with fixed zero keys, in memory
 /// only; the index is rebuilt on [`SupportStore::from_data`]) and compares
@@ -32,6 +35,7 @@ use crate::error::{OmklError, Result};
 pub struct SupportStore {
     d: usize,
     data: Vec<f32>,
+    sq_norms: Vec<f64>,
     index: HashMap<u64, Vec<u32>>,
 }
 
@@ -52,6 +56,7 @@ impl SupportStore {
         Ok(SupportStore {
             d,
             data: Vec::new(),
+            sq_norms: Vec::new(),
             index: HashMap::new(),
         })
     }
@@ -112,6 +117,7 @@ impl SupportStore {
         let id = u32::try_from(self.len())
             .map_err(|_| OmklError::invalid("x", "the store is full (2^32 inputs)"))?;
         self.data.extend_from_slice(x);
+        self.sq_norms.push(sq_norm(x));
         self.index.entry(k).or_default().push(id);
         Ok((id, true))
     }
@@ -142,9 +148,17 @@ impl SupportStore {
         &self.data
     }
 
-    /// Approximate heap bytes: the inputs plus the hash index (key, a small
-    /// id list and table overhead per distinct key).
+    /// Squared norms of the inputs, in id order (each summed in f64).
+    pub fn sq_norms(&self) -> &[f64] {
+        &self.sq_norms
+    }
+
+    /// Approximate heap bytes: the inputs and their norms plus the hash
+    /// index (key, a small id list and table overhead per distinct key).
     pub fn nbytes(&self) -> usize {
-        self.data.capacity() * 4 + self.index.capacity() * (8 + 24 + 8) + self.len() * 4
+        self.data.capacity() * 4
+            + self.sq_norms.capacity() * 8
+            + self.index.capacity() * (8 + 24 + 8)
+            + self.len() * 4
     }
 }
