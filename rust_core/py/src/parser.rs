@@ -460,12 +460,14 @@ impl ArcParserCore {
     }
 
     /// The arc score matrices `(n+1) x (n+1)` (row = head, column =
-    /// modifier) that prediction decodes, one per sentence of `corpus`.
+    /// modifier) that prediction decodes, one per sentence of `corpus` (in
+    /// parallel).
     fn score_matrices(&self, py: Python<'_>, corpus: &ParseCorpus) -> PyResult<Vec<Vec<f64>>> {
+        use rayon::prelude::*;
         py.detach(|| {
             corpus
                 .inputs
-                .iter()
+                .par_iter()
                 .map(|s| self.inner.score_matrix(s))
                 .collect::<omkl_core::Result<Vec<_>>>()
         })

@@ -7,5 +7,6 @@ pub mod parser;
 pub mod parser_decode;
 pub mod parser_labels;
 pub mod parser_prune;
+pub mod parser_slots;
 pub mod template_weights;
 pub mod transitions;

@@ -14,6 +14,8 @@
 //! One sentence of `n` words costs `O(n² T)` feature look-ups plus the
 //! decoder (`O(n²)` to `O(n³)`).
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 
 use crate::error::{check_positive, OmklError, Result};
@@ -22,6 +24,7 @@ use crate::features::arc_templates::{
     HASH_NAME, HASH_SEED, MAX_BITS, MIN_BITS,
 };
 use crate::model::parser_prune::{ArcPruner, KeptArcs, PRUNED_SCORE};
+use crate::model::parser_slots::{prefetch, ArcSlots};
 use crate::model::template_weights::{read_u64, TemplateWeights};
 use crate::prox::Regularizer;
 
@@ -85,21 +88,6 @@ impl Default for ParserConfig {
     }
 }
 
-/// Hints the CPU to load `w[i]` into cache (no effect off x86-64).
-#[inline(always)]
-fn prefetch(w: &[f32], i: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if i < w.len() {
-        // SAFETY: the pointer is in bounds; prefetching has no other effect.
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch(w.as_ptr().add(i) as *const i8, _MM_HINT_T0);
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (w, i);
-}
-
 /// Checks that `heads` (head of words 1..=n, 0 = root) is a tree rooted at 0.
 pub fn check_tree(heads: &[usize], sentence_id: &str) -> Result<()> {
     let n = heads.len();
@@ -161,7 +149,8 @@ fn check_gold(sent: &ParserInput, heads: &[usize]) -> Result<()> {
 #[derive(Debug, Clone)]
 pub struct ArcParser {
     pub config: ParserConfig,
-    templates: Vec<Template>,
+    /// Shared with the featurisation of later sentences during training.
+    templates: Arc<Vec<Template>>,
     /// Indices of `templates` in [`default_templates`].
     template_ids: Vec<usize>,
     weights: TemplateWeights,
@@ -228,7 +217,7 @@ impl ArcParser {
             config,
             template_ids: ids,
             weights: TemplateWeights::new(&sizes),
-            templates,
+            templates: Arc::new(templates),
             averaged: None,
             live: None,
             beta_trajectory: Vec::new(),
@@ -265,7 +254,7 @@ impl ArcParser {
                 "table sizes do not match the templates",
             ));
         }
-        for (t, tpl) in self.templates.iter_mut().enumerate() {
+        for (t, tpl) in Arc::make_mut(&mut self.templates).iter_mut().enumerate() {
             tpl.bits = weights.group_size(t).trailing_zeros();
         }
         if let Some(a) = &averaged {
@@ -310,7 +299,7 @@ impl ArcParser {
             .map(|(s, h)| (s.words.as_slice(), h.as_slice()))
             .collect();
         let bits = fitted_bits(&self.templates, &data, slots_per_feature, max_bits);
-        for (tpl, b) in self.templates.iter_mut().zip(bits) {
+        for (tpl, b) in Arc::make_mut(&mut self.templates).iter_mut().zip(bits) {
             tpl.bits = b;
         }
         let sizes: Vec<usize> = self.templates.iter().map(|t| t.table_size()).collect();
@@ -538,21 +527,36 @@ impl ArcParser {
     ) -> Result<f64> {
         check_gold(sent, heads)?;
         let kept = self.kept_arcs(sent, Some(heads));
-        self.learn_checked(sent, heads, kept.as_ref(), decode)
+        let templates = Arc::clone(&self.templates);
+        let slots = ArcSlots::new(&templates, &sent.words, kept.as_ref().map(|k| &k.keep[..]));
+        self.learn_checked(heads, kept.as_ref(), &slots, decode)
     }
 
     /// [`ArcParser::learn_one_with`] on checked gold heads with the kept
-    /// arcs already computed.
+    /// arcs and their table slots already computed (the slots of the kept
+    /// arcs, or of all arcs without a pruner). The scores use the current
+    /// weights and equal [`ArcParser::scores_by_template`]'s exactly.
     fn learn_checked(
         &mut self,
-        sent: &ParserInput,
         heads: &[usize],
         kept: Option<&KeptArcs>,
+        slots: &ArcSlots<'_>,
         decode: &mut DecodeFn<'_>,
     ) -> Result<f64> {
-        let fz = ArcFeaturizer::new(&self.templates, &sent.words);
-        let n1 = fz.len_with_root();
-        let mut scores = self.scores_current(&fz, kept);
+        let n1 = slots.len_with_root();
+        let mut scores = match kept {
+            Some(k) => k.first_pass.iter().map(|&x| PRUNED_SCORE + x).collect(),
+            None => vec![0.0f64; n1 * n1],
+        };
+        for &(h, m) in slots.arcs() {
+            scores[h as usize * n1 + m as usize] = 0.0;
+        }
+        let ws = &self.weights;
+        slots.add_scores(&mut scores, |t| ws.raw(t));
+        for i in 0..n1 {
+            scores[i * n1 + i] = f64::NEG_INFINITY;
+            scores[i * n1] = f64::NEG_INFINITY;
+        }
         let gold_score: f64 = (1..n1).map(|m| scores[heads[m - 1] * n1 + m]).sum();
         for m in 1..n1 {
             for h in 0..n1 {
@@ -577,8 +581,9 @@ impl ArcParser {
             for m in 1..n1 {
                 let (g, p) = (heads[m - 1], pred[m - 1]);
                 if g != p {
-                    fz.for_each_feature(g, m, |t, slot| grad.push((t as u32, slot as u32, 1.0)));
-                    fz.for_each_feature(p, m, |t, slot| grad.push((t as u32, slot as u32, -1.0)));
+                    slots.for_each_feature(g, m, |t, slot| grad.push((t as u32, slot as u32, 1.0)));
+                    slots
+                        .for_each_feature(p, m, |t, slot| grad.push((t as u32, slot as u32, -1.0)));
                 }
             }
         }
@@ -669,41 +674,45 @@ impl ArcParser {
     }
 
     /// [`ArcParser::learn_one`] on each sentence of `sents` in order (the
-    /// same steps, the same result), returning the summed loss. With a
-    /// trained pruner, the first pass over the next block of 16 sentences
-    /// runs on another thread while the current block is learned. A gold
-    /// tree that is not a tree stops it before the block that holds it.
+    /// same steps, the same result), returning the summed loss. The
+    /// sentences are taken in blocks (at most 16 sentences and about
+    /// 8,000 arcs): while one block is learned, the next one's gold trees
+    /// are checked, its arcs pruned (with a trained pruner) and its table
+    /// slots hashed on another thread; scoring reads the current weights. A
+    /// gold tree that is not a tree stops it before the block that holds it.
     pub fn fit_batch(&mut self, sents: &[(&ParserInput, &[usize])]) -> Result<f64> {
         const BLOCK: usize = 16;
-        let pruner = match self.pruner.take() {
-            Some(p) if p.is_trained() => p,
-            other => {
-                self.pruner = other;
-                let mut total = 0.0;
-                for &(s, h) in sents {
-                    total += self.learn_one(s, h)?;
-                }
-                return Ok(total);
-            }
-        };
-        let prep = |block: &[(&ParserInput, &[usize])]| -> Result<Vec<KeptArcs>> {
+        const BLOCK_ARCS: usize = 8192;
+        let pruner = self.pruner.take();
+        let templates = Arc::clone(&self.templates);
+        let trained = pruner.as_deref().filter(|p| p.is_trained());
+        type Prepared<'t> = Vec<(Option<KeptArcs>, ArcSlots<'t>)>;
+        let prep = |block: &[(&ParserInput, &[usize])]| -> Result<Prepared<'_>> {
             block
                 .iter()
                 .map(|&(s, h)| {
-                    if h.len() != s.words.len() {
-                        return Err(OmklError::shape(
-                            "heads",
-                            format!("{} heads for sentence {:?}", s.words.len(), s.id),
-                            h.len().to_string(),
-                        ));
-                    }
-                    check_tree(h, &s.id)?;
-                    Ok(pruner.keep(&s.words, Some(h)))
+                    check_gold(s, h)?;
+                    let kept = trained.map(|p| p.keep(&s.words, Some(h)));
+                    let slots =
+                        ArcSlots::new(&templates, &s.words, kept.as_ref().map(|k| &k.keep[..]));
+                    Ok((kept, slots))
                 })
                 .collect()
         };
+        let mut blocks: Vec<&[(&ParserInput, &[usize])]> = Vec::new();
+        let mut start = 0;
+        while start < sents.len() {
+            let mut end = start;
+            let mut arcs = 0;
+            while end < sents.len() && end - start < BLOCK && (end == start || arcs < BLOCK_ARCS) {
+                let n1 = sents[end].0.words.len() + 1;
+                arcs += n1 * n1;
+                end += 1;
+            }
+            blocks.push(&sents[start..end]);
+            start = end;
+        }
         let decoder = self.config.decoder;
-        let blocks: Vec<&[(&ParserInput, &[usize])]> = sents.chunks(BLOCK).collect();
         let mut run = || -> Result<f64> {
             let mut total = 0.0;
             let mut cur = match blocks.first() {
@@ -714,8 +723,8 @@ impl ArcParser {
                 let (done, next) = rayon::join(
                     || -> Result<f64> {
                         let mut t = 0.0;
-                        for (&(s, h), k) in blocks[i].iter().zip(&cur) {
-                            t += self.learn_checked(s, h, Some(k), &mut |sc, n1| {
+                        for (&(_, h), (k, sl)) in blocks[i].iter().zip(&cur) {
+                            t += self.learn_checked(h, k.as_ref(), sl, &mut |sc, n1| {
                                 decoder.decode(sc, n1)
                             })?;
                         }
@@ -729,7 +738,7 @@ impl ArcParser {
             Ok(total)
         };
         let out = run();
-        self.pruner = Some(pruner);
+        self.pruner = pruner;
         out
     }
 
@@ -824,8 +833,11 @@ impl ArcParser {
     }
 }
 
-/// Version of the byte format of [`ArcParser::to_bytes`].
-pub const FORMAT_VERSION: u32 = 2;
+/// Version of the byte format of [`ArcParser::to_bytes`], also recorded by
+/// saved Python parsers (with their label stage), so that a save from an
+/// older version is refused at the first check. 3: the label stage's
+/// format changed; the arc model's bytes are unchanged since 2.
+pub const FORMAT_VERSION: u32 = 3;
 const MAGIC: &[u8; 8] = b"OMKLARC\0";
 
 impl ArcParser {
@@ -1196,5 +1208,28 @@ mod tests {
             .to_string()
             .contains("version"));
         assert!(ArcParser::from_bytes(&b[..b.len() - 3]).is_err());
+    }
+
+    #[test]
+    fn older_format_versions_are_refused_before_anything_else_is_read() {
+        assert_eq!(FORMAT_VERSION, 3);
+        let mut p = ArcParser::new(ParserConfig::default()).unwrap();
+        p.fit_epoch(&toy(), &mut |_| Ok(())).unwrap();
+        let b = p.to_bytes().unwrap();
+        assert_eq!(&b[8..12], &3u32.to_le_bytes());
+        for old in [1u32, 2] {
+            // a complete old save, and a header alone: both name the version
+            let mut full = b.clone();
+            full[8..12].copy_from_slice(&old.to_le_bytes());
+            let mut header = b[..12].to_vec();
+            header[8..12].copy_from_slice(&old.to_le_bytes());
+            for bytes in [full, header] {
+                let e = ArcParser::from_bytes(&bytes).unwrap_err().to_string();
+                assert!(
+                    e.contains(&format!("format version {old}, expected 3")),
+                    "{e}"
+                );
+            }
+        }
     }
 }
