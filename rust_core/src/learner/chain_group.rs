@@ -11,6 +11,13 @@ pub trait ChainGroup {
     fn add_scores(&self, i: usize, row: &mut [f64]);
     /// Adds `delta · φ_g(x_j) ⊗ e_y` to `θ_g`.
     fn add(&mut self, j: usize, y: usize, delta: f64);
+    /// The update of a wrongly labelled position: `add(j, gold, delta)`
+    /// then `add(j, pred, -delta)` (`gold != pred`). Implementations may
+    /// fuse the two; the result must be exactly that of the two calls.
+    fn add_pair(&mut self, j: usize, gold: usize, pred: usize, delta: f64) {
+        self.add(j, gold, delta);
+        self.add(j, pred, -delta);
+    }
     /// `‖θ_g‖²` as maintained incrementally.
     fn sq_norm(&self) -> f64;
     /// `θ_g ← c θ_g` for `c ≥ 0`.

@@ -249,8 +249,7 @@ where
                     if yg != yp {
                         mistakes += 1;
                         for g in groups.iter_mut() {
-                            g.add(inputs[p], yg, eta);
-                            g.add(inputs[p], yp, -eta);
+                            g.add_pair(inputs[p], yg, yp, eta);
                         }
                     }
                 }
