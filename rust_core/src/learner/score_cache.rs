@@ -519,6 +519,22 @@ pub fn sparse_expansion_sq_norm(gram: &SparseGram, alpha: &[f64], m: usize) -> f
 mod tests {
     use super::*;
 
+    /// The CSR matrix of the non-zeros of the dense `m × m` matrix `k`.
+    fn csr_of(k: &[f32], m: usize) -> SparseGram {
+        let mut indptr = vec![0];
+        let (mut idx, mut val) = (Vec::new(), Vec::new());
+        for row in k.chunks_exact(m) {
+            for (j, &v) in row.iter().enumerate() {
+                if v != 0.0 {
+                    idx.push(j as u32);
+                    val.push(v);
+                }
+            }
+            indptr.push(idx.len());
+        }
+        SparseGram::from_csr(m, m, indptr, idx, val).unwrap()
+    }
+
     fn gram() -> Vec<f32> {
         // Gram of points 1, 2, -1 under k(x, x') = x x' + 1
         let x = [1.0f32, 2.0, -1.0];
@@ -644,18 +660,7 @@ mod tests {
                 let (i, j) = (rand(m as u64) as usize, rand(m as u64) as usize);
                 k[i * m + j] = [0.0, 9.0, k[i * m + j] + 1.0][rand(3) as usize];
             }
-            let mut indptr = vec![0];
-            let (mut idx, mut val) = (Vec::new(), Vec::new());
-            for i in 0..m {
-                for j in 0..m {
-                    if k[i * m + j] != 0.0 {
-                        idx.push(j as u32);
-                        val.push(k[i * m + j]);
-                    }
-                }
-                indptr.push(idx.len());
-            }
-            let g = SparseGram::from_csr(m, m, indptr, idx, val).unwrap();
+            let g = csr_of(&k, m);
             let symmetric = (0..m).all(|i| (0..m).all(|j| k[i * m + j] == k[j * m + i]));
             let got = sparse_diagonal(&g);
             assert_eq!(got.is_ok(), symmetric, "case {case}: {k:?}");
@@ -680,18 +685,7 @@ mod tests {
                 k[i * m + j] = (1.0 - (x[i] - x[j]).abs() / 2.0).max(0.0);
             }
         }
-        let mut indptr = vec![0];
-        let (mut idx, mut val) = (Vec::new(), Vec::new());
-        for i in 0..m {
-            for j in 0..m {
-                if k[i * m + j] != 0.0 {
-                    idx.push(j as u32);
-                    val.push(k[i * m + j]);
-                }
-            }
-            indptr.push(idx.len());
-        }
-        let sp = SparseGram::from_csr(m, m, indptr, idx, val).unwrap();
+        let sp = csr_of(&k, m);
         let steps = [
             (0, 1, 3, 0.5),
             (4, 3, 1, 0.7),
