@@ -36,6 +36,7 @@
 //! assert_eq!(count, templates.len() - 18);
 //! ```
 
+use crate::features::batch_hash::{gather_mix, mix_into, shift_into};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 /// Name of the string hash, recorded in saved models.
@@ -530,32 +531,30 @@ impl<'a> ArcFeaturizer<'a> {
         let n1 = all.len();
         let bos = WordAtoms::special("<s>");
         let eos = WordAtoms::special("</s>");
-        let at = |i: isize, a: Attr| -> u64 {
-            if i < 0 {
-                bos.attrs[a.index()]
-            } else if i as usize >= n1 {
-                eos.attrs[a.index()]
-            } else {
-                all[i as usize].attrs[a.index()]
+        // column of each attribute over positions -1..=n1 (sentence start,
+        // the root and the words, sentence end), so an atom at offset
+        // -1, 0 or +1 reads a contiguous slice
+        let w = n1 + 2;
+        let mut cols = vec![0u64; N_ATTR * w];
+        for a in 0..N_ATTR {
+            let col = &mut cols[a * w..(a + 1) * w];
+            col[0] = bos.attrs[a];
+            for (c, word) in col[1..=n1].iter_mut().zip(&all) {
+                *c = word.attrs[a];
             }
-        };
+            col[n1 + 1] = eos.attrs[a];
+        }
         let mut hpart = vec![0u64; templates.len() * n1];
         let mut mpart = vec![0u64; templates.len() * n1];
         for (t, tpl) in templates.iter().enumerate() {
-            let seed = mix(0x7e3a_11b5, t as u64 + 1);
-            for i in 0..n1 {
-                let mut hk = seed;
-                let mut mk = 0x51ed_270b_u64;
-                for &(p, a) in &tpl.atoms {
-                    let v = at(i as isize + p.offset(), a);
-                    if p.is_head_side() {
-                        hk = mix(hk, v);
-                    } else {
-                        mk = mix(mk, v);
-                    }
-                }
-                hpart[t * n1 + i] = hk;
-                mpart[t * n1 + i] = mk;
+            let hp = &mut hpart[t * n1..(t + 1) * n1];
+            let mp = &mut mpart[t * n1..(t + 1) * n1];
+            hp.fill(mix(0x7e3a_11b5, t as u64 + 1));
+            mp.fill(0x51ed_270b_u64);
+            for &(p, a) in &tpl.atoms {
+                let start = (a.index() * w) as isize + 1 + p.offset();
+                let src = &cols[start as usize..start as usize + n1];
+                mix_into(if p.is_head_side() { &mut *hp } else { &mut *mp }, src);
             }
         }
         let mut counts = Vec::with_capacity(n1 + 1);
@@ -580,6 +579,88 @@ impl<'a> ArcFeaturizer<'a> {
     /// Number of words including the root.
     pub fn len_with_root(&self) -> usize {
         self.n1
+    }
+
+    /// Appends to `out` the slot of every arc of `batch` for template `t`,
+    /// which must have one feature per arc ([`Template::is_single`]); equal
+    /// to [`ArcFeaturizer::template_features`] arc by arc, computed in
+    /// batches (`keys` is scratch space).
+    ///
+    /// # Panics
+    /// If the template has several features per arc.
+    pub fn single_slots(
+        &self,
+        t: usize,
+        batch: &ArcBatch,
+        keys: &mut Vec<u64>,
+        out: &mut Vec<u32>,
+    ) {
+        let tpl = &self.templates[t];
+        assert!(
+            tpl.is_single(),
+            "single_slots: template {t} has several features per arc"
+        );
+        let n1 = self.n1;
+        let a = batch.ah.len();
+        keys.clear();
+        keys.resize(a, 0);
+        gather_mix(
+            &self.hpart[t * n1..(t + 1) * n1],
+            &self.mpart[t * n1..(t + 1) * n1],
+            &batch.ah,
+            &batch.am,
+            keys,
+        );
+        match tpl.conj {
+            Conj::None => {}
+            Conj::Dir => mix_into(keys, &batch.dir),
+            Conj::DirDist => mix_into(keys, &batch.dir_dist),
+            Conj::DirFineDist => mix_into(keys, &batch.dir_fine),
+        }
+        if tpl.multi == Multi::BetweenCounts {
+            mix_into(keys, &batch.counts);
+        }
+        let start = out.len();
+        out.resize(start + a, 0);
+        shift_into(keys, 64 - tpl.bits, &mut out[start..]);
+    }
+
+    /// The per-arc values that [`ArcFeaturizer::single_slots`] mixes in.
+    pub fn batch(&self, arcs: &[(u32, u32)]) -> ArcBatch {
+        let dir = |h: usize, m: usize| (h < m) as u64 + 1;
+        let mut b = ArcBatch {
+            ah: Vec::with_capacity(arcs.len()),
+            am: Vec::with_capacity(arcs.len()),
+            dir: Vec::with_capacity(arcs.len()),
+            dir_dist: Vec::with_capacity(arcs.len()),
+            dir_fine: Vec::with_capacity(arcs.len()),
+            counts: Vec::with_capacity(arcs.len()),
+        };
+        for &(h, m) in arcs {
+            let (h, m) = (h as usize, m as usize);
+            assert!(
+                h < self.n1 && m < self.n1,
+                "batch: arc {h} -> {m} out of range"
+            );
+            b.ah.push(h as u32);
+            b.am.push(m as u32);
+            b.dir.push(dir(h, m));
+            b.dir_dist.push(dir(h, m) * 16 + distance_bin(h, m));
+            b.dir_fine.push(dir(h, m) * 64 + fine_distance_bin(h, m));
+            b.counts.push(self.between_counts(h, m));
+        }
+        b
+    }
+
+    #[inline(always)]
+    fn between_counts(&self, h: usize, m: usize) -> u64 {
+        let (lo, hi) = if h < m { (h, m) } else { (m, h) };
+        // words strictly between: lo + 1 .. hi
+        let (a, b) = (self.counts[lo + 1], self.counts[hi]);
+        let verbs = (b[0] - a[0]).min(3) as u64;
+        let punct = (b[1] - a[1]).min(3) as u64;
+        let cconj = (b[2] - a[2]).min(2) as u64;
+        1 + verbs * 16 + punct * 4 + cconj
     }
 
     /// Calls `f(template, slot)` for every feature of the arc `h -> m`
@@ -631,17 +712,22 @@ impl<'a> ArcFeaturizer<'a> {
                     f(mix(k, self.words[b].attrs[a.index()]));
                 }
             }
-            Multi::BetweenCounts => {
-                let (lo, hi) = if h < m { (h, m) } else { (m, h) };
-                // words strictly between: lo + 1 .. hi
-                let (a, b) = (self.counts[lo + 1], self.counts[hi]);
-                let verbs = (b[0] - a[0]).min(3) as u64;
-                let punct = (b[1] - a[1]).min(3) as u64;
-                let cconj = (b[2] - a[2]).min(2) as u64;
-                f(mix(k, 1 + verbs * 16 + punct * 4 + cconj));
-            }
+            Multi::BetweenCounts => f(mix(k, self.between_counts(h, m))),
         }
     }
+}
+
+/// Per-arc columns of a list of arcs for [`ArcFeaturizer::single_slots`]:
+/// heads, modifiers, and the values mixed in by each conjunction and by
+/// the between-words counts.
+#[derive(Debug, Clone, Default)]
+pub struct ArcBatch {
+    pub ah: Vec<u32>,
+    pub am: Vec<u32>,
+    dir: Vec<u64>,
+    dir_dist: Vec<u64>,
+    dir_fine: Vec<u64>,
+    counts: Vec<u64>,
 }
 
 /// Table sizes (log2 of the slots) fitted to observed feature counts: for

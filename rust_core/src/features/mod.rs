@@ -6,6 +6,7 @@
 //! * [`arc_templates`]: the dependency parser's arc feature templates.
 
 pub mod arc_templates;
+pub mod batch_hash;
 pub mod hashing;
 pub mod space;
 pub mod sparse;

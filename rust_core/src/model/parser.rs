@@ -20,11 +20,11 @@ use rayon::prelude::*;
 
 use crate::error::{check_positive, OmklError, Result};
 use crate::features::arc_templates::{
-    default_templates, fitted_bits, ArcFeaturizer, Side, Template, WordAtoms, CONJ_CODES,
-    HASH_NAME, HASH_SEED, MAX_BITS, MIN_BITS,
+    default_templates, fitted_bits, ArcFeaturizer, Template, WordAtoms, HASH_NAME, HASH_SEED,
+    MAX_BITS, MIN_BITS,
 };
 use crate::model::parser_prune::{ArcPruner, KeptArcs, PRUNED_SCORE};
-use crate::model::parser_slots::{prefetch, ArcSlots};
+use crate::model::parser_slots::{ArcSlots, SlotLists};
 use crate::model::template_weights::{read_u64, TemplateWeights};
 use crate::prox::Regularizer;
 
@@ -419,91 +419,18 @@ impl ArcParser {
         table: impl Fn(usize) -> (f64, &'w [f32]),
     ) -> Vec<f64> {
         let n1 = fz.len_with_root();
-        // the kept arcs as a list, so each template visits only those
-        let arcs: Vec<(u32, u32)> = (0..n1)
-            .flat_map(|h| (1..n1).map(move |m| (h, m)))
-            .filter(|&(h, m)| h != m && kept.is_none_or(|k| k.keep[h * n1 + m]))
-            .map(|(h, m)| (h as u32, m as u32))
-            .collect();
+        let tabs: Vec<(f64, &'w [f32])> = (0..self.templates.len()).map(&table).collect();
+        let lists = SlotLists::build(fz, &self.templates, kept.map(|k| &k.keep[..]), |t| {
+            tabs[t].0 == 0.0
+        });
         let mut s = match kept {
             Some(k) => k.first_pass.iter().map(|&x| PRUNED_SCORE + x).collect(),
             None => vec![0.0f64; n1 * n1],
         };
-        for &(h, m) in &arcs {
+        for &(h, m) in lists.arcs() {
             s[h as usize * n1 + m as usize] = 0.0;
         }
-        let mut slots: Vec<u32> = Vec::with_capacity(arcs.len());
-        // per-word scores of a one-sided template, by (word, conjunction code)
-        let mut cache = vec![f32::NAN; n1 * CONJ_CODES];
-        let mut slot_of = vec![u32::MAX; n1 * CONJ_CODES];
-        for t in 0..self.templates.len() {
-            let (sc, w) = table(t);
-            let tpl = &self.templates[t];
-            if sc == 0.0 || tpl.is_inert() {
-                continue;
-            }
-            let side = tpl.side();
-            if side != Side::Pair && tpl.is_single() {
-                // hash each distinct (word, code) once and prefetch its slot,
-                // then gather: the few table loads overlap in memory
-                slot_of.fill(u32::MAX);
-                slots.clear();
-                for &(h, m) in &arcs {
-                    let (h, m) = (h as usize, m as usize);
-                    let word = if side == Side::Head { h } else { m };
-                    let idx = word * CONJ_CODES + tpl.conj_code(h, m);
-                    if slot_of[idx] == u32::MAX {
-                        fz.template_features(t, h, m, |slot| slot_of[idx] = slot as u32);
-                        prefetch(w, slot_of[idx] as usize);
-                    }
-                    slots.push(idx as u32);
-                }
-                for (&(h, m), &idx) in arcs.iter().zip(&slots) {
-                    let v = w[slot_of[idx as usize] as usize];
-                    s[h as usize * n1 + m as usize] += sc * v as f64;
-                }
-                continue;
-            }
-            if side != Side::Pair {
-                // the template's features depend on one word and the
-                // conjunction only: look each (word, code) up once
-                cache.fill(f32::NAN);
-                for &(h, m) in &arcs {
-                    let (h, m) = (h as usize, m as usize);
-                    let word = if side == Side::Head { h } else { m };
-                    let c = &mut cache[word * CONJ_CODES + tpl.conj_code(h, m)];
-                    if c.is_nan() {
-                        let mut acc = 0.0f32;
-                        fz.template_features(t, h, m, |slot| acc += w[slot]);
-                        *c = acc;
-                    }
-                    s[h * n1 + m] += sc * *c as f64;
-                }
-                continue;
-            }
-            if tpl.is_single() {
-                // hash every arc first, then gather: the table loads are
-                // independent of each other and overlap in the memory system
-                slots.clear();
-                for &(h, m) in &arcs {
-                    fz.template_features(t, h as usize, m as usize, |slot| slots.push(slot as u32));
-                }
-                for (i, &(h, m)) in arcs.iter().enumerate() {
-                    if let Some(&ahead) = slots.get(i + 16) {
-                        prefetch(w, ahead as usize);
-                    }
-                    let v = w[slots[i] as usize];
-                    s[h as usize * n1 + m as usize] += sc * v as f64;
-                }
-                continue;
-            }
-            for &(h, m) in &arcs {
-                let (h, m) = (h as usize, m as usize);
-                let mut acc = 0.0f32;
-                fz.template_features(t, h, m, |slot| acc += w[slot]);
-                s[h * n1 + m] += sc * acc as f64;
-            }
-        }
+        lists.add_scores(&mut s, |t| tabs[t]);
         for i in 0..n1 {
             s[i * n1 + i] = f64::NEG_INFINITY;
             s[i * n1] = f64::NEG_INFINITY;
@@ -623,17 +550,37 @@ impl ArcParser {
 
     /// Adds `eta * c` to the weight of every `(template, slot, c)` in
     /// `grad`, then applies the regulariser's prox and ends the step.
-    /// Repeated features are merged first, so that features shared by the
-    /// gold and predicted arcs cancel exactly (the hinge step's ±1 counts
-    /// are exact in f64: no rounding residue in the tables); non-finite
-    /// sums are skipped.
-    fn apply_step(&mut self, mut grad: Vec<(u32, u32, f64)>, eta: f64) -> Result<()> {
-        grad.sort_unstable_by_key(|&(t, slot, _)| (t, slot));
-        for run in grad.chunk_by(|a, b| a.0 == b.0 && a.1 == b.1) {
-            let d: f64 = run.iter().map(|g| g.2).sum();
-            if d != 0.0 && d.is_finite() {
-                self.weights
-                    .add(run[0].0 as usize, run[0].1 as usize, eta * d);
+    /// Repeated features are merged first (their `c` summed in the order of
+    /// `grad`), so that features shared by the gold and predicted arcs
+    /// cancel exactly (the hinge step's ±1 counts are exact in f64: no
+    /// rounding residue in the tables); non-finite sums are skipped.
+    ///
+    /// # Complexity
+    /// `O(G + T)` to bucket the `G` entries by template, then a stable sort
+    /// of each template's (few) entries by slot.
+    fn apply_step(&mut self, grad: Vec<(u32, u32, f64)>, eta: f64) -> Result<()> {
+        let n_t = self.templates.len();
+        let mut start = vec![0usize; n_t + 1];
+        for g in &grad {
+            start[g.0 as usize + 1] += 1;
+        }
+        for t in 0..n_t {
+            start[t + 1] += start[t];
+        }
+        let mut next = start.clone();
+        let mut by_t: Vec<(u32, f64)> = vec![(0, 0.0); grad.len()];
+        for &(t, slot, c) in &grad {
+            by_t[next[t as usize]] = (slot, c);
+            next[t as usize] += 1;
+        }
+        for t in 0..n_t {
+            let run = &mut by_t[start[t]..start[t + 1]];
+            run.sort_by_key(|g| g.0);
+            for same in run.chunk_by(|a, b| a.0 == b.0) {
+                let d: f64 = same.iter().map(|g| g.1).sum();
+                if d != 0.0 && d.is_finite() {
+                    self.weights.add(t, same[0].0 as usize, eta * d);
+                }
             }
         }
         self.prox_step(eta)?;

@@ -5,16 +5,24 @@
 //! during training the slots of the next sentences are computed on another
 //! core while the current sentence is scored with the current weights.
 //!
-//! Per template, the features of the arcs are grouped into *entries*: a
-//! pair template has one entry per arc; a head-only (modifier-only) template
-//! has one entry per distinct `(head, conjunction code)` (`(modifier,
-//! code)`), shared by the arcs that have it, so its weights are loaded once
-//! per entry. An entry is the list of its feature slots.
+//! Per template, the slots are laid out by what the features depend on:
+//! * a pair template with one feature per arc stores one slot per arc,
+//!   hashed in batches ([`ArcFeaturizer::single_slots`]);
+//! * a head-only (modifier-only) template stores one *entry* per distinct
+//!   `(head, conjunction code)` (`(modifier, code)`), shared by the arcs
+//!   that have it, so its weights are loaded once per entry; the map from
+//!   arcs to entries is computed once per (side, conjunction) and shared by
+//!   the templates that have them;
+//! * templates with several features per arc (morphology, words between)
+//!   store a list of slots per entry.
+//!
+//! Scoring sums in arc order into one accumulator per arc, template by
+//! template, so one table is read at a time.
 //!
 //! # Complexity
 //! Building is `O(A T)` hash mixes for `A` arcs and `T` templates (plus the
 //! words between head and modifier for the between templates); scoring is
-//! one table load per stored slot, in batches with prefetching.
+//! one table load per stored slot.
 //!
 //! # Example
 //! ```
@@ -30,42 +38,57 @@
 //! assert_eq!(slots.arcs().len(), 4);
 //! ```
 
-use crate::features::arc_templates::{ArcFeaturizer, Side, Template, WordAtoms, CONJ_CODES};
+use crate::features::arc_templates::{ArcFeaturizer, Conj, Side, Template, WordAtoms, CONJ_CODES};
 
-/// Per template: its entries `ent_off[e0..=e1]` and, for one-sided
-/// templates, the start of the arcs' entry indices in `arc_ent`.
+/// Where template `t`'s slots are.
 #[derive(Debug, Clone, Copy)]
-struct TemplateSlots {
-    /// Scoring never reads the template (inert).
-    skip: bool,
-    e0: usize,
-    e1: usize,
-    /// `Some(start)`: arc `i` has entry `arc_ent[start + i]` (relative to
-    /// `e0`); `None`: arc `i` has entry `e0 + i`.
-    arc_ent: Option<usize>,
+enum Layout {
+    /// Not stored (inert or skipped templates).
+    Skip,
+    /// Arc `i` has the one slot `slots[start + i]`.
+    PerArc { start: usize },
+    /// Entry `e < n` has the one slot `slots[start + e]`; arc `i` has entry
+    /// `maps[map + i]`.
+    PerEntry { start: usize, n: usize, map: usize },
+    /// Entry `e` (`e0 <= e < e1`) has `slots[ent_off[e]..ent_off[e + 1]]`;
+    /// arc `i` has entry `e0 + i` (`map = None`) or `e0 + maps[map + i]`.
+    Lists {
+        e0: usize,
+        e1: usize,
+        map: Option<usize>,
+    },
 }
 
-/// The slots of every template's features on a list of arcs (all arcs, or
-/// the arcs kept by a pruner); see the module documentation.
-pub struct ArcSlots<'a> {
-    fz: ArcFeaturizer<'a>,
+/// An arc-to-entry map shared by the one-sided templates of one side and
+/// conjunction: where it starts in `maps`, and one arc per entry.
+struct EntryMap {
+    start: usize,
+    reps: Vec<(u32, u32)>,
+}
+
+/// The slot lists of a list of arcs (see the module documentation),
+/// without the featurizer they were computed with.
+pub struct SlotLists {
     n1: usize,
     arcs: Vec<(u32, u32)>,
     /// Position of arc `h -> m` in `arcs` at `h * n1 + m` (`u32::MAX`: absent).
     index: Vec<u32>,
-    per_tpl: Vec<TemplateSlots>,
-    /// Entry `e` holds `slots[ent_off[e]..ent_off[e + 1]]`.
-    ent_off: Vec<u32>,
+    per_tpl: Vec<Layout>,
     slots: Vec<u32>,
-    arc_ent: Vec<u32>,
+    ent_off: Vec<u32>,
+    maps: Vec<u32>,
 }
 
-impl<'a> ArcSlots<'a> {
-    /// Slots of all arcs `h -> m` (`h != m`, `m >= 1`) of `words`, or of
-    /// those with `keep[h * n1 + m]` when `keep` is given; inert templates
-    /// ([`Template::is_inert`]) are not hashed.
-    pub fn new(templates: &'a [Template], words: &[WordAtoms], keep: Option<&[bool]>) -> Self {
-        let fz = ArcFeaturizer::new(templates, words);
+impl SlotLists {
+    /// Slots of all arcs `h -> m` (`h != m`, `m >= 1`), or of those with
+    /// `keep[h * n1 + m]` when `keep` is given, for every template but the
+    /// inert ones ([`Template::is_inert`]) and those with `skip(t)`.
+    pub fn build(
+        fz: &ArcFeaturizer<'_>,
+        templates: &[Template],
+        keep: Option<&[bool]>,
+        skip: impl Fn(usize) -> bool,
+    ) -> Self {
         let n1 = fz.len_with_root();
         let mut arcs = Vec::new();
         let mut index = vec![u32::MAX; n1 * n1];
@@ -77,80 +100,225 @@ impl<'a> ArcSlots<'a> {
                 }
             }
         }
+        let a = arcs.len();
+        let batch = fz.batch(&arcs);
+        let mut keys: Vec<u64> = Vec::with_capacity(a);
         let mut per_tpl = Vec::with_capacity(templates.len());
+        let mut slots: Vec<u32> = Vec::with_capacity(a * templates.len());
         let mut ent_off: Vec<u32> = vec![0];
-        let mut slots: Vec<u32> = Vec::with_capacity(arcs.len() * templates.len());
-        let mut arc_ent: Vec<u32> = Vec::new();
+        let mut maps: Vec<u32> = Vec::new();
+        // one map per (side, conjunction), built on first use
+        let mut groups: [Option<EntryMap>; 8] = Default::default();
         let mut entry_of = vec![u32::MAX; n1 * CONJ_CODES];
         for (t, tpl) in templates.iter().enumerate() {
-            let e0 = ent_off.len() - 1;
-            if tpl.is_inert() {
-                per_tpl.push(TemplateSlots {
-                    skip: true,
-                    e0,
-                    e1: e0,
-                    arc_ent: None,
-                });
+            if tpl.is_inert() || skip(t) {
+                per_tpl.push(Layout::Skip);
                 continue;
             }
             let side = tpl.side();
-            let mut push_entry = |h: usize, m: usize, slots: &mut Vec<u32>| {
-                fz.template_features(t, h, m, |s| slots.push(s as u32));
-                ent_off.push(slots.len() as u32);
-            };
-            if side == Side::Pair {
-                for &(h, m) in &arcs {
-                    push_entry(h as usize, m as usize, &mut slots);
-                }
-                per_tpl.push(TemplateSlots {
-                    skip: false,
-                    e0,
-                    e1: e0 + arcs.len(),
-                    arc_ent: None,
-                });
+            if side == Side::Pair && tpl.is_single() {
+                let start = slots.len();
+                fz.single_slots(t, &batch, &mut keys, &mut slots);
+                per_tpl.push(Layout::PerArc { start });
                 continue;
             }
-            entry_of.fill(u32::MAX);
-            let start = arc_ent.len();
-            let mut n_ent = 0u32;
-            for &(h, m) in &arcs {
-                let (h, m) = (h as usize, m as usize);
-                let word = if side == Side::Head { h } else { m };
-                let key = word * CONJ_CODES + tpl.conj_code(h, m);
-                if entry_of[key] == u32::MAX {
-                    entry_of[key] = n_ent;
-                    n_ent += 1;
-                    push_entry(h, m, &mut slots);
+            let map = if side == Side::Pair {
+                None
+            } else {
+                let g = (side == Side::Head) as usize * 4
+                    + match tpl.conj {
+                        Conj::None => 0,
+                        Conj::Dir => 1,
+                        Conj::DirDist => 2,
+                        Conj::DirFineDist => 3,
+                    };
+                Some(groups[g].get_or_insert_with(|| {
+                    entry_of.fill(u32::MAX);
+                    let start = maps.len();
+                    let mut reps = Vec::new();
+                    for &(h, m) in &arcs {
+                        let (h, m) = (h as usize, m as usize);
+                        let word = if side == Side::Head { h } else { m };
+                        let key = word * CONJ_CODES + tpl.conj_code(h, m);
+                        if entry_of[key] == u32::MAX {
+                            entry_of[key] = reps.len() as u32;
+                            reps.push((h as u32, m as u32));
+                        }
+                        maps.push(entry_of[key]);
+                    }
+                    EntryMap { start, reps }
+                }))
+            };
+            let map: Option<&EntryMap> = map.map(|g| &*g);
+            match map {
+                Some(g) if tpl.is_single() => {
+                    let start = slots.len();
+                    for &(h, m) in &g.reps {
+                        fz.template_features(t, h as usize, m as usize, |s| slots.push(s as u32));
+                    }
+                    per_tpl.push(Layout::PerEntry {
+                        start,
+                        n: g.reps.len(),
+                        map: g.start,
+                    });
                 }
-                arc_ent.push(entry_of[key]);
+                _ => {
+                    // entries start where the slots end (after any per-arc
+                    // or per-entry slots of the templates before)
+                    if *ent_off.last().unwrap_or(&0) as usize != slots.len() {
+                        ent_off.push(slots.len() as u32);
+                    }
+                    let e0 = ent_off.len() - 1;
+                    let mut push_entry = |h: u32, m: u32| {
+                        fz.template_features(t, h as usize, m as usize, |s| slots.push(s as u32));
+                        ent_off.push(slots.len() as u32);
+                    };
+                    let reps = map.map_or(&arcs, |g| &g.reps);
+                    for &(h, m) in reps {
+                        push_entry(h, m);
+                    }
+                    per_tpl.push(Layout::Lists {
+                        e0,
+                        e1: ent_off.len() - 1,
+                        map: map.map(|g| g.start),
+                    });
+                }
             }
-            per_tpl.push(TemplateSlots {
-                skip: false,
-                e0,
-                e1: e0 + n_ent as usize,
-                arc_ent: Some(start),
-            });
         }
-        ArcSlots {
-            fz,
+        SlotLists {
             n1,
             arcs,
             index,
             per_tpl,
-            ent_off,
             slots,
-            arc_ent,
+            ent_off,
+            maps,
         }
-    }
-
-    /// Number of words including the root.
-    pub fn len_with_root(&self) -> usize {
-        self.n1
     }
 
     /// The arcs `(h, m)`, in row-major order.
     pub fn arcs(&self) -> &[(u32, u32)] {
         &self.arcs
+    }
+
+    /// Bytes held by the slot lists (a measure of the per-sentence cost).
+    pub fn heap_bytes(&self) -> usize {
+        4 * (self.slots.len() + self.ent_off.len() + self.maps.len() + self.index.len())
+    }
+
+    /// Adds `scale_t · Σ w_t[slot]` (the sum in `f32`, in feature order)
+    /// of every stored template to `s[h * n1 + m]` of every arc: the terms
+    /// are summed per arc in template order from 0, then added to `s`, so
+    /// where `s` is 0 the result equals adding them to `s` one by one.
+    /// `table(t)` gives `(scale_t, w_t)`; templates with scale 0 are
+    /// skipped.
+    ///
+    /// # Panics
+    /// If a table is shorter than its template's slots.
+    pub fn add_scores<'w>(&self, s: &mut [f64], table: impl Fn(usize) -> (f64, &'w [f32])) {
+        let n1 = self.n1;
+        let a = self.arcs.len();
+        let mut acc = vec![0.0f64; a];
+        let mut vals: Vec<f32> = Vec::with_capacity(a);
+        let todo: Vec<(usize, f64, &'w [f32])> = (0..self.per_tpl.len())
+            .filter(|&t| !matches!(self.per_tpl[t], Layout::Skip))
+            .map(|t| {
+                let (sc, w) = table(t);
+                (t, sc, w)
+            })
+            .filter(|x| x.1 != 0.0)
+            .collect();
+        for &(t, sc, w) in &todo {
+            match self.per_tpl[t] {
+                Layout::Skip => {}
+                Layout::PerArc { start } => {
+                    add_gathered(&mut acc, sc, w, &self.slots[start..start + a])
+                }
+                Layout::PerEntry { start, n, map } => {
+                    vals.clear();
+                    vals.extend(self.slots[start..start + n].iter().map(|&x| w[x as usize]));
+                    add_mapped(&mut acc, sc, &vals, &self.maps[map..map + a]);
+                }
+                Layout::Lists { e0, e1, map } => {
+                    entry_values(w, &self.ent_off[e0..=e1], &self.slots, &mut vals);
+                    match map {
+                        None => {
+                            for (x, &v) in acc.iter_mut().zip(&vals) {
+                                *x += sc * v as f64;
+                            }
+                        }
+                        Some(mp) => add_mapped(&mut acc, sc, &vals, &self.maps[mp..mp + a]),
+                    }
+                }
+            }
+        }
+        for (&(h, m), &x) in self.arcs.iter().zip(&acc) {
+            s[h as usize * n1 + m as usize] += x;
+        }
+    }
+
+    /// Calls `f(template, slot)` for every feature of the arc `h -> m`
+    /// (from the stored slots when the arc and template are stored, else
+    /// hashed by `fz`, which must be the featurizer the lists were built
+    /// with).
+    pub fn for_each_feature(
+        &self,
+        fz: &ArcFeaturizer<'_>,
+        h: usize,
+        m: usize,
+        mut f: impl FnMut(usize, usize),
+    ) {
+        let i = self.index[h * self.n1 + m];
+        if i == u32::MAX {
+            fz.for_each_feature(h, m, f);
+            return;
+        }
+        let i = i as usize;
+        for (t, lay) in self.per_tpl.iter().enumerate() {
+            match *lay {
+                Layout::Skip => fz.template_features(t, h, m, |slot| f(t, slot)),
+                Layout::PerArc { start } => f(t, self.slots[start + i] as usize),
+                Layout::PerEntry { start, map, .. } => {
+                    f(t, self.slots[start + self.maps[map + i] as usize] as usize)
+                }
+                Layout::Lists { e0, map, .. } => {
+                    let e = e0 + map.map_or(i, |mp| self.maps[mp + i] as usize);
+                    let (a, b) = (self.ent_off[e] as usize, self.ent_off[e + 1] as usize);
+                    for &slot in &self.slots[a..b] {
+                        f(t, slot as usize);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The slots of every template's features on a list of arcs (all arcs, or
+/// the arcs kept by a pruner), with the featurizer that hashed them; see
+/// the module documentation.
+pub struct ArcSlots<'a> {
+    fz: ArcFeaturizer<'a>,
+    lists: SlotLists,
+}
+
+impl<'a> ArcSlots<'a> {
+    /// Slots of all arcs `h -> m` (`h != m`, `m >= 1`) of `words`, or of
+    /// those with `keep[h * n1 + m]` when `keep` is given; inert templates
+    /// ([`Template::is_inert`]) are not hashed.
+    pub fn new(templates: &'a [Template], words: &[WordAtoms], keep: Option<&[bool]>) -> Self {
+        let fz = ArcFeaturizer::new(templates, words);
+        let lists = SlotLists::build(&fz, templates, keep, |_| false);
+        ArcSlots { fz, lists }
+    }
+
+    /// Number of words including the root.
+    pub fn len_with_root(&self) -> usize {
+        self.lists.n1
+    }
+
+    /// The arcs `(h, m)`, in row-major order.
+    pub fn arcs(&self) -> &[(u32, u32)] {
+        self.lists.arcs()
     }
 
     /// The per-sentence feature extractor the slots were computed with.
@@ -160,65 +328,58 @@ impl<'a> ArcSlots<'a> {
 
     /// Bytes held by the slot lists (a measure of the per-sentence cost).
     pub fn heap_bytes(&self) -> usize {
-        4 * (self.slots.len() + self.ent_off.len() + self.arc_ent.len() + self.index.len())
+        self.lists.heap_bytes()
     }
 
-    /// Adds `scale_t · Σ w_t[slot]` (the sum in `f32`, in feature order)
-    /// of every template to `s[h * n1 + m]` of every arc, templates in
-    /// order; `table(t)` gives `(scale_t, w_t)`, and templates with scale 0
-    /// are skipped.
+    /// See [`SlotLists::add_scores`].
     pub fn add_scores<'w>(&self, s: &mut [f64], table: impl Fn(usize) -> (f64, &'w [f32])) {
-        let n1 = self.n1;
-        let mut vals: Vec<f32> = Vec::with_capacity(self.arcs.len());
-        for (t, ts) in self.per_tpl.iter().enumerate() {
-            if ts.skip {
-                continue;
-            }
-            let (sc, w) = table(t);
-            if sc == 0.0 {
-                continue;
-            }
-            entry_values(w, &self.ent_off[ts.e0..=ts.e1], &self.slots, &mut vals);
-            match ts.arc_ent {
-                None => {
-                    for (&(h, m), &v) in self.arcs.iter().zip(&vals) {
-                        s[h as usize * n1 + m as usize] += sc * v as f64;
-                    }
-                }
-                Some(start) => {
-                    let ents = &self.arc_ent[start..start + self.arcs.len()];
-                    for (&(h, m), &e) in self.arcs.iter().zip(ents) {
-                        s[h as usize * n1 + m as usize] += sc * vals[e as usize] as f64;
-                    }
-                }
-            }
-        }
+        self.lists.add_scores(s, table)
     }
 
     /// Calls `f(template, slot)` for every feature of the arc `h -> m`
     /// (from the stored slots when the arc is listed, else hashed).
-    pub fn for_each_feature(&self, h: usize, m: usize, mut f: impl FnMut(usize, usize)) {
-        let i = self.index[h * self.n1 + m];
-        if i == u32::MAX {
-            self.fz.for_each_feature(h, m, f);
-            return;
-        }
-        let i = i as usize;
-        for (t, ts) in self.per_tpl.iter().enumerate() {
-            if ts.skip {
-                // not stored: hash (an inert template's steps cancel)
-                self.fz.template_features(t, h, m, |slot| f(t, slot));
-                continue;
-            }
-            let e = match ts.arc_ent {
-                None => ts.e0 + i,
-                Some(start) => ts.e0 + self.arc_ent[start + i] as usize,
-            };
-            let (a, b) = (self.ent_off[e] as usize, self.ent_off[e + 1] as usize);
-            for &slot in &self.slots[a..b] {
-                f(t, slot as usize);
-            }
-        }
+    pub fn for_each_feature(&self, h: usize, m: usize, f: impl FnMut(usize, usize)) {
+        self.lists.for_each_feature(&self.fz, h, m, f)
+    }
+}
+
+/// `acc[i] += sc · w[slots[i]]` (the product in `f64`).
+#[inline(always)]
+fn add_gathered_body(acc: &mut [f64], sc: f64, w: &[f32], slots: &[u32]) {
+    for (x, &j) in acc.iter_mut().zip(slots) {
+        // SAFETY: `add_gathered` checked every slot against `w.len()`.
+        *x += sc * unsafe { *w.get_unchecked(j as usize) } as f64;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl")]
+unsafe fn add_gathered_avx512(acc: &mut [f64], sc: f64, w: &[f32], slots: &[u32]) {
+    add_gathered_body(acc, sc, w, slots)
+}
+
+fn add_gathered(acc: &mut [f64], sc: f64, w: &[f32], slots: &[u32]) {
+    let max = slots.iter().copied().max().unwrap_or(0) as usize;
+    assert!(
+        slots.is_empty() || max < w.len(),
+        "table shorter than its slots"
+    );
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512vl")
+    {
+        // SAFETY: the CPU supports the enabled features; slots checked.
+        unsafe { add_gathered_avx512(acc, sc, w, slots) };
+        return;
+    }
+    add_gathered_body(acc, sc, w, slots)
+}
+
+/// `acc[i] += sc · vals[map[i]]`.
+#[inline]
+fn add_mapped(acc: &mut [f64], sc: f64, vals: &[f32], map: &[u32]) {
+    for (x, &e) in acc.iter_mut().zip(map) {
+        *x += sc * vals[e as usize] as f64;
     }
 }
 
