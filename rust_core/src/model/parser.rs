@@ -25,7 +25,7 @@ use crate::features::arc_templates::{
 };
 use crate::model::parser_prune::{ArcPruner, KeptArcs, PRUNED_SCORE};
 use crate::model::parser_slots::{ArcSlots, SlotLists};
-use crate::model::template_weights::{read_u64, TemplateWeights};
+use crate::model::template_weights::{read_u64, zeroed_table, TemplateWeights};
 use crate::prox::Regularizer;
 
 /// The tree decoder.
@@ -920,11 +920,11 @@ impl ArcParser {
                     .get(pos..pos + 4 * n)
                     .ok_or_else(|| bad("truncated"))?;
                 pos += 4 * n;
-                Some(
-                    raw.chunks_exact(4)
-                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                        .collect(),
-                )
+                let mut avg = zeroed_table(n);
+                for (a, c) in avg.iter_mut().zip(raw.chunks_exact(4)) {
+                    *a = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                }
+                Some(avg)
             }
         };
         p.set_state(weights, averaged)?;
