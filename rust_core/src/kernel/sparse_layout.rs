@@ -14,9 +14,7 @@
 //! the original rows; sums are taken over the same non-zeros in ascending
 //! new column order.
 
-use rayon::prelude::*;
-
-use super::sparse_scores::{Acc, Isa, Job};
+use super::sparse_scores::{Acc, Isa, Job, Scratch};
 
 /// Column counts up to this have u16 indices.
 pub(crate) const U16_COLUMNS: usize = 1 << 16;
@@ -34,13 +32,13 @@ enum Indices {
 pub(crate) struct ScoreLayout {
     /// `rows[r]`: the original row of new row `r`.
     rows: Vec<u32>,
-    /// `row_new[i]`: the new row of original row `i`.
-    row_new: Vec<u32>,
     /// `cols[c]`: the original column of new column `c`.
     cols: Vec<u32>,
     indptr: Vec<usize>,
     indices: Indices,
     values: Vec<f32>,
+    /// Padded coefficients, reused across calls.
+    scratch: Scratch,
 }
 
 impl ScoreLayout {
@@ -106,11 +104,11 @@ impl ScoreLayout {
         };
         ScoreLayout {
             rows,
-            row_new,
             cols,
             indptr: new_ptr,
             indices,
             values: new_val,
+            scratch: Scratch::default(),
         }
     }
 
@@ -120,10 +118,11 @@ impl ScoreLayout {
             Indices::U16(v) => v.len() * 2,
             Indices::U32(v) => v.len() * 4,
         };
-        (2 * self.rows.len() + self.cols.len()) * 4
+        (self.rows.len() + self.cols.len()) * 4
             + self.indptr.len() * std::mem::size_of::<usize>()
             + idx
             + self.values.len() * 4
+            + self.scratch.nbytes()
     }
 
     /// `out ← K α` (`rows × labels` in the original row order) for checked
@@ -144,23 +143,15 @@ impl ScoreLayout {
             labels,
             label_major,
             cols: Some(&self.cols),
+            rows: Some(&self.rows),
         };
-        // Scores in the new row order, then each original row gathers its own.
-        let mut tmp = vec![T::default(); out.len()];
+        // Scores in the new row order, each written to its original row.
+        let mut fresh = Vec::new();
+        let mut held = T::scratch(&self.scratch).try_lock().ok();
+        let buf = held.as_deref_mut().unwrap_or(&mut fresh);
         match &self.indices {
-            Indices::U16(idx) => job.run((&self.indptr, idx, &self.values), &mut tmp),
-            Indices::U32(idx) => job.run((&self.indptr, idx, &self.values), &mut tmp),
-        }
-        let gather = |(i, o): (usize, &mut [T])| {
-            let r = self.row_new[i] as usize;
-            o.copy_from_slice(&tmp[r * labels..(r + 1) * labels]);
-        };
-        if out.len() < 1 << 16 {
-            out.chunks_exact_mut(labels).enumerate().for_each(gather);
-        } else {
-            out.par_chunks_exact_mut(labels)
-                .enumerate()
-                .for_each(gather);
+            Indices::U16(idx) => job.run((&self.indptr, idx, &self.values), out, buf),
+            Indices::U32(idx) => job.run((&self.indptr, idx, &self.values), out, buf),
         }
     }
 }
@@ -263,5 +254,57 @@ mod tests {
             }
             assert_eq!(got, dense[i as usize]);
         }
+    }
+
+    #[test]
+    fn reused_coefficient_buffer_never_leaks_old_values() {
+        // A dense 9 x 11 pattern with empty rows and columns, scored with
+        // label counts that shrink and grow (the padded buffer keeps the
+        // previous call's values beyond the new labels), in both layouts,
+        // on every instruction set: each call equals the naive sum.
+        let (nr, nc) = (9usize, 11usize);
+        let (mut ptr, mut idx, mut val) = (vec![0], vec![], vec![]);
+        for i in 0..nr {
+            for j in 0..nc {
+                if i != 4 && j != 7 && (i * 5 + j * 3) % 4 != 0 {
+                    idx.push(j as u32);
+                    val.push(((i * nc + j) % 13 + 1) as f32 / 8.0);
+                }
+            }
+            ptr.push(idx.len());
+        }
+        let l = ScoreLayout::new((&ptr, &idx, &val), nc);
+        for isa in Isa::available() {
+            for (call, labels) in [26usize, 3, 40, 17, 1, 26].into_iter().enumerate() {
+                let alpha: Vec<f64> = (0..nc * labels)
+                    .map(|t| ((t * 37 + call * 11) % 19) as f64 - 9.0)
+                    .collect();
+                let mut want = vec![0.0f64; nr * labels];
+                for i in 0..nr {
+                    for t in ptr[i]..ptr[i + 1] {
+                        let j = idx[t] as usize;
+                        for y in 0..labels {
+                            want[i * labels + y] += f64::from(val[t]) * alpha[j * labels + y];
+                        }
+                    }
+                }
+                // Small integers times multiples of 1/8: every sum is exact.
+                let mut got = vec![f64::NAN; nr * labels];
+                l.scores_into(isa, &alpha, labels, false, &mut got);
+                assert_eq!(got, want, "{isa:?}, call {call}");
+                let lm: Vec<f64> = (0..labels * nc)
+                    .map(|t| alpha[(t % nc) * labels + t / nc])
+                    .collect();
+                let mut got_lm = vec![f64::NAN; nr * labels];
+                l.scores_into(isa, &lm, labels, true, &mut got_lm);
+                assert_eq!(got_lm, want, "{isa:?} label-major, call {call}");
+                let a32: Vec<f32> = alpha.iter().map(|&v| v as f32).collect();
+                let mut got32 = vec![f32::NAN; nr * labels];
+                l.scores_into(isa, &a32, labels, false, &mut got32);
+                let w32: Vec<f32> = want.iter().map(|&v| v as f32).collect();
+                assert_eq!(got32, w32, "{isa:?} f32, call {call}");
+            }
+        }
+        assert!(l.nbytes() >= nc * 32 * 8, "the reused buffers are counted");
     }
 }

@@ -29,6 +29,7 @@
 //! tasks).
 
 use rayon::prelude::*;
+use std::sync::Mutex;
 
 #[cfg(target_arch = "x86_64")]
 use super::sparse_simd as simd;
@@ -131,9 +132,12 @@ pub(crate) trait Acc:
         p: usize,
         rows: Rows<'_, I>,
         ap: &[Self],
-        out: &mut [Self],
+        out: Dest<'_, Self>,
         lab: Labels,
     );
+
+    /// The reusable coefficient buffer of this number type.
+    fn scratch(s: &Scratch) -> &Mutex<Vec<Self>>;
 }
 
 /// A block of CSR rows: `indptr` holds absolute offsets into the full
@@ -180,13 +184,17 @@ impl Acc for f64 {
         f64::from(v)
     }
 
+    fn scratch(s: &Scratch) -> &Mutex<Vec<f64>> {
+        &s.f64
+    }
+
     #[cfg(target_arch = "x86_64")]
     unsafe fn rows_simd<I: Index>(
         isa: Isa,
         p: usize,
         rows: Rows<'_, I>,
         ap: &[f64],
-        out: &mut [f64],
+        out: Dest<'_, f64>,
         lab: Labels,
     ) {
         // Sums in at most 16 registers, the rest for loads and broadcasts.
@@ -213,13 +221,17 @@ impl Acc for f32 {
         v
     }
 
+    fn scratch(s: &Scratch) -> &Mutex<Vec<f32>> {
+        &s.f32
+    }
+
     #[cfg(target_arch = "x86_64")]
     unsafe fn rows_simd<I: Index>(
         isa: Isa,
         p: usize,
         rows: Rows<'_, I>,
         ap: &[f32],
-        out: &mut [f32],
+        out: Dest<'_, f32>,
         lab: Labels,
     ) {
         match isa {
@@ -231,51 +243,116 @@ impl Acc for f32 {
     }
 }
 
-/// A zero-padded `m × p` copy of one block of coefficients, aligned to
-/// [`ALIGN`] bytes.
-pub(crate) struct Padded<T> {
-    buf: Vec<T>,
-    off: usize,
-    len: usize,
+/// Reusable buffers of padded coefficients, one per number type, so that
+/// repeated scoring calls neither allocate nor page-fault them (a call
+/// that finds its buffer in use takes a fresh one).
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    f32: Mutex<Vec<f32>>,
+    f64: Mutex<Vec<f64>>,
 }
 
-impl<T: Acc> Padded<T> {
-    /// Labels `l0..l1` of `alpha` (`m × labels`, or `labels × m` if
-    /// `label_major`), each row padded with zeros to `p`; row `c` holds the
-    /// coefficients of column `cols[c]` if `cols` is given, of `c` if not.
-    pub(crate) fn new(
-        alpha: &[T],
-        m: usize,
-        lab: Labels,
-        p: usize,
-        label_major: bool,
-        cols: Option<&[u32]>,
-    ) -> Self {
-        let len = m * p;
-        let extra = ALIGN / std::mem::size_of::<T>();
-        let mut buf = vec![T::default(); len + extra];
-        let off = buf.as_ptr().align_offset(ALIGN).min(extra);
-        let w = lab.l1 - lab.l0;
-        let dst = &mut buf[off..off + len];
-        let col = |c: usize| cols.map_or(c, |cols| cols[c] as usize);
-        if label_major {
-            for t in 0..w {
-                let src = &alpha[(lab.l0 + t) * m..(lab.l0 + t + 1) * m];
-                for (c, row) in dst.chunks_exact_mut(p).enumerate() {
-                    row[t] = src[col(c)];
-                }
-            }
-        } else {
+impl Clone for Scratch {
+    /// A clone starts with empty buffers.
+    fn clone(&self) -> Self {
+        Scratch::default()
+    }
+}
+
+impl Scratch {
+    /// Bytes held by the buffers (0 while another call holds one).
+    pub(crate) fn nbytes(&self) -> usize {
+        let a = self.f32.try_lock().map_or(0, |v| v.capacity() * 4);
+        let b = self.f64.try_lock().map_or(0, |v| v.capacity() * 8);
+        a + b
+    }
+}
+
+/// Fills `buf` with a zero-padded `m × p` copy of labels `l0..l1` of
+/// `alpha` (`m × labels`, or `labels × m` if `label_major`) and returns
+/// the copy, aligned to [`ALIGN`] bytes: row `c` holds the coefficients of
+/// column `cols[c]` if `cols` is given, of `c` if not. Every value of the
+/// copy is written, so `buf` may hold anything.
+///
+/// # Complexity
+/// O(m · p).
+pub(crate) fn pad_into<'b, T: Acc>(
+    buf: &'b mut Vec<T>,
+    alpha: &[T],
+    m: usize,
+    lab: Labels,
+    p: usize,
+    label_major: bool,
+    cols: Option<&[u32]>,
+) -> &'b [T] {
+    let len = m * p;
+    let extra = ALIGN / std::mem::size_of::<T>();
+    if buf.len() < len + extra {
+        buf.resize(len + extra, T::default());
+    }
+    let off = buf.as_ptr().align_offset(ALIGN).min(extra);
+    let w = lab.l1 - lab.l0;
+    let dst = &mut buf[off..off + len];
+    let col = |c: usize| cols.map_or(c, |cols| cols[c] as usize);
+    if label_major {
+        for row in dst.chunks_exact_mut(p) {
+            row[w..].fill(T::default());
+        }
+        for t in 0..w {
+            let src = &alpha[(lab.l0 + t) * m..(lab.l0 + t + 1) * m];
             for (c, row) in dst.chunks_exact_mut(p).enumerate() {
-                let j = col(c) * lab.labels;
-                row[..w].copy_from_slice(&alpha[j + lab.l0..j + lab.l1]);
+                row[t] = src[col(c)];
             }
         }
-        Padded { buf, off, len }
+    } else {
+        for (c, row) in dst.chunks_exact_mut(p).enumerate() {
+            let j = col(c) * lab.labels;
+            row[..w].copy_from_slice(&alpha[j + lab.l0..j + lab.l1]);
+            row[w..].fill(T::default());
+        }
     }
+    &buf[off..off + len]
+}
 
-    pub(crate) fn as_slice(&self) -> &[T] {
-        &self.buf[self.off..self.off + self.len]
+/// Where the scores of a block of rows go: block row `r` (row `r0 + r` in
+/// the scoring order) is output row `map[r0 + r]`, or `r0 + r` without a
+/// map, in a row-major output of `labels` columns starting at `ptr`.
+pub(crate) struct Dest<'a, T> {
+    ptr: *mut T,
+    map: Option<&'a [u32]>,
+    r0: usize,
+}
+
+impl<T> Clone for Dest<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Dest<'_, T> {}
+
+// SAFETY: a `Dest` is shared by tasks that write disjoint output rows (the
+// map is a permutation and the tasks' row ranges are disjoint), while the
+// output is mutably borrowed by `Job::run`.
+unsafe impl<T: Send> Send for Dest<'_, T> {}
+unsafe impl<T: Send> Sync for Dest<'_, T> {}
+
+impl<T: Copy> Dest<'_, T> {
+    /// Writes `s[..l1 - l0]` to labels `l0..l1` of the output row of block
+    /// row `r`.
+    ///
+    /// # Safety
+    /// That output row exists, `s` holds at least `l1 - l0` values and no
+    /// other thread accesses those labels of that row.
+    #[inline(always)]
+    pub(crate) unsafe fn write(&self, r: usize, lab: Labels, s: &[T]) {
+        let i = self.map.map_or(self.r0 + r, |m| m[self.r0 + r] as usize);
+        let w = lab.l1 - lab.l0;
+        debug_assert!(s.len() >= w);
+        // SAFETY: see the contract above.
+        unsafe {
+            std::ptr::copy_nonoverlapping(s.as_ptr(), self.ptr.add(i * lab.labels + lab.l0), w)
+        };
     }
 }
 
@@ -323,54 +400,64 @@ pub(crate) struct Job<'a, T> {
     pub label_major: bool,
     /// Column `c` of the CSR matrix is column `cols[c]` of `alpha`.
     pub cols: Option<&'a [u32]>,
+    /// Row `r` of the CSR matrix is output row `rows[r]` (a permutation).
+    pub rows: Option<&'a [u32]>,
 }
 
 impl<T: Acc> Job<'_, T> {
-    /// `out ← K α` (`rows × labels`, row-major) for the CSR matrix
-    /// `(indptr, indices, values)`, whose column indices are `< m` (a
-    /// [`super::SparseGram`] invariant).
+    /// `out ← K α` (`rows × labels`, row-major, rows permuted by
+    /// `self.rows`) for the CSR matrix `(indptr, indices, values)`, whose
+    /// column indices are `< m` (a [`super::SparseGram`] invariant), with
+    /// the padded coefficients in `scratch`.
     ///
     /// # Complexity
     /// O(nnz · labels + m · labels), in parallel over runs of rows of about
     /// equal numbers of non-zeros.
-    pub(crate) fn run<I: Index>(&self, csr: (&[usize], &[I], &[f32]), out: &mut [T]) {
+    pub(crate) fn run<I: Index>(
+        &self,
+        csr: (&[usize], &[I], &[f32]),
+        out: &mut [T],
+        scratch: &mut Vec<T>,
+    ) {
         let (indptr, indices, values) = csr;
         let (labels, isa) = (self.labels, self.isa);
         let nrows = indptr.len() - 1;
-        debug_assert_eq!(out.len(), nrows * labels);
+        assert_eq!(out.len(), nrows * labels, "scores: output shape");
+        if let Some(map) = self.rows {
+            assert_eq!(map.len(), nrows, "scores: row map");
+        }
         let tasks = if indices.len() * labels < PARALLEL_MIN_WORK {
             1
         } else {
             rayon::current_num_threads() * TASKS_PER_THREAD
         };
         let bounds = balanced_bounds(indptr, tasks);
+        let base = Dest {
+            ptr: out.as_mut_ptr(),
+            map: self.rows,
+            r0: 0,
+        };
         let mut l0 = 0;
         while l0 < labels {
             let l1 = (l0 + LABEL_BLOCK).min(labels);
             let lab = Labels { labels, l0, l1 };
             let p = (l1 - l0).next_multiple_of(T::lanes(isa));
-            let padded = Padded::new(self.alpha, self.m, lab, p, self.label_major, self.cols);
-            let ap = padded.as_slice();
-            let mut pieces = Vec::with_capacity(tasks);
-            let mut rest = &mut out[..];
-            for w in bounds.windows(2) {
-                let (head, tail) = rest.split_at_mut((w[1] - w[0]) * labels);
-                pieces.push((w[0], head));
-                rest = tail;
-            }
-            let task = |(r0, chunk): (usize, &mut [T])| {
-                let r1 = r0 + chunk.len() / labels;
+            let m = self.m;
+            let ap = pad_into(scratch, self.alpha, m, lab, p, self.label_major, self.cols);
+            let task = |w: &[usize]| {
                 let rows = Rows {
-                    indptr: &indptr[r0..=r1],
+                    indptr: &indptr[w[0]..=w[1]],
                     indices,
                     values,
                 };
-                rows_with(isa, p, rows, ap, chunk, lab);
+                let mut dest = base;
+                dest.r0 = w[0];
+                rows_with(isa, p, rows, ap, dest, lab);
             };
             if tasks == 1 {
-                pieces.into_iter().for_each(task);
+                bounds.windows(2).for_each(task);
             } else {
-                pieces.into_par_iter().for_each(task);
+                bounds.par_windows(2).for_each(task);
             }
             l0 = l1;
         }
@@ -398,8 +485,9 @@ pub(crate) fn scores_into<T: Acc, I: Index>(
         labels,
         label_major,
         cols: None,
+        rows: None,
     };
-    job.run(csr, out);
+    job.run(csr, out, &mut Vec::new());
 }
 
 /// One block of rows with the loops of `isa`.
@@ -408,7 +496,7 @@ fn rows_with<T: Acc, I: Index>(
     p: usize,
     rows: Rows<'_, I>,
     ap: &[T],
-    out: &mut [T],
+    out: Dest<'_, T>,
     lab: Labels,
 ) {
     #[cfg(target_arch = "x86_64")]
@@ -417,7 +505,8 @@ fn rows_with<T: Acc, I: Index>(
             // SAFETY: `isa` is supported (callers pass `Isa::detect()` or
             // a member of `Isa::available()`); `p` is a multiple of its
             // lanes and at most 32; `ap` is aligned by `Padded` and holds
-            // `m · p` values, every column index being `< m`.
+            // `m · p` values, every column index being `< m`; `out`
+            // holds this block's output rows, written by no other task.
             unsafe { T::rows_simd(isa, p, rows, ap, out, lab) };
             return;
         }
@@ -430,13 +519,14 @@ fn rows_portable<T: Acc, I: Index>(
     p: usize,
     rows: Rows<'_, I>,
     ap: &[T],
-    out: &mut [T],
+    out: Dest<'_, T>,
     lab: Labels,
 ) {
-    for (r, s) in out.chunks_exact_mut(lab.labels).enumerate() {
+    let mut tmp = [T::default(); LABEL_BLOCK];
+    for r in 0..rows.indptr.len() - 1 {
         let span = rows.indptr[r]..rows.indptr[r + 1];
         let (idx, val) = (&rows.indices[span.clone()], &rows.values[span]);
-        let s = &mut s[lab.l0..lab.l1];
+        let s = &mut tmp[..lab.l1 - lab.l0];
         match p {
             4 => score_fixed::<T, I, 4>(idx, val, ap, s),
             8 => score_fixed::<T, I, 8>(idx, val, ap, s),
@@ -447,6 +537,8 @@ fn rows_portable<T: Acc, I: Index>(
             28 => score_fixed::<T, I, 28>(idx, val, ap, s),
             _ => score_fixed::<T, I, 32>(idx, val, ap, s),
         }
+        // SAFETY: the block's rows are its own (see `Job::run`).
+        unsafe { out.write(r, lab, &tmp) };
     }
 }
 

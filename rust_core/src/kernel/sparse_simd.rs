@@ -7,7 +7,7 @@
 //! by `K_ij` and adds them to one of `SETS` independent sets of sums, so
 //! that up to `SETS · NV` fused multiply-adds are in flight.
 
-use super::sparse_scores::{Index, Labels, Rows};
+use super::sparse_scores::{Dest, Index, Labels, Rows};
 use std::arch::x86_64::*;
 
 /// One SIMD register type: its number type, its lanes and the
@@ -122,7 +122,7 @@ simd!(
 pub(super) unsafe fn avx2<S: Simd, I: Index, const NV: usize, const SETS: usize>(
     rows: Rows<'_, I>,
     ap: &[S::T],
-    out: &mut [S::T],
+    out: Dest<'_, S::T>,
     lab: Labels,
 ) {
     body::<S, I, NV, SETS>(rows, ap, out, lab)
@@ -136,7 +136,7 @@ pub(super) unsafe fn avx2<S: Simd, I: Index, const NV: usize, const SETS: usize>
 pub(super) unsafe fn avx512<S: Simd, I: Index, const NV: usize, const SETS: usize>(
     rows: Rows<'_, I>,
     ap: &[S::T],
-    out: &mut [S::T],
+    out: Dest<'_, S::T>,
     lab: Labels,
 ) {
     body::<S, I, NV, SETS>(rows, ap, out, lab)
@@ -153,13 +153,13 @@ pub(super) unsafe fn avx512<S: Simd, I: Index, const NV: usize, const SETS: usiz
 unsafe fn body<S: Simd, I: Index, const NV: usize, const SETS: usize>(
     rows: Rows<'_, I>,
     ap: &[S::T],
-    out: &mut [S::T],
+    out: Dest<'_, S::T>,
     lab: Labels,
 ) {
     let p = NV * S::W;
     let base = ap.as_ptr();
     let mut tmp = [S::T::default(); 32];
-    for (r, s) in out.chunks_exact_mut(lab.labels).enumerate() {
+    for r in 0..rows.indptr.len() - 1 {
         let (b, e) = (rows.indptr[r], rows.indptr[r + 1]);
         let idx = &rows.indices[b..e];
         let val = &rows.values[b..e];
@@ -194,6 +194,6 @@ unsafe fn body<S: Simd, I: Index, const NV: usize, const SETS: usize>(
             }
             S::store(tmp.as_mut_ptr().add(S::W * v), sum);
         }
-        s[lab.l0..lab.l1].copy_from_slice(&tmp[..lab.l1 - lab.l0]);
+        out.write(r, lab, &tmp);
     }
 }
