@@ -64,6 +64,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--prune-k", type=int, default=_DEFAULTS.prune_k, help="heads kept per word (0: none)"
     )
     parser.add_argument(
+        "--pruner-epochs",
+        type=int,
+        default=_DEFAULTS.pruner_epochs,
+        help="first-pass epochs of the arc pruner",
+    )
+    parser.add_argument(
         "--curve-epochs",
         type=int,
         default=0,
@@ -108,7 +114,13 @@ def _train(
     args: argparse.Namespace, train: Any, test: Any, epochs: int | None = None, **kw: Any
 ) -> dict[str, Any]:
     epochs = epochs or args.epochs
-    p = DependencyParser(eta=args.eta, epochs=epochs, prune_k=args.prune_k, **kw)
+    p = DependencyParser(
+        eta=args.eta,
+        epochs=epochs,
+        prune_k=args.prune_k,
+        pruner_epochs=args.pruner_epochs,
+        **kw,
+    )
     t0 = time.perf_counter()
     p.fit(train)
     secs = time.perf_counter() - t0
@@ -196,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
                 eta=args.eta,
                 epochs=curve_epochs,
                 prune_k=args.prune_k,
+                pruner_epochs=args.pruner_epochs,
                 label_epochs=0,
             ).fit(curve_train)
         rankings = {
@@ -271,6 +284,7 @@ def run(args: argparse.Namespace) -> int:
         "curve_max_train": args.curve_max_train,
         "curve_epochs": args.curve_epochs or args.epochs,
         "prune_k": args.prune_k,
+        "pruner_epochs": args.pruner_epochs,
         "eta": args.eta,
         "svm_lam": args.svm_lam,
         "mkl_lam": args.mkl_lam,
