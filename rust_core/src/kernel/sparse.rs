@@ -6,6 +6,7 @@ use rayon::prelude::*;
 use super::gram::{check_matrix, job};
 use std::sync::OnceLock;
 
+use super::sparse_binary::{b1_csr, Packed};
 use super::sparse_layout::ScoreLayout;
 use super::sparse_scores::{Acc, Isa};
 use super::tiles::{sparse_row_block, SparseScratch, RECT_ROWS};
@@ -122,6 +123,9 @@ impl SparseGram {
                 format!("at most {} rows, got {ny}", u32::MAX),
             ));
         }
+        if let Some(g) = Self::build_binary_b1(kernel, x, nx, y, ny, d) {
+            return Ok(g);
+        }
         let (job, _) = job(std::slice::from_ref(kernel), x, nx, Some((y, ny)), d);
         let nblocks = nx.div_ceil(BUILD_ROWS);
         // The same inputs on both sides: compute the upper triangle only.
@@ -160,6 +164,39 @@ impl SparseGram {
             (indptr, indices, values) = mirror_upper(&indptr, &indices, &values);
         }
         Ok(SparseGram::new(nx, ny, indptr, indices, values))
+    }
+
+    /// The B1-spline matrix of 0/1 inputs from packed bits (see
+    /// `sparse_binary`), or `None` when the kernel is not the B1-spline or
+    /// some input value is not 0 or 1. Equal to the GEMM path's result bit
+    /// for bit: both compute exact integer squared distances when `d <
+    /// 2²⁴` and map them with the same f32 operations.
+    fn build_binary_b1(
+        kernel: &Kernel,
+        x: &[f32],
+        nx: usize,
+        y: &[f32],
+        ny: usize,
+        d: usize,
+    ) -> Option<Self> {
+        let Kernel::B1Spline { h } = *kernel else {
+            return None;
+        };
+        if d == 0 || d >= 1 << 24 {
+            return None;
+        }
+        let px = Packed::new(x, nx, d)?;
+        let same = nx == ny && x.as_ptr() == y.as_ptr();
+        let py_owned;
+        let py = if same {
+            &px
+        } else {
+            py_owned = Packed::new(y, ny, d)?;
+            &py_owned
+        };
+        let inv_h = (1.0 / h) as f32;
+        let (indptr, indices, values) = b1_csr(&px, nx, py, ny, d, inv_h);
+        Some(SparseGram::new(nx, ny, indptr, indices, values))
     }
 
     /// Builds from CSR arrays, validating them (monotone `indptr` starting
