@@ -326,12 +326,48 @@ def test_sparse_b1_gram_trains_the_dense_model(small, small_b1):
         b = _omkl.train_chain_mkl(
             [], *args, regularizer=reg, sparse_grams=[fgb.csr("B")], **extra, **kw
         )
+        # the SparseGram object itself, used in place: the same run
+        c = _omkl.train_chain_mkl(
+            [], *args, regularizer=reg, sparse_grams=[S._inner], **extra, **kw
+        )
         np.testing.assert_array_equal(a["coef"], b["coef"])
         for key in ("transitions", "start", "stop", "mistakes"):
             np.testing.assert_array_equal(a[key], b[key])
+        for key in ("coef", "transitions", "start", "stop", "mistakes", "norms", "objective"):
+            np.testing.assert_array_equal(b[key], c[key])
         np.testing.assert_allclose(a["norms"], b["norms"], rtol=1e-12)
         np.testing.assert_allclose(a["objective"], b["objective"], rtol=1e-12)
         assert np.abs(a["coef"]).sum() > 0
+    # a scaled object equals the scaled arrays (float32 products)
+    half = S._inner.scaled(0.5)
+    indptr, indices, data = fgb.csr("B", 0.5)
+    np.testing.assert_array_equal(half.csr()[2], data)
+    np.testing.assert_array_equal(half.csr()[1], indices)
+    a = _omkl.train_chain_mkl([], *args, sparse_grams=[(indptr, indices, data)], **kw)
+    b = _omkl.train_chain_mkl([], *args, sparse_grams=[half], **kw)
+    for key in ("coef", "transitions", "norms", "objective"):
+        np.testing.assert_array_equal(a[key], b[key])
+    with pytest.raises(ValueError, match="c"):
+        S._inner.scaled(float("nan"))
+    with pytest.raises(ValueError, match=r"sparse_grams\[0\]"):
+        _omkl.train_chain_mkl([], *args, sparse_grams=["not a matrix"])
+    with pytest.raises(ValueError, match=r"sparse_grams\[0\]"):  # not m x m
+        _omkl.train_chain_mkl(
+            [],
+            *args,
+            features=[fg.unit],
+            sparse_grams=[
+                _omkl.SparseGram.from_csr(
+                    1, 1, np.array([0, 1]), np.array([0]), np.ones(1, np.float32)
+                )
+            ],
+        )
+    with pytest.raises(ValueError, match="symmetric"):  # an asymmetric object
+        ip, ix, dv = fgb.csr("B")
+        bad = dv.copy()
+        bad[1] += 0.5
+        obj = _omkl.SparseGram.from_csr(len(ip) - 1, len(ip) - 1, ip, ix, bad)
+        _omkl.train_chain_mkl([], *args, sparse_grams=[obj])
     with pytest.raises(ValueError, match="sparse_grams"):
         indptr, indices, data = fgb.csr("B")
         _omkl.train_chain_mkl([], *args, sparse_grams=[(indptr[:-1], indices, data)])

@@ -151,6 +151,7 @@ class SparseGram:
     def shape(self) -> tuple[int, int]: ...
     @property
     def nnz(self) -> int: ...
+    def scaled(self, c: float) -> SparseGram: ...
     @property
     def density(self) -> float: ...
     @property
@@ -376,7 +377,7 @@ def train_chain_mkl(
     seed: int = 0,
     track_objective: bool = False,
     sparse_grams: list[
-        tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]
+        SparseGram | tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]
     ] = ...,
     transition_lam: float | None = None,
     objective_last_only: bool = False,

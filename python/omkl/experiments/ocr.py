@@ -298,6 +298,17 @@ class FoldGrams:
     sparse: dict[str, kernels.SparseGram] = field(default_factory=dict)
     _groups: dict[tuple[str, ...], F32] = field(default_factory=dict)
     _csr: dict[str, tuple[I64, I64, F32]] = field(default_factory=dict)
+    _scaled: dict[tuple[str, float], _omkl.SparseGram] = field(default_factory=dict)
+
+    def sparse_scaled(self, name: str, scale: float = 1.0) -> _omkl.SparseGram:
+        """Sparse base kernel ``name`` times ``scale`` (float32 products, as
+        :meth:`csr` computes them), made once per fold and passed to every
+        training run as it is: no per-run copy or check of the CSR arrays."""
+        key = (name, scale)
+        if key not in self._scaled:
+            inner = self.sparse[name]._inner
+            self._scaled[key] = inner if scale == 1.0 else inner.scaled(scale)
+        return self._scaled[key]
 
     def csr(self, name: str, scale: float = 1.0) -> tuple[I64, I64, F32]:
         """CSR arrays of sparse base kernel ``name`` times ``scale``."""
@@ -425,7 +436,7 @@ def train(
         split.offsets,
         26,
         features=[fg.unit if c == 1.0 else fg.unit * np.float32(np.sqrt(c)) for _, c in primal],
-        sparse_grams=[fg.csr(g[0], c) for g, c in sparse],
+        sparse_grams=[fg.sparse_scaled(g[0], c) for g, c in sparse],
         regularizer="squared_l21" if row.mkl else "l2_squared",
         lam=lam,
         eta0=eta0,

@@ -251,7 +251,7 @@ fn gram_many<'py>(
 /// A Gram matrix in CSR form (only non-zeros stored).
 #[pyclass(module = "omkl._omkl", name = "SparseGram", frozen)]
 pub struct PySparseGram {
-    inner: SparseGram,
+    pub(crate) inner: SparseGram,
 }
 
 /// `alpha` as a C-contiguous float64 matrix with one row per column of the
@@ -337,6 +337,13 @@ impl PySparseGram {
     #[getter]
     fn nnz(&self) -> usize {
         self.inner.nnz()
+    }
+
+    /// `c * K` with the same pattern (values multiplied in float32).
+    fn scaled(&self, c: f32) -> PyResult<Self> {
+        Ok(PySparseGram {
+            inner: self.inner.scaled(c).py()?,
+        })
     }
 
     #[getter]

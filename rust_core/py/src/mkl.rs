@@ -17,6 +17,15 @@ use omkl_core::model::transitions::Transitions;
 use omkl_core::prox::Regularizer;
 
 use crate::errors::IntoPyResult;
+use crate::kernel::PySparseGram;
+
+/// A sparse Gram matrix from Python: a `SparseGram` object, used in place
+/// (no copy, its symmetry checked at most once over its lifetime), or CSR
+/// arrays `(indptr, indices, data)`, converted and validated on each call.
+enum SparseArg<'py> {
+    Object(Bound<'py, PySparseGram>),
+    Arrays(Box<SparseGram>),
+}
 
 /// A CSR Gram matrix from Python: `(indptr, indices, data)`.
 type SparseCsr<'py> = (
@@ -37,6 +46,13 @@ fn indices(name: &str, a: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<usize>> {
             })
         })
         .collect()
+}
+
+fn sparse_type_error(k: usize) -> PyErr {
+    PyValueError::new_err(format!(
+        "`sparse_grams[{k}]` must be a SparseGram or a tuple (indptr int64, indices int64, \
+         data float32) of 1-D arrays"
+    ))
 }
 
 fn regularizer(name: &str, lam: f64) -> PyResult<Regularizer> {
@@ -90,7 +106,7 @@ fn train_chain_mkl<'py>(
     shuffle: bool,
     seed: u64,
     track_objective: bool,
-    sparse_grams: Vec<SparseCsr<'py>>,
+    sparse_grams: Vec<Bound<'py, PyAny>>,
     transition_lam: Option<f64>,
     objective_last_only: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -106,16 +122,42 @@ fn train_chain_mkl<'py>(
         track_objective,
         objective_last_only,
     };
+    let first_sparse = match sparse_grams.first() {
+        None => None,
+        Some(obj) => Some(match obj.cast::<PySparseGram>() {
+            Ok(g) => g.get().inner.shape().0,
+            Err(_) => obj
+                .extract::<SparseCsr<'py>>()
+                .map_err(|_| sparse_type_error(0))?
+                .0
+                .len()
+                .saturating_sub(1),
+        }),
+    };
     let m = grams
         .first()
         .or(features.first())
         .map(|g| g.shape()[0])
-        .or(sparse_grams.first().map(|s| s.0.len().saturating_sub(1)))
+        .or(first_sparse)
         .unwrap_or(0);
-    let mut sparse: Vec<SparseGram> = Vec::with_capacity(sparse_grams.len());
-    for (k, (indptr, indices, data)) in sparse_grams.iter().enumerate() {
+    let mut sparse: Vec<SparseArg<'py>> = Vec::with_capacity(sparse_grams.len());
+    for (k, obj) in sparse_grams.iter().enumerate() {
         let name = format!("sparse_grams[{k}]");
-        let indptr = self::indices(&name, indptr)?;
+        if let Ok(g) = obj.cast::<PySparseGram>() {
+            let shape = g.get().inner.shape();
+            if shape != (m, m) {
+                return Err(PyValueError::new_err(format!(
+                    "`{name}` must be {m} x {m} (one row and column per input), got {} x {}",
+                    shape.0, shape.1
+                )));
+            }
+            sparse.push(SparseArg::Object(g.clone()));
+            continue;
+        }
+        let (indptr, indices, data) = obj
+            .extract::<SparseCsr<'py>>()
+            .map_err(|_| sparse_type_error(k))?;
+        let indptr = self::indices(&name, &indptr)?;
         let indices = indices.as_array();
         // one vectorisable range check, then plain conversions
         let in_range = indices
@@ -134,7 +176,7 @@ fn train_chain_mkl<'py>(
         let indices: Vec<u32> = indices.iter().map(|&v| v as u32).collect();
         let g = SparseGram::from_csr(m, m, indptr, indices, data.as_array().to_vec())
             .map_err(|e| PyValueError::new_err(format!("`{name}`: {e}")))?;
-        sparse.push(g);
+        sparse.push(SparseArg::Arrays(Box::new(g)));
     }
     let mut slices: Vec<&[f32]> = Vec::with_capacity(grams.len());
     for (k, g) in grams.iter().enumerate() {
@@ -176,7 +218,12 @@ fn train_chain_mkl<'py>(
     let refs: Vec<GramRef<'_>> = slices
         .iter()
         .map(|g| GramRef::Dense(g))
-        .chain(sparse.iter().map(GramRef::Sparse))
+        .chain(sparse.iter().map(|a| {
+            GramRef::Sparse(match a {
+                SparseArg::Object(g) => &g.get().inner,
+                SparseArg::Arrays(g) => g,
+            })
+        }))
         .collect();
     let mut interrupt: Option<PyErr> = None;
     let result = py.detach(|| {

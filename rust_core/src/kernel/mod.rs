@@ -5,6 +5,7 @@
 //! * [`gram_many`]: several kernels' Gram matrices from one shared GEMM.
 //! * [`fast_exp`]: the vectorisable `exp` of the Gaussian map.
 //! * [`sparse`]: CSR Gram storage for compact-support kernels and scoring.
+//! * `sparse_binary`: the B1-spline CSR Gram of 0/1 inputs by popcounts.
 //! * `sparse_layout`: the renumbered copy of a CSR Gram that scoring reads.
 //! * `sparse_scores`: CSR scoring loops (portable, and the dispatch to SIMD).
 //! * `sparse_simd`: the AVX2 and AVX-512 loop of CSR scoring.
@@ -21,6 +22,7 @@ pub mod gram_cache;
 pub mod gram_many;
 mod map;
 pub mod sparse;
+mod sparse_binary;
 mod sparse_layout;
 mod sparse_scores;
 #[cfg(target_arch = "x86_64")]

@@ -6,6 +6,7 @@ use rayon::prelude::*;
 use super::gram::{check_matrix, job};
 use std::sync::OnceLock;
 
+use super::sparse_binary::{b1_csr, Packed};
 use super::sparse_layout::ScoreLayout;
 use super::sparse_scores::{Acc, Isa};
 use super::tiles::{sparse_row_block, SparseScratch, RECT_ROWS};
@@ -54,6 +55,9 @@ pub struct SparseGram {
     values: Vec<f32>,
     /// The renumbered copy that bulk scoring reads, built on its first call.
     layout: OnceLock<ScoreLayout>,
+    /// Whether the matrix is square and exactly symmetric: known when built
+    /// from the same inputs on both sides, else checked on first request.
+    symmetric: OnceLock<bool>,
 }
 
 impl PartialEq for SparseGram {
@@ -82,7 +86,99 @@ impl SparseGram {
             indices,
             values,
             layout: OnceLock::new(),
+            symmetric: OnceLock::new(),
         }
+    }
+
+    /// Whether the matrix is square and exactly symmetric (`(i, j)` stored
+    /// exactly when `(j, i)` is, with the same value). Known without a check
+    /// for matrices built from the same inputs on both sides; otherwise
+    /// checked once ([`SparseGram::asymmetric_entry`]) and remembered.
+    ///
+    /// # Complexity
+    /// O(1) after the first call; O(nnz + rows) for it.
+    pub fn is_symmetric(&self) -> bool {
+        *self
+            .symmetric
+            .get_or_init(|| self.nrows == self.ncols && self.asymmetric_entry().is_none())
+    }
+
+    /// A stored entry `(i, j)` of a square matrix whose mirror `(j, i)` is
+    /// missing or differs, if any.
+    ///
+    /// One pass over the rows in order with a cursor per row: an upper entry
+    /// `(i, j)`, `j > i`, must be the next unmatched entry of row `j` (whose
+    /// lower entries are met in increasing column order this way), and at the
+    /// end every row's lower entries must all have been matched.
+    ///
+    /// # Complexity
+    /// O(nnz + rows).
+    pub fn asymmetric_entry(&self) -> Option<(usize, usize)> {
+        let r = self.nrows.min(self.ncols);
+        let (indptr, indices, values) = (&self.indptr, &self.indices, &self.values);
+        let mut cursor: Vec<usize> = indptr[..r].to_vec();
+        for i in 0..r {
+            let (a, b) = (indptr[i], indptr[i + 1]);
+            for (&j, &v) in indices[a..b].iter().zip(&values[a..b]) {
+                let j = j as usize;
+                if j <= i {
+                    continue;
+                }
+                if j >= r {
+                    return Some((i, j));
+                }
+                let p = cursor[j];
+                if p >= indptr[j + 1] || indices[p] as usize != i || values[p] != v {
+                    return Some((i, j));
+                }
+                cursor[j] = p + 1;
+            }
+        }
+        for (j, &p) in cursor.iter().enumerate() {
+            // every lower entry of row j was matched: the next one is not lower
+            if p < indptr[j + 1] && (indices[p] as usize) < j {
+                return Some((j, indices[p] as usize));
+            }
+        }
+        None
+    }
+
+    /// The diagonal `K[i, i]` (0 where not stored) of the first
+    /// `min(rows, columns)` rows.
+    ///
+    /// # Complexity
+    /// O(rows · log(row length)).
+    pub fn diagonal(&self) -> Vec<f64> {
+        (0..self.nrows.min(self.ncols))
+            .map(|i| {
+                let (idx, val) = self.row(i);
+                idx.binary_search(&(i as u32))
+                    .map_or(0.0, |p| f64::from(val[p]))
+            })
+            .collect()
+    }
+
+    /// `c · K` (same pattern, each value multiplied by `c` in f32), keeping
+    /// what is known of the symmetry; an error if `c` is not finite or some
+    /// product is not.
+    ///
+    /// # Complexity
+    /// O(nnz).
+    pub fn scaled(&self, c: f32) -> Result<Self> {
+        check_finite("c", &[f64::from(c)])?;
+        let values: Vec<f32> = self.values.iter().map(|&v| v * c).collect();
+        super::gram::check_finite_f32("values", &values)?;
+        let out = SparseGram::new(
+            self.nrows,
+            self.ncols,
+            self.indptr.clone(),
+            self.indices.clone(),
+            values,
+        );
+        if let Some(&s) = self.symmetric.get() {
+            let _ = out.symmetric.set(s);
+        }
+        Ok(out)
     }
 
     /// Builds the CSR Gram matrix of `K(x_i, y_j)` (`x`: `nx × d`, `y`:
@@ -122,6 +218,9 @@ impl SparseGram {
                 format!("at most {} rows, got {ny}", u32::MAX),
             ));
         }
+        if let Some(g) = Self::build_binary_b1(kernel, x, nx, y, ny, d) {
+            return Ok(g);
+        }
         let (job, _) = job(std::slice::from_ref(kernel), x, nx, Some((y, ny)), d);
         let nblocks = nx.div_ceil(BUILD_ROWS);
         // The same inputs on both sides: compute the upper triangle only.
@@ -159,7 +258,50 @@ impl SparseGram {
         if upper {
             (indptr, indices, values) = mirror_upper(&indptr, &indices, &values);
         }
-        Ok(SparseGram::new(nx, ny, indptr, indices, values))
+        let g = SparseGram::new(nx, ny, indptr, indices, values);
+        if upper {
+            // mirrored: exactly symmetric by construction
+            let _ = g.symmetric.set(true);
+        }
+        Ok(g)
+    }
+
+    /// The B1-spline matrix of 0/1 inputs from packed bits (see
+    /// `sparse_binary`), or `None` when the kernel is not the B1-spline or
+    /// some input value is not 0 or 1. Equal to the GEMM path's result bit
+    /// for bit: both compute exact integer squared distances when `d <
+    /// 2²⁴` and map them with the same f32 operations.
+    fn build_binary_b1(
+        kernel: &Kernel,
+        x: &[f32],
+        nx: usize,
+        y: &[f32],
+        ny: usize,
+        d: usize,
+    ) -> Option<Self> {
+        let Kernel::B1Spline { h } = *kernel else {
+            return None;
+        };
+        if d == 0 || d >= 1 << 24 {
+            return None;
+        }
+        let px = Packed::new(x, nx, d)?;
+        let same = nx == ny && x.as_ptr() == y.as_ptr();
+        let py_owned;
+        let py = if same {
+            &px
+        } else {
+            py_owned = Packed::new(y, ny, d)?;
+            &py_owned
+        };
+        let inv_h = (1.0 / h) as f32;
+        let (indptr, indices, values) = b1_csr(&px, nx, py, ny, d, inv_h);
+        let g = SparseGram::new(nx, ny, indptr, indices, values);
+        if same {
+            // |x_i xor x_j| is symmetric, and so is every stored value
+            let _ = g.symmetric.set(true);
+        }
+        Some(g)
     }
 
     /// Builds from CSR arrays, validating them (monotone `indptr` starting

@@ -38,14 +38,13 @@ pub enum GramRef<'g> {
 
 /// Checks that a CSR Gram matrix is square and symmetric (`K[i, j]` stored
 /// exactly when `K[j, i]` is, with the same value) and returns its diagonal.
-///
-/// One pass over the rows in order with a cursor per row: an upper entry
-/// `(i, j)`, `j > i`, must be the next unmatched entry of row `j` (whose
-/// lower entries are met in increasing column order this way), and at the
-/// end every row's lower entries must all have been matched.
+/// The symmetry is known without a check for a matrix built from the same
+/// inputs on both sides, and checked once otherwise
+/// ([`SparseGram::is_symmetric`]).
 ///
 /// # Complexity
-/// O(nnz + m).
+/// O(m log(row length)), plus O(nnz + m) the first time a matrix of unknown
+/// symmetry is checked.
 fn sparse_diagonal(g: &SparseGram) -> Result<Vec<f64>> {
     let (r, c) = g.shape();
     if r != c {
@@ -55,43 +54,14 @@ fn sparse_diagonal(g: &SparseGram) -> Result<Vec<f64>> {
             format!("{r} x {c}"),
         ));
     }
-    let asymmetric = |i: usize, j: usize| {
-        OmklError::invalid(
+    if !g.is_symmetric() {
+        let (i, j) = g.asymmetric_entry().unwrap_or((0, 0));
+        return Err(OmklError::invalid(
             "gram",
             format!("expected a symmetric matrix, entries ({i}, {j}) and ({j}, {i}) differ"),
-        )
-    };
-    // cursor[j]: position (in `indices`) of row j's next lower entry to be
-    // matched; the CSR slices are read directly (rows in order, one cursor
-    // per row: O(m) cache lines of state)
-    let (indptr, indices, values) = g.csr();
-    let mut cursor: Vec<usize> = indptr[..r].to_vec();
-    let mut diag = vec![0.0; r];
-    for (i, d) in diag.iter_mut().enumerate() {
-        let (a, b) = (indptr[i], indptr[i + 1]);
-        for (&j, &v) in indices[a..b].iter().zip(&values[a..b]) {
-            let j = j as usize;
-            if j < i {
-                // matched (or not) by the upper entry (j, i): checked at the end
-                continue;
-            } else if j == i {
-                *d = f64::from(v);
-            } else {
-                let p = cursor[j];
-                if p >= indptr[j + 1] || indices[p] as usize != i || values[p] != v {
-                    return Err(asymmetric(i, j));
-                }
-                cursor[j] = p + 1;
-            }
-        }
+        ));
     }
-    for (j, &p) in cursor.iter().enumerate() {
-        // every lower entry of row j was matched: the next one is not lower
-        if p < indptr[j + 1] && (indices[p] as usize) < j {
-            return Err(asymmetric(j, indices[p] as usize));
-        }
-    }
-    Ok(diag)
+    Ok(g.diagonal())
 }
 
 /// Scale factors outside `[TINY, 1/TINY]` are folded into the coefficients.

@@ -1,0 +1,355 @@
+//! The B1-spline CSR Gram matrix of 0/1 inputs from packed bits.
+//!
+//! For inputs whose coordinates are all 0 or 1 (binary pixels), the squared
+//! distance `‖x − y‖²` is the number of differing coordinates,
+//! `popcount(x xor y)` on the inputs packed 64 coordinates per word: O(d/64)
+//! per pair instead of a d-term inner product. Distances are integers in
+//! `0..=d`, so the kernel value of every possible distance is tabulated
+//! once, with the very f32 operations of the GEMM path
+//! (`max(0, 1 − √d² · (1/h))`): the result is the same matrix, bit for bit.
+
+use rayon::prelude::*;
+
+/// Rows per parallel task.
+const ROWS_PER_TASK: usize = 64;
+/// Builds below this many pairs run on the calling thread.
+const PARALLEL_MIN_PAIRS: usize = 1 << 18;
+
+/// Rows of 0/1 values packed into `words` u64 per row (coordinate `f` is bit
+/// `f % 64` of word `f / 64`).
+pub(crate) struct Packed {
+    words: usize,
+    bits: Vec<u64>,
+}
+
+impl Packed {
+    /// Packs `n × d` row-major `x`, or `None` if some value is not 0 or 1.
+    ///
+    /// # Complexity
+    /// O(n · d).
+    pub(crate) fn new(x: &[f32], n: usize, d: usize) -> Option<Packed> {
+        let words = d.div_ceil(64).max(1);
+        let mut bits = vec![0u64; n * words];
+        for (r, out) in x
+            .chunks_exact(d.max(1))
+            .take(n)
+            .zip(bits.chunks_exact_mut(words))
+        {
+            for (c, w) in r.chunks(64).zip(out.iter_mut()) {
+                let mut v = 0u64;
+                for (b, &p) in c.iter().enumerate() {
+                    if p == 1.0 {
+                        v |= 1 << b;
+                    } else if p != 0.0 {
+                        return None;
+                    }
+                }
+                *w = v;
+            }
+        }
+        Some(Packed { words, bits })
+    }
+
+    fn row(&self, i: usize) -> &[u64] {
+        &self.bits[i * self.words..(i + 1) * self.words]
+    }
+}
+
+/// `max(0, 1 − √k · inv_h)` for every integer squared distance `k ≤ d`,
+/// cut after the last non-zero value (the values do not increase with k).
+fn b1_table(inv_h: f32, d: usize) -> Vec<f32> {
+    let mut table: Vec<f32> = (0..=d)
+        .map(|k| (1.0 - (k as f32).sqrt() * inv_h).max(0.0))
+        .collect();
+    let keep = table.iter().rposition(|&v| v != 0.0).map_or(0, |k| k + 1);
+    table.truncate(keep);
+    table
+}
+
+/// Appends the non-zeros of one row: columns `j` of `y` (ascending) whose
+/// distance to `a` has a non-zero value in `table`. `y` is row-major
+/// (`a.len()` words per column input).
+#[inline(always)]
+fn row_into(a: &[u64], y: &[u64], table: &[f32], idx: &mut Vec<u32>, val: &mut Vec<f32>) {
+    let kmax = table.len() as u32;
+    for (j, c) in y.chunks_exact(a.len()).enumerate() {
+        let k: u32 = a.iter().zip(c).map(|(p, q)| (p ^ q).count_ones()).sum();
+        if k < kmax {
+            idx.push(j as u32);
+            val.push(table[k as usize]);
+        }
+    }
+}
+
+/// The inputs to compare each row with: row-major packed bits, and the same
+/// words plane by plane (`planes[w * n + j]` is word `w` of input `j`) for
+/// the AVX-512 loop, which loads one word of 8 inputs at a time.
+struct Columns<'a> {
+    rows: &'a Packed,
+    planes: Vec<u64>,
+    n: usize,
+}
+
+#[inline(always)]
+fn rows_into(x: &Packed, y: &Columns<'_>, r0: usize, r1: usize, table: &[f32], piece: &mut Piece) {
+    for i in r0..r1 {
+        let before = piece.idx.len();
+        row_into(
+            x.row(i),
+            &y.rows.bits,
+            table,
+            &mut piece.idx,
+            &mut piece.val,
+        );
+        piece.counts.push(piece.idx.len() - before);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt")]
+unsafe fn rows_into_popcnt(
+    x: &Packed,
+    y: &Columns<'_>,
+    r0: usize,
+    r1: usize,
+    table: &[f32],
+    piece: &mut Piece,
+) {
+    rows_into(x, y, r0, r1, table, piece);
+}
+
+/// [`rows_into`] 8 columns at a time: per word, one load of 8 inputs'
+/// words, an xor with the row's word and a 64-bit popcount per lane; the
+/// lanes below the cut-off are found by one comparison mask. Same output.
+///
+/// # Safety
+/// The CPU must support AVX-512F and AVX-512 VPOPCNTDQ.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vpopcntdq,popcnt")]
+unsafe fn rows_into_avx512(
+    x: &Packed,
+    y: &Columns<'_>,
+    r0: usize,
+    r1: usize,
+    table: &[f32],
+    piece: &mut Piece,
+) {
+    use std::arch::x86_64::*;
+    let n = y.n;
+    let n8 = n - n % 8;
+    let kmax = table.len() as u64;
+    let cut = _mm512_set1_epi64(kmax as i64);
+    let mut dist = [0u64; 8];
+    for i in r0..r1 {
+        let a = x.row(i);
+        let before = piece.idx.len();
+        let mut j0 = 0;
+        while j0 < n8 {
+            let mut acc = _mm512_setzero_si512();
+            for (w, &aw) in a.iter().enumerate() {
+                // SAFETY: j0 + 8 <= n, and plane w holds n words.
+                let v = _mm512_loadu_si512(y.planes.as_ptr().add(w * n + j0).cast());
+                let d = _mm512_popcnt_epi64(_mm512_xor_si512(v, _mm512_set1_epi64(aw as i64)));
+                acc = _mm512_add_epi64(acc, d);
+            }
+            let mut mask = _mm512_cmplt_epu64_mask(acc, cut);
+            if mask != 0 {
+                _mm512_storeu_si512(dist.as_mut_ptr().cast(), acc);
+                while mask != 0 {
+                    let b = mask.trailing_zeros() as usize;
+                    piece.idx.push((j0 + b) as u32);
+                    piece.val.push(table[dist[b] as usize]);
+                    mask &= mask - 1;
+                }
+            }
+            j0 += 8;
+        }
+        for j in n8..n {
+            let c = y.rows.row(j);
+            let k: u64 = a
+                .iter()
+                .zip(c)
+                .map(|(p, q)| u64::from((p ^ q).count_ones()))
+                .sum();
+            if k < kmax {
+                piece.idx.push(j as u32);
+                piece.val.push(table[k as usize]);
+            }
+        }
+        piece.counts.push(piece.idx.len() - before);
+    }
+}
+
+/// The CSR arrays of a block of rows.
+#[derive(Default)]
+struct Piece {
+    counts: Vec<usize>,
+    idx: Vec<u32>,
+    val: Vec<f32>,
+}
+
+fn block(x: &Packed, y: &Columns<'_>, r0: usize, r1: usize, table: &[f32]) -> Piece {
+    let mut piece = Piece::default();
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+            && std::arch::is_x86_feature_detected!("popcnt")
+        {
+            // SAFETY: the CPU supports the three features (checked above).
+            unsafe { rows_into_avx512(x, y, r0, r1, table, &mut piece) };
+            return piece;
+        }
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU supports POPCNT (checked just above).
+            unsafe { rows_into_popcnt(x, y, r0, r1, table, &mut piece) };
+            return piece;
+        }
+    }
+    rows_into(x, y, r0, r1, table, &mut piece);
+    piece
+}
+
+/// The CSR arrays `(indptr, indices, values)` of the B1-spline Gram matrix
+/// `max(0, 1 − ‖x_i − y_j‖ · inv_h)` of packed 0/1 rows `x` (`nx` rows)
+/// against `y` (`ny` rows) of dimension `d`, rows in parallel. Requires
+/// `d < 2²⁴`, so that the GEMM path's f32 distances are exact integers
+/// and this result equals it bit for bit.
+///
+/// # Complexity
+/// O(nx · ny · d / 64) popcounts; O(nnz) memory.
+#[allow(clippy::type_complexity)]
+pub(crate) fn b1_csr(
+    x: &Packed,
+    nx: usize,
+    y: &Packed,
+    ny: usize,
+    d: usize,
+    inv_h: f32,
+) -> (Vec<usize>, Vec<u32>, Vec<f32>) {
+    debug_assert_eq!(x.words, y.words);
+    let table = b1_table(inv_h, d);
+    let mut planes = vec![0u64; y.words * ny];
+    for (j, r) in y.bits.chunks_exact(y.words).take(ny).enumerate() {
+        for (w, &v) in r.iter().enumerate() {
+            planes[w * ny + j] = v;
+        }
+    }
+    let cols = Columns {
+        rows: y,
+        planes,
+        n: ny,
+    };
+    let nblocks = nx.div_ceil(ROWS_PER_TASK);
+    let task = |b: usize| {
+        let r0 = b * ROWS_PER_TASK;
+        block(x, &cols, r0, (r0 + ROWS_PER_TASK).min(nx), &table)
+    };
+    let pieces: Vec<Piece> = if nx * ny < PARALLEL_MIN_PAIRS {
+        (0..nblocks).map(task).collect()
+    } else {
+        (0..nblocks).into_par_iter().map(task).collect()
+    };
+    let nnz = pieces.iter().map(|p| p.idx.len()).sum();
+    let mut indptr = Vec::with_capacity(nx + 1);
+    indptr.push(0);
+    let (mut indices, mut values) = (Vec::with_capacity(nnz), Vec::with_capacity(nnz));
+    for p in pieces {
+        for c in p.counts {
+            indptr.push(indptr[indptr.len() - 1] + c);
+        }
+        indices.extend_from_slice(&p.idx);
+        values.extend_from_slice(&p.val);
+    }
+    (indptr, indices, values)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packing_rejects_non_binary_and_counts_differences() {
+        assert!(Packed::new(&[0.0, 0.5], 1, 2).is_none());
+        let x: Vec<f32> = (0..2 * 130)
+            .map(|k| ((k * 7 % 5) == 0) as u8 as f32)
+            .collect();
+        let p = Packed::new(&x, 2, 130).unwrap();
+        assert_eq!(p.words, 3);
+        let want = x[..130]
+            .iter()
+            .zip(&x[130..])
+            .filter(|(a, b)| a != b)
+            .count() as u32;
+        let got: u32 = p
+            .row(0)
+            .iter()
+            .zip(p.row(1))
+            .map(|(a, b)| (a ^ b).count_ones())
+            .sum();
+        assert_eq!(got, want);
+    }
+
+    /// Every dispatched loop (AVX-512, POPCNT, portable) gives the same
+    /// CSR rows as a plain count of differing coordinates.
+    #[test]
+    fn all_paths_agree_with_a_naive_count() {
+        for (n, d) in [(37usize, 128usize), (20, 64), (13, 200), (9, 5)] {
+            let x: Vec<f32> = (0..n * d)
+                .map(|k| ((k * 2654435761usize) >> 7).is_multiple_of(3))
+                .map(|b| b as u8 as f32)
+                .collect();
+            let p = Packed::new(&x, n, d).unwrap();
+            let table = b1_table(1.0 / (d as f32 / 4.0).sqrt(), d);
+            let mut planes = vec![0u64; p.words * n];
+            for j in 0..n {
+                for w in 0..p.words {
+                    planes[w * n + j] = p.row(j)[w];
+                }
+            }
+            let cols = Columns {
+                rows: &p,
+                planes,
+                n,
+            };
+            let mut want = Piece::default();
+            for i in 0..n {
+                let mut c = 0;
+                for j in 0..n {
+                    let k = (0..d).filter(|&f| x[i * d + f] != x[j * d + f]).count();
+                    if k < table.len() {
+                        want.idx.push(j as u32);
+                        want.val.push(table[k]);
+                        c += 1;
+                    }
+                }
+                want.counts.push(c);
+            }
+            let check = |got: &Piece| {
+                assert_eq!(got.counts, want.counts, "n={n} d={d}");
+                assert_eq!(got.idx, want.idx);
+                assert_eq!(got.val, want.val);
+            };
+            let mut portable = Piece::default();
+            rows_into(&p, &cols, 0, n, &table, &mut portable);
+            check(&portable);
+            check(&block(&p, &cols, 0, n, &table));
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("popcnt") {
+                let mut got = Piece::default();
+                // SAFETY: POPCNT is available (checked).
+                unsafe { rows_into_popcnt(&p, &cols, 0, n, &table, &mut got) };
+                check(&got);
+            }
+        }
+    }
+
+    #[test]
+    fn table_stops_after_the_last_non_zero() {
+        let t = b1_table(0.5, 10); // h = 2: k < 4 is non-zero
+        assert_eq!(t.len(), 4);
+        assert_eq!(t[0], 1.0);
+        assert_eq!(t[1], 0.5);
+        assert!(b1_table(10.0, 3).len() == 1);
+    }
+}
