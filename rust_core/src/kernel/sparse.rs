@@ -18,11 +18,30 @@ use crate::error::{check_finite, OmklError, Result};
 /// Gram's row block, so both compute every entry the same way and the
 /// sparse matrix equals the dense one with zeros dropped, bit for bit.
 const BUILD_ROWS: usize = RECT_ROWS;
-/// The CSR arrays of one block of rows.
-struct Piece {
-    counts: Vec<usize>,
-    idx: Vec<u32>,
-    val: Vec<f32>,
+/// The CSR arrays of one block of rows: the number of entries of each
+/// row, then the rows' column indices and values.
+#[derive(Default)]
+pub(super) struct Piece {
+    pub(super) counts: Vec<usize>,
+    pub(super) idx: Vec<u32>,
+    pub(super) val: Vec<f32>,
+}
+
+/// The CSR arrays `(indptr, indices, values)` of `nrows` rows given as
+/// consecutive blocks, in row order.
+pub(super) fn concat_pieces(nrows: usize, pieces: Vec<Piece>) -> (Vec<usize>, Vec<u32>, Vec<f32>) {
+    let nnz = pieces.iter().map(|p| p.idx.len()).sum();
+    let mut indptr = Vec::with_capacity(nrows + 1);
+    indptr.push(0);
+    let (mut indices, mut values) = (Vec::with_capacity(nnz), Vec::with_capacity(nnz));
+    for p in pieces {
+        for c in p.counts {
+            indptr.push(indptr[indptr.len() - 1] + c);
+        }
+        indices.extend_from_slice(&p.idx);
+        values.extend_from_slice(&p.val);
+    }
+    (indptr, indices, values)
 }
 
 /// Builds below this many multiply-adds run on the calling thread.
@@ -244,17 +263,7 @@ impl SparseGram {
                 .map_init(SparseScratch::default, build)
                 .collect()
         };
-        let nnz = parts.iter().map(|p| p.idx.len()).sum();
-        let mut indptr = Vec::with_capacity(nx + 1);
-        indptr.push(0);
-        let (mut indices, mut values) = (Vec::with_capacity(nnz), Vec::with_capacity(nnz));
-        for p in parts {
-            for c in p.counts {
-                indptr.push(indptr[indptr.len() - 1] + c);
-            }
-            indices.extend_from_slice(&p.idx);
-            values.extend_from_slice(&p.val);
-        }
+        let (mut indptr, mut indices, mut values) = concat_pieces(nx, parts);
         if upper {
             (indptr, indices, values) = mirror_upper(&indptr, &indices, &values);
         }

@@ -10,6 +10,8 @@
 
 use rayon::prelude::*;
 
+use super::sparse::{concat_pieces, Piece};
+
 /// Rows per parallel task.
 const ROWS_PER_TASK: usize = 64;
 /// Builds below this many pairs run on the calling thread.
@@ -180,14 +182,6 @@ unsafe fn rows_into_avx512(
     }
 }
 
-/// The CSR arrays of a block of rows.
-#[derive(Default)]
-struct Piece {
-    counts: Vec<usize>,
-    idx: Vec<u32>,
-    val: Vec<f32>,
-}
-
 fn block(x: &Packed, y: &Columns<'_>, r0: usize, r1: usize, table: &[f32]) -> Piece {
     let mut piece = Piece::default();
     #[cfg(target_arch = "x86_64")]
@@ -250,18 +244,7 @@ pub(crate) fn b1_csr(
     } else {
         (0..nblocks).into_par_iter().map(task).collect()
     };
-    let nnz = pieces.iter().map(|p| p.idx.len()).sum();
-    let mut indptr = Vec::with_capacity(nx + 1);
-    indptr.push(0);
-    let (mut indices, mut values) = (Vec::with_capacity(nnz), Vec::with_capacity(nnz));
-    for p in pieces {
-        for c in p.counts {
-            indptr.push(indptr[indptr.len() - 1] + c);
-        }
-        indices.extend_from_slice(&p.idx);
-        values.extend_from_slice(&p.val);
-    }
-    (indptr, indices, values)
+    concat_pieces(nx, pieces)
 }
 
 #[cfg(test)]

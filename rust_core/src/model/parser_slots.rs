@@ -220,16 +220,15 @@ impl SlotLists {
         let a = self.arcs.len();
         let mut acc = vec![0.0f64; a];
         let mut vals: Vec<f32> = Vec::with_capacity(a);
-        let todo: Vec<(usize, f64, &'w [f32])> = (0..self.per_tpl.len())
-            .filter(|&t| !matches!(self.per_tpl[t], Layout::Skip))
-            .map(|t| {
-                let (sc, w) = table(t);
-                (t, sc, w)
-            })
-            .filter(|x| x.1 != 0.0)
-            .collect();
-        for &(t, sc, w) in &todo {
-            match self.per_tpl[t] {
+        for (t, lay) in self.per_tpl.iter().enumerate() {
+            if matches!(lay, Layout::Skip) {
+                continue;
+            }
+            let (sc, w) = table(t);
+            if sc == 0.0 {
+                continue;
+            }
+            match *lay {
                 Layout::Skip => {}
                 Layout::PerArc { start } => {
                     add_gathered(&mut acc, sc, w, &self.slots[start..start + a])
