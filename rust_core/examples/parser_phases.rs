@@ -1,6 +1,9 @@
 //! Per-phase timing of the dependency parser on a CoNLL-U treebank.
 //!
 //! `cargo run --release -p omkl-core --example parser_phases -- TRAIN DEV [N]`
+//!
+//! Tables are sized as `omkl.DependencyParser`'s defaults (`MAXBITS=15`,
+//! `SLOTS_PER_FEATURE=1`); both can be set in the environment.
 use std::path::Path;
 use std::time::Instant;
 
@@ -42,9 +45,26 @@ fn main() {
     };
     let mut p = ArcParser::new(config).unwrap();
     let refs: Vec<(&ParserInput, Vec<usize>)> = train.iter().map(|(s, h)| (s, h.clone())).collect();
-    let maxbits: u32 = std::env::var("MAXBITS").map_or(18, |x| x.parse().unwrap());
-    p.fit_table_sizes(&refs, 2.0, maxbits).unwrap();
+    // table sizes as `omkl.DependencyParser`'s defaults, unless overridden
+    let maxbits: u32 = std::env::var("MAXBITS").map_or(15, |x| x.parse().unwrap());
+    let spf: f64 = std::env::var("SLOTS_PER_FEATURE").map_or(1.0, |x| x.parse().unwrap());
+    p.fit_table_sizes(&refs, spf, maxbits).unwrap();
     p.set_pruner(20).unwrap();
+    let mut by_bits = std::collections::BTreeMap::new();
+    for t in 0..p.weights().n_groups() {
+        let n = p.weights().group_size(t);
+        let e = by_bits
+            .entry(n.trailing_zeros())
+            .or_insert((0usize, 0usize));
+        e.0 += 1;
+        e.1 += 4 * n;
+    }
+    for (b, (k, bytes)) in &by_bits {
+        println!(
+            "tables of 2^{b} slots: {k} templates, {:.2} MB",
+            *bytes as f64 / 1e6
+        );
+    }
     let t = Instant::now();
     p.fit_pruner_epoch(&train, &mut |_| Ok(())).unwrap();
     println!(

@@ -418,8 +418,24 @@ impl ArcParser {
         kept: Option<&KeptArcs>,
         table: impl Fn(usize) -> (f64, &'w [f32]),
     ) -> Vec<f64> {
-        let n1 = fz.len_with_root();
         let tabs: Vec<(f64, &'w [f32])> = (0..self.templates.len()).map(&table).collect();
+        let (lists, mut s) = self.unscored(fz, kept, &tabs);
+        lists.add_scores(&mut s, |t| tabs[t]);
+        close_scores(&mut s, fz.len_with_root());
+        s
+    }
+
+    /// The slot lists of the arcs to score (templates with scale 0 in
+    /// `tabs` skipped) and the score matrix before their scores are added:
+    /// 0 for listed arcs, [`PRUNED_SCORE`] plus the first-pass score for
+    /// pruned ones.
+    fn unscored(
+        &self,
+        fz: &ArcFeaturizer,
+        kept: Option<&KeptArcs>,
+        tabs: &[(f64, &[f32])],
+    ) -> (SlotLists, Vec<f64>) {
+        let n1 = fz.len_with_root();
         let lists = SlotLists::build(fz, &self.templates, kept.map(|k| &k.keep[..]), |t| {
             tabs[t].0 == 0.0
         });
@@ -430,12 +446,7 @@ impl ArcParser {
         for &(h, m) in lists.arcs() {
             s[h as usize * n1 + m as usize] = 0.0;
         }
-        lists.add_scores(&mut s, |t| tabs[t]);
-        for i in 0..n1 {
-            s[i * n1 + i] = f64::NEG_INFINITY;
-            s[i * n1] = f64::NEG_INFINITY;
-        }
-        s
+        (lists, s)
     }
 
     /// One online step on a sentence with gold `heads`. Returns the hinge
@@ -747,19 +758,50 @@ impl ArcParser {
 
     /// Heads of one sentence (averaged parameters when available).
     pub fn predict(&self, sent: &ParserInput) -> Result<Vec<usize>> {
-        if sent.words.is_empty() {
-            return Err(OmklError::invalid(
-                "sentence",
-                format!(
-                    "sentence {:?} is empty; expected at least one word",
-                    sent.id
-                ),
-            ));
-        }
+        check_nonempty(sent)?;
         let kept = self.kept_arcs(sent, None);
         let fz = ArcFeaturizer::new(&self.templates, &sent.words);
         let scores = self.scores_with(&fz, kept.as_ref());
         self.config.decoder.decode(&scores, fz.len_with_root())
+    }
+
+    /// The score matrices of [`ArcParser::score_matrix`] for a block of
+    /// sentences, scored together template by template
+    /// ([`SlotLists::add_scores_many`]) so that each weight table is read
+    /// for the whole block while it is in cache; bit for bit those of
+    /// `score_matrix` on each sentence.
+    fn score_block(&self, sents: &[ParserInput]) -> Result<Vec<Vec<f64>>> {
+        let tabs: Vec<(f64, &[f32])> = match &self.averaged {
+            Some(flat) => {
+                let off = self.weights.offsets();
+                (0..self.templates.len())
+                    .map(|t| {
+                        let live = self.live.as_ref().is_none_or(|l| l[t]);
+                        (if live { 1.0 } else { 0.0 }, &flat[off[t]..off[t + 1]])
+                    })
+                    .collect()
+            }
+            None => (0..self.templates.len())
+                .map(|t| self.weights.raw(t))
+                .collect(),
+        };
+        let mut lists = Vec::with_capacity(sents.len());
+        let mut scores = Vec::with_capacity(sents.len());
+        for sent in sents {
+            check_nonempty(sent)?;
+            let kept = self.kept_arcs(sent, None);
+            let fz = ArcFeaturizer::new(&self.templates, &sent.words);
+            let (l, s) = self.unscored(&fz, kept.as_ref(), &tabs);
+            lists.push(l);
+            scores.push(s);
+        }
+        let refs: Vec<&SlotLists> = lists.iter().collect();
+        let mut outs: Vec<&mut [f64]> = scores.iter_mut().map(|s| &mut s[..]).collect();
+        SlotLists::add_scores_many(&refs, &mut outs, |t| tabs[t]);
+        for (sent, s) in sents.iter().zip(&mut scores) {
+            close_scores(s, sent.words.len() + 1);
+        }
+        Ok(scores)
     }
 
     /// The arc score matrix `s[h * n1 + m]` that [`ArcParser::predict`]
@@ -776,8 +818,43 @@ impl ArcParser {
 
     /// Heads of many sentences, in parallel.
     pub fn predict_many(&self, sents: &[ParserInput]) -> Result<Vec<Vec<usize>>> {
-        sents.par_iter().map(|s| self.predict(s)).collect()
+        let blocks: Vec<Vec<Vec<usize>>> = sents
+            .par_chunks(PREDICT_BLOCK)
+            .map(|b| {
+                let scores = self.score_block(b)?;
+                b.iter()
+                    .zip(&scores)
+                    .map(|(sent, s)| self.config.decoder.decode(s, sent.words.len() + 1))
+                    .collect()
+            })
+            .collect::<Result<_>>()?;
+        Ok(blocks.into_iter().flatten().collect())
     }
+}
+
+/// Sentences scored together by [`ArcParser::predict_many`].
+const PREDICT_BLOCK: usize = 32;
+
+/// Closes a score matrix for decoding: no arc into the root, no self-loop.
+fn close_scores(s: &mut [f64], n1: usize) {
+    for i in 0..n1 {
+        s[i * n1 + i] = f64::NEG_INFINITY;
+        s[i * n1] = f64::NEG_INFINITY;
+    }
+}
+
+/// An empty sentence has no tree to predict.
+fn check_nonempty(sent: &ParserInput) -> Result<()> {
+    if sent.words.is_empty() {
+        return Err(OmklError::invalid(
+            "sentence",
+            format!(
+                "sentence {:?} is empty; expected at least one word",
+                sent.id
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Version of the byte format of [`ArcParser::to_bytes`], also recorded by
@@ -1060,6 +1137,64 @@ mod tests {
             assert_eq!(got, reference_scores(&p, &fz, true));
             assert!(got.iter().any(|&x| x.is_finite() && x != 0.0));
         }
+    }
+
+    #[test]
+    fn block_scores_equal_the_per_sentence_scores_exactly() {
+        let tags = ["DET", "NOUN", "VERB", "ADJ", "ADP", "PRON"];
+        let feats = ["Number=Sing", "_", "Definite=Def|PronType=Art", "Mood=Ind"];
+        // 70 sentences of 1..=12 words: blocks of PREDICT_BLOCK and a
+        // shorter last one
+        let data: Vec<(ParserInput, Vec<usize>)> = (0..70)
+            .map(|i| {
+                let n = 1 + (i * 5) % 12;
+                let words = (0..n)
+                    .map(|j| {
+                        let t = tags[(i + j * 3) % tags.len()];
+                        WordAtoms::new(&format!("x{}", (i + j) % 9), t, t, t, feats[(i + j) % 4])
+                    })
+                    .collect();
+                let heads = (1..=n).map(|m| if m == 1 { 0 } else { m - 1 }).collect();
+                (
+                    ParserInput {
+                        id: format!("s{i}"),
+                        words,
+                    },
+                    heads,
+                )
+            })
+            .collect();
+        let sents: Vec<ParserInput> = data.iter().map(|(s, _)| s.clone()).collect();
+        for (pruned, averaged) in [(false, false), (true, false), (true, true)] {
+            let mut p = ArcParser::new(ParserConfig {
+                regularizer: Regularizer::SquaredL21 { lam: 1e-3 },
+                ..ParserConfig::default()
+            })
+            .unwrap();
+            if pruned {
+                p.set_pruner(3).unwrap();
+                p.fit_pruner_epoch(&data, &mut |_| Ok(())).unwrap();
+            }
+            for (s, h) in &data {
+                p.learn_one(s, h).unwrap();
+            }
+            if averaged {
+                p.end_epoch();
+            }
+            let block = p.score_block(&sents[..40]).unwrap();
+            for (s, got) in sents.iter().zip(&block) {
+                assert_eq!(got, &p.score_matrix(s).unwrap(), "sentence {}", s.id);
+            }
+            let many = p.predict_many(&sents).unwrap();
+            for (s, got) in sents.iter().zip(&many) {
+                assert_eq!(got, &p.predict(s).unwrap(), "sentence {}", s.id);
+            }
+        }
+        let mut bad = sents.clone();
+        bad[45].words.clear();
+        let p = ArcParser::new(ParserConfig::default()).unwrap();
+        let e = p.predict_many(&bad).unwrap_err().to_string();
+        assert!(e.contains("s45") && e.contains("empty"), "{e}");
     }
 
     #[test]
