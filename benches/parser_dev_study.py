@@ -37,6 +37,7 @@ def main() -> None:
     ap.add_argument("--configs", default="l2:1e-6:0.1", help="regularizer:lam:eta,...")
     ap.add_argument("--prune-k", type=int, default=DependencyParser().prune_k)
     ap.add_argument("--pruner-epochs", type=int, default=DependencyParser().pruner_epochs)
+    ap.add_argument("--prune-margin", type=float, default=DependencyParser().prune_margin)
     ap.add_argument(
         "--exclude",
         default="",
@@ -71,6 +72,7 @@ def main() -> None:
             epochs=args.epochs,
             prune_k=args.prune_k,
             pruner_epochs=args.pruner_epochs,
+            prune_margin=args.prune_margin,
             templates=templates,
             label_epochs=args.label_epochs,
         )

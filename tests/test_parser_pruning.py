@@ -12,7 +12,9 @@ from omkl import _omkl
 TAGS = ["DET", "ADJ", "NOUN", "VERB", "ADP"]
 
 
-def treebank(n_sent: int = 60) -> _omkl.ParseCorpus:
+def raw_treebank(
+    n_sent: int = 60,
+) -> tuple[list[str], list[list[tuple[str, str, str, str, str]]], list[list[int]]]:
     """Every word attaches to the next NOUN or VERB, else to the first VERB;
     the first VERB (or word 1) is the root's child."""
     ids, sents, heads = [], [], []
@@ -29,7 +31,11 @@ def treebank(n_sent: int = 60) -> _omkl.ParseCorpus:
         ids.append(f"s{i}")
         sents.append([(f"{t.lower()}{j}", t.lower(), t, t, "_") for j, t in enumerate(tags)])
         heads.append(hs)
-    return _omkl.ParseCorpus.from_tokens(ids, sents, heads)
+    return ids, sents, heads
+
+
+def treebank(n_sent: int = 60) -> _omkl.ParseCorpus:
+    return _omkl.ParseCorpus.from_tokens(*raw_treebank(n_sent))
 
 
 def test_ranks_stats_and_margin() -> None:
@@ -66,3 +72,29 @@ def test_ranks_stats_and_margin() -> None:
             core.set_prune_margin(bad)
     with pytest.raises(ValueError, match="pruner"):
         _omkl.ArcParserCore(prune_k=0).set_prune_margin(1.0)
+
+
+def test_estimator_prune_margin_is_validated_and_applied() -> None:
+    from omkl.parsing import DependencyParser
+
+    for bad in (0.0, -2.0, float("nan"), "3"):
+        with pytest.raises(ValueError, match="prune_margin"):
+            DependencyParser(prune_margin=bad)  # type: ignore[arg-type]
+    corpus = treebank()
+    _, raw, gold = raw_treebank()
+    sents = [
+        [
+            {"form": f, "lemma": lem, "upos": u, "xpos": x, "feats": ft, "head": h}
+            for (f, lem, u, x, ft), h in zip(toks, heads, strict=True)
+        ]
+        for toks, heads in zip(raw, gold, strict=True)
+    ]
+    wide = DependencyParser(prune_k=3, label_epochs=0, epochs=1).fit(sents)
+    narrow = DependencyParser(prune_k=3, prune_margin=0.5, label_epochs=0, epochs=1).fit(sents)
+    assert wide._core.prune_margin() == float("inf")
+    assert narrow._core.prune_margin() == 0.5
+    # the same first pass (same data and seed), so the margin only drops arcs
+    _, _, kept_wide, cand = wide._core.pruner_stats(corpus)
+    _, _, kept_narrow, cand2 = narrow._core.pruner_stats(corpus)
+    assert cand == cand2 and kept_narrow < kept_wide
+    assert pickle.loads(pickle.dumps(narrow))._core.prune_margin() == 0.5

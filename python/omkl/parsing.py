@@ -27,6 +27,7 @@ Example
 
 from __future__ import annotations
 
+import math
 import os
 import random
 from collections.abc import Callable, Iterable, Sequence
@@ -160,6 +161,12 @@ class DependencyParser:
         then scores only the kept arcs (and the gold arc while training).
     pruner_epochs
         First-pass epochs of the pruner.
+    prune_margin
+        Log-odds margin of the pruner: of its ``prune_k`` best heads, a word
+        keeps those whose first-pass score is within ``prune_margin`` of its
+        best (``inf``, the default, keeps all ``prune_k``). The pruner is a
+        softmax over candidate heads, so a head is dropped when it is
+        ``e**prune_margin`` times less likely than the best.
     label_epochs
         Epochs of the label stage, a multiclass Alg. 1 learner (hinge loss,
         averaged) that predicts each arc's relation; it trains on the gold
@@ -211,6 +218,7 @@ class DependencyParser:
         seed: int = 0,
         prune_k: int = 20,
         pruner_epochs: int = 1,
+        prune_margin: float = math.inf,
         slots_per_feature: float = 1.0,
         max_table_bits: int = 15,
         label_epochs: int = 3,
@@ -224,6 +232,7 @@ class DependencyParser:
         self.seed = seed
         self.prune_k = prune_k
         self.pruner_epochs = pruner_epochs
+        self.prune_margin = prune_margin
         self.slots_per_feature = slots_per_feature
         self.max_table_bits = max_table_bits
         self.label_epochs = label_epochs
@@ -242,7 +251,11 @@ class DependencyParser:
             )
         if not slots_per_feature > 0:
             raise ValueError(f"slots_per_feature must be > 0, got {slots_per_feature!r}")
+        if not isinstance(prune_margin, (int, float)) or not prune_margin > 0:
+            raise ValueError(f"prune_margin must be a number > 0 (or inf), got {prune_margin!r}")
         self._core = _omkl.ArcParserCore(regularizer, lam, eta, decoder, templates, prune_k)
+        if prune_k > 0 and math.isfinite(prune_margin):
+            self._core.set_prune_margin(float(prune_margin))
         self._labeler = _omkl.ArcLabelerCore(0.1, 1e-6)
         self.history_: list[dict[str, float]] = []
         self.pruner_history_: list[dict[str, float]] = []

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import pathlib
 import resource
@@ -68,6 +69,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=_DEFAULTS.pruner_epochs,
         help="first-pass epochs of the arc pruner",
+    )
+    parser.add_argument(
+        "--prune-margin",
+        type=float,
+        default=_DEFAULTS.prune_margin,
+        help="log-odds margin of the first-pass pruner (inf: keep its top k)",
     )
     parser.add_argument(
         "--curve-epochs",
@@ -119,6 +126,7 @@ def _train(
         epochs=epochs,
         prune_k=args.prune_k,
         pruner_epochs=args.pruner_epochs,
+        prune_margin=args.prune_margin,
         **kw,
     )
     t0 = time.perf_counter()
@@ -197,8 +205,6 @@ def run(args: argparse.Namespace) -> int:
     curve: dict[str, list[dict[str, Any]]] = {"mkl": [], "svm": []}
     rankings: dict[str, list[float]] = {}
     if not args.no_pruning:
-        import math
-
         curve_epochs = args.curve_epochs or args.epochs
         ranker = mkl["parser"]
         if args.rank_mkl_lam:
@@ -209,6 +215,7 @@ def run(args: argparse.Namespace) -> int:
                 epochs=curve_epochs,
                 prune_k=args.prune_k,
                 pruner_epochs=args.pruner_epochs,
+                prune_margin=args.prune_margin,
                 label_epochs=0,
             ).fit(curve_train)
         rankings = {
@@ -285,6 +292,7 @@ def run(args: argparse.Namespace) -> int:
         "curve_epochs": args.curve_epochs or args.epochs,
         "prune_k": args.prune_k,
         "pruner_epochs": args.pruner_epochs,
+        "prune_margin": args.prune_margin if math.isfinite(args.prune_margin) else None,
         "eta": args.eta,
         "svm_lam": args.svm_lam,
         "mkl_lam": args.mkl_lam,
