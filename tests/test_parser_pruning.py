@@ -89,7 +89,8 @@ def test_estimator_prune_margin_is_validated_and_applied() -> None:
         ]
         for toks, heads in zip(raw, gold, strict=True)
     ]
-    wide = DependencyParser(prune_k=3, label_epochs=0, epochs=1).fit(sents)
+    wide = DependencyParser(prune_k=3, prune_margin=float("inf"), label_epochs=0, epochs=1)
+    wide.fit(sents)
     narrow = DependencyParser(prune_k=3, prune_margin=0.5, label_epochs=0, epochs=1).fit(sents)
     assert wide._core.prune_margin() == float("inf")
     assert narrow._core.prune_margin() == 0.5

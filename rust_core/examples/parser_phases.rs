@@ -2,8 +2,9 @@
 //!
 //! `cargo run --release -p omkl-core --example parser_phases -- TRAIN DEV [N]`
 //!
-//! Tables are sized as `omkl.DependencyParser`'s defaults (`MAXBITS=15`,
-//! `SLOTS_PER_FEATURE=1`); both can be set in the environment.
+//! Tables and the pruner are set as `omkl.DependencyParser`'s defaults
+//! (`MAXBITS=15`, `SLOTS_PER_FEATURE=1`, `PRUNE_MARGIN=5`); each can be set
+//! in the environment.
 use std::path::Path;
 use std::time::Instant;
 
@@ -50,6 +51,8 @@ fn main() {
     let spf: f64 = std::env::var("SLOTS_PER_FEATURE").map_or(1.0, |x| x.parse().unwrap());
     p.fit_table_sizes(&refs, spf, maxbits).unwrap();
     p.set_pruner(20).unwrap();
+    let margin: f64 = std::env::var("PRUNE_MARGIN").map_or(5.0, |x| x.parse().unwrap());
+    p.set_pruner_margin(margin).unwrap();
     let mut by_bits = std::collections::BTreeMap::new();
     for t in 0..p.weights().n_groups() {
         let n = p.weights().group_size(t);

@@ -9,10 +9,14 @@
 //! ([`PRUNED_SCORE`] plus its first-pass score), so the decoder still returns
 //! a tree when the kept arcs alone do not contain one.
 //!
+//! The templates have one feature per arc (none lists the tags of the words
+//! between head and modifier, whose `O(n³)` features per sentence would
+//! dominate a first pass over all `n²` arcs; on EWT dev, dropping the two
+//! such templates also raised the recall at `k = 20` from 99.23% to 99.95%).
+//!
 //! # Complexity
-//! Scoring all `n²` arcs with the pruner's `P` small templates is `O(n² P)`
-//! (`P` = 25, tables of at most `2^16` slots that stay in cache); selecting
-//! the `k` best heads of each word is `O(n²)`.
+//! Scoring all `n²` arcs with the pruner's `P` templates is `O(n² P)`
+//! (`P` = 23); selecting the `k` best heads of each word is `O(n²)`.
 //!
 //! # Example
 //! ```
@@ -30,8 +34,9 @@ use crate::prox::Regularizer;
 /// Score offset of a pruned arc (finite, so decoders accept it).
 pub const PRUNED_SCORE: f64 = -1.0e6;
 
-/// Names of the pruner's templates in [`default_templates`].
-pub const PRUNER_TEMPLATES: [&str; 25] = [
+/// Names of the pruner's templates in [`default_templates`] (each has one
+/// feature per arc).
+pub const PRUNER_TEMPLATES: [&str; 23] = [
     "h.upos|dir+dist",
     "m.upos|dir+dist",
     "h.upos|m.upos|dir+dist",
@@ -43,8 +48,6 @@ pub const PRUNER_TEMPLATES: [&str; 25] = [
     "h.upos|h+1.upos|m.upos|m-1.upos|dir+dist",
     "h.upos|h-1.upos|m.upos|m+1.upos|dir+dist",
     "h.xpos|h-1.xpos|h+1.xpos|m.xpos|m-1.xpos|m+1.xpos|dir",
-    "h.upos|m.upos|b.upos|dir+dist",
-    "h.xpos|m.xpos|b.xpos|dir",
     "h.lemma+upos|m.upos|dir",
     "h.upos|m.lemma+upos|dir",
     "h.form|m.xpos|dir+dist",
@@ -327,6 +330,25 @@ impl ArcPruner {
 mod tests {
     use super::*;
     use crate::model::parser::check_tree;
+
+    #[test]
+    fn pruner_templates_are_distinct_single_feature_templates() {
+        let all = default_templates();
+        let ids = pruner_template_ids();
+        assert_eq!(ids.len(), PRUNER_TEMPLATES.len());
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), ids.len(), "repeated pruner template");
+        for &i in &ids {
+            assert!(
+                all[i].is_single(),
+                "{} has several features per arc",
+                all[i].name
+            );
+            assert!(!all[i].is_inert(), "{} is inert", all[i].name);
+        }
+    }
 
     fn sent(id: &str, tags: &[&str]) -> ParserInput {
         ParserInput {
