@@ -7,8 +7,7 @@
 //! * [`sparse`]: CSR Gram storage for compact-support kernels and scoring.
 //! * `sparse_binary`: the B1-spline CSR Gram of 0/1 inputs by popcounts.
 //! * `sparse_layout`: the renumbered copy of a CSR Gram that scoring reads.
-//! * `sparse_panels`: the column panels of the layout, scored tile by tile.
-//! * `sparse_scores`: sparse scoring loops (portable, and the dispatch to SIMD).
+//! * `sparse_scores`: CSR scoring loops (portable, and the dispatch to SIMD).
 //! * `sparse_simd`: the AVX2 and AVX-512 loop of CSR scoring.
 //! * [`bandwidth`]: the B1-spline width for a target sparsity.
 //! * [`support`]: deduplicated support inputs.
@@ -25,7 +24,6 @@ mod map;
 pub mod sparse;
 mod sparse_binary;
 mod sparse_layout;
-mod sparse_panels;
 mod sparse_scores;
 #[cfg(target_arch = "x86_64")]
 mod sparse_simd;

@@ -11,11 +11,21 @@
 //! locality), a cluster of similar inputs becomes a block of consecutive
 //! rows and columns, and its coefficients stay in L1 while its rows are
 //! scored. Scores are computed in the new row order and written back to
-//! the original rows. The renumbered matrix is stored as column panels
-//! (`sparse_panels`), which scoring reads tile by tile.
+//! the original rows; sums are taken over the same non-zeros in ascending
+//! new column order.
 
-use super::sparse_panels::Panels;
 use super::sparse_scores::{Acc, Isa, Job, Scratch};
+
+/// Column counts up to this have u16 indices.
+pub(crate) const U16_COLUMNS: usize = 1 << 16;
+
+/// Column indices of the layout: u16 when there are at most
+/// [`U16_COLUMNS`] columns.
+#[derive(Clone, Debug)]
+enum Indices {
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+}
 
 /// A renumbered copy of a CSR matrix for scoring.
 #[derive(Clone, Debug)]
@@ -24,8 +34,9 @@ pub(crate) struct ScoreLayout {
     rows: Vec<u32>,
     /// `cols[c]`: the original column of new column `c`.
     cols: Vec<u32>,
-    /// The renumbered matrix.
-    panels: Panels,
+    indptr: Vec<usize>,
+    indices: Indices,
+    values: Vec<f32>,
     /// Padded coefficients, reused across calls.
     scratch: Scratch,
 }
@@ -86,17 +97,32 @@ impl ScoreLayout {
                 fill[r] += 1;
             }
         }
+        let indices = if ncols <= U16_COLUMNS {
+            Indices::U16(new_idx.iter().map(|&j| j as u16).collect())
+        } else {
+            Indices::U32(new_idx)
+        };
         ScoreLayout {
-            panels: Panels::new((&new_ptr, &new_idx, &new_val)),
             rows,
             cols,
+            indptr: new_ptr,
+            indices,
+            values: new_val,
             scratch: Scratch::default(),
         }
     }
 
     /// Bytes of the layout's arrays.
     pub(crate) fn nbytes(&self) -> usize {
-        (self.rows.len() + self.cols.len()) * 4 + self.panels.nbytes() + self.scratch.nbytes()
+        let idx = match &self.indices {
+            Indices::U16(v) => v.len() * 2,
+            Indices::U32(v) => v.len() * 4,
+        };
+        (self.rows.len() + self.cols.len()) * 4
+            + self.indptr.len() * std::mem::size_of::<usize>()
+            + idx
+            + self.values.len() * 4
+            + self.scratch.nbytes()
     }
 
     /// `out ← K α` (`rows × labels` in the original row order) for checked
@@ -123,7 +149,10 @@ impl ScoreLayout {
         let mut fresh = Vec::new();
         let mut held = T::scratch(&self.scratch).try_lock().ok();
         let buf = held.as_deref_mut().unwrap_or(&mut fresh);
-        job.run(&self.panels, out, buf);
+        match &self.indices {
+            Indices::U16(idx) => job.run((&self.indptr, idx, &self.values), out, buf),
+            Indices::U32(idx) => job.run((&self.indptr, idx, &self.values), out, buf),
+        }
     }
 }
 
@@ -213,20 +242,18 @@ mod tests {
         // Clusters become contiguous.
         assert_eq!(l.rows, vec![0, 2, 4, 1, 3, 5]);
         assert_eq!(l.cols, vec![0, 2, 4, 1, 3, 5, 6]);
-        // One chunk, one panel: one tile per non-empty row.
-        let p = &l.panels;
-        assert_eq!((p.chunks(), p.tiles.len()), (1, 6));
-        let mut got = [[0.0f32; 7]; 6];
-        for (t, tile) in p.tiles.iter().enumerate() {
-            let span = p.tile_start(t)..tile.end;
-            assert!(p.local[span.clone()].windows(2).all(|w| w[0] < w[1]));
-            let i = l.rows[tile.row as usize] as usize;
-            for s in span {
-                let c = tile.col0 as usize + usize::from(p.local[s]);
-                got[i][l.cols[c] as usize] = p.values[s];
+        let Indices::U16(ni) = &l.indices else {
+            panic!("7 columns fit u16")
+        };
+        for (r, &i) in l.rows.iter().enumerate() {
+            let span = l.indptr[r]..l.indptr[r + 1];
+            assert!(ni[span.clone()].windows(2).all(|w| w[0] < w[1]));
+            let mut got = [0.0f32; 7];
+            for t in span {
+                got[l.cols[ni[t] as usize] as usize] = l.values[t];
             }
+            assert_eq!(got, dense[i as usize]);
         }
-        assert_eq!(got, dense);
     }
 
     #[test]

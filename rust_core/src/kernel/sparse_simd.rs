@@ -2,14 +2,12 @@
 //! over the register type (ymm or zmm, f32 or f64), compiled once for
 //! AVX2 with FMA and once for AVX-512F.
 //!
-//! For each tile (the non-zeros of one row in one column panel, see
-//! `sparse_panels`), each non-zero `(j, K_ij)` multiplies the `P = NV · W`
+//! For each row, each non-zero `(j, K_ij)` multiplies the `P = NV · W`
 //! padded coefficients of column `j` (`NV` aligned registers of `W` lanes)
 //! by `K_ij` and adds them to one of `SETS` independent sets of sums, so
-//! that up to `SETS · NV` fused multiply-adds are in flight; the tile's
-//! sums are then added to its row's partial scores.
+//! that up to `SETS · NV` fused multiply-adds are in flight.
 
-use super::sparse_scores::Chunk;
+use super::sparse_scores::{Dest, Index, Labels, Rows};
 use std::arch::x86_64::*;
 
 /// One SIMD register type: its number type, its lanes and the
@@ -119,57 +117,58 @@ simd!(
 /// [`body`] compiled for AVX2 and FMA.
 ///
 /// # Safety
-/// See [`super::sparse_scores::Acc::tiles_simd`].
+/// See [`super::sparse_scores::Acc::rows_simd`].
 #[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn avx2<S: Simd, const NV: usize, const SETS: usize>(
-    chunk: Chunk<'_>,
+pub(super) unsafe fn avx2<S: Simd, I: Index, const NV: usize, const SETS: usize>(
+    rows: Rows<'_, I>,
     ap: &[S::T],
-    acc: &mut [S::T],
+    out: Dest<'_, S::T>,
+    lab: Labels,
 ) {
-    body::<S, NV, SETS>(chunk, ap, acc)
+    body::<S, I, NV, SETS>(rows, ap, out, lab)
 }
 
 /// [`body`] compiled for AVX-512F.
 ///
 /// # Safety
-/// See [`super::sparse_scores::Acc::tiles_simd`].
+/// See [`super::sparse_scores::Acc::rows_simd`].
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn avx512<S: Simd, const NV: usize, const SETS: usize>(
-    chunk: Chunk<'_>,
+pub(super) unsafe fn avx512<S: Simd, I: Index, const NV: usize, const SETS: usize>(
+    rows: Rows<'_, I>,
     ap: &[S::T],
-    acc: &mut [S::T],
+    out: Dest<'_, S::T>,
+    lab: Labels,
 ) {
-    body::<S, NV, SETS>(chunk, ap, acc)
+    body::<S, I, NV, SETS>(rows, ap, out, lab)
 }
 
-/// Adds the sums of a chunk's tiles to its partial scores, `NV` registers
-/// per coefficient row (`P = NV · W` padded labels), `SETS` independent
-/// sets of sums: the non-zero `t` of a tile goes to set `t mod SETS` (a
-/// remainder to set 0), and the sets are added at the end.
+/// Scores of a block of rows, `NV` registers per coefficient row
+/// (`P = NV · W` padded labels), `SETS` independent sets of sums: the
+/// non-zero `t` of a row goes to set `t mod SETS` (a remainder to set
+/// 0), and the sets are added at the end.
 ///
 /// # Safety
-/// See [`super::sparse_scores::Acc::tiles_simd`].
+/// See [`super::sparse_scores::Acc::rows_simd`].
 #[inline(always)]
-unsafe fn body<S: Simd, const NV: usize, const SETS: usize>(
-    chunk: Chunk<'_>,
+unsafe fn body<S: Simd, I: Index, const NV: usize, const SETS: usize>(
+    rows: Rows<'_, I>,
     ap: &[S::T],
-    acc: &mut [S::T],
+    out: Dest<'_, S::T>,
+    lab: Labels,
 ) {
     let p = NV * S::W;
-    let dst0 = acc.as_mut_ptr();
-    let mut b = chunk.start;
-    for tile in chunk.tiles {
-        let e = tile.end;
-        let idx = &chunk.local[b..e];
-        let val = &chunk.values[b..e];
-        b = e;
-        let base = ap.as_ptr().add(tile.col0 as usize * p);
-        let mut sums = [[S::zero(); NV]; SETS];
+    let base = ap.as_ptr();
+    let mut tmp = [S::T::default(); 32];
+    for r in 0..rows.indptr.len() - 1 {
+        let (b, e) = (rows.indptr[r], rows.indptr[r + 1]);
+        let idx = &rows.indices[b..e];
+        let val = &rows.values[b..e];
+        let mut acc = [[S::zero(); NV]; SETS];
         let mut t = 0;
         while t + SETS <= idx.len() {
-            for (u, set) in sums.iter_mut().enumerate() {
-                let j = usize::from(idx[t + u]);
-                debug_assert!((tile.col0 as usize + j + 1) * p <= ap.len());
+            for (u, set) in acc.iter_mut().enumerate() {
+                let j = idx[t + u].at();
+                debug_assert!((j + 1) * p <= ap.len());
                 let k = S::splat(val[t + u]);
                 let q = base.add(j * p);
                 for (v, x) in set.iter_mut().enumerate() {
@@ -179,24 +178,22 @@ unsafe fn body<S: Simd, const NV: usize, const SETS: usize>(
             t += SETS;
         }
         while t < idx.len() {
-            let j = usize::from(idx[t]);
-            debug_assert!((tile.col0 as usize + j + 1) * p <= ap.len());
+            let j = idx[t].at();
+            debug_assert!((j + 1) * p <= ap.len());
             let k = S::splat(val[t]);
             let q = base.add(j * p);
-            for (v, x) in sums[0].iter_mut().enumerate() {
+            for (v, x) in acc[0].iter_mut().enumerate() {
                 *x = S::fmadd(k, S::load(q.add(S::W * v)), *x);
             }
             t += 1;
         }
-        debug_assert!((tile.row as usize + 1) * p <= acc.len());
-        let dst = dst0.add(tile.row as usize * p);
         for v in 0..NV {
-            let mut sum = sums[0][v];
-            for set in &sums[1..] {
+            let mut sum = acc[0][v];
+            for set in &acc[1..] {
                 sum = S::add(sum, set[v]);
             }
-            let d = dst.add(S::W * v);
-            S::store(d, S::add(S::load(d), sum));
+            S::store(tmp.as_mut_ptr().add(S::W * v), sum);
         }
+        out.write(r, lab, &tmp);
     }
 }
