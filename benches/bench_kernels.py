@@ -197,6 +197,10 @@ def main() -> None:
     print(f"dense f32 Gram n x n:  {n * n * 4 / mib:8.2f} MiB")
     print(f"CSR Gram (95% zeros):  {S.nbytes / mib:8.2f} MiB (u32 indices + f32 values + indptr)")
     print(
+        f"CSR scoring layout:    {S.scoring_nbytes / mib:8.2f} MiB "
+        "(renumbered copy, u16 indices, padded coefficient buffers)"
+    )
+    print(
         f"SupportStore:          {store.nbytes / mib:8.2f} MiB "
         f"({len(store)} distinct of {len(stream)} inputs)"
     )

@@ -64,6 +64,24 @@ def test_sparse_gram_only_stores_neighbours_and_pickles():
     assert repr(T).startswith("SparseGram(shape=(600, 600)")
 
 
+def test_scoring_layout_bytes_are_reported_after_the_first_scoring_call():
+    rng = np.random.default_rng(1)
+    X = rng.random((500, 8)).astype(np.float32)
+    S = kernels.sparse_gram(X, kernel="b1_spline", h=kernels.b1_bandwidth(X, zero_fraction=0.9))
+    n, nnz = len(X), S.nnz
+    assert S.scoring_nbytes == 0
+    S.scores_f32(rng.random((n, 26)).astype(np.float32))
+    # two u32 renumberings, int64 indptr, u16 indices + f32 values, and the
+    # reused f32 coefficient buffer (26 labels padded to 32, plus alignment)
+    layout = 8 * n + 8 * (n + 1) + 6 * nnz
+    assert layout + 4 * 32 * n <= S.scoring_nbytes <= layout + 4 * 32 * n + 1024
+    S.scores(rng.random((n, 3)))
+    # and the f64 buffer (3 labels padded to 8)
+    assert layout + 4 * 32 * n + 8 * 8 * n <= S.scoring_nbytes
+    assert S.scoring_nbytes <= layout + 4 * 32 * n + 8 * 8 * n + 2048
+    assert pickle.loads(pickle.dumps(S)).scoring_nbytes == 0
+
+
 def test_sparse_gram_of_x_with_itself_is_symmetric_and_equals_dense():
     rng = np.random.default_rng(3)
     # binary pixels: inner products are exact, so every entry is equal

@@ -251,6 +251,23 @@ class SparseGram:
         """Bytes held by the CSR arrays."""
         return self._inner.nbytes
 
+    @property
+    def scoring_nbytes(self) -> int:
+        """Bytes of the scoring layout, held in addition to :attr:`nbytes`:
+        a renumbered copy of the matrix built by the first bulk scoring call
+        (0 before it), and the reused coefficient buffers.
+
+        >>> import numpy as np
+        >>> S = sparse_gram(np.array([[0.0], [1.0]]), kernel="b1_spline", h=2.0)
+        >>> S.scoring_nbytes
+        0
+        >>> S.scores_f32(np.ones((2, 1), dtype=np.float32)).ravel().tolist()
+        [1.5, 1.5]
+        >>> S.scoring_nbytes > 0
+        True
+        """
+        return self._inner.scoring_nbytes
+
     def to_dense(self) -> npt.NDArray[np.float32]:
         """The dense float32 matrix."""
         return self._inner.to_dense()

@@ -356,6 +356,13 @@ impl PySparseGram {
         self.inner.nbytes()
     }
 
+    /// Bytes of the scoring layout, held in addition to `nbytes` (0 before
+    /// the first bulk scoring call).
+    #[getter]
+    fn scoring_nbytes(&self) -> usize {
+        self.inner.scoring_nbytes()
+    }
+
     /// Copies of the CSR arrays `(indptr int64, indices int64, data float32)`.
     #[allow(clippy::type_complexity)]
     fn csr<'py>(
