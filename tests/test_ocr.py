@@ -486,3 +486,18 @@ def test_unit_scores_on_one_blas_thread_equal_the_threaded_product():
     with pytest.raises(RuntimeError), exp.single_threaded_blas():
         raise RuntimeError("boom")
     assert [get() for get, _ in exp._BLAS or []] == before
+
+
+def test_integer_quantile_equals_numpy_quantile():
+    """The quantile read off a histogram of integers is np.quantile's value
+    of the float32 values themselves, for any q and spread of counts."""
+    from omkl.experiments.ocr import _integer_quantile
+
+    rng = np.random.default_rng(11)
+    for trial in range(300):
+        n = int(rng.integers(1, 400))
+        v = rng.integers(0, int(rng.integers(1, 130)), n)
+        q = float(rng.random()) if trial % 3 else float(rng.choice([0.0, 0.05, 0.5, 1.0]))
+        got = _integer_quantile(np.bincount(v, minlength=129), q)
+        want = np.quantile(v.astype(np.float32), q)
+        assert got == want and got.dtype == want.dtype, (n, q)

@@ -217,16 +217,48 @@ def b1_bandwidth(X: F32, sq: F32, zero_fraction: float = B1_ZERO_FRACTION) -> fl
     i, j = i[keep], j[keep]
     binary = np.logical_or(X == 0, X == 1).all()
     if binary and X.shape[1] > 0:
-        d2 = _binary_sq_distances(X, i, j)
+        q = _integer_quantile(_binary_sq_distance_counts(X, i, j), 1.0 - zero_fraction)
     else:
         dots = np.einsum("ij,ij->i", X[i], X[j], dtype=np.float32)
-        d2 = sq[i] + sq[j] - 2.0 * dots
-    return float(np.sqrt(max(np.quantile(d2, 1.0 - zero_fraction), 1e-12)))
+        q = np.quantile(sq[i] + sq[j] - 2.0 * dots, 1.0 - zero_fraction)
+    return float(np.sqrt(max(q, 1e-12)))
+
+
+def _integer_quantile(counts: npt.NDArray[np.intp], q: float) -> np.float32:
+    """``np.quantile(v, q)`` (linear method) of the float32 values ``v`` that
+    hold ``counts[k]`` copies of each integer ``k``, from the counts: the two
+    order statistics around the virtual index ``q (n - 1)`` are read off
+    the cumulative counts, then interpolated by ``np.quantile`` itself (on
+    those two values, at the same fraction), so the result is the same.
+
+    >>> v = np.array([3, 1, 4, 1, 5, 9, 2, 6], dtype=np.float32)
+    >>> bool(_integer_quantile(np.bincount(v.astype(int)), 0.3) == np.quantile(v, 0.3))
+    True
+    """
+    n = int(counts.sum())
+    virtual = q * (n - 1)
+    below = np.floor(virtual)
+    ends = np.cumsum(counts)
+    lo, hi = np.searchsorted(ends, [below, min(below + 1, n - 1)], side="right")
+    pair = np.array([lo, hi], dtype=np.float32)
+    return np.float32(np.quantile(pair, float(virtual - below)))
+
+
+def _binary_sq_distance_counts(X: F32, i: I64, j: I64) -> npt.NDArray[np.intp]:
+    """How many pairs ``(i[t], j[t])`` of 0/1 rows are at each squared
+    distance ``0..d``: the histogram of :func:`_binary_sq_distances`."""
+    return np.bincount(_popcount_distances(X, i, j), minlength=X.shape[1] + 1)
 
 
 def _binary_sq_distances(X: F32, i: I64, j: I64) -> F32:
     """``|x_i - x_j|²`` of 0/1 rows: the popcount of their packed XOR (f32,
-    like the inner-product formula it equals), one 64-bit column at a time."""
+    like the inner-product formula it equals)."""
+    return _popcount_distances(X, i, j).astype(np.float32)
+
+
+def _popcount_distances(X: F32, i: I64, j: I64) -> npt.NDArray[np.integer[Any]]:
+    """Number of differing coordinates of 0/1 rows ``i[t]`` and ``j[t]``, from
+    the rows packed into 64-bit words, one word column at a time."""
     packed = np.packbits(X.astype(bool), axis=1)
     pad = -packed.shape[1] % 8
     if pad:
@@ -238,7 +270,7 @@ def _binary_sq_distances(X: F32, i: I64, j: I64) -> F32:
         x = np.take(col, i)
         x ^= np.take(col, j)
         out += np.bitwise_count(x)
-    return out.astype(np.float32)
+    return out
 
 
 def base_kernel(name: str, h: float = float("nan")) -> kernels.Kernel:
