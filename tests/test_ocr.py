@@ -466,3 +466,38 @@ def test_b1_bandwidth_popcount_path_equals_inner_product_formula(d):
     sqy = (Y * Y).sum(axis=1)
     d2y = sqy[a] + sqy[b] - 2.0 * np.einsum("ij,ij->i", Y[a], Y[b], dtype=np.float32)
     assert b1_bandwidth(Y, sqy) == float(np.sqrt(max(np.quantile(d2y, 0.05), 1e-12)))
+
+
+def test_unit_scores_on_one_blas_thread_equal_the_threaded_product():
+    """The products done on one OpenBLAS thread give the threaded product's
+    bits (d = 128 columns), and the thread count is restored afterwards,
+    also when the block raises."""
+    from omkl.experiments import ocr as exp
+
+    rng = np.random.default_rng(5)
+    for m in (1, 65, 1000, 4096):
+        U = exp.unit_rows((rng.random((m, 128)) < 0.4).astype(np.float32))
+        W = rng.standard_normal((26, 128))
+        np.testing.assert_array_equal(exp.unit_scores(U, W), U @ W.T.astype(np.float32))
+    with exp.single_threaded_blas():
+        inside = [get() for get, _ in exp._BLAS or []]
+    before = [get() for get, _ in exp._BLAS or []]
+    assert all(n == 1 for n in inside)
+    with pytest.raises(RuntimeError), exp.single_threaded_blas():
+        raise RuntimeError("boom")
+    assert [get() for get, _ in exp._BLAS or []] == before
+
+
+def test_integer_quantile_equals_numpy_quantile():
+    """The quantile read off a histogram of integers is np.quantile's value
+    of the float32 values themselves, for any q and spread of counts."""
+    from omkl.experiments.ocr import _integer_quantile
+
+    rng = np.random.default_rng(11)
+    for trial in range(300):
+        n = int(rng.integers(1, 400))
+        v = rng.integers(0, int(rng.integers(1, 130)), n)
+        q = float(rng.random()) if trial % 3 else float(rng.choice([0.0, 0.05, 0.5, 1.0]))
+        got = _integer_quantile(np.bincount(v, minlength=129), q)
+        want = np.quantile(v.astype(np.float32), q)
+        assert got == want and got.dtype == want.dtype, (n, q)

@@ -45,11 +45,13 @@ Example:
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
 import json
 import pathlib
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -215,16 +217,48 @@ def b1_bandwidth(X: F32, sq: F32, zero_fraction: float = B1_ZERO_FRACTION) -> fl
     i, j = i[keep], j[keep]
     binary = np.logical_or(X == 0, X == 1).all()
     if binary and X.shape[1] > 0:
-        d2 = _binary_sq_distances(X, i, j)
+        q = _integer_quantile(_binary_sq_distance_counts(X, i, j), 1.0 - zero_fraction)
     else:
         dots = np.einsum("ij,ij->i", X[i], X[j], dtype=np.float32)
-        d2 = sq[i] + sq[j] - 2.0 * dots
-    return float(np.sqrt(max(np.quantile(d2, 1.0 - zero_fraction), 1e-12)))
+        q = np.quantile(sq[i] + sq[j] - 2.0 * dots, 1.0 - zero_fraction)
+    return float(np.sqrt(max(q, 1e-12)))
+
+
+def _integer_quantile(counts: npt.NDArray[np.intp], q: float) -> np.float32:
+    """``np.quantile(v, q)`` (linear method) of the float32 values ``v`` that
+    hold ``counts[k]`` copies of each integer ``k``, from the counts: the two
+    order statistics around the virtual index ``q (n - 1)`` are read off
+    the cumulative counts, then interpolated by ``np.quantile`` itself (on
+    those two values, at the same fraction), so the result is the same.
+
+    >>> v = np.array([3, 1, 4, 1, 5, 9, 2, 6], dtype=np.float32)
+    >>> bool(_integer_quantile(np.bincount(v.astype(int)), 0.3) == np.quantile(v, 0.3))
+    True
+    """
+    n = int(counts.sum())
+    virtual = q * (n - 1)
+    below = np.floor(virtual)
+    ends = np.cumsum(counts)
+    lo, hi = np.searchsorted(ends, [below, min(below + 1, n - 1)], side="right")
+    pair = np.array([lo, hi], dtype=np.float32)
+    return np.float32(np.quantile(pair, float(virtual - below)))
+
+
+def _binary_sq_distance_counts(X: F32, i: I64, j: I64) -> npt.NDArray[np.intp]:
+    """How many pairs ``(i[t], j[t])`` of 0/1 rows are at each squared
+    distance ``0..d``: the histogram of :func:`_binary_sq_distances`."""
+    return np.bincount(_popcount_distances(X, i, j), minlength=X.shape[1] + 1)
 
 
 def _binary_sq_distances(X: F32, i: I64, j: I64) -> F32:
     """``|x_i - x_j|²`` of 0/1 rows: the popcount of their packed XOR (f32,
-    like the inner-product formula it equals), one 64-bit column at a time."""
+    like the inner-product formula it equals)."""
+    return _popcount_distances(X, i, j).astype(np.float32)
+
+
+def _popcount_distances(X: F32, i: I64, j: I64) -> npt.NDArray[np.integer[Any]]:
+    """Number of differing coordinates of 0/1 rows ``i[t]`` and ``j[t]``, from
+    the rows packed into 64-bit words, one word column at a time."""
     packed = np.packbits(X.astype(bool), axis=1)
     pad = -packed.shape[1] % 8
     if pad:
@@ -236,7 +270,7 @@ def _binary_sq_distances(X: F32, i: I64, j: I64) -> F32:
         x = np.take(col, i)
         x ^= np.take(col, j)
         out += np.bitwise_count(x)
-    return out.astype(np.float32)
+    return out
 
 
 def base_kernel(name: str, h: float = float("nan")) -> kernels.Kernel:
@@ -363,6 +397,82 @@ def fold_grams(corpus: Corpus, inputs: I64, bases: Sequence[str]) -> FoldGrams:
 
 
 # --------------------------------------------------------------------------
+# BLAS threads
+
+
+def _openblas_thread_setters() -> list[tuple[Any, Any]]:
+    """``(get_num_threads, set_num_threads)`` of every OpenBLAS library loaded
+    in this process (Linux: found in ``/proc/self/maps``); empty elsewhere."""
+    try:
+        maps = pathlib.Path("/proc/self/maps").read_text()
+    except OSError:
+        return []
+    paths = sorted({ln.split()[-1] for ln in maps.splitlines() if "openblas" in ln.lower()})
+    out = []
+    for path in paths:
+        if not path.startswith("/"):
+            continue
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for prefix in ("scipy_openblas", "openblas"):
+            for suffix in ("64_", ""):
+                get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
+                set_ = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
+                if get is not None and set_ is not None:
+                    get.restype, set_.argtypes = ctypes.c_int, [ctypes.c_int]
+                    out.append((get, set_))
+                    break
+            else:
+                continue
+            break
+    return out
+
+
+_BLAS: list[tuple[Any, Any]] | None = None
+
+
+@contextlib.contextmanager
+def single_threaded_blas() -> Iterator[None]:
+    """Runs the block with OpenBLAS on one thread.
+
+    The small products of unit-norm features (``d = 128`` columns) are done
+    on the calling thread: a threaded OpenBLAS call leaves its worker
+    threads busy-waiting for a while afterwards, which on a 2-core machine
+    slows the timed step that follows (the final training, the next fold's
+    Gram matrices). For these products one thread gives the same bits as
+    two (the split is over rows, not over the 128-term sums).
+
+    >>> with single_threaded_blas():
+    ...     float((np.ones((2, 3), np.float32) @ np.ones(3, np.float32))[0])
+    3.0
+    """
+    global _BLAS
+    if _BLAS is None:
+        _BLAS = _openblas_thread_setters()
+    before = [get() for get, _ in _BLAS]
+    for _, set_ in _BLAS:
+        set_(1)
+    try:
+        yield
+    finally:
+        for (_, set_), n in zip(_BLAS, before, strict=True):
+            set_(n)
+
+
+def unit_scores(unit: F32, weights: npt.NDArray[np.float64]) -> F32:
+    """``unit @ weights.T`` (float32) on one BLAS thread (see
+    :func:`single_threaded_blas`).
+
+    >>> unit_scores(np.eye(2, dtype=np.float32), np.array([[1.0, 2.0]])).tolist()
+    [[1.0], [2.0]]
+    """
+    with single_threaded_blas():
+        return unit @ weights.T.astype(np.float32)
+
+
+# --------------------------------------------------------------------------
 # training and prediction
 
 
@@ -476,7 +586,7 @@ def heldout_accuracy(model: dict[str, Any], fg: FoldGrams, split: Split) -> floa
     em = np.zeros((len(rows), 26))
     for names, coef in model["parts"]:
         if names == PRIMAL:
-            em += fg.unit[rows] @ coef.T.astype(np.float32)
+            em += unit_scores(fg.unit[rows], coef)
         else:
             em += fg.scores(names, rows, coef)
     pred = decode(model, em[where.ravel()], split.offsets)
@@ -500,7 +610,7 @@ def emission_scores(
     for w in primal:
         for a in range(0, len(test_inputs), chunk):
             ids = test_inputs[a : a + chunk]
-            out[a : a + chunk] += unit_rows(corpus.X[ids]) @ w.T.astype(np.float32)
+            out[a : a + chunk] += unit_scores(unit_rows(corpus.X[ids]), w)
     if not kernel:
         return out
     support = np.flatnonzero(sum(np.abs(c).sum(axis=0) for _, c in kernel) > 0)
