@@ -479,13 +479,19 @@ def test_unit_scores_on_one_blas_thread_equal_the_threaded_product():
         U = exp.unit_rows((rng.random((m, 128)) < 0.4).astype(np.float32))
         W = rng.standard_normal((26, 128))
         np.testing.assert_array_equal(exp.unit_scores(U, W), U @ W.T.astype(np.float32))
+    from threadpoolctl import threadpool_info
+
+    def blas_threads() -> list[int]:
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    before = blas_threads()
+    assert before, "no BLAS library found"
     with exp.single_threaded_blas():
-        inside = [get() for get, _ in exp._BLAS or []]
-    before = [get() for get, _ in exp._BLAS or []]
-    assert all(n == 1 for n in inside)
+        assert all(n == 1 for n in blas_threads())
+    assert blas_threads() == before
     with pytest.raises(RuntimeError), exp.single_threaded_blas():
         raise RuntimeError("boom")
-    assert [get() for get, _ in exp._BLAS or []] == before
+    assert blas_threads() == before
 
 
 def test_integer_quantile_equals_numpy_quantile():

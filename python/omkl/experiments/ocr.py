@@ -45,19 +45,18 @@ Example:
 from __future__ import annotations
 
 import argparse
-import contextlib
-import ctypes
 import json
 import pathlib
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from threadpoolctl import threadpool_limits
 
 from omkl import _omkl, kernels
 from omkl.datasets import OCRDataset, load_ocr
@@ -400,65 +399,22 @@ def fold_grams(corpus: Corpus, inputs: I64, bases: Sequence[str]) -> FoldGrams:
 # BLAS threads
 
 
-def _openblas_thread_setters() -> list[tuple[Any, Any]]:
-    """``(get_num_threads, set_num_threads)`` of every OpenBLAS library loaded
-    in this process (Linux: found in ``/proc/self/maps``); empty elsewhere."""
-    try:
-        maps = pathlib.Path("/proc/self/maps").read_text()
-    except OSError:
-        return []
-    paths = sorted({ln.split()[-1] for ln in maps.splitlines() if "openblas" in ln.lower()})
-    out = []
-    for path in paths:
-        if not path.startswith("/"):
-            continue
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for prefix in ("scipy_openblas", "openblas"):
-            for suffix in ("64_", ""):
-                get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
-                set_ = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
-                if get is not None and set_ is not None:
-                    get.restype, set_.argtypes = ctypes.c_int, [ctypes.c_int]
-                    out.append((get, set_))
-                    break
-            else:
-                continue
-            break
-    return out
-
-
-_BLAS: list[tuple[Any, Any]] | None = None
-
-
-@contextlib.contextmanager
-def single_threaded_blas() -> Iterator[None]:
-    """Runs the block with OpenBLAS on one thread.
+def single_threaded_blas() -> threadpool_limits:
+    """A context in which BLAS runs on one thread (``threadpoolctl``).
 
     The small products of unit-norm features (``d = 128`` columns) are done
     on the calling thread: a threaded OpenBLAS call leaves its worker
     threads busy-waiting for a while afterwards, which on a 2-core machine
     slows the timed step that follows (the final training, the next fold's
-    Gram matrices). For these products one thread gives the same bits as
-    two (the split is over rows, not over the 128-term sums).
+    Gram matrices; ``benches/ocr_blas_spin.py``). For these products one
+    thread gives the same bits as two (the split is over rows, not over the
+    128-term sums).
 
     >>> with single_threaded_blas():
     ...     float((np.ones((2, 3), np.float32) @ np.ones(3, np.float32))[0])
     3.0
     """
-    global _BLAS
-    if _BLAS is None:
-        _BLAS = _openblas_thread_setters()
-    before = [get() for get, _ in _BLAS]
-    for _, set_ in _BLAS:
-        set_(1)
-    try:
-        yield
-    finally:
-        for (_, set_), n in zip(_BLAS, before, strict=True):
-            set_(n)
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def unit_scores(unit: F32, weights: npt.NDArray[np.float64]) -> F32:
