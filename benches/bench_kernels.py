@@ -46,13 +46,21 @@ def best(f: Callable[[], object], repeat: int) -> float:
     return min(times)
 
 
-def race(fns: list[Callable[[], object]], repeat: int) -> list[float]:
+#: Seconds between timed calls (see :func:`race`).
+PAUSE = 0.2
+
+
+def race(fns: list[Callable[[], object]], repeat: int, pause: float = PAUSE) -> list[float]:
     """Best wall time of each function over ``repeat`` rounds, the functions
     taking turns within each round so that drifting machine load affects
-    them alike."""
+    them alike. Each call starts ``pause`` seconds after the previous one
+    ended: after a threaded call, OpenBLAS keeps its worker threads
+    busy-waiting for a while, and on a 2-core machine they would slow
+    whichever call comes next."""
     times = [float("inf")] * len(fns)
     for _ in range(repeat):
         for i, f in enumerate(fns):
+            time.sleep(pause)
             t = time.perf_counter()
             f()
             times[i] = min(times[i], time.perf_counter() - t)
