@@ -275,7 +275,8 @@ impl Scratch {
 /// copy is written, so `buf` may hold anything.
 ///
 /// # Complexity
-/// O(m · p).
+/// O(m · p); the row-major copy runs in parallel over rows once `m · p`
+/// reaches `PARALLEL_MIN_WORK`.
 pub(crate) fn pad_into<'b, T: Acc>(
     buf: &'b mut Vec<T>,
     alpha: &[T],
@@ -305,10 +306,15 @@ pub(crate) fn pad_into<'b, T: Acc>(
             }
         }
     } else {
-        for (c, row) in dst.chunks_exact_mut(p).enumerate() {
+        let fill = |(c, row): (usize, &mut [T])| {
             let j = col(c) * lab.labels;
             row[..w].copy_from_slice(&alpha[j + lab.l0..j + lab.l1]);
             row[w..].fill(T::default());
+        };
+        if len < PARALLEL_MIN_WORK {
+            dst.chunks_exact_mut(p).enumerate().for_each(fill);
+        } else {
+            dst.par_chunks_exact_mut(p).enumerate().for_each(fill);
         }
     }
     &buf[off..off + len]
@@ -583,6 +589,33 @@ mod tests {
             ptr.push(idx.len());
         }
         (ptr, idx, val)
+    }
+
+    #[test]
+    fn padding_in_parallel_copies_every_permuted_row() {
+        // m · p = 3000 · 32 is above PARALLEL_MIN_WORK, so the row-major
+        // copy runs in parallel; 300 columns copy serially
+        for m in [300usize, 3000] {
+            let labels = 26;
+            let alpha: Vec<f32> = (0..m * labels).map(|i| i as f32 * 0.5 - 7.0).collect();
+            let cols: Vec<u32> = (0..m as u32).map(|c| (c * 7 + 3) % m as u32).collect();
+            let lab = Labels {
+                labels,
+                l0: 0,
+                l1: labels,
+            };
+            let mut buf = vec![f32::NAN; 5];
+            let ap = pad_into(&mut buf, &alpha, m, lab, 32, false, Some(&cols)).to_vec();
+            assert_eq!(ap.len(), m * 32);
+            for c in 0..m {
+                let j = cols[c] as usize;
+                assert_eq!(
+                    &ap[c * 32..c * 32 + labels],
+                    &alpha[j * labels..(j + 1) * labels]
+                );
+                assert!(ap[c * 32 + labels..(c + 1) * 32].iter().all(|&x| x == 0.0));
+            }
+        }
     }
 
     /// Naive `K α` in f64 and the bound `Σ_j |K_ij α_jl|`.
