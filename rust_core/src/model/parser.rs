@@ -387,39 +387,45 @@ impl ArcParser {
     }
 
     fn scores_with(&self, fz: &ArcFeaturizer, kept: Option<&KeptArcs>) -> Vec<f64> {
-        match &self.averaged {
-            Some(a) => self.scores_flat(fz, a, kept),
-            None => self.scores_current(fz, kept),
-        }
+        self.scores_by_template(fz, kept, &self.prediction_tables())
     }
 
-    fn scores_current(&self, fz: &ArcFeaturizer, kept: Option<&KeptArcs>) -> Vec<f64> {
-        let ws = &self.weights;
-        self.scores_by_template(fz, kept, |t| ws.raw(t))
+    /// `(scale, table)` of every template with the current weights.
+    fn current_tables(&self) -> Vec<(f64, &[f32])> {
+        (0..self.templates.len())
+            .map(|t| self.weights.raw(t))
+            .collect()
     }
 
-    fn scores_flat(&self, fz: &ArcFeaturizer, flat: &[f32], kept: Option<&KeptArcs>) -> Vec<f64> {
+    /// `(scale, table)` of every template as prediction uses them: the
+    /// averaged tables (scale 0 for templates whose average is all zero)
+    /// when available, else the current weights.
+    fn prediction_tables(&self) -> Vec<(f64, &[f32])> {
+        let Some(flat) = &self.averaged else {
+            return self.current_tables();
+        };
         let off = self.weights.offsets();
-        self.scores_by_template(fz, kept, |t| {
-            let tab = &flat[off[t]..off[t + 1]];
-            let live = self.live.as_ref().is_none_or(|l| l[t]);
-            (if live { 1.0 } else { 0.0 }, tab)
-        })
+        (0..self.templates.len())
+            .map(|t| {
+                let live = self.live.as_ref().is_none_or(|l| l[t]);
+                (if live { 1.0 } else { 0.0 }, &flat[off[t]..off[t + 1]])
+            })
+            .collect()
     }
 
     /// Arc scores `s[h * n1 + m]`, template by template (one table hot in
-    /// cache at a time); templates with scale 0 are skipped, and so are the
-    /// inert templates ([`Template::is_inert`]), whose weights stay zero. With `kept`,
-    /// only the kept arcs are scored and a pruned arc scores
-    /// [`PRUNED_SCORE`] plus its first-pass score.
-    fn scores_by_template<'w>(
+    /// cache at a time), with `tabs[t] = (scale, table)` of template `t`;
+    /// templates with scale 0 are skipped, and so are the inert templates
+    /// ([`Template::is_inert`]), whose weights stay zero. With `kept`, only
+    /// the kept arcs are scored and a pruned arc scores [`PRUNED_SCORE`]
+    /// plus its first-pass score.
+    fn scores_by_template(
         &self,
         fz: &ArcFeaturizer,
         kept: Option<&KeptArcs>,
-        table: impl Fn(usize) -> (f64, &'w [f32]),
+        tabs: &[(f64, &[f32])],
     ) -> Vec<f64> {
-        let tabs: Vec<(f64, &'w [f32])> = (0..self.templates.len()).map(&table).collect();
-        let (lists, mut s) = self.unscored(fz, kept, &tabs);
+        let (lists, mut s) = self.unscored(fz, kept, tabs);
         lists.add_scores(&mut s, |t| tabs[t]);
         close_scores(&mut s, fz.len_with_root());
         s
@@ -543,7 +549,7 @@ impl ArcParser {
         check_gold(sent, heads)?;
         let fz = ArcFeaturizer::new(&self.templates, &sent.words);
         let n1 = fz.len_with_root();
-        let scores = self.scores_current(&fz, None);
+        let scores = self.scores_by_template(&fz, None, &self.current_tables());
         let mut arcs = Vec::new();
         let loss = grad(&scores, n1, &mut arcs);
         let eta = self.config.eta;
@@ -771,20 +777,7 @@ impl ArcParser {
     /// for the whole block while it is in cache; bit for bit those of
     /// `score_matrix` on each sentence.
     fn score_block(&self, sents: &[ParserInput]) -> Result<Vec<Vec<f64>>> {
-        let tabs: Vec<(f64, &[f32])> = match &self.averaged {
-            Some(flat) => {
-                let off = self.weights.offsets();
-                (0..self.templates.len())
-                    .map(|t| {
-                        let live = self.live.as_ref().is_none_or(|l| l[t]);
-                        (if live { 1.0 } else { 0.0 }, &flat[off[t]..off[t + 1]])
-                    })
-                    .collect()
-            }
-            None => (0..self.templates.len())
-                .map(|t| self.weights.raw(t))
-                .collect(),
-        };
+        let tabs = self.prediction_tables();
         let mut lists = Vec::with_capacity(sents.len());
         let mut scores = Vec::with_capacity(sents.len());
         for sent in sents {
