@@ -443,7 +443,7 @@ def test_mkl_with_one_kernel_and_transitions_apart_is_the_svm(small):
 def test_b1_bandwidth_popcount_path_equals_inner_product_formula(d):
     """0/1 inputs: the packed-bit distances are the f32 formula's values and
     give the same h; other inputs take the formula."""
-    from omkl.experiments.ocr import _binary_sq_distances, b1_bandwidth
+    from omkl.experiments.ocr import _popcount_distances, b1_bandwidth
 
     rng = np.random.default_rng(d)
     X = (rng.random((300, d)) < 0.3).astype(np.float32)
@@ -451,9 +451,9 @@ def test_b1_bandwidth_popcount_path_equals_inner_product_formula(d):
     i, j = rng.integers(0, 300, 5000), rng.integers(0, 300, 5000)
     dots = np.einsum("ij,ij->i", X[i], X[j], dtype=np.float32)
     ref = sq[i] + sq[j] - 2.0 * dots
-    got = _binary_sq_distances(X, i, j)
-    assert got.dtype == np.float32
-    np.testing.assert_array_equal(got, ref)
+    got = _popcount_distances(X, i, j)
+    assert np.issubdtype(got.dtype, np.integer)
+    np.testing.assert_array_equal(got.astype(np.float32), ref)
     # the sampled pairs of b1_bandwidth, through the formula
     r = np.random.default_rng(0)
     a, b = r.integers(0, 300, 200_000), r.integers(0, 300, 200_000)

@@ -245,19 +245,14 @@ def _integer_quantile(counts: npt.NDArray[np.intp], q: float) -> np.float32:
 
 def _binary_sq_distance_counts(X: F32, i: I64, j: I64) -> npt.NDArray[np.intp]:
     """How many pairs ``(i[t], j[t])`` of 0/1 rows are at each squared
-    distance ``0..d``: the histogram of :func:`_binary_sq_distances`."""
+    distance ``0..d``: the histogram of :func:`_popcount_distances`."""
     return np.bincount(_popcount_distances(X, i, j), minlength=X.shape[1] + 1)
 
 
-def _binary_sq_distances(X: F32, i: I64, j: I64) -> F32:
-    """``|x_i - x_j|²`` of 0/1 rows: the popcount of their packed XOR (f32,
-    like the inner-product formula it equals)."""
-    return _popcount_distances(X, i, j).astype(np.float32)
-
-
 def _popcount_distances(X: F32, i: I64, j: I64) -> npt.NDArray[np.integer[Any]]:
-    """Number of differing coordinates of 0/1 rows ``i[t]`` and ``j[t]``, from
-    the rows packed into 64-bit words, one word column at a time."""
+    """Number of differing coordinates of 0/1 rows ``i[t]`` and ``j[t]``
+    (their squared distance ``|x_i - x_j|²``), from the rows packed into
+    64-bit words, one word column at a time."""
     packed = np.packbits(X.astype(bool), axis=1)
     pad = -packed.shape[1] % 8
     if pad:
