@@ -8,7 +8,7 @@ from omkl import _omkl, decode, kernels, prox
 from omkl.datasets import load_ocr
 from omkl.kernels import Kernel
 from omkl.linear import ProximalClassifier, ProximalRegressor
-from omkl.mkl import MKLClassifier, SequenceTagger
+from omkl.mkl import MKLClassifier, PrecomputedGram, SequenceTagger
 from omkl.parsing import DependencyParser
 
 __version__: str = _omkl.__version__
@@ -17,6 +17,7 @@ __all__ = [
     "DependencyParser",
     "Kernel",
     "MKLClassifier",
+    "PrecomputedGram",
     "ProximalClassifier",
     "ProximalRegressor",
     "SequenceTagger",

@@ -395,6 +395,11 @@ def decode_chains(
 # --- stream ---------------------------------------------------------------
 
 @final
+class PrecomputedGram:
+    def __new__(cls, gram: npt.NDArray[np.float32] | SparseGram) -> PrecomputedGram: ...
+    @property
+    def n_inputs(self) -> int: ...
+
 class StreamMkl:
     def __new__(
         cls,
@@ -416,7 +421,54 @@ class StreamMkl:
         history_every: int = 0,
         skip_zeros: bool = True,
         passive_aggressive: bool = False,
+        transition_lam: float | None = None,
     ) -> StreamMkl: ...
+    @staticmethod
+    def precomputed(
+        grams: list[PrecomputedGram],
+        features: list[npt.NDArray[np.float32]],
+        n_labels: int,
+        chain: bool = False,
+        loss: str = "hinge",
+        regularizer: str = "squared_l21",
+        lam: float = 1e-3,
+        schedule: str = "inv_sqrt",
+        eta0: float = 1.0,
+        sigma: float = 1.0,
+        cost: float = 1.0,
+        average: bool = False,
+        radius: float | None = None,
+        history_every: int = 0,
+        passive_aggressive: bool = False,
+        transition_lam: float | None = None,
+    ) -> StreamMkl: ...
+    @property
+    def is_precomputed(self) -> bool: ...
+    def learn_ids(self, ids: npt.NDArray[np.int64], y: npt.NDArray[np.int64]) -> float: ...
+    def predict_ids(self, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]: ...
+    def scores_ids(self, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]: ...
+    def fit_ids(
+        self,
+        ids: npt.NDArray[np.int64],
+        labels: npt.NDArray[np.int64],
+        offsets: npt.NDArray[np.int64],
+        epochs: int = 1,
+        shuffle: bool = True,
+        seed: int = 0,
+        track_objective: bool = False,
+        objective_last_only: bool = False,
+        on_epoch: Any = None,
+    ) -> list[dict[str, Any]]: ...
+    def objective_ids(
+        self,
+        ids: npt.NDArray[np.int64],
+        labels: npt.NDArray[np.int64],
+        offsets: npt.NDArray[np.int64],
+    ) -> float: ...
+    def kernel_coef(self, k: int, average: bool) -> npt.NDArray[np.float64]: ...
+    def explicit_coef(self, e: int, average: bool) -> npt.NDArray[np.float64]: ...
+    def transition_coef(self, average: bool) -> npt.NDArray[np.float64]: ...
+    def iterate_norms(self, average: bool) -> list[float]: ...
     def learn(
         self,
         x: npt.NDArray[np.float32],

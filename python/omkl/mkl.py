@@ -81,7 +81,16 @@ from omkl import _omkl
 from omkl._atomic import atomic_pickle
 from omkl._omkl import Kernel
 
-__all__ = ["BANDWIDTH_GRID", "MKLClassifier", "SequenceTagger"]
+__all__ = ["BANDWIDTH_GRID", "MKLClassifier", "PrecomputedGram", "SequenceTagger"]
+
+#: A Gram matrix precomputed over a fixed set of inputs ``0..m-1`` (a float32
+#: ``m x m`` array, copied once, or an :class:`omkl.kernels.SparseGram`),
+#: validated (square, symmetric, finite) once. Given as the kernels of
+#: :class:`SequenceTagger` or :class:`MKLClassifier`, it makes each position
+#: an input id (a row of the matrix), as ``kernel="precomputed"`` does in
+#: scikit-learn; explicit groups are then feature matrices with one row per
+#: input.
+PrecomputedGram = _omkl.PrecomputedGram
 
 SAVE_FORMAT_VERSION = 1
 
@@ -113,8 +122,10 @@ _LINEAR_GAUSSIAN_GRID: list[tuple[str, Any]] = [("linear", "linear")] + [
 def _kernel_list(
     kernels: Sequence[KernelSpec] | Mapping[str, KernelSpec] | None,
     default: list[tuple[str, Any]] = _LINEAR_GAUSSIAN,
+    allow_empty: bool = False,
 ) -> list[tuple[str, Any]]:
-    """``[(name, kernel or name)]`` from the ``kernels`` argument."""
+    """``[(name, kernel or name)]`` from the ``kernels`` argument (empty only
+    with ``allow_empty``, when explicit groups exist)."""
     if kernels is None:
         return list(default)
     if isinstance(kernels, Mapping):
@@ -128,12 +139,18 @@ def _kernel_list(
         items = []
         seen: dict[str, int] = {}
         for k in kernels:
-            base_name = k if isinstance(k, str) else k.kind
+            base_name = (
+                k
+                if isinstance(k, str)
+                else "precomputed"
+                if isinstance(k, _omkl.PrecomputedGram)
+                else k.kind
+            )
             n = seen.get(base_name, 0)
             seen[base_name] = n + 1
             items.append((base_name if n == 0 else f"{base_name}_{n}", k))
     for name, k in items:
-        if not isinstance(k, (str, Kernel)):
+        if not isinstance(k, (str, Kernel, _omkl.PrecomputedGram)):
             raise ValueError(
                 f"invalid value for `kernels[{name!r}]`: expected an omkl.Kernel or a name, "
                 f"got {k!r}"
@@ -143,7 +160,7 @@ def _kernel_list(
                 f"invalid value for `kernels[{name!r}]`: expected 'linear', 'polynomial', "
                 f"'gaussian' or 'b1_spline', got {k!r}"
             )
-    if not items:
+    if not items and not allow_empty:
         raise ValueError("invalid value for `kernels`: expected at least one kernel, got none")
     return items
 
@@ -186,6 +203,8 @@ class _StreamMkl(base.Base):
         seed: int = 0,
         radius: float | None = None,
         passive_aggressive: bool = False,
+        labels: Sequence[Hashable] | None = None,
+        transition_lam: float | None = None,
     ):
         self.kernels = kernels
         self.explicit_groups = explicit_groups
@@ -201,12 +220,15 @@ class _StreamMkl(base.Base):
         self.seed = seed
         self.radius = radius
         self.passive_aggressive = passive_aggressive
+        self.labels = labels
+        self.transition_lam = transition_lam
         if not isinstance(passive_aggressive, bool):
             raise ValueError(
                 f"invalid value for `passive_aggressive`: expected True or False, "
                 f"got {passive_aggressive!r}"
             )
-        self._kernel_specs = _kernel_list(kernels, self._default_kernels)
+        groups = {} if explicit_groups is None else dict(explicit_groups)
+        self._kernel_specs = _kernel_list(kernels, self._default_kernels, allow_empty=bool(groups))
         if loss not in ("hinge", "crf", "log"):
             raise ValueError(
                 f"invalid value for `loss`: expected 'hinge' or 'crf' (alias 'log'), got {loss!r}"
@@ -216,17 +238,62 @@ class _StreamMkl(base.Base):
                 f"invalid value for `max_support`: expected None or an integer >= 1, "
                 f"got {max_support!r}"
             )
-        groups = {} if explicit_groups is None else dict(explicit_groups)
         self._group_names = [str(g) for g in groups]
-        self._group_members = [list(v) for v in groups.values()]
+        self._precomputed = any(
+            isinstance(k, _omkl.PrecomputedGram) for _, k in self._kernel_specs
+        ) or any(isinstance(v, np.ndarray) and v.ndim == 2 for v in groups.values())
+        if self._precomputed:
+            self._check_precomputed(groups)
+            self._group_members = [
+                np.ascontiguousarray(v, dtype=np.float32) for v in groups.values()
+            ]
+        else:
+            self._group_members = [list(v) for v in groups.values()]
         self._state: _omkl.StreamMkl | None = None
-        self._input: str | None = None  # "dict" or "array"
+        self._input: str | None = "ids" if self._precomputed else None  # "dict" or "array"
         self._features: list[Hashable] = []
         self._feature_index: dict[Hashable, int] = {}
         self._labels: list[Hashable] = []
         self._label_index: dict[Hashable, int] = {}
+        self._fixed_labels = labels is not None
+        if labels is not None:
+            self._labels = list(labels)
+            self._label_index = {y: i for i, y in enumerate(self._labels)}
+            if len(self._label_index) != len(self._labels) or not self._labels:
+                raise ValueError(
+                    f"invalid value for `labels`: expected distinct labels, got {labels!r}"
+                )
         # fail early on bad hyperparameters
-        self._make_state(1, 1, check_only=True)
+        if not self._precomputed:
+            self._make_state(1, 1, check_only=True)
+
+    def _check_precomputed(self, groups: dict[str, Any]) -> None:
+        """Checks a configuration over precomputed inputs: every kernel a
+        :class:`omkl.PrecomputedGram`, every explicit group a feature matrix
+        with one row per input, no support budget."""
+        for name, k in self._kernel_specs:
+            if not isinstance(k, _omkl.PrecomputedGram):
+                raise ValueError(
+                    f"invalid value for `kernels[{name!r}]`: expected an omkl.PrecomputedGram "
+                    f"like the other kernels, got {k!r}"
+                )
+        if self.max_support is not None:
+            raise ValueError(
+                "invalid value for `max_support`: expected None with precomputed Gram "
+                "matrices (the support is the fixed input set)"
+            )
+        m = (
+            self._kernel_specs[0][1].n_inputs
+            if self._kernel_specs
+            else np.asarray(next(iter(groups.values()))).shape[0]
+        )
+        for name, v in groups.items():
+            a = np.asarray(v)
+            if a.ndim != 2 or a.shape[0] != m:
+                raise ValueError(
+                    f"invalid value for `explicit_groups[{name!r}]`: expected a feature matrix "
+                    f"with {m} rows (one per input of the Gram matrices), got shape {a.shape}"
+                )
 
     # --- state ------------------------------------------------------------
 
@@ -247,14 +314,8 @@ class _StreamMkl(base.Base):
             cols.append(idx)
         return cols
 
-    def _make_state(self, d: int, n_labels: int, check_only: bool = False) -> _omkl.StreamMkl:
-        kernels = [_build_kernel(k, d) for _, k in self._kernel_specs]
-        explicit = [[0] for _ in self._group_names] if check_only else self._explicit_columns(d)
-        return _omkl.StreamMkl(
-            kernels,
-            explicit,
-            d,
-            n_labels,
+    def _hyper(self) -> dict[str, Any]:
+        return dict(
             chain=self._chain,
             loss=self.loss,
             regularizer=self.regularizer,
@@ -265,9 +326,28 @@ class _StreamMkl(base.Base):
             cost=float(self.cost),
             average=bool(self.average),
             radius=None if self.radius is None else float(self.radius),
-            max_support=self.max_support,
             history_every=int(self.history_every),
             passive_aggressive=self.passive_aggressive,
+            transition_lam=None if self.transition_lam is None else float(self.transition_lam),
+        )
+
+    def _make_state(self, d: int, n_labels: int, check_only: bool = False) -> _omkl.StreamMkl:
+        if self._precomputed:
+            return _omkl.StreamMkl.precomputed(
+                [k for _, k in self._kernel_specs],
+                list(self._group_members),
+                max(n_labels, len(self._labels), 1),
+                **self._hyper(),
+            )
+        kernels = [_build_kernel(k, d) for _, k in self._kernel_specs]
+        explicit = [[0] for _ in self._group_names] if check_only else self._explicit_columns(d)
+        return _omkl.StreamMkl(
+            kernels,
+            explicit,
+            d,
+            max(n_labels, len(self._labels), 1),
+            max_support=self.max_support,
+            **self._hyper(),
         )
 
     def _group_labels(self) -> list[str]:
@@ -363,6 +443,10 @@ class _StreamMkl(base.Base):
         ids = []
         for y in ys:
             k = index.get(y)
+            if k is None and self._fixed_labels:
+                raise ValueError(
+                    f"invalid value for `y`: unseen label {y!r}, expected one of {self._labels!r}"
+                )
             if k is None:
                 k = len(index)
                 index[y] = k
@@ -375,6 +459,16 @@ class _StreamMkl(base.Base):
             self._label_index[y] = len(self._labels)
             self._labels.append(y)
 
+    def _ids(self, xs: Sequence[Any]) -> npt.NDArray[np.int64]:
+        """Input ids of a model over precomputed Gram matrices."""
+        a = np.asarray(xs)
+        if a.ndim != 1 or len(a) == 0 or not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(
+                "invalid value for `x`: expected input ids (integers, rows of the precomputed "
+                f"Gram matrices), got {xs!r}"
+            )
+        return np.ascontiguousarray(a, dtype=np.int64)
+
     def _learn_rows(self, xs: Sequence[Any], ys: Sequence[Hashable]) -> None:
         """One round on the example with rows ``xs`` and labels ``ys``;
         nothing changes if it fails."""
@@ -383,6 +477,17 @@ class _StreamMkl(base.Base):
                 f"shape mismatch for `ys`: expected {len(xs)} labels (one per position), "
                 f"got {len(ys)}"
             )
+        if self._precomputed:
+            ids = self._ids(xs)
+            lab, new_labels = self._label_ids(ys)
+            n_labels = len(self._labels) + len(new_labels)
+            state = self._state if self._state is not None else self._make_state(0, n_labels)
+            if n_labels > state.n_labels:
+                state.grow(state.dim, n_labels)
+            state.learn_ids(ids, np.asarray(lab, dtype=np.int64))
+            self._state = state
+            self._commit_labels(new_labels)
+            return
         m, new_features = self._rows(xs, learning=True)
         ids, new_labels = self._label_ids(ys)
         n_labels = len(self._labels) + len(new_labels)
@@ -421,6 +526,9 @@ class _StreamMkl(base.Base):
             )
         if len(seqs) == 0:
             raise ValueError("`X` must not be empty")
+        if self._precomputed:
+            self._fit_ids(seqs, labels, epochs, progress, shuffle)
+            return
         for s, ys in zip(seqs, labels, strict=True):
             if len(s) != len(ys):
                 raise ValueError(
@@ -478,6 +586,137 @@ class _StreamMkl(base.Base):
         finally:
             if bar is not None:
                 bar.close()
+
+    def _flat_ids(
+        self, seqs: Sequence[Sequence[Any]]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """All input ids of ``seqs`` one after the other, and the offsets."""
+        parts = [self._ids(s) for s in seqs]
+        offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+        np.cumsum([len(p) for p in parts], out=offsets[1:])
+        return np.concatenate(parts), offsets
+
+    def _label_array(self, ys: Any) -> tuple[npt.NDArray[np.int64], list[Hashable]]:
+        """Label ids of a flat array or list of labels, mapped once per
+        distinct label."""
+        a = np.asarray(ys)
+        if a.ndim != 1 or a.dtype == object:
+            lab, new = self._label_ids(list(ys))
+            return np.asarray(lab, dtype=np.int64), new
+        uniq, inv = np.unique(a, return_inverse=True)
+        lab, new = self._label_ids([u.item() for u in uniq])
+        return np.asarray(lab, dtype=np.int64)[inv.ravel()], new
+
+    def _fit_ids(
+        self,
+        seqs: Sequence[Sequence[Any]] | None,
+        labels: Any,
+        epochs: int,
+        progress: bool,
+        shuffle: bool,
+        flat: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None,
+    ) -> None:
+        """``fit`` over precomputed inputs: all epochs in Rust. ``flat``:
+        the ids and offsets already concatenated (then ``labels`` is flat)."""
+        if flat is None:
+            assert seqs is not None
+            ids, offsets = self._flat_ids(seqs)
+            lab, new_labels = self._label_array([y for ys in labels for y in ys])
+        else:
+            ids, offsets = flat
+            lab, new_labels = self._label_array(labels)
+        if len(lab) != len(ids):
+            raise ValueError(
+                f"shape mismatch for `y`: expected {len(ids)} labels (one per position), "
+                f"got {len(lab)}"
+            )
+        n_labels = len(self._labels) + len(new_labels)
+        state = self._state if self._state is not None else self._make_state(0, n_labels)
+        if n_labels > state.n_labels:
+            state.grow(state.dim, n_labels)
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=epochs, desc=type(self).__name__, unit="epoch")
+
+        def on_epoch(report: dict[str, Any]) -> None:
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(loss=f"{report['mean_loss']:.4g}")
+
+        try:
+            state.fit_ids(
+                ids,
+                lab,
+                offsets,
+                epochs=epochs,
+                shuffle=shuffle,
+                seed=int(self.seed),
+                on_epoch=on_epoch,
+            )
+        finally:
+            if bar is not None:
+                bar.close()
+        self._state = state
+        self._commit_labels(new_labels)
+
+    def objective(
+        self,
+        X: Sequence[Any],
+        y: Sequence[Any],
+        lengths: Sequence[int] | npt.ArrayLike | None = None,
+    ) -> float:
+        """The training objective ``Omega(theta) + (1/n) sum loss`` of the
+        current iterate on ``(X, y)`` (models over precomputed Gram matrices;
+        ``X`` holds sequences of input ids, or all ids one after the other
+        with ``lengths`` as in ``fit``). Nothing changes."""
+        if not self._precomputed:
+            raise ValueError(
+                "`objective` needs a model over precomputed Gram matrices "
+                "(kernels given as omkl.PrecomputedGram)"
+            )
+        if self._state is None:
+            raise ValueError("the model has not learned anything yet")
+        if lengths is None:
+            ids, offsets = self._flat_ids(X)
+            lab, new_labels = self._label_array([t for ys in y for t in ys])
+        else:
+            ids = self._ids(X)
+            offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+            np.cumsum(np.asarray(lengths, dtype=np.int64), out=offsets[1:])
+            lab, new_labels = self._label_array(y)
+        if new_labels:
+            raise ValueError(f"invalid value for `y`: unseen labels {new_labels!r}")
+        return self._state.objective_ids(ids, lab, offsets)
+
+    @property
+    def coef_(self) -> dict[str, npt.NDArray[np.float64]]:
+        """Coefficients of each group of the prediction iterate (the average
+        when ``average=True``): ``labels x support`` for a kernel group (the
+        support inputs are the rows of the precomputed Gram matrices, or
+        ``support_`` otherwise), ``labels x width`` for an explicit group."""
+        if self._state is None:
+            return {}
+        avg = bool(self.average)
+        nk = len(self._kernel_specs)
+        out = {
+            name: self._state.kernel_coef(k, avg) for k, (name, _) in enumerate(self._kernel_specs)
+        }
+        for e, name in enumerate(self._group_names):
+            out[name] = self._state.explicit_coef(e, avg)
+        assert len(out) == nk + len(self._group_names)
+        return out
+
+    @property
+    def group_norms_(self) -> dict[str, float]:
+        """``||theta_g||`` of each group of the prediction iterate
+        (``"transitions"`` too for sequence taggers)."""
+        names = self._group_labels() + (["transitions"] if self._chain else [])
+        if self._state is None:
+            return {n: 0.0 for n in names}
+        norms = self._state.iterate_norms(bool(self.average))
+        return dict(zip(names, norms, strict=True))
 
     def _predict_rows(self, xs: Sequence[Any]) -> npt.NDArray[np.float32]:
         m, _ = self._rows(xs, learning=False)
@@ -655,6 +894,8 @@ class MKLClassifier(_StreamMkl, base.Classifier):
 
     def _scores(self, x: Any) -> list[float]:
         assert self._state is not None
+        if self._precomputed:
+            return self._state.scores_ids(self._ids([x]))[0].tolist()
         return self._state.scores(self._predict_rows([x]))[0].tolist()
 
     def predict_proba_one(self, x: Mapping[Hashable, float] | npt.ArrayLike) -> dict:
@@ -669,6 +910,8 @@ class MKLClassifier(_StreamMkl, base.Classifier):
     def predict_one(self, x: Mapping[Hashable, float] | npt.ArrayLike) -> Hashable | None:
         if self._state is None or not self._labels:
             return None
+        if self._precomputed:
+            return self._labels[int(self._state.predict_ids(self._ids([x]))[0])]
         return self._labels[int(self._state.predict(self._predict_rows([x]))[0])]
 
     def fit(
@@ -702,6 +945,8 @@ class MKLClassifier(_StreamMkl, base.Classifier):
             return [None] * len(rows)
         if not rows:
             return []
+        if self._precomputed:
+            return [self.predict_one(r) for r in rows]
         m = self._predict_rows(rows)
         ids = self._state.predict_many(m, np.ones(len(rows), dtype=np.int64))
         return [self._labels[int(i)] for i in ids]
@@ -743,8 +988,20 @@ class SequenceTagger(_StreamMkl):
         """Labels in order of first appearance."""
         return list(self._labels)
 
-    @staticmethod
-    def _positions(xs: Any) -> list[Any]:
+    @property
+    def transitions_(self) -> dict[str, npt.NDArray[np.float64]]:
+        """Transition weights of the prediction iterate, indexed like
+        ``labels_``: ``"bigram"`` (``L x L``, ``[previous, next]``),
+        ``"start"`` and ``"stop"`` (``L``)."""
+        if self._state is None:
+            return {}
+        t = self._state.transition_coef(bool(self.average))
+        n = t.shape[1]
+        return {"bigram": t[:n], "start": t[n], "stop": t[n + 1]}
+
+    def _positions(self, xs: Any) -> list[Any]:
+        if self._precomputed:
+            return list(self._ids(xs))
         if isinstance(xs, np.ndarray):
             if xs.ndim != 2:
                 raise ValueError(
@@ -772,7 +1029,10 @@ class SequenceTagger(_StreamMkl):
             raise ValueError("`xs` must not be empty (a sequence of at least one position)")
         if self._state is None:
             return []
-        ids = self._state.predict(self._predict_rows(pos))
+        if self._precomputed:
+            ids = self._state.predict_ids(self._ids(pos))
+        else:
+            ids = self._state.predict(self._predict_rows(pos))
         return [self._labels[int(i)] for i in ids]
 
     def fit(
@@ -782,10 +1042,38 @@ class SequenceTagger(_StreamMkl):
         epochs: int = 1,
         progress: bool = False,
         shuffle: bool = False,
+        lengths: Sequence[int] | npt.ArrayLike | None = None,
     ) -> SequenceTagger:
         """Learns ``epochs`` passes over the sequences, each pass in Rust
         with the GIL released (tqdm bar per epoch with ``progress=True``);
-        nothing is learned if the data are invalid."""
+        nothing is learned if the data are invalid. With ``lengths`` (as in
+        seqlearn), ``X_seqs`` and ``Y_seqs`` hold all positions of all
+        sequences one after the other, and ``lengths`` the length of each
+        sequence. ``shuffle=True`` visits the sequences in a new order each
+        epoch, drawn from ``seed``."""
+        if lengths is not None:
+            lens = np.asarray(lengths, dtype=np.int64)
+            if lens.ndim != 1 or (lens < 1).any():
+                raise ValueError(
+                    f"invalid value for `lengths`: expected positive integers, got {lengths!r}"
+                )
+            if int(lens.sum()) != len(X_seqs) or len(Y_seqs) != len(X_seqs):
+                raise ValueError(
+                    f"shape mismatch for `lengths`: they sum to {int(lens.sum())}, but X_seqs "
+                    f"has {len(X_seqs)} positions and Y_seqs {len(Y_seqs)} labels"
+                )
+            offsets = np.zeros(len(lens) + 1, dtype=np.int64)
+            np.cumsum(lens, out=offsets[1:])
+            if self._precomputed:
+                if not isinstance(epochs, int) or epochs < 1:
+                    raise ValueError(
+                        f"invalid value for `epochs`: expected an integer >= 1, got {epochs!r}"
+                    )
+                flat = (self._ids(X_seqs), offsets)
+                self._fit_ids(None, Y_seqs, epochs, progress, shuffle, flat=flat)
+                return self
+            X_seqs = [X_seqs[a:b] for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
+            Y_seqs = [Y_seqs[a:b] for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
         seqs = [self._positions(xs) for xs in X_seqs]
         self._fit(seqs, [list(ys) for ys in Y_seqs], epochs, progress, shuffle)
         return self
@@ -799,6 +1087,8 @@ class SequenceTagger(_StreamMkl):
             return [[] for _ in seqs]
         if not seqs:
             return []
+        if self._precomputed:
+            return [self.predict_one(s) for s in seqs]
         m = self._predict_rows([x for s in seqs for x in s])
         lens = np.array([len(s) for s in seqs], dtype=np.int64)
         ids = self._state.predict_many(m, lens)

@@ -68,6 +68,7 @@ fn config(
         history_every: 0,
         skip_zeros: true,
         passive_aggressive: false,
+        transition_lam: None,
     }
 }
 
@@ -740,4 +741,99 @@ fn bytes_saved_before_the_passive_aggressive_field_still_load() {
     let back = StreamMkl::from_bytes(old.as_bytes()).unwrap();
     assert!(!back.config().passive_aggressive);
     assert_eq!(back.to_bytes(), m.to_bytes());
+}
+
+/// A model over precomputed inputs (Gram matrix and feature rows of a
+/// fixed input set) equals the same model over the feature vectors,
+/// round by round: scores, norms, coefficients and predictions, for the
+/// hinge and the CRF loss.
+#[test]
+fn precomputed_inputs_equal_feature_vectors() {
+    use omkl_core::learner::stream_mkl::{Example, FeatureRows, Iterate, PrecomputedGram};
+    use std::sync::Arc;
+    let (m, d, l) = (7usize, 3usize, 4usize);
+    // small integers: the f32 Gram matrix of the linear kernel is exact
+    let x: Vec<f32> = (0..m * d).map(|k| ((k * 5 + 1) % 7) as f32 - 3.0).collect();
+    let mut gram = vec![0.0f32; m * m];
+    for i in 0..m {
+        for j in 0..m {
+            gram[i * m + j] = (0..d).map(|f| x[i * d + f] * x[j * d + f]).sum();
+        }
+    }
+    let cols = vec![0usize, 2];
+    let feats: Vec<f32> = (0..m)
+        .flat_map(|i| cols.iter().map(move |&c| (i, c)))
+        .map(|(i, c)| x[i * d + c])
+        .collect();
+    for loss in [StreamLoss::Hinge, StreamLoss::Crf] {
+        let mut cv = config(
+            vec![Kernel::Linear { normalize: false }],
+            vec![cols.clone()],
+            true,
+            loss,
+        );
+        cv.average = true;
+        cv.transition_lam = Some(0.05);
+        let mut cp = cv.clone();
+        cp.kernels.clear();
+        cp.explicit_groups.clear();
+        let mut a = StreamMkl::new(cv, d, l).unwrap();
+        let g = PrecomputedGram::dense(Arc::new(gram.clone()), m).unwrap();
+        let f = Arc::new(FeatureRows::new(&feats, m, cols.len()).unwrap());
+        let mut b = StreamMkl::new_precomputed(cp, vec![g], vec![f], l).unwrap();
+        for t in 0..60 {
+            let n = 1 + t % 4;
+            let ids: Vec<usize> = (0..n).map(|p| (t * 3 + p * 5) % m).collect();
+            let ys: Vec<usize> = ids.iter().map(|&i| (i * 3 + t / 20) % l).collect();
+            let xs: Vec<f32> = ids
+                .iter()
+                .flat_map(|&i| x[i * d..(i + 1) * d].to_vec())
+                .collect();
+            let la = a.learn(&xs, &ys).unwrap();
+            let lb = b.learn_ids(&ids, &ys).unwrap();
+            assert!(
+                (la - lb).abs() <= 1e-9 * la.abs().max(1.0),
+                "{loss:?} round {t}"
+            );
+            for (u, v) in a.group_norms().iter().zip(b.group_norms()) {
+                assert!((u - v).abs() <= 1e-9 * u.max(1.0), "{loss:?} round {t}");
+            }
+            let sa = a.scores(&xs, n).unwrap();
+            let sb = b.example_scores(Example::Ids(&ids)).unwrap();
+            for (u, v) in sa.iter().zip(&sb) {
+                assert!(
+                    (u - v).abs() <= 1e-9 * u.abs().max(1.0),
+                    "{loss:?} round {t}"
+                );
+            }
+            assert_eq!(a.predict(&xs).unwrap(), b.predict_ids(&ids).unwrap());
+        }
+        for it in [Iterate::Last, Iterate::Average] {
+            let (ta, tb) = (a.transition_coef(it), b.transition_coef(it));
+            for (u, v) in ta.iter().zip(&tb) {
+                assert!((u - v).abs() <= 1e-9 * u.abs().max(1.0));
+            }
+            let (ea, eb) = (a.explicit_coef(0, it), b.explicit_coef(0, it));
+            for (u, v) in ea.iter().zip(&eb) {
+                assert!((u - v).abs() <= 1e-9 * u.abs().max(1.0));
+            }
+            for (u, v) in a.iterate_norms(it).iter().zip(b.iterate_norms(it)) {
+                assert!((u - v).abs() <= 1e-9 * u.max(1.0), "{it:?}");
+            }
+        }
+        // the support of the vector model is a permutation of the inputs
+        let s = a.n_support();
+        let (ka, kb) = (
+            a.kernel_coef(0, Iterate::Average),
+            b.kernel_coef(0, Iterate::Average),
+        );
+        for j in 0..s {
+            let row = &a.support_inputs()[j * d..(j + 1) * d];
+            let i = (0..m).find(|&i| x[i * d..(i + 1) * d] == *row).unwrap();
+            for y in 0..l {
+                let (u, v) = (ka[y * s + j], kb[y * m + i]);
+                assert!((u - v).abs() <= 1e-9 * u.abs().max(1.0));
+            }
+        }
+    }
 }

@@ -60,6 +60,7 @@ from threadpoolctl import threadpool_limits
 
 from omkl import _omkl, kernels
 from omkl.datasets import OCRDataset, load_ocr
+from omkl.mkl import PrecomputedGram, SequenceTagger
 
 F32 = npt.NDArray[np.float32]
 I64 = npt.NDArray[np.int64]
@@ -327,6 +328,7 @@ class FoldGrams:
     _groups: dict[tuple[str, ...], F32] = field(default_factory=dict)
     _csr: dict[str, tuple[I64, I64, F32]] = field(default_factory=dict)
     _scaled: dict[tuple[str, float], _omkl.SparseGram] = field(default_factory=dict)
+    _precomputed: dict[tuple[tuple[str, ...], float], PrecomputedGram] = field(default_factory=dict)
 
     def sparse_scaled(self, name: str, scale: float = 1.0) -> _omkl.SparseGram:
         """Sparse base kernel ``name`` times ``scale`` (float32 products, as
@@ -337,6 +339,22 @@ class FoldGrams:
             inner = self.sparse[name]._inner
             self._scaled[key] = inner if scale == 1.0 else inner.scaled(scale)
         return self._scaled[key]
+
+    def precomputed(self, names: tuple[str, ...], scale: float = 1.0) -> PrecomputedGram:
+        """The kernel group ``names`` times ``scale`` as a validated
+        :class:`omkl.PrecomputedGram`, made once per fold and shared by every
+        training run; its making counts in the group's Gram time."""
+        key = (names, scale)
+        if key not in self._precomputed:
+            t = time.perf_counter()
+            if len(names) == 1 and names[0] in self.sparse:
+                g = PrecomputedGram(self.sparse_scaled(names[0], scale))
+            else:
+                k = self.group(names)
+                g = PrecomputedGram(k if scale == 1.0 else k * np.float32(scale))
+            self._precomputed[key] = g
+            self.seconds[f"precomputed {names} {scale}"] = time.perf_counter() - t
+        return self._precomputed[key]
 
     def csr(self, name: str, scale: float = 1.0) -> tuple[I64, I64, F32]:
         """CSR arrays of sparse base kernel ``name`` times ``scale``."""
@@ -365,6 +383,9 @@ class FoldGrams:
     def row_seconds(self, row: Row) -> float:
         bases = kernel_bases(row)
         t = sum(self.seconds[b] for b in bases)
+        t += sum(
+            self.seconds.get(f"precomputed {g} {c}", 0.0) for g, c in components(row) if g != PRIMAL
+        )
         primal = any(g == PRIMAL for g, _ in components(row))
         return t + (self.seconds["unit"] if primal else 0.0)
 
@@ -436,6 +457,11 @@ class Split:
     offsets: I64
     n_words: int
 
+    @property
+    def lengths(self) -> I64:
+        """Length of each word."""
+        return np.diff(self.offsets)
+
 
 def make_split(corpus: Corpus, words: I64, local: I64) -> Split:
     chars = corpus.chars_of(words)
@@ -476,48 +502,74 @@ SEPARATE_TRANSITIONS = True
 
 
 def train(
-    fg: FoldGrams, row: Row, split: Split, C: float, eta0: float, epochs: int, **kw: Any
+    fg: FoldGrams,
+    row: Row,
+    split: Split,
+    C: float,
+    eta0: float,
+    epochs: int,
+    objective: bool = False,
 ) -> dict[str, Any]:
     """One run of Alg. 3 (MKL with the squared l2,1 penalty when the row has
-    several groups, a structured SVM otherwise). Adds ``parts``: per base
-    group, ``(names, coefficients)`` such that the emission scores are
-    ``sum K_names(x, support) @ coefficients.T`` (primal groups: unit-norm
-    features times weights); ``beta`` follows ``row.groups``."""
+    several groups, a structured SVM otherwise) through
+    :class:`omkl.SequenceTagger` over the fold's precomputed Gram matrices
+    (constant step ``eta0``, averaged iterates, chains visited in a seeded
+    random order). Returns ``parts``: per base group, ``(names,
+    coefficients)`` such that the emission scores are ``sum K_names(x,
+    support) @ coefficients.T`` (primal groups: unit-norm features times
+    weights); ``transitions``, ``start`` and ``stop``; ``beta`` of the
+    returned model and ``beta_trajectory`` (current iterate after each
+    epoch), both following ``row.groups``; with ``objective``, the training
+    objective of the last iterate."""
     comps = components(row)
     dense = [(g, c) for g, c in comps if g != PRIMAL and not (len(g) == 1 and g[0] in SPARSE)]
     sparse = [(g, c) for g, c in comps if len(g) == 1 and g[0] in SPARSE]
     primal = [(g, c) for g, c in comps if g == PRIMAL]
+    internal = dense + sparse + primal
+    names = [f"g{i}" for i in range(len(internal))]
     lam = 1.0 / (C * split.n_words)
-    kw.setdefault("transition_lam", lam if SEPARATE_TRANSITIONS else None)
-    kw.setdefault("schedule", "constant")
-    res = _omkl.train_chain_mkl(
-        [fg.group(g) if c == 1.0 else fg.group(g) * np.float32(c) for g, c in dense],
-        split.inputs,
-        split.labels,
-        split.offsets,
-        26,
-        features=[fg.unit if c == 1.0 else fg.unit * np.float32(np.sqrt(c)) for _, c in primal],
-        sparse_grams=[fg.sparse_scaled(g[0], c) for g, c in sparse],
+    tagger = SequenceTagger(
+        kernels={n: fg.precomputed(g, c) for n, (g, c) in zip(names, dense + sparse, strict=False)},
+        explicit_groups={
+            n: fg.unit if c == 1.0 else fg.unit * np.float32(np.sqrt(c))
+            for n, (_, c) in zip(names[len(dense) + len(sparse) :], primal, strict=True)
+        },
+        labels=list(range(26)),
         regularizer="squared_l21" if row.mkl else "l2_squared",
         lam=lam,
         eta0=eta0,
-        epochs=epochs,
-        **kw,
+        schedule="constant",
+        average=True,
+        transition_lam=lam if SEPARATE_TRANSITIONS else None,
     )
-    internal = dense + sparse + primal
-    coefs = list(res["coef"]) + list(res["weights"])
+    tagger.fit(split.inputs, split.labels, epochs=epochs, shuffle=True, lengths=split.lengths)
+    coef = tagger.coef_
+    trans = tagger.transitions_
+    res: dict[str, Any] = {
+        "transitions": np.ascontiguousarray(trans["bigram"]),
+        "start": trans["start"],
+        "stop": trans["stop"],
+    }
+    if objective:
+        res["objective"] = tagger.objective(split.inputs, split.labels, lengths=split.lengths)
     # fold each kernel factor into the coefficients: (K / n) a = K (a / n),
     # (x / sqrt n) . w = x . (w / sqrt n)
     res["parts"] = [
-        (g, coefs[internal.index((g, c))] * (np.sqrt(c) if g == PRIMAL else c)) for g, c in comps
+        (g, coef[names[internal.index((g, c))]] * (np.sqrt(c) if g == PRIMAL else c))
+        for g, c in comps
     ]
+    norms = tagger.group_norms_
+    history = [list(b.values()) for _, b in tagger.kernel_weights_history_]
     if row.mkl:
         perm = [internal.index((g, 1.0)) for g in row.groups]
-        res["beta"] = res["beta"][perm]
-        res["beta_trajectory"] = res["beta_trajectory"][:, perm]
+        beta = np.array([norms[n] for n in names])
+        res["beta"] = (beta / beta.sum() if beta.sum() > 0 else np.full(len(beta), 1 / len(beta)))[
+            perm
+        ]
+        res["beta_trajectory"] = np.array(history)[:, perm]
     else:
         res["beta"] = np.ones(1)
-        res["beta_trajectory"] = np.ones((len(res["beta_trajectory"]), 1))
+        res["beta_trajectory"] = np.ones((len(history), 1))
     return res
 
 
@@ -624,15 +676,13 @@ def run_fold(
     t0 = time.perf_counter()
     sub_split, held_split = make_split(corpus, sub, local), make_split(corpus, held, local)
     trials = {
-        (C, eta): pool.submit(
-            train, fg, row, sub_split, C, eta, 5, track_objective=True, objective_last_only=True
-        )
+        (C, eta): pool.submit(train, fg, row, sub_split, C, eta, 5, objective=True)
         for C in c_grid
         for eta in eta_grid
     }
     objective = {}
     for key, fut in trials.items():
-        value = float(fut.result()["objective"][-1])
+        value = float(fut.result()["objective"])
         objective[key] = value if np.isfinite(value) else np.inf
     best_eta = {C: min(eta_grid, key=lambda e: (objective[C, e], e)) for C in c_grid}
     runs = {C: pool.submit(train, fg, row, sub_split, C, best_eta[C], epochs) for C in c_grid}

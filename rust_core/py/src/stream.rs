@@ -5,14 +5,79 @@ use ndarray::Array2;
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
 };
+use std::sync::Arc;
+
 use omkl_core::learner::spec::{parse_regularizer, parse_schedule};
-use omkl_core::learner::stream_mkl::{StreamLoss, StreamMkl, StreamMklConfig};
+use omkl_core::learner::stream_mkl::{
+    FeatureRows, FitOptions, Iterate, PrecomputedGram, StreamLoss, StreamMkl, StreamMklConfig,
+};
 use omkl_core::OmklError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
 
 use crate::errors::IntoPyResult;
-use crate::kernel::PyKernel;
+use crate::kernel::{PyKernel, PySparseGram};
+
+/// A Gram matrix precomputed over a fixed set of inputs `0..m`, validated
+/// (square, symmetric, finite) once and shared by every model built on it.
+#[pyclass(module = "omkl._omkl", name = "PrecomputedGram", frozen)]
+pub struct PyPrecomputedGram {
+    inner: PrecomputedGram,
+}
+
+#[pymethods]
+impl PyPrecomputedGram {
+    /// `gram`: a float32 `m × m` array (copied once) or a `SparseGram`
+    /// (its CSR storage is shared).
+    #[new]
+    fn new(py: Python<'_>, gram: Bound<'_, PyAny>) -> PyResult<Self> {
+        if let Ok(g) = gram.cast::<PySparseGram>() {
+            let sp = Arc::new(g.get().inner.clone());
+            let inner = py.detach(|| PrecomputedGram::sparse(sp)).py()?;
+            return Ok(PyPrecomputedGram { inner });
+        }
+        let a: PyReadonlyArray2<'_, f32> = gram
+            .extract()
+            .map_err(|_| OmklError::invalid("gram", "expected a 2-D float32 array or a SparseGram"))
+            .py()?;
+        let (rows, cols) = (a.shape()[0], a.shape()[1]);
+        if rows != cols {
+            return Err(OmklError::shape(
+                "gram",
+                "a square matrix",
+                format!("{rows} x {cols}"),
+            ))
+            .py();
+        }
+        let data: Vec<f32> = match a.as_slice() {
+            Ok(v) => v.to_vec(),
+            Err(_) => a.as_array().iter().copied().collect(),
+        };
+        let inner = py
+            .detach(|| PrecomputedGram::dense(Arc::new(data), rows))
+            .py()?;
+        Ok(PyPrecomputedGram { inner })
+    }
+
+    /// Number of inputs `m`.
+    #[getter]
+    fn n_inputs(&self) -> usize {
+        self.inner.n_inputs()
+    }
+}
+
+/// Input ids as indices (negative values are refused).
+fn ids_of(name: &str, v: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<usize>> {
+    labels(name, v)
+}
+
+fn iterate(average: bool) -> Iterate {
+    if average {
+        Iterate::Average
+    } else {
+        Iterate::Last
+    }
+}
 
 /// A C-contiguous float32 matrix as (slice, rows, columns).
 fn matrix<'a>(name: &str, x: &'a PyReadonlyArray2<'_, f32>) -> PyResult<(&'a [f32], usize, usize)> {
@@ -52,7 +117,7 @@ impl PyStreamMkl {
         kernels, explicit_groups, d, n_labels, chain=false, loss="hinge",
         regularizer="squared_l21", lam=1e-3, schedule="inv_sqrt", eta0=1.0, sigma=1.0,
         cost=1.0, average=false, radius=None, max_support=None, history_every=0,
-        skip_zeros=true, passive_aggressive=false
+        skip_zeros=true, passive_aggressive=false, transition_lam=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -74,23 +139,13 @@ impl PyStreamMkl {
         history_every: u64,
         skip_zeros: bool,
         passive_aggressive: bool,
+        transition_lam: Option<f64>,
     ) -> PyResult<Self> {
-        let loss = match loss {
-            "hinge" => StreamLoss::Hinge,
-            "crf" | "log" => StreamLoss::Crf,
-            other => {
-                return Err(OmklError::invalid(
-                    "loss",
-                    format!("expected 'hinge' or 'crf' (alias 'log'), got {other:?}"),
-                ))
-                .py()
-            }
-        };
         let config = StreamMklConfig {
             kernels: kernels.iter().map(|k| k.inner.clone()).collect(),
             explicit_groups,
             chain,
-            loss,
+            loss: parse_loss(loss)?,
             regularizer: parse_regularizer(regularizer, &[lam]).py()?,
             schedule: parse_schedule(schedule, eta0, sigma).py()?,
             cost,
@@ -100,10 +155,246 @@ impl PyStreamMkl {
             history_every,
             skip_zeros,
             passive_aggressive,
+            transition_lam,
         };
         Ok(PyStreamMkl {
             inner: StreamMkl::new(config, d, n_labels).py()?,
         })
+    }
+
+    /// A model over precomputed inputs `0..m`: one kernel group per
+    /// `PrecomputedGram`, then one explicit group per float32 feature
+    /// matrix (`m` rows); examples are then int64 arrays of input ids.
+    #[staticmethod]
+    #[pyo3(signature = (
+        grams, features, n_labels, chain=false, loss="hinge", regularizer="squared_l21",
+        lam=1e-3, schedule="inv_sqrt", eta0=1.0, sigma=1.0, cost=1.0, average=false,
+        radius=None, history_every=0, passive_aggressive=false, transition_lam=None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn precomputed(
+        py: Python<'_>,
+        grams: Vec<PyRef<'_, PyPrecomputedGram>>,
+        features: Vec<PyReadonlyArray2<'_, f32>>,
+        n_labels: usize,
+        chain: bool,
+        loss: &str,
+        regularizer: &str,
+        lam: f64,
+        schedule: &str,
+        eta0: f64,
+        sigma: f64,
+        cost: f64,
+        average: bool,
+        radius: Option<f64>,
+        history_every: u64,
+        passive_aggressive: bool,
+        transition_lam: Option<f64>,
+    ) -> PyResult<Self> {
+        let config = StreamMklConfig {
+            kernels: Vec::new(),
+            explicit_groups: Vec::new(),
+            chain,
+            loss: parse_loss(loss)?,
+            regularizer: parse_regularizer(regularizer, &[lam]).py()?,
+            schedule: parse_schedule(schedule, eta0, sigma).py()?,
+            cost,
+            average,
+            radius,
+            max_support: None,
+            history_every,
+            skip_zeros: true,
+            passive_aggressive,
+            transition_lam,
+        };
+        let mut rows = Vec::with_capacity(features.len());
+        for (e, f) in features.iter().enumerate() {
+            let (x, n, d) = matrix(&format!("features[{e}]"), f)?;
+            let r = py.detach(|| FeatureRows::new(x, n, d)).py()?;
+            rows.push(Arc::new(r));
+        }
+        let grams = grams.iter().map(|g| g.inner.clone()).collect();
+        Ok(PyStreamMkl {
+            inner: StreamMkl::new_precomputed(config, grams, rows, n_labels).py()?,
+        })
+    }
+
+    /// `True` for a model over precomputed inputs.
+    #[getter]
+    fn is_precomputed(&self) -> bool {
+        self.inner.is_precomputed()
+    }
+
+    /// One round on the precomputed inputs `ids` labelled `y`; returns the
+    /// loss.
+    fn learn_ids(
+        &mut self,
+        ids: PyReadonlyArray1<'_, i64>,
+        y: PyReadonlyArray1<'_, i64>,
+    ) -> PyResult<f64> {
+        let ids = ids_of("x", &ids)?;
+        let ys = labels("y", &y)?;
+        self.inner.learn_ids(&ids, &ys).py()
+    }
+
+    /// The best labelling of the precomputed inputs `ids`.
+    fn predict_ids<'py>(
+        &self,
+        py: Python<'py>,
+        ids: PyReadonlyArray1<'py, i64>,
+    ) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        let ids = ids_of("x", &ids)?;
+        let out = py.detach(|| self.inner.predict_ids(&ids)).py()?;
+        Ok(out
+            .into_iter()
+            .map(|v| v as i64)
+            .collect::<Vec<_>>()
+            .into_pyarray(py))
+    }
+
+    /// Emission scores (n × L) of the precomputed inputs `ids` under the
+    /// prediction iterate.
+    fn scores_ids<'py>(
+        &self,
+        py: Python<'py>,
+        ids: PyReadonlyArray1<'py, i64>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let ids = ids_of("x", &ids)?;
+        self.inner.check_ids(&ids).py()?;
+        let out = py
+            .detach(|| {
+                self.inner
+                    .example_scores(omkl_core::learner::stream_mkl::Example::Ids(&ids))
+            })
+            .py()?;
+        let arr = Array2::from_shape_vec((ids.len(), self.inner.n_labels()), out)
+            .map_err(|e| OmklError::invalid("x", e.to_string()))
+            .py()?;
+        Ok(arr.into_pyarray(py))
+    }
+
+    /// Trains by epochs on chains of precomputed inputs (chain `c`:
+    /// `ids[offsets[c]:offsets[c + 1]]`), GIL released; `on_epoch(report)`
+    /// is called after each epoch with a dict (`epoch`, `beta`,
+    /// `mean_loss`, `objective`). Returns the reports.
+    #[pyo3(signature = (ids, labels, offsets, epochs=1, shuffle=true, seed=0, track_objective=false, objective_last_only=false, on_epoch=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn fit_ids<'py>(
+        &mut self,
+        py: Python<'py>,
+        ids: PyReadonlyArray1<'py, i64>,
+        labels: PyReadonlyArray1<'py, i64>,
+        offsets: PyReadonlyArray1<'py, i64>,
+        epochs: usize,
+        shuffle: bool,
+        seed: u64,
+        track_objective: bool,
+        objective_last_only: bool,
+        on_epoch: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let ids = ids_of("ids", &ids)?;
+        let ys = self::labels("labels", &labels)?;
+        let offsets = ids_of("offsets", &offsets)?;
+        let opts = FitOptions {
+            epochs,
+            shuffle,
+            seed,
+            track_objective,
+            objective_last_only,
+        };
+        let callback = on_epoch.map(|f| f.unbind());
+        let mut failure: Option<PyErr> = None;
+        let inner = &mut self.inner;
+        let reports = py.detach(|| {
+            inner.fit_ids(&ids, &ys, &offsets, &opts, |r| {
+                Python::attach(|py| {
+                    let res = py.check_signals().and_then(|()| match &callback {
+                        None => Ok(()),
+                        Some(f) => {
+                            let d = report_dict(py, r)?;
+                            f.call1(py, (d,)).map(|_| ())
+                        }
+                    });
+                    res.map_err(|e| {
+                        failure = Some(e);
+                        OmklError::invalid("training", "interrupted")
+                    })
+                })
+            })
+        });
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        reports.py()?.iter().map(|r| report_dict(py, r)).collect()
+    }
+
+    /// `Ω(θ) + (1/n) Σ loss` of the current iterate on chains of
+    /// precomputed inputs; GIL released.
+    fn objective_ids(
+        &self,
+        py: Python<'_>,
+        ids: PyReadonlyArray1<'_, i64>,
+        labels: PyReadonlyArray1<'_, i64>,
+        offsets: PyReadonlyArray1<'_, i64>,
+    ) -> PyResult<f64> {
+        let ids = ids_of("ids", &ids)?;
+        let ys = self::labels("labels", &labels)?;
+        let offsets = ids_of("offsets", &offsets)?;
+        py.detach(|| self.inner.objective_ids(&ids, &ys, &offsets))
+            .py()
+    }
+
+    /// Coefficients of kernel group `k` (L × S, or L × m over precomputed
+    /// inputs), of the averaged iterate when `average`.
+    fn kernel_coef<'py>(
+        &self,
+        py: Python<'py>,
+        k: usize,
+        average: bool,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        self.group_index(k, self.inner.n_kernel_groups())?;
+        let l = self.inner.n_labels();
+        let v = self.inner.kernel_coef(k, iterate(average));
+        let s = v.len() / l;
+        Ok(Array2::from_shape_vec((l, s), v)
+            .expect("L x S coefficients")
+            .into_pyarray(py))
+    }
+
+    /// Weights of explicit group `e` (L × width).
+    fn explicit_coef<'py>(
+        &self,
+        py: Python<'py>,
+        e: usize,
+        average: bool,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        self.group_index(e, self.inner.n_groups() - self.inner.n_kernel_groups())?;
+        let l = self.inner.n_labels();
+        let v = self.inner.explicit_coef(e, iterate(average));
+        let w = v.len() / l;
+        Ok(Array2::from_shape_vec((l, w), v)
+            .expect("L x D weights")
+            .into_pyarray(py))
+    }
+
+    /// Transition weights ((L + 2) × L: bigrams, start row, stop row).
+    fn transition_coef<'py>(
+        &self,
+        py: Python<'py>,
+        average: bool,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let l = self.inner.n_labels();
+        let v = self.inner.transition_coef(iterate(average));
+        let rows = v.len() / l;
+        Ok(Array2::from_shape_vec((rows, l), v)
+            .expect("(L + 2) x L weights")
+            .into_pyarray(py))
+    }
+
+    /// Group norms (kernel, explicit, then transitions) of the averaged
+    /// iterate when `average`, else of the current one.
+    fn iterate_norms(&self, py: Python<'_>, average: bool) -> Vec<f64> {
+        py.detach(|| self.inner.iterate_norms(iterate(average)))
     }
 
     /// One round on the example `(x, y)` (`x`: n × d float32, `y`: n
@@ -329,7 +620,45 @@ impl PyStreamMkl {
     }
 }
 
+impl PyStreamMkl {
+    fn group_index(&self, g: usize, n: usize) -> PyResult<()> {
+        if g >= n {
+            return Err(OmklError::invalid(
+                "group",
+                format!("expected an index < {n}, got {g}"),
+            ))
+            .py();
+        }
+        Ok(())
+    }
+}
+
+fn parse_loss(loss: &str) -> PyResult<StreamLoss> {
+    match loss {
+        "hinge" => Ok(StreamLoss::Hinge),
+        "crf" | "log" => Ok(StreamLoss::Crf),
+        other => Err(OmklError::invalid(
+            "loss",
+            format!("expected 'hinge' or 'crf' (alias 'log'), got {other:?}"),
+        ))
+        .py(),
+    }
+}
+
+fn report_dict<'py>(
+    py: Python<'py>,
+    r: &omkl_core::learner::stream_mkl::EpochReport,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("epoch", r.epoch)?;
+    d.set_item("beta", r.beta.clone())?;
+    d.set_item("mean_loss", r.mean_loss)?;
+    d.set_item("objective", r.objective)?;
+    Ok(d)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyStreamMkl>()?;
+    m.add_class::<PyPrecomputedGram>()?;
     Ok(())
 }

@@ -107,6 +107,35 @@ impl ScaledBlock {
         self.b[i] += d * self.p;
     }
 
+    /// Adds `d` to raw coefficient `i` (`θ_i` changes by `s · d`), without
+    /// touching the norm: for a caller that divides a change by the scale
+    /// once and applies it to many coefficients.
+    #[inline]
+    pub fn add_raw(&mut self, i: usize, d: f64) {
+        self.a[i] += d;
+        self.b[i] += d * self.p;
+    }
+
+    /// Adds `d · v_f` to raw coefficient `f · stride + offset` for every
+    /// non-zero feature `(f, v_f)` of a sparse row: one column of a
+    /// feature-major weight matrix (see [`ScaledBlock::add_raw`]).
+    #[inline]
+    pub fn add_raw_sparse(
+        &mut self,
+        offset: usize,
+        stride: usize,
+        idx: &[u32],
+        val: &[f64],
+        d: f64,
+    ) {
+        let dp = d * self.p;
+        for (&f, &v) in idx.iter().zip(val) {
+            let i = f as usize * stride + offset;
+            self.a[i] += d * v;
+            self.b[i] += dp * v;
+        }
+    }
+
     /// Adds `delta` to coefficient `i` of `θ` when the coordinates are
     /// orthonormal (explicit features, transitions): `‖θ‖²` changes by
     /// `2 θ_i δ + δ²`.
@@ -130,18 +159,21 @@ impl ScaledBlock {
         self.q = sq / (self.s * self.s);
     }
 
-    /// Multiplies `θ` by `c ≥ 0`.
+    /// Multiplies `θ` by `c ≥ 0`. Returns `Some(f)` when the raw
+    /// coefficients were multiplied by `f` (the scale folded into them, or
+    /// `f = 0` when the block was zeroed), so that an owner of quantities
+    /// linear in the raw coefficients (a score cache) can follow.
     ///
     /// # Complexity
     /// O(1), or O(len) when the block is zeroed or the scale leaves
     /// `[1e-4, 1e4]` (then it is folded into the coefficients).
-    pub fn scale_by(&mut self, c: f64) {
+    pub fn scale_by(&mut self, c: f64) -> Option<f64> {
         if c == 0.0 {
             self.bank();
             self.a.fill(0.0);
             self.q = 0.0;
             self.s = 1.0;
-            return;
+            return Some(0.0);
         }
         self.s *= c;
         if !(TINY..=1.0 / TINY).contains(&self.s) {
@@ -150,7 +182,9 @@ impl ScaledBlock {
             self.a.iter_mut().for_each(|v| *v *= s);
             self.q *= s * s;
             self.s = 1.0;
+            return Some(s);
         }
+        None
     }
 
     fn bank(&mut self) {

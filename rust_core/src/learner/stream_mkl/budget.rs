@@ -1,7 +1,7 @@
 //! The streaming budget: removing a support input when the support set is
 //! over `max_support`, with an exact update of the group norms.
 
-use super::scoring::Iterate;
+use super::scoring::{Example, Iterate};
 use super::shared_dot::kernel_from_dot;
 use super::state::StreamMkl;
 
@@ -43,11 +43,11 @@ impl StreamMkl {
             return;
         };
         let l = self.l;
-        let ng = self.config.n_groups();
+        let ng = self.n_groups();
         let xj = self.support.row(j).to_vec();
         let sjj = self.support.sq_norm(j);
         let mut gs = Vec::new();
-        self.group_scores(&xj, 1, Iterate::Last, &mut gs);
+        self.group_scores(Example::Vectors(&xj), Iterate::Last, &mut gs);
         for (k, kern) in self.config.kernels.iter().enumerate() {
             let b = &self.kgroups[k];
             let alpha: Vec<f64> = (0..l).map(|y| b.get(j * l + y)).collect();

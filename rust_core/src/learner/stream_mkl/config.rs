@@ -57,6 +57,12 @@ pub struct StreamMklConfig {
     /// with cap `η_t`).
     #[serde(default)]
     pub passive_aggressive: bool,
+    /// Chains: `None` puts the transition group inside `Ω` (Alg. 3 as
+    /// written); `Some(λ_T)` penalises it apart, by `(λ_T/2)‖θ_T‖²`, so that
+    /// with all weight on one kernel group MKL is exactly that kernel's
+    /// structured SVM.
+    #[serde(default)]
+    pub transition_lam: Option<f64>,
 }
 
 impl StreamMklConfig {
@@ -76,6 +82,7 @@ impl StreamMklConfig {
             history_every: 0,
             skip_zeros: true,
             passive_aggressive: false,
+            transition_lam: None,
         }
     }
 
@@ -86,11 +93,6 @@ impl StreamMklConfig {
 
     /// Validates every field for inputs of dimension `d`.
     pub fn check(&self, d: usize) -> Result<()> {
-        if self.n_groups() == 0 {
-            return Err(OmklError::empty(
-                "kernels and explicit_groups (at least one group)",
-            ));
-        }
         for k in &self.kernels {
             k.check()?;
         }
@@ -105,6 +107,18 @@ impl StreamMklConfig {
                 ));
             }
         }
+        self.check_groups(self.kernels.len(), self.explicit_groups.len())
+    }
+
+    /// Validates every field but the groups' own definitions, for
+    /// `n_kernel` kernel groups and `n_explicit` explicit groups.
+    pub fn check_groups(&self, n_kernel: usize, n_explicit: usize) -> Result<()> {
+        let n_groups = n_kernel + n_explicit;
+        if n_groups == 0 {
+            return Err(OmklError::empty(
+                "kernels and explicit_groups (at least one group)",
+            ));
+        }
         if !self.regularizer.acts_on_group_norms() {
             return Err(OmklError::invalid(
                 "regularizer",
@@ -114,8 +128,11 @@ impl StreamMklConfig {
                 ),
             ));
         }
-        self.regularizer
-            .check(self.n_groups() + usize::from(self.chain))?;
+        let in_omega = self.chain && self.transition_lam.is_none();
+        self.regularizer.check(n_groups + usize::from(in_omega))?;
+        if let Some(lam) = self.transition_lam {
+            crate::error::check_nonneg("transition_lam", lam)?;
+        }
         self.schedule.check()?;
         crate::error::check_nonneg("cost", self.cost)?;
         if self.passive_aggressive && self.loss != StreamLoss::Hinge {

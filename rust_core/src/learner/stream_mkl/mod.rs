@@ -20,7 +20,9 @@
 pub mod block;
 pub mod budget;
 pub mod config;
+pub mod fit;
 pub mod persist;
+pub mod precomputed;
 pub mod round;
 pub mod scoring;
 pub mod shared_dot;
@@ -29,7 +31,9 @@ pub mod support;
 
 pub use block::ScaledBlock;
 pub use config::{StreamLoss, StreamMklConfig};
-pub use scoring::Iterate;
+pub use fit::{EpochReport, FitOptions};
+pub use precomputed::{FeatureRows, GramStorage, PrecomputedGram};
+pub use scoring::{Example, Iterate};
 pub use shared_dot::{dot_f32, kernel_from_dot};
 pub use state::StreamMkl;
 pub use support::SupportSet;

@@ -1,8 +1,10 @@
-//! One round of the streaming Alg. 3: decode, subgradient step with the
-//! §3.4 norm identity, prox on the group norms, budget.
+//! One round of Alg. 3 (and of Alg. 1 on its groups): decode, subgradient
+//! step with the §3.4 norm identity, prox on the group norms, optional ball
+//! projection and budget, then averaging. The same round serves examples
+//! given as feature vectors and as ids of precomputed inputs.
 
 use super::config::StreamLoss;
-use super::scoring::Iterate;
+use super::scoring::{Example, Iterate};
 use super::shared_dot::{dot_f32, kernel_from_dot};
 use super::state::StreamMkl;
 use super::support::sq_norm_f32;
@@ -11,15 +13,37 @@ use crate::decode::viterbi::{viterbi_hamming, ViterbiWorkspace};
 use crate::error::{check_finite, Result};
 use crate::prox::Regularizer;
 
-/// The step of a round, computed before anything changes.
-struct Step {
-    /// `c[p, y]`: the change of the coefficient of part `(x_p, y)`.
+/// Buffers reused from round to round (never saved or compared).
+#[derive(Debug, Clone, Default)]
+pub struct Scratch {
+    gs: Vec<f64>,
+    em: Vec<f64>,
+    tr: Vec<f64>,
+    out: Vec<usize>,
+    node: Vec<f64>,
+    pair: Vec<f64>,
     c: Vec<f64>,
-    /// Positions with a non-zero row of `c`.
-    touched: Vec<usize>,
-    /// Change of the transition block, `(L + 2) × L` (chains).
     dtr: Vec<f64>,
-    loss: f64,
+    /// Indices of the non-zero entries of `dtr`, in increasing order.
+    dtr_nz: Vec<usize>,
+    /// The label count `c`'s rows were laid out for.
+    c_labels: usize,
+    touched: Vec<usize>,
+    sq: Vec<f64>,
+    ip: Vec<f64>,
+    dd: Vec<f64>,
+    norms: Vec<f64>,
+    shrunk: Vec<f64>,
+    active: Vec<(usize, usize)>,
+    acc: Vec<f64>,
+    vws: ViterbiWorkspace,
+    fbws: ForwardBackwardWorkspace,
+}
+
+impl PartialEq for Scratch {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl StreamMkl {
@@ -28,6 +52,14 @@ impl StreamMkl {
     /// Returns the loss met before the update.
     pub fn learn(&mut self, x: &[f32], y: &[usize]) -> Result<f64> {
         self.learn_extending(x, self.d, y, self.l, false)
+    }
+
+    /// One round on the precomputed inputs `ids` labelled `y`. Everything
+    /// is validated first: on error the model is unchanged.
+    pub fn learn_ids(&mut self, ids: &[usize], y: &[usize]) -> Result<f64> {
+        self.check_ids(ids)?;
+        self.check_labels(ids.len(), y, self.l)?;
+        self.round(Example::Ids(ids), y)
     }
 
     /// [`StreamMkl::learn`] that first adds labels up to `n_labels` and,
@@ -47,11 +79,11 @@ impl StreamMkl {
             let mut next = self.clone();
             next.grow_labels(n_labels);
             next.grow_dim(d);
-            let loss = next.round(x, y)?;
+            let loss = next.round(Example::Vectors(x), y)?;
             *self = next;
             return Ok(loss);
         }
-        self.round(x, y)
+        self.round(Example::Vectors(x), y)
     }
 
     /// Learns the examples in order (`x` holds them row-major one after
@@ -103,65 +135,116 @@ impl StreamMkl {
             // labels enter as they are met, as with one `learn` per example
             let top = ys.iter().max().map_or(0, |&v| v + 1);
             self.grow_labels(top);
-            sum += self.round(&x[off * d..(off + n) * d], ys)?;
+            sum += self.round(Example::Vectors(&x[off * d..(off + n) * d]), ys)?;
             off += n;
         }
         self.grow_labels(n_labels);
         Ok(sum)
     }
 
-    /// Decodes and computes the step of this round (no change to `self`).
-    fn step(&self, gs: &[f64], x_n: usize, y: &[usize], eta: f64) -> Result<Step> {
-        let (n, l) = (x_n, self.l);
-        let em = self.emissions(gs, n);
-        let tr = self.transition_scores(Iterate::Last);
-        let chain = self.chain_scores(&em, &tr, n)?;
-        let mut c = vec![0.0; n * l];
-        let mut dtr = vec![0.0; if self.config.chain { (l + 2) * l } else { 0 }];
+    /// The loss of `(ex, y)` under the current iterate (no change): the
+    /// structured hinge with Hamming cost, or the CRF loss.
+    pub(super) fn loss_of(&self, ex: Example<'_>, y: &[usize], s: &mut Scratch) -> Result<f64> {
+        let n = y.len();
+        self.group_scores(ex, Iterate::Last, &mut s.gs);
+        self.emissions_into(&s.gs, n, &mut s.em);
+        self.transition_scores_into(Iterate::Last, &mut s.tr);
+        let chain = self.chain_scores(&s.em, &s.tr, n)?;
+        let gold = chain.score_of_unchecked(y);
+        Ok(match self.config.loss {
+            StreamLoss::Hinge => {
+                s.out.resize(n, 0);
+                let aug = viterbi_hamming(&chain, y, self.config.cost, &mut s.vws, &mut s.out)?;
+                (aug - gold).max(0.0)
+            }
+            StreamLoss::Crf => {
+                s.node.resize(n * self.l, 0.0);
+                s.pair.resize(self.l * self.l, 0.0);
+                let log_z = forward_backward(&chain, &mut s.fbws, &mut s.node, &mut s.pair)?;
+                (log_z - gold).max(0.0)
+            }
+        })
+    }
+
+    /// The round proper, on validated input.
+    pub(super) fn round(&mut self, ex: Example<'_>, y: &[usize]) -> Result<f64> {
+        let mut s = std::mem::take(&mut self.scratch);
+        let r = self.round_with(ex, y, &mut s);
+        self.scratch = s;
+        r
+    }
+
+    /// Decodes and writes the step of this round into `s.c` (`n × L`, the
+    /// change of the coefficient of every part) and `s.dtr` (transitions),
+    /// for the rate `eta`; no change to `self`. Returns the loss.
+    fn step(&self, n: usize, y: &[usize], eta: f64, s: &mut Scratch) -> Result<f64> {
+        let l = self.l;
+        self.emissions_into(&s.gs, n, &mut s.em);
+        self.transition_scores_into(Iterate::Last, &mut s.tr);
+        let chain = self.chain_scores(&s.em, &s.tr, n)?;
+        // `c` and `dtr` are zero but for the rows and entries the previous
+        // step listed in `touched` and `dtr_nz`: clear those only.
+        let n_tr = if self.config.chain { (l + 2) * l } else { 0 };
+        if s.c_labels != l || s.dtr.len() != n_tr {
+            s.c.clear();
+            s.dtr.clear();
+            s.dtr.resize(n_tr, 0.0);
+            s.c_labels = l;
+        } else {
+            for &p in &s.touched {
+                s.c[p * l..(p + 1) * l].fill(0.0);
+            }
+            for &i in &s.dtr_nz {
+                s.dtr[i] = 0.0;
+            }
+        }
+        if s.c.len() < n * l {
+            s.c.resize(n * l, 0.0);
+        }
+        s.touched.clear();
+        s.dtr_nz.clear();
+        let (c, dtr) = (&mut s.c[..n * l], &mut s.dtr);
         let loss;
         match self.config.loss {
             StreamLoss::Hinge => {
-                let mut out = vec![0; n];
-                let aug = viterbi_hamming(
-                    &chain,
-                    y,
-                    self.config.cost,
-                    &mut ViterbiWorkspace::new(),
-                    &mut out,
-                )?;
+                s.out.resize(n, 0);
+                let out = &mut s.out;
+                let aug = viterbi_hamming(&chain, y, self.config.cost, &mut s.vws, out)?;
                 loss = (aug - chain.score_of_unchecked(y)).max(0.0);
-                if out != y {
+                if out[..] != *y {
                     for p in 0..n {
                         if out[p] != y[p] {
                             c[p * l + y[p]] += eta;
                             c[p * l + out[p]] -= eta;
+                            s.touched.push(p);
                         }
                     }
                     if self.config.chain {
-                        add_path(&mut dtr, l, y, eta);
-                        add_path(&mut dtr, l, &out, -eta);
+                        add_path(dtr, l, y, eta);
+                        add_path(dtr, l, out, -eta);
+                        path_indices(&mut s.dtr_nz, l, y);
+                        path_indices(&mut s.dtr_nz, l, out);
+                        s.dtr_nz.sort_unstable();
+                        s.dtr_nz.dedup();
+                        s.dtr_nz.retain(|&i| dtr[i] != 0.0);
                     }
                 }
             }
             StreamLoss::Crf => {
-                let mut node = vec![0.0; n * l];
-                let mut pair = vec![0.0; l * l];
-                let log_z = forward_backward(
-                    &chain,
-                    &mut ForwardBackwardWorkspace::new(),
-                    &mut node,
-                    &mut pair,
-                )?;
+                s.node.resize(n * l, 0.0);
+                s.pair.resize(l * l, 0.0);
+                let (node, pair) = (&mut s.node, &mut s.pair);
+                let log_z = forward_backward(&chain, &mut s.fbws, node, pair)?;
                 loss = (log_z - chain.score_of_unchecked(y)).max(0.0);
-                for (ci, mu) in c.iter_mut().zip(&node) {
+                for (ci, mu) in c.iter_mut().zip(node.iter()) {
                     *ci = -eta * mu;
                 }
                 for (p, &yp) in y.iter().enumerate() {
                     c[p * l + yp] += eta;
                 }
                 if self.config.chain {
-                    add_path(&mut dtr, l, y, eta);
-                    for (dv, mu) in dtr[..l * l].iter_mut().zip(&pair) {
+                    add_path(dtr, l, y, eta);
+                    for (dv, mu) in dtr[..l * l].iter_mut().zip(pair.iter()) {
                         *dv -= eta * mu;
                     }
                     for yy in 0..l {
@@ -169,157 +252,289 @@ impl StreamMkl {
                         dtr[(l + 1) * l + yy] -= eta * node[(n - 1) * l + yy];
                     }
                 }
+                s.touched.extend(0..n);
+                s.dtr_nz.extend(0..dtr.len());
+                check_finite("gradient", c)?;
+                check_finite("gradient", dtr)?;
+                s.touched
+                    .retain(|&p| c[p * l..(p + 1) * l].iter().any(|&v| v != 0.0));
+                s.dtr_nz.retain(|&i| dtr[i] != 0.0);
             }
         }
-        check_finite("gradient", &c)?;
-        check_finite("gradient", &dtr)?;
-        let touched = (0..n)
-            .filter(|&p| c[p * l..(p + 1) * l].iter().any(|&v| v != 0.0))
-            .collect();
-        Ok(Step {
-            c,
-            touched,
-            dtr,
-            loss,
-        })
+        Ok(loss)
     }
 
-    /// The round proper, on validated input.
-    fn round(&mut self, x: &[f32], y: &[usize]) -> Result<f64> {
-        let (n, d, l) = (y.len(), self.d, self.l);
-        let nk = self.kgroups.len();
-        let ng = self.config.n_groups();
-        let eta = self.config.schedule.rate(self.t + 1);
-        let mut gs = Vec::new();
-        self.group_scores(x, n, Iterate::Last, &mut gs);
-        let pa = self.config.passive_aggressive;
-        let mut step = self.step(&gs, n, y, if pa { 1.0 } else { eta })?;
-        let touched = &step.touched.clone();
-        let (c, dtr) = (&step.c, &step.dtr);
+    /// `Σ_y c[p, y] c[q, y]`.
+    #[inline]
+    fn label_dot(c: &[f64], l: usize, p: usize, q: usize) -> f64 {
+        c[p * l..(p + 1) * l]
+            .iter()
+            .zip(&c[q * l..(q + 1) * l])
+            .map(|(u, v)| u * v)
+            .sum()
+    }
 
-        // ⟨θ_g, Δ_g⟩ and ‖Δ_g‖² for every group, before any change.
-        let n_blocks = ng + usize::from(self.config.chain);
-        let mut ip = vec![0.0; n_blocks];
-        let mut dd = vec![0.0; n_blocks];
+    /// `⟨θ_g, Δ_g⟩` (from the round's scores) and `‖Δ_g‖²` (from kernel
+    /// values or feature products between the changed positions) of every
+    /// group, before any change.
+    fn norm_terms(&self, ex: Example<'_>, s: &mut Scratch) {
+        let l = self.l;
+        let (nk, ng) = (self.kgroups.len(), self.n_groups());
+        let n_blocks = ng + usize::from(self.trans.is_some());
+        s.ip.clear();
+        s.ip.resize(n_blocks, 0.0);
+        s.dd.clear();
+        s.dd.resize(n_blocks, 0.0);
+        let (c, touched) = (&s.c, &s.touched);
         for &p in touched {
-            for (g, v) in ip[..ng].iter_mut().enumerate() {
-                let s = &gs[(p * ng + g) * l..(p * ng + g + 1) * l];
-                *v += s
+            for (g, v) in s.ip[..ng].iter_mut().enumerate() {
+                let sc = &s.gs[(p * ng + g) * l..(p * ng + g + 1) * l];
+                *v += sc
                     .iter()
                     .zip(&c[p * l..(p + 1) * l])
                     .map(|(a, b)| a * b)
                     .sum::<f64>();
             }
         }
-        if nk > 0 {
-            let sq: Vec<f64> = touched
-                .iter()
-                .map(|&p| sq_norm_f32(&x[p * d..(p + 1) * d]))
-                .collect();
-            for (a, &p) in touched.iter().enumerate() {
-                for (b, &q) in touched.iter().enumerate() {
-                    let cc: f64 = c[p * l..(p + 1) * l]
-                        .iter()
-                        .zip(&c[q * l..(q + 1) * l])
-                        .map(|(u, v)| u * v)
-                        .sum();
-                    if cc == 0.0 {
-                        continue;
+        match ex {
+            Example::Vectors(x) => {
+                let d = self.d;
+                if nk > 0 {
+                    s.sq.clear();
+                    s.sq.extend(touched.iter().map(|&p| sq_norm_f32(&x[p * d..(p + 1) * d])));
+                }
+                for (a, &p) in touched.iter().enumerate().filter(|_| nk > 0) {
+                    for (b, &q) in touched.iter().enumerate() {
+                        let cc = Self::label_dot(c, l, p, q);
+                        if cc == 0.0 {
+                            continue;
+                        }
+                        let (xp, xq) = (&x[p * d..(p + 1) * d], &x[q * d..(q + 1) * d]);
+                        let dot = dot_f32(xp, xq);
+                        for (k, kern) in self.config.kernels.iter().enumerate() {
+                            s.dd[k] += cc * kernel_from_dot(kern, dot, s.sq[a], s.sq[b]);
+                        }
                     }
-                    let dot = dot_f32(&x[p * d..(p + 1) * d], &x[q * d..(q + 1) * d]);
-                    for (k, kern) in self.config.kernels.iter().enumerate() {
-                        dd[k] += cc * kernel_from_dot(kern, dot, sq[a], sq[b]);
+                }
+                for (e, cols) in self.config.explicit_groups.iter().enumerate() {
+                    let w = cols.len();
+                    let feats = |p: usize| {
+                        cols.iter()
+                            .enumerate()
+                            .map(move |(f, &col)| (f, f64::from(x[p * d + col])))
+                    };
+                    let sq = |p: usize| feats(p).map(|(_, v)| v * v).sum();
+                    s.dd[nk + e] =
+                        explicit_sq_change(&mut s.active, &mut s.acc, c, l, touched, w, feats, sq);
+                }
+            }
+            Example::Ids(ids) => {
+                let pre = self.pre.as_ref().expect("ids need precomputed inputs");
+                for &p in touched.iter().filter(|_| nk > 0) {
+                    for &q in touched {
+                        let cc = Self::label_dot(c, l, p, q);
+                        if cc == 0.0 {
+                            continue;
+                        }
+                        let (i, j) = (ids[p], ids[q]);
+                        for (k, g) in pre.grams.iter().enumerate() {
+                            s.dd[k] += cc * if i == j { g.diag(i) } else { g.entry(i, j) };
+                        }
                     }
+                }
+                for (e, f) in pre.features.iter().enumerate() {
+                    let feats = |p: usize| {
+                        let (idx, val) = f.row(ids[p]);
+                        idx.iter().zip(val).map(|(&i, &v)| (i as usize, v))
+                    };
+                    let sq = |p: usize| f.sq_norm(ids[p]);
+                    let w = f.dim();
+                    s.dd[nk + e] =
+                        explicit_sq_change(&mut s.active, &mut s.acc, c, l, touched, w, feats, sq);
                 }
             }
         }
-        let mut deltas: Vec<Vec<f64>> = Vec::with_capacity(self.egroups.len());
-        for (e, cols) in self.config.explicit_groups.iter().enumerate() {
-            let w = cols.len();
-            let mut delta = vec![0.0; l * w];
-            for &p in touched {
-                let xp = &x[p * d..(p + 1) * d];
-                for yy in 0..l {
-                    let cv = c[p * l + yy];
-                    if cv != 0.0 {
-                        for (f, &col) in cols.iter().enumerate() {
-                            delta[yy * w + f] += cv * f64::from(xp[col]);
+        if let Some(b) = &self.trans {
+            s.ip[ng] = s.dtr_nz.iter().map(|&i| b.get(i) * s.dtr[i]).sum();
+            s.dd[ng] = s.dtr_nz.iter().map(|&i| s.dtr[i] * s.dtr[i]).sum();
+        }
+    }
+
+    /// Adds the step `c` to the kernel and explicit groups (raw changes;
+    /// the norms follow in [`StreamMkl::round_with`]).
+    fn apply_step(&mut self, ex: Example<'_>, s: &Scratch) {
+        let l = self.l;
+        let nk = self.kgroups.len();
+        let (c, touched) = (&s.c, &s.touched);
+        match ex {
+            Example::Vectors(x) => {
+                let d = self.d;
+                for &p in touched {
+                    let xp = &x[p * d..(p + 1) * d];
+                    let cp = &c[p * l..(p + 1) * l];
+                    if nk > 0 {
+                        let (j, new) = self.support.insert(xp);
+                        for b in &mut self.kgroups {
+                            if new {
+                                b.push_zeros(l);
+                            }
+                            for (yy, &cv) in cp.iter().enumerate() {
+                                if cv != 0.0 {
+                                    b.add(j * l + yy, cv);
+                                }
+                            }
+                        }
+                    }
+                    for (b, cols) in self.egroups.iter_mut().zip(&self.config.explicit_groups) {
+                        let inv = 1.0 / b.scale();
+                        for (yy, &cv) in cp.iter().enumerate() {
+                            if cv == 0.0 {
+                                continue;
+                            }
+                            let dv = cv * inv;
+                            for (fi, &col) in cols.iter().enumerate() {
+                                let v = f64::from(xp[col]);
+                                if v != 0.0 {
+                                    b.add_raw(fi * l + yy, dv * v);
+                                }
+                            }
                         }
                     }
                 }
             }
-            dd[nk + e] = delta.iter().map(|v| v * v).sum();
-            deltas.push(delta);
+            Example::Ids(ids) => {
+                let pre = self.pre.as_mut().expect("ids need precomputed inputs");
+                let m = pre.m;
+                let mut nz: Vec<(usize, f64)> = Vec::with_capacity(l);
+                for &p in touched {
+                    let j = ids[p];
+                    let cp = &c[p * l..(p + 1) * l];
+                    nz.clear();
+                    nz.extend(
+                        cp.iter()
+                            .enumerate()
+                            .filter(|(_, &v)| v != 0.0)
+                            .map(|(y, &v)| (y, v)),
+                    );
+                    for ((b, gram), cache) in self
+                        .kgroups
+                        .iter_mut()
+                        .zip(&pre.grams)
+                        .zip(pre.caches.iter_mut())
+                    {
+                        let sc = b.scale();
+                        for &(yy, cv) in &nz {
+                            b.add(j * l + yy, cv);
+                        }
+                        if let [(y1, c1), (y2, c2)] = nz[..] {
+                            let (r1, r2) = two_rows(cache, m, y1, y2);
+                            gram.axpy2(j, c1 / sc, r1, c2 / sc, r2);
+                        } else {
+                            for &(yy, cv) in &nz {
+                                gram.axpy(j, cv / sc, &mut cache[yy * m..(yy + 1) * m]);
+                            }
+                        }
+                    }
+                    for (b, f) in self.egroups.iter_mut().zip(&pre.features) {
+                        let (idx, val) = f.row(j);
+                        let inv = 1.0 / b.scale();
+                        for &(yy, cv) in &nz {
+                            b.add_raw_sparse(yy, l, idx, val, cv * inv);
+                        }
+                    }
+                }
+            }
         }
-        if let Some(b) = &self.trans {
-            ip[ng] = dtr.iter().enumerate().map(|(i, v)| b.get(i) * v).sum();
-            dd[ng] = dtr.iter().map(|v| v * v).sum();
+    }
+
+    /// The round proper with its buffers.
+    fn round_with(&mut self, ex: Example<'_>, y: &[usize], s: &mut Scratch) -> Result<f64> {
+        let n = y.len();
+        let nk = self.kgroups.len();
+        let ng = self.n_groups();
+        let eta = self.config.schedule.rate(self.t + 1);
+        self.group_scores(ex, Iterate::Last, &mut s.gs);
+        let pa = self.config.passive_aggressive;
+        let mut loss = self.step(n, y, if pa { 1.0 } else { eta }, s)?;
+        if s.touched.is_empty() && s.dtr_nz.is_empty() {
+            let n_blocks = ng + usize::from(self.trans.is_some());
+            s.ip.clear();
+            s.ip.resize(n_blocks, 0.0);
+            s.dd.clear();
+            s.dd.resize(n_blocks, 0.0);
+        } else {
+            self.norm_terms(ex, s);
         }
         if pa {
             // Everything above is for the unit step; scale it to τ.
-            let q: f64 = dd.iter().sum();
-            let tau = if q > 0.0 {
-                (step.loss / q).min(eta)
-            } else {
-                0.0
-            };
-            step.c.iter_mut().for_each(|v| *v *= tau);
-            step.dtr.iter_mut().for_each(|v| *v *= tau);
-            ip.iter_mut().for_each(|v| *v *= tau);
-            dd.iter_mut().for_each(|v| *v *= tau * tau);
-            deltas.iter_mut().flatten().for_each(|v| *v *= tau);
+            let q: f64 = s.dd.iter().sum();
+            let tau = if q > 0.0 { (loss / q).min(eta) } else { 0.0 };
+            s.c.iter_mut().for_each(|v| *v *= tau);
+            s.dtr.iter_mut().for_each(|v| *v *= tau);
+            s.ip.iter_mut().for_each(|v| *v *= tau);
+            s.dd.iter_mut().for_each(|v| *v *= tau * tau);
+            if tau == 0.0 {
+                s.touched.clear();
+            }
+            loss = loss.max(0.0);
         }
-        let Step { c, dtr, .. } = &step;
-        let old: Vec<f64> = self.blocks().map(|b| b.sq_norm()).collect();
-        let norms: Vec<f64> = (0..n_blocks)
-            .map(|g| (old[g] + 2.0 * ip[g] + dd[g]).max(0.0).sqrt())
-            .collect();
-        let mut shrunk = norms.clone();
-        self.config.regularizer.prox_group_norms(&mut shrunk, eta)?;
+        let n_blocks = s.ip.len();
+        s.norms.clear();
+        for (g, b) in self.blocks().enumerate() {
+            let sq = b.sq_norm() + 2.0 * s.ip[g] + s.dd[g];
+            s.norms.push(sq.max(0.0).sqrt());
+        }
+        s.shrunk.clear();
+        s.shrunk.extend_from_slice(&s.norms);
+        match (self.config.transition_lam, self.trans.is_some()) {
+            (Some(lam_t), true) => {
+                self.config
+                    .regularizer
+                    .prox_group_norms(&mut s.shrunk[..ng], eta)?;
+                s.shrunk[ng] = s.norms[ng] / (1.0 + eta * lam_t);
+            }
+            _ => self
+                .config
+                .regularizer
+                .prox_group_norms(&mut s.shrunk, eta)?,
+        }
         if let Some(radius) = self.config.radius {
-            Regularizer::L21Ball { radius }.prox_group_norms(&mut shrunk, eta)?;
+            Regularizer::L21Ball { radius }.prox_group_norms(&mut s.shrunk, eta)?;
         }
 
         // From here on nothing fails.
-        if nk > 0 {
-            for &p in touched {
-                let (j, new) = self.support.insert(&x[p * d..(p + 1) * d]);
-                if new {
-                    for b in &mut self.kgroups {
-                        b.push_zeros(l);
-                    }
-                }
-                for b in &mut self.kgroups {
-                    for yy in 0..l {
-                        let cv = c[p * l + yy];
-                        if cv != 0.0 {
-                            b.add(j * l + yy, cv);
-                        }
-                    }
-                }
-            }
-        }
-        for (g, (i, dq)) in ip.iter().zip(&dd).enumerate().take(nk) {
-            self.kgroups[g].apply_norm_change(*i, *dq);
-        }
-        for (e, delta) in deltas.iter().enumerate() {
-            let b = &mut self.egroups[e];
-            for (i, &v) in delta.iter().enumerate() {
-                if v != 0.0 {
-                    b.add(i, v);
-                }
-            }
-            b.apply_norm_change(ip[nk + e], dd[nk + e]);
+        self.apply_step(ex, s);
+        for (g, b) in self
+            .kgroups
+            .iter_mut()
+            .chain(self.egroups.iter_mut())
+            .enumerate()
+        {
+            b.apply_norm_change(s.ip[g], s.dd[g]);
         }
         if let Some(b) = &mut self.trans {
-            for (i, &v) in dtr.iter().enumerate() {
-                if v != 0.0 {
-                    b.add(i, v);
+            for &i in &s.dtr_nz {
+                b.add(i, s.dtr[i]);
+            }
+            b.apply_norm_change(s.ip[ng], s.dd[ng]);
+        }
+        debug_assert_eq!(n_blocks, s.norms.len());
+        for (g, b) in self.kgroups.iter_mut().enumerate() {
+            let (nv, sv) = (s.norms[g], s.shrunk[g]);
+            if nv > 0.0 {
+                if let (Some(f), Some(pre)) = (b.scale_by(sv / nv), self.pre.as_mut()) {
+                    pre.caches[g].iter_mut().for_each(|v| *v *= f);
                 }
             }
-            b.apply_norm_change(ip[ng], dd[ng]);
         }
-        for (b, (&nv, &sv)) in self.blocks_mut().zip(norms.iter().zip(&shrunk)) {
+        for (e, b) in self.egroups.iter_mut().enumerate() {
+            let (nv, sv) = (s.norms[nk + e], s.shrunk[nk + e]);
+            if nv > 0.0 {
+                b.scale_by(sv / nv);
+            }
+        }
+        if let Some(b) = &mut self.trans {
+            let (nv, sv) = (s.norms[ng], s.shrunk[ng]);
             if nv > 0.0 {
                 b.scale_by(sv / nv);
             }
@@ -336,8 +551,89 @@ impl StreamMkl {
         if self.config.history_every > 0 && self.t.is_multiple_of(self.config.history_every) {
             self.record_beta();
         }
-        Ok(step.loss)
+        Ok(loss)
     }
+}
+
+/// `‖Δ‖²` of an explicit group of width `w` for the step `c` (`n × L`):
+/// `Δ_y = Σ_p c[p, y] φ(x_p)` is accumulated in `acc` label by label over
+/// the non-zero features `feats(p)` of the positions that change label `y`,
+/// then its squares are summed (and `acc` cleared) over the same features;
+/// a label changed at one position only adds `c² ‖φ(x_p)‖²` (`sq(p)`).
+///
+/// # Complexity
+/// O(Σ_{(p, y): c[p, y] ≠ 0} nnz(φ(x_p))).
+#[allow(clippy::too_many_arguments)]
+fn explicit_sq_change<I, F, S>(
+    active: &mut Vec<(usize, usize)>,
+    acc: &mut Vec<f64>,
+    c: &[f64],
+    l: usize,
+    touched: &[usize],
+    w: usize,
+    feats: F,
+    sq: S,
+) -> f64
+where
+    F: Fn(usize) -> I,
+    S: Fn(usize) -> f64,
+    I: Iterator<Item = (usize, f64)>,
+{
+    active.clear();
+    for &p in touched {
+        active.extend((0..l).filter(|&y| c[p * l + y] != 0.0).map(|y| (y, p)));
+    }
+    active.sort_unstable();
+    acc.clear();
+    acc.resize(w, 0.0);
+    let mut total = 0.0;
+    let mut k = 0;
+    while k < active.len() {
+        let y = active[k].0;
+        let end = k + active[k..].iter().take_while(|a| a.0 == y).count();
+        if end == k + 1 {
+            // one position changes label y: c² ‖φ(x_p)‖²
+            let p = active[k].1;
+            let cv = c[p * l + y];
+            total += cv * cv * sq(p);
+            k = end;
+            continue;
+        }
+        for &(_, p) in &active[k..end] {
+            let cv = c[p * l + y];
+            for (f, v) in feats(p) {
+                acc[f] += cv * v;
+            }
+        }
+        for &(_, p) in &active[k..end] {
+            for (f, _) in feats(p) {
+                let a = acc[f];
+                total += a * a;
+                acc[f] = 0.0;
+            }
+        }
+        k = end;
+    }
+    total
+}
+
+/// Rows `a` and `b` (`a != b`) of a row-major matrix with rows of length
+/// `m`, both mutable.
+fn two_rows(v: &mut [f64], m: usize, a: usize, b: usize) -> (&mut [f64], &mut [f64]) {
+    if a < b {
+        let (lo, hi) = v.split_at_mut(b * m);
+        (&mut lo[a * m..(a + 1) * m], &mut hi[..m])
+    } else {
+        let (lo, hi) = v.split_at_mut(a * m);
+        (&mut hi[..m], &mut lo[b * m..(b + 1) * m])
+    }
+}
+
+/// Appends the indices of the transition features of `labels`.
+fn path_indices(out: &mut Vec<usize>, l: usize, labels: &[usize]) {
+    out.push(l * l + labels[0]);
+    out.push((l + 1) * l + labels[labels.len() - 1]);
+    out.extend(labels.windows(2).map(|w| w[0] * l + w[1]));
 }
 
 /// `dtr += coef ·` the transition features of `labels`.

@@ -17,6 +17,105 @@ pub enum Iterate {
     Average,
 }
 
+/// The positions of one example: feature vectors (`n × d` row-major), or
+/// the ids of precomputed inputs (rows of the precomputed Gram matrices
+/// and feature matrices).
+#[derive(Debug, Clone, Copy)]
+pub enum Example<'a> {
+    /// Row-major `n × d` features.
+    Vectors(&'a [f32]),
+    /// Input ids `< m`.
+    Ids(&'a [usize]),
+}
+
+/// `row += s Σ_f v_f W[f, :]` over the non-zero features `(idx, val)` of
+/// an input, with `W` feature-major (`d × L`, `L = row.len()`).
+#[inline(always)]
+fn add_rows(w: &[f64], idx: &[u32], val: &[f64], s: f64, row: &mut [f64]) {
+    let l = row.len();
+    for (&f, &v) in idx.iter().zip(val) {
+        let sv = s * v;
+        let f = f as usize;
+        for (r, &w) in row.iter_mut().zip(&w[f * l..(f + 1) * l]) {
+            *r += sv * w;
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn add_rows_avx2(w: &[f64], idx: &[u32], val: &[f64], s: f64, row: &mut [f64]) {
+    add_rows(w, idx, val, s, row);
+}
+
+/// [`add_rows`] for `L ≤ 8 NC` labels: the row is accumulated in `NC`
+/// AVX-512 registers and the weight rows read with masked loads. Each lane
+/// computes `r + (s v) w` with a separate product and sum, as [`add_rows`]
+/// does, so the results are the same.
+///
+/// # Safety
+/// The CPU must support AVX-512F; `8 (NC - 1) < L = row.len() ≤ 8 NC`, and
+/// `w` holds a row of `L` weights for every feature index in `idx`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn add_rows_avx512<const NC: usize>(
+    w: &[f64],
+    idx: &[u32],
+    val: &[f64],
+    s: f64,
+    row: &mut [f64],
+) {
+    use std::arch::x86_64::*;
+    let l = row.len();
+    let mut masks = [0xffu8; NC];
+    masks[NC - 1] = (0xffu32 >> (8 * NC - l)) as u8;
+    let mut acc = [_mm512_setzero_pd(); NC];
+    for c in 0..NC {
+        acc[c] = _mm512_maskz_loadu_pd(masks[c], row.as_ptr().add(8 * c));
+    }
+    for (&f, &v) in idx.iter().zip(val) {
+        let sv = _mm512_set1_pd(s * v);
+        let wr = w.as_ptr().add(f as usize * l);
+        for c in 0..NC {
+            let x = _mm512_maskz_loadu_pd(masks[c], wr.add(8 * c));
+            acc[c] = _mm512_add_pd(acc[c], _mm512_mul_pd(sv, x));
+        }
+    }
+    for c in 0..NC {
+        _mm512_mask_storeu_pd(row.as_mut_ptr().add(8 * c), masks[c], acc[c]);
+    }
+}
+
+/// `row += s W[idx, :]ᵀ val` with the fastest loop the CPU has; every path
+/// gives the same results.
+#[inline]
+pub(super) fn add_feature_rows(w: &[f64], idx: &[u32], val: &[f64], s: f64, row: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let l = row.len();
+        if (1..=32).contains(&l) && std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: AVX-512F is available (checked), `row` holds L values
+            // and `w` a row of L weights per feature index (the caller's
+            // contract).
+            unsafe {
+                match l.div_ceil(8) {
+                    1 => add_rows_avx512::<1>(w, idx, val, s, row),
+                    2 => add_rows_avx512::<2>(w, idx, val, s, row),
+                    3 => add_rows_avx512::<3>(w, idx, val, s, row),
+                    _ => add_rows_avx512::<4>(w, idx, val, s, row),
+                }
+            }
+            return;
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2, checked just above.
+            unsafe { add_rows_avx2(w, idx, val, s, row) };
+            return;
+        }
+    }
+    add_rows(w, idx, val, s, row);
+}
+
 impl StreamMkl {
     /// The iterate used for prediction (the average when configured and at
     /// least one round is finished).
@@ -28,26 +127,54 @@ impl StreamMkl {
         }
     }
 
-    /// Per-group scores `f_g(x_p, y)` for the `n` positions of `x`
-    /// (`n × d`, checked by the caller), written as `n × G × L` into `out`
+    /// Number of positions of an example (checked by the caller).
+    pub(super) fn n_positions(&self, ex: Example<'_>) -> usize {
+        match ex {
+            Example::Vectors(x) => x.len() / self.d.max(1),
+            Example::Ids(ids) => ids.len(),
+        }
+    }
+
+    /// Per-group scores `f_g(x_p, y)` for the `n` positions of `ex`
+    /// (checked by the caller), written as `n × G × L` into `out`
     /// (`G` = kernel plus explicit groups).
     ///
     /// # Complexity
-    /// O(n S (d + K L) + n D_E L).
-    pub(super) fn group_scores(&self, x: &[f32], n: usize, it: Iterate, out: &mut Vec<f64>) {
-        let (d, l) = (self.d, self.l);
-        let nk = self.kgroups.len();
-        let g = self.config.n_groups();
+    /// Vectors: O(n S (d + K L) + n D_E L). Ids: O(n (K + nnz_E) L) for the
+    /// current iterate, O(n K m L) for the average.
+    pub(super) fn group_scores(&self, ex: Example<'_>, it: Iterate, out: &mut Vec<f64>) {
+        let n = self.n_positions(ex);
+        let l = self.l;
+        let g = self.n_groups();
         out.clear();
         out.resize(n * g * l, 0.0);
-        let inv_t = if self.t > 0 { 1.0 / self.t as f64 } else { 0.0 };
+        match ex {
+            Example::Vectors(x) => self.vector_scores(x, n, it, out),
+            Example::Ids(ids) => self.id_scores(ids, it, out),
+        }
+    }
+
+    /// Coefficient `i` of a block under iterate `it`, and the factor that
+    /// turns it into `θ` (scale, or `1/t` for the average).
+    #[inline]
+    fn coef_factor(&self, it: Iterate, scale: f64) -> f64 {
+        match it {
+            Iterate::Last => scale,
+            Iterate::Average => 1.0 / self.t.max(1) as f64,
+        }
+    }
+
+    fn vector_scores(&self, x: &[f32], n: usize, it: Iterate, out: &mut [f64]) {
+        let (d, l) = (self.d, self.l);
+        let nk = self.kgroups.len();
+        let g = self.n_groups();
         let mut kv = vec![0.0; nk];
         let mut avg = vec![0.0; l];
         for p in 0..n {
             let xp = &x[p * d..(p + 1) * d];
-            let sxx = sq_norm_f32(xp);
             let row = &mut out[p * g * l..(p + 1) * g * l];
             if nk > 0 {
+                let sxx = sq_norm_f32(xp);
                 for j in 0..self.support.len() {
                     let dot = dot_f32(xp, self.support.row(j));
                     let sjj = self.support.sq_norm(j);
@@ -60,29 +187,22 @@ impl StreamMkl {
                         }
                         let dst = &mut row[k * l..(k + 1) * l];
                         let block = &self.kgroups[k];
-                        match it {
-                            Iterate::Last => {
-                                let a = &block.raw()[j * l..(j + 1) * l];
-                                for (o, &c) in dst.iter_mut().zip(a) {
-                                    *o += v * c;
-                                }
-                            }
+                        let a: &[f64] = match it {
+                            Iterate::Last => &block.raw()[j * l..(j + 1) * l],
                             Iterate::Average => {
                                 for (y, c) in avg.iter_mut().enumerate() {
                                     *c = block.average_sum(j * l + y);
                                 }
-                                for (o, &c) in dst.iter_mut().zip(&avg) {
-                                    *o += v * c;
-                                }
+                                &avg
                             }
+                        };
+                        for (o, &c) in dst.iter_mut().zip(a) {
+                            *o += v * c;
                         }
                     }
                 }
                 for (k, block) in self.kgroups.iter().enumerate() {
-                    let f = match it {
-                        Iterate::Last => block.scale(),
-                        Iterate::Average => inv_t,
-                    };
+                    let f = self.coef_factor(it, block.scale());
                     row[k * l..(k + 1) * l].iter_mut().for_each(|o| *o *= f);
                 }
             }
@@ -93,29 +213,89 @@ impl StreamMkl {
                 .enumerate()
             {
                 let dst = &mut row[(nk + e) * l..(nk + e + 1) * l];
-                let w = cols.len();
-                for (y, o) in dst.iter_mut().enumerate() {
-                    let mut s = 0.0;
-                    for (f, &c) in cols.iter().enumerate() {
-                        let coef = match it {
-                            Iterate::Last => block.raw()[y * w + f],
-                            Iterate::Average => block.average_sum(y * w + f),
-                        };
-                        s += coef * f64::from(xp[c]);
+                let f = self.coef_factor(it, block.scale());
+                for (fi, &c) in cols.iter().enumerate() {
+                    let v = f64::from(xp[c]);
+                    if v == 0.0 {
+                        continue;
                     }
-                    *o = s * match it {
-                        Iterate::Last => block.scale(),
-                        Iterate::Average => inv_t,
-                    };
+                    for (y, o) in dst.iter_mut().enumerate() {
+                        let w = match it {
+                            Iterate::Last => block.raw()[fi * l + y],
+                            Iterate::Average => block.average_sum(fi * l + y),
+                        };
+                        *o += f * v * w;
+                    }
                 }
             }
         }
     }
 
-    /// Sums the group scores into emission scores `n × L`.
-    pub(super) fn emissions(&self, gs: &[f64], n: usize) -> Vec<f64> {
-        let (g, l) = (self.config.n_groups(), self.l);
-        let mut em = vec![0.0; n * l];
+    fn id_scores(&self, ids: &[usize], it: Iterate, out: &mut [f64]) {
+        let pre = self.pre.as_ref().expect("ids need precomputed inputs");
+        let l = self.l;
+        let (nk, g, m) = (self.kgroups.len(), self.n_groups(), pre.m);
+        let mut avg = Vec::new();
+        for (k, block) in self.kgroups.iter().enumerate() {
+            match it {
+                Iterate::Last => {
+                    let cache = &pre.caches[k];
+                    let s = block.scale();
+                    for (p, &i) in ids.iter().enumerate() {
+                        let dst = &mut out[(p * g + k) * l..(p * g + k + 1) * l];
+                        for (y, o) in dst.iter_mut().enumerate() {
+                            *o = s * cache[y * m + i];
+                        }
+                    }
+                }
+                Iterate::Average => {
+                    let f = self.coef_factor(it, 1.0);
+                    avg.resize(m * l, 0.0);
+                    for (j, a) in avg.chunks_exact_mut(l).enumerate() {
+                        for (y, v) in a.iter_mut().enumerate() {
+                            *v = block.average_sum(j * l + y);
+                        }
+                    }
+                    let gram = &pre.grams[k];
+                    let mut col = vec![0.0; m];
+                    for (p, &i) in ids.iter().enumerate() {
+                        col.fill(0.0);
+                        gram.axpy(i, 1.0, &mut col);
+                        let dst = &mut out[(p * g + k) * l..(p * g + k + 1) * l];
+                        for (j, &kij) in col.iter().enumerate() {
+                            if kij != 0.0 {
+                                for (o, &a) in dst.iter_mut().zip(&avg[j * l..(j + 1) * l]) {
+                                    *o += kij * a;
+                                }
+                            }
+                        }
+                        dst.iter_mut().for_each(|o| *o *= f);
+                    }
+                }
+            }
+        }
+        for (e, (block, rows)) in self.egroups.iter().zip(&pre.features).enumerate() {
+            let avg_w: Vec<f64>;
+            let (w, f) = match it {
+                Iterate::Last => (block.raw(), block.scale()),
+                Iterate::Average => {
+                    avg_w = (0..block.len()).map(|i| block.average_sum(i)).collect();
+                    (&avg_w[..], self.coef_factor(it, 1.0))
+                }
+            };
+            for (p, &i) in ids.iter().enumerate() {
+                let (idx, val) = rows.row(i);
+                let dst = &mut out[(p * g + nk + e) * l..(p * g + nk + e + 1) * l];
+                add_feature_rows(w, idx, val, f, dst);
+            }
+        }
+    }
+
+    /// Sums the group scores (`n × G × L`) into emission scores `n × L`.
+    pub(super) fn emissions_into(&self, gs: &[f64], n: usize, em: &mut Vec<f64>) {
+        let (g, l) = (self.n_groups(), self.l);
+        em.clear();
+        em.resize(n * l, 0.0);
         for p in 0..n {
             let dst = &mut em[p * l..(p + 1) * l];
             for k in 0..g {
@@ -125,21 +305,24 @@ impl StreamMkl {
                 }
             }
         }
-        em
     }
 
     /// Transition scores `(L + 2) × L` (bigrams, start, stop); zeros (and
     /// unused) for multiclass models.
-    pub(super) fn transition_scores(&self, it: Iterate) -> Vec<f64> {
+    pub(super) fn transition_scores_into(&self, it: Iterate, tr: &mut Vec<f64>) {
         let l = self.l;
+        tr.clear();
         match &self.trans {
-            None => vec![0.0; (l + 2) * l],
-            Some(b) => (0..b.len())
-                .map(|i| match it {
-                    Iterate::Last => b.get(i),
-                    Iterate::Average => b.average_sum(i) / self.t as f64,
-                })
-                .collect(),
+            None => tr.resize((l + 2) * l, 0.0),
+            Some(b) => match it {
+                Iterate::Last => {
+                    let sc = b.scale();
+                    tr.extend(b.raw().iter().map(|v| sc * v));
+                }
+                Iterate::Average => {
+                    tr.extend((0..b.len()).map(|i| b.average_sum(i) / self.t as f64))
+                }
+            },
         }
     }
 
@@ -164,9 +347,17 @@ impl StreamMkl {
     /// row-major; `n = 1` for multiclass models).
     pub fn scores(&self, x: &[f32], n: usize) -> Result<Vec<f64>> {
         self.check_x(x, n, self.d)?;
+        self.example_scores(Example::Vectors(x))
+    }
+
+    /// Emission scores `n × L` of the prediction iterate for an example.
+    pub fn example_scores(&self, ex: Example<'_>) -> Result<Vec<f64>> {
+        let n = self.n_positions(ex);
         let mut gs = Vec::new();
-        self.group_scores(x, n, self.predict_iterate(), &mut gs);
-        Ok(self.emissions(&gs, n))
+        self.group_scores(ex, self.predict_iterate(), &mut gs);
+        let mut em = Vec::new();
+        self.emissions_into(&gs, n, &mut em);
+        Ok(em)
     }
 
     /// The highest-scoring labelling of `x` (`n × d`, `n = x.len() / d`)
@@ -175,11 +366,24 @@ impl StreamMkl {
     pub fn predict(&self, x: &[f32]) -> Result<Vec<usize>> {
         let n = x.len() / self.d;
         self.check_x(x, n.max(1), self.d)?;
+        self.predict_example(Example::Vectors(x))
+    }
+
+    /// The highest-scoring labelling of the precomputed inputs `ids`.
+    pub fn predict_ids(&self, ids: &[usize]) -> Result<Vec<usize>> {
+        self.check_ids(ids)?;
+        self.predict_example(Example::Ids(ids))
+    }
+
+    fn predict_example(&self, ex: Example<'_>) -> Result<Vec<usize>> {
+        let n = self.n_positions(ex);
         let it = self.predict_iterate();
         let mut gs = Vec::new();
-        self.group_scores(x, n, it, &mut gs);
-        let em = self.emissions(&gs, n);
-        let tr = self.transition_scores(it);
+        self.group_scores(ex, it, &mut gs);
+        let mut em = Vec::new();
+        self.emissions_into(&gs, n, &mut em);
+        let mut tr = Vec::new();
+        self.transition_scores_into(it, &mut tr);
         let chain = self.chain_scores(&em, &tr, n)?;
         let mut out = vec![0; n];
         viterbi(&chain, &mut ViterbiWorkspace::new(), &mut out)?;

@@ -3,8 +3,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use std::sync::Arc;
+
 use super::block::ScaledBlock;
 use super::config::StreamMklConfig;
+use super::precomputed::{FeatureRows, PrecomputedGram};
+use super::round::Scratch;
 use super::support::SupportSet;
 use crate::error::{OmklError, Result};
 use crate::kernel::gram::check_finite_f32;
@@ -81,6 +85,34 @@ pub struct StreamMkl {
     pub(super) t: u64,
     pub(super) history_rounds: Vec<u64>,
     pub(super) history: Vec<Vec<f64>>,
+    /// Precomputed Gram matrices and feature rows (a model over input ids).
+    #[serde(skip)]
+    pub(super) pre: Option<Box<Precomputed>>,
+    /// Buffers reused by the rounds.
+    #[serde(skip)]
+    pub(super) scratch: Scratch,
+}
+
+/// The precomputed inputs of a model over input ids `0..m`: per kernel
+/// group its Gram matrix and the score cache `A[y, i] = Σ_j a[j, y] K[j, i]`
+/// (label-major, raw units: the score of `(x_i, y)` is `s · A[y, i]`), per
+/// explicit group its feature rows.
+#[derive(Debug, Clone)]
+pub(super) struct Precomputed {
+    pub(super) m: usize,
+    pub(super) grams: Vec<PrecomputedGram>,
+    pub(super) caches: Vec<Vec<f64>>,
+    pub(super) features: Vec<Arc<FeatureRows>>,
+}
+
+impl PartialEq for Precomputed {
+    /// Models over the same inputs compare by coefficients (the caches
+    /// follow from them); the matrices are compared by size only.
+    fn eq(&self, other: &Self) -> bool {
+        self.m == other.m
+            && self.grams.len() == other.grams.len()
+            && self.features.len() == other.features.len()
+    }
 }
 
 impl StreamMkl {
@@ -113,7 +145,142 @@ impl StreamMkl {
             t: 0,
             history_rounds: Vec::new(),
             history: Vec::new(),
+            pre: None,
+            scratch: Scratch::default(),
         })
+    }
+
+    /// A zero model over precomputed inputs `0..m`: one kernel group per
+    /// Gram matrix (all `m × m`), one explicit group per feature matrix
+    /// (`m` rows), in that order. `config.kernels` and
+    /// `config.explicit_groups` must be empty; examples are then lists of
+    /// input ids ([`StreamMkl::learn_ids`], [`StreamMkl::predict_ids`]).
+    /// Such a model has no support budget (`max_support` must be `None`).
+    ///
+    /// # Example
+    /// ```
+    /// use std::sync::Arc;
+    /// use omkl_core::learner::stream_mkl::{PrecomputedGram, StreamMkl, StreamMklConfig};
+    /// let gram = PrecomputedGram::dense(Arc::new(vec![1.0f32, 0.0, 0.0, 1.0]), 2).unwrap();
+    /// let cfg = StreamMklConfig::multiclass(vec![], 1e-3, 1.0);
+    /// let mut m = StreamMkl::new_precomputed(cfg, vec![gram], vec![], 2).unwrap();
+    /// m.learn_ids(&[0], &[0]).unwrap();
+    /// m.learn_ids(&[1], &[1]).unwrap();
+    /// assert_eq!(m.predict_ids(&[1]).unwrap(), vec![1]);
+    /// ```
+    pub fn new_precomputed(
+        config: StreamMklConfig,
+        grams: Vec<PrecomputedGram>,
+        features: Vec<Arc<FeatureRows>>,
+        n_labels: usize,
+    ) -> Result<Self> {
+        if !config.kernels.is_empty() || !config.explicit_groups.is_empty() {
+            return Err(OmklError::invalid(
+                "kernels",
+                "expected no kernel functions or input columns with precomputed inputs",
+            ));
+        }
+        if config.max_support.is_some() {
+            return Err(OmklError::invalid(
+                "max_support",
+                "expected None with precomputed inputs (the support is the fixed input set)",
+            ));
+        }
+        let m = grams
+            .first()
+            .map(PrecomputedGram::n_inputs)
+            .or(features.first().map(|f| f.n_rows()))
+            .unwrap_or(0);
+        for (k, g) in grams.iter().enumerate() {
+            if g.n_inputs() != m {
+                return Err(OmklError::shape(
+                    format!("grams[{k}]"),
+                    format!("{m} x {m} (as the first matrix)"),
+                    format!("{0} x {0}", g.n_inputs()),
+                ));
+            }
+        }
+        for (e, f) in features.iter().enumerate() {
+            if f.n_rows() != m {
+                return Err(OmklError::shape(
+                    format!("features[{e}]"),
+                    format!("{m} rows (one per input)"),
+                    format!("{} rows", f.n_rows()),
+                ));
+            }
+        }
+        config.check_groups(grams.len(), features.len())?;
+        if n_labels == 0 {
+            return Err(OmklError::invalid(
+                "n_labels",
+                "expected at least 1 label, got 0",
+            ));
+        }
+        let l = n_labels;
+        Ok(StreamMkl {
+            kgroups: vec![ScaledBlock::zeros(m * l); grams.len()],
+            egroups: features
+                .iter()
+                .map(|f| ScaledBlock::zeros(f.dim() * l))
+                .collect(),
+            trans: config.chain.then(|| ScaledBlock::zeros((l + 2) * l)),
+            support: SupportSet::new(m),
+            config,
+            d: m,
+            l,
+            t: 0,
+            history_rounds: Vec::new(),
+            history: Vec::new(),
+            pre: Some(Box::new(Precomputed {
+                m,
+                caches: vec![vec![0.0; l * m]; grams.len()],
+                grams,
+                features,
+            })),
+            scratch: Scratch::default(),
+        })
+    }
+
+    /// `true` for a model over precomputed inputs.
+    pub fn is_precomputed(&self) -> bool {
+        self.pre.is_some()
+    }
+
+    /// Number of kernel groups.
+    pub fn n_kernel_groups(&self) -> usize {
+        self.kgroups.len()
+    }
+
+    /// Number of kernel and explicit groups (β is over these).
+    pub fn n_groups(&self) -> usize {
+        self.kgroups.len() + self.egroups.len()
+    }
+
+    /// Checks the input ids of an example of a precomputed model.
+    pub fn check_ids(&self, ids: &[usize]) -> Result<()> {
+        let Some(pre) = &self.pre else {
+            return Err(OmklError::invalid(
+                "x",
+                "expected feature vectors: this model has no precomputed inputs",
+            ));
+        };
+        if ids.is_empty() {
+            return Err(OmklError::empty("x (a sequence of at least one position)"));
+        }
+        if !self.config.chain && ids.len() != 1 {
+            return Err(OmklError::shape(
+                "x",
+                "one position for a multiclass model",
+                format!("{} positions", ids.len()),
+            ));
+        }
+        if let Some(p) = ids.iter().position(|&i| i >= pre.m) {
+            return Err(OmklError::invalid(
+                "x",
+                format!("expected input ids < {}, but x[{p}] = {}", pre.m, ids[p]),
+            ));
+        }
+        Ok(())
     }
 
     /// The configuration.
@@ -136,9 +303,22 @@ impl StreamMkl {
         self.t
     }
 
-    /// Number of support inputs.
+    /// Number of support inputs (for precomputed inputs: the inputs with a
+    /// non-zero coefficient).
     pub fn n_support(&self) -> usize {
-        self.support.len()
+        match &self.pre {
+            None => self.support.len(),
+            Some(pre) => {
+                let l = self.l;
+                (0..pre.m)
+                    .filter(|&j| {
+                        self.kgroups
+                            .iter()
+                            .any(|b| b.raw()[j * l..(j + 1) * l].iter().any(|&v| v != 0.0))
+                    })
+                    .count()
+            }
+        }
     }
 
     /// The support inputs, row-major `n_support × d`.
@@ -154,10 +334,17 @@ impl StreamMkl {
     }
 
     /// Weights of explicit group `e` of the current iterate, `W[y, f]` at
-    /// `y·|cols_e| + f`.
+    /// `y·|cols_e| + f` (stored feature-major).
     pub fn explicit_weights(&self, e: usize) -> Vec<f64> {
         let b = &self.egroups[e];
-        (0..b.len()).map(|i| b.get(i)).collect()
+        let (l, w) = (self.l, b.len() / self.l);
+        let mut out = vec![0.0; b.len()];
+        for f in 0..w {
+            for y in 0..l {
+                out[y * w + f] = b.get(f * l + y);
+            }
+        }
+        out
     }
 
     /// Transition weights `(L + 2) × L` (bigrams, start row, stop row) of
@@ -191,7 +378,7 @@ impl StreamMkl {
     /// `β_g = ‖θ_g‖ / Σ_l ‖θ_l‖` over the kernel and explicit groups of the
     /// current iterate (uniform while all are zero).
     pub fn beta(&self) -> Vec<f64> {
-        let g = self.config.n_groups();
+        let g = self.n_groups();
         let norms = &self.group_norms()[..g];
         let total: f64 = norms.iter().sum();
         if total > 0.0 {
@@ -272,13 +459,26 @@ impl StreamMkl {
             ));
         }
         self.check_x(x, y.len(), d)?;
+        self.check_labels(y.len(), y, n_labels)?;
+        self.support.check_room(y.len())
+    }
+
+    /// Checks `n` labels `< n_labels`.
+    pub(super) fn check_labels(&self, n: usize, y: &[usize], n_labels: usize) -> Result<()> {
+        if y.len() != n {
+            return Err(OmklError::shape(
+                "y",
+                format!("{n} labels (one per position)"),
+                y.len().to_string(),
+            ));
+        }
         if let Some(p) = y.iter().position(|&v| v >= n_labels) {
             return Err(OmklError::invalid(
                 "y",
                 format!("expected labels < {n_labels}, but y[{p}] = {}", y[p]),
             ));
         }
-        self.support.check_room(y.len())
+        Ok(())
     }
 
     /// Adds labels up to `n_labels` (zero coefficients: scores unchanged).
@@ -293,8 +493,13 @@ impl StreamMkl {
         for b in &mut self.kgroups {
             b.widen_rows(old, new);
         }
-        for (b, cols) in self.egroups.iter_mut().zip(&self.config.explicit_groups) {
-            b.push_zeros((new - old) * cols.len());
+        for b in &mut self.egroups {
+            b.widen_rows(old, new);
+        }
+        if let Some(pre) = &mut self.pre {
+            for c in &mut pre.caches {
+                c.resize(new * pre.m, 0.0);
+            }
         }
         if let Some(b) = &mut self.trans {
             b.widen_rows(old, new);
@@ -306,9 +511,109 @@ impl StreamMkl {
     /// Grows the input dimension to `d ≥ dim()`: the new features are 0 in
     /// every stored support input, so no score changes.
     pub fn grow_dim(&mut self, d: usize) {
-        if d > self.d {
+        if d > self.d && self.pre.is_none() {
             self.support.grow_dim(d);
             self.d = d;
         }
+    }
+}
+
+impl StreamMkl {
+    /// Coefficient `i` of a block under iterate `it` (the average over the
+    /// finished rounds, or the current iterate when none is finished).
+    fn coef_of(&self, b: &ScaledBlock, i: usize, it: super::Iterate) -> f64 {
+        match it {
+            super::Iterate::Average if self.t > 0 => b.average_sum(i) / self.t as f64,
+            _ => b.get(i),
+        }
+    }
+
+    /// Coefficients of kernel group `k` under `it`, label-major `α[y, j]`
+    /// at `y·S + j` over the `S` support inputs (the `m` inputs of a
+    /// precomputed model).
+    pub fn kernel_coef(&self, k: usize, it: super::Iterate) -> Vec<f64> {
+        let b = &self.kgroups[k];
+        let l = self.l;
+        let s = b.len() / l;
+        let mut out = vec![0.0; b.len()];
+        for j in 0..s {
+            for y in 0..l {
+                out[y * s + j] = self.coef_of(b, j * l + y, it);
+            }
+        }
+        out
+    }
+
+    /// Weights of explicit group `e` under `it`, `W[y, f]` at `y·D + f`.
+    pub fn explicit_coef(&self, e: usize, it: super::Iterate) -> Vec<f64> {
+        let b = &self.egroups[e];
+        let (l, w) = (self.l, b.len() / self.l);
+        let mut out = vec![0.0; b.len()];
+        for f in 0..w {
+            for y in 0..l {
+                out[y * w + f] = self.coef_of(b, f * l + y, it);
+            }
+        }
+        out
+    }
+
+    /// Transition weights `(L + 2) × L` (bigrams, start row, stop row)
+    /// under `it`; empty for multiclass models.
+    pub fn transition_coef(&self, it: super::Iterate) -> Vec<f64> {
+        self.trans.as_ref().map_or_else(Vec::new, |b| {
+            (0..b.len()).map(|i| self.coef_of(b, i, it)).collect()
+        })
+    }
+
+    /// Group norms under `it` (kernel groups, explicit groups, then the
+    /// transitions): the maintained norms for the current iterate, norms
+    /// recomputed from the averaged coefficients otherwise.
+    ///
+    /// # Complexity
+    /// Average: O(S² (d + L)) per kernel group (O(|S|² L) with a dense
+    /// precomputed Gram matrix), O(len) per other group.
+    pub fn iterate_norms(&self, it: super::Iterate) -> Vec<f64> {
+        if it == super::Iterate::Last || self.t == 0 {
+            return self.group_norms();
+        }
+        let l = self.l;
+        let mut out = Vec::with_capacity(self.n_groups() + 1);
+        for k in 0..self.kgroups.len() {
+            let a = self.kernel_coef(k, it);
+            let sq = match &self.pre {
+                Some(pre) => pre.grams[k].expansion_sq_norm(&a),
+                None => {
+                    let s = self.support.len();
+                    let kern = &self.config.kernels[k];
+                    let mut sq = 0.0;
+                    for i in 0..s {
+                        for j in 0..s {
+                            let cc: f64 = (0..l).map(|y| a[y * s + i] * a[y * s + j]).sum();
+                            if cc != 0.0 {
+                                let dot = super::dot_f32(self.support.row(i), self.support.row(j));
+                                sq += cc
+                                    * super::kernel_from_dot(
+                                        kern,
+                                        dot,
+                                        self.support.sq_norm(i),
+                                        self.support.sq_norm(j),
+                                    );
+                            }
+                        }
+                    }
+                    sq
+                }
+            };
+            out.push(sq.max(0.0).sqrt());
+        }
+        for e in 0..self.egroups.len() {
+            let w = self.explicit_coef(e, it);
+            out.push(w.iter().map(|v| v * v).sum::<f64>().sqrt());
+        }
+        if self.trans.is_some() {
+            let t = self.transition_coef(it);
+            out.push(t.iter().map(|v| v * v).sum::<f64>().sqrt());
+        }
+        out
     }
 }
