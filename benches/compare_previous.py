@@ -893,6 +893,12 @@ def main(argv: list[str] | None = None) -> int:
         f"load average {load0[0]:.2f} at start, {load1[0]:.2f} at end"
     )
     print("  noise: largest (max - min) / median over one side's repeats")
+    cpus = os.cpu_count() or 1
+    if max(load0[0], load1[0]) > cpus:
+        print(
+            f"  note: the machine was loaded (load average above {cpus}); wall-time ratios "
+            "drift with the load, the CPU rows much less; --repeats 3 gives medians"
+        )
     print()
     print(render(rows))
     print()
