@@ -49,7 +49,7 @@ Run from anywhere (needs git, cargo and network access for the first
 build; maturin is taken from next to this Python, from PATH, or installed
 into ``target/compare/tools``)::
 
-    python benches/compare_previous.py                    # ~10 min after the builds
+    python benches/compare_previous.py                    # 6-9 min once built
     python benches/compare_previous.py --quick --skip-parser
     python benches/compare_previous.py --baseline v0.1.0 --repeats 3 --json cmp.json
 
