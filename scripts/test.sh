@@ -23,8 +23,8 @@ rm -rf "$VENV"
 "$VENV/bin/python" -m pip install -q "maturin>=1.9,<2" "ruff==0.17.6" "mypy>=1.10"
 
 echo "== Python: ruff"
-"$VENV/bin/ruff" check python tests benches
-"$VENV/bin/ruff" format --check python tests benches
+"$VENV/bin/ruff" check python tests benches studies
+"$VENV/bin/ruff" format --check python tests benches studies
 
 echo "== Build the release wheel and install it"
 rm -rf target/wheels

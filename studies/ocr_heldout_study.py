@@ -14,7 +14,7 @@ objective of the last iterate after training (tracked by the core), then per
 row and variant the mean over folds of the held-out accuracy at the C that
 held-out accuracy selects.
 
-    python benches/ocr_heldout_study.py --folds 2,3,4,5
+    python studies/ocr_heldout_study.py --folds 2,3,4,5
 """
 
 from __future__ import annotations

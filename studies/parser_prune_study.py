@@ -8,7 +8,7 @@ never read. The ranking of ``omkl reproduce parsing`` was chosen from it.
 
 Example::
 
-    python benches/parser_prune_study.py --max-train 4000 --epochs 2 --mkl-lams 1e-6,1e-5
+    python studies/parser_prune_study.py --max-train 4000 --epochs 2 --mkl-lams 1e-6,1e-5
 """
 
 from __future__ import annotations

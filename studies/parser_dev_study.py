@@ -8,7 +8,7 @@ stage after the last epoch. The test file is never read. The defaults of
 
 Example::
 
-    python benches/parser_dev_study.py --max-train 4000 --epochs 5 \\
+    python studies/parser_dev_study.py --max-train 4000 --epochs 5 \\
         --configs l2:1e-6:0.1,l2:1e-5:0.1,mkl:1e-6:0.1 --json /tmp/study.json
 """
 

@@ -11,11 +11,11 @@ Trains the pruner alone (``DependencyParser(...).fit(train, epochs=0)``) for
 
 The test file is never read. The pruner defaults of
 :class:`omkl.DependencyParser` were chosen from this table together with the
-dev UAS of the full parser (``benches/parser_dev_study.py``).
+dev UAS of the full parser (``studies/parser_dev_study.py``).
 
 Example::
 
-    python benches/parser_pruner_study.py --pruner-epochs 1,3 --ks 5,8,10,20 --margins 4,6,8
+    python studies/parser_pruner_study.py --pruner-epochs 1,3 --ks 5,8,10,20 --margins 4,6,8
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ size of its weight tables. The test file is never read.
 
 Example::
 
-    python benches/parser_label_study.py --max-train 0 --epochs 3
+    python studies/parser_label_study.py --max-train 0 --epochs 3
 """
 
 from __future__ import annotations

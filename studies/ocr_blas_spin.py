@@ -13,7 +13,7 @@ one the waiting worker takes the idle core), so ``--busy N`` (default 1)
 starts N busy-looping child processes for the duration, standing in for
 the other jobs of a shared machine; ``--busy 0`` measures as it is.
 
-    python benches/ocr_blas_spin.py [--repeats 8] [--busy 1]
+    python studies/ocr_blas_spin.py [--repeats 8] [--busy 1]
 """
 
 from __future__ import annotations
