@@ -212,6 +212,21 @@ def test_bad_gold_tree_in_a_file_names_file_and_sentence_line(
     assert type(err2.value) is ValueError
 
 
+def test_score_on_a_file_with_a_missing_gold_head_names_file_and_line(
+    tmp_path: pathlib.Path,
+) -> None:
+    parser = _parser().fit(_write(tmp_path / "train.conllu", GOOD))
+    lines = [*GOOD, "# sent_id = c", _word(1, 0), _word(2, "_"), ""]
+    p = _write(tmp_path / "gold.conllu", lines)
+    with pytest.raises(ParseError) as err:
+        parser.score(p)
+    _check_parse_error(err, p, len(GOOD) + 1)
+    assert 'sentence "c": word 2 has no gold head' in str(err.value)
+    with pytest.raises(ValueError, match='sentence "3": word 2 has no gold head'):
+        parser.score(read_conllu(p))
+    assert parser.score(_write(tmp_path / "ok.conllu", GOOD))["uas"] is not None
+
+
 def test_a_byte_order_mark_is_accepted(tmp_path: pathlib.Path) -> None:
     plain = _write(tmp_path / "plain.conllu", GOOD)
     bom = tmp_path / "bom.conllu"

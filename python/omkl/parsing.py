@@ -432,10 +432,8 @@ class DependencyParser:
         """``{"uas": ..., "las": ...}`` in percent over non-punctuation words.
         ``las`` is ``None`` when the label stage is untrained."""
         corpus = _corpus(data)
+        corpus.require_gold_heads()
         gold = corpus.gold_heads()
-        for sid, g in zip(corpus.ids(), gold, strict=True):
-            if g is None:
-                raise ValueError(f"sentence {sid!r} has words without a gold head")
         pred = self._core.predict_corpus(corpus)
         if not self._labeler.labels():
             return attachment_scores([g or [] for g in gold], pred, corpus.upos())

@@ -188,6 +188,16 @@ impl ParseCorpus {
         self.sentences.iter().map(|s| s.heads()).collect()
     }
 
+    /// An error unless every word has a gold head: the first sentence with
+    /// a missing head is named (with the file and its first line when the
+    /// corpus was read from a file, as `omkl.ParseError`).
+    fn require_gold_heads(&self) -> PyResult<()> {
+        match self.sentences.iter().find(|s| s.heads().is_none()) {
+            Some(s) => s.gold_tree(self.source.as_deref()).map(|_| ()).py(),
+            None => Ok(()),
+        }
+    }
+
     /// Gold relations of every sentence.
     fn deprels(&self) -> Vec<Vec<String>> {
         self.sentences

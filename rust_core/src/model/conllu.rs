@@ -2,9 +2,11 @@
 //!
 //! The reader keeps the columns a dependency parser needs (FORM, LEMMA, UPOS,
 //! XPOS, FEATS, HEAD, DEPREL) of the basic word lines. Comment lines (`#`),
-//! multiword-token ranges (`3-4`) and empty nodes (`8.1`) are skipped; the
-//! `sent_id` comment, when present, becomes the sentence id. A malformed line
-//! is an [`OmklError::Parse`] naming the source and the 1-based line number.
+//! multiword-token ranges (`N-M` with integers N < M) and empty nodes (`N.M`)
+//! are skipped, and so is a UTF-8 byte order mark at the start; the `sent_id`
+//! comment, when present, becomes the sentence id. A malformed line (any
+//! other ID included) is an [`OmklError::Parse`] naming the source and the
+//! 1-based line number; a file that cannot be read is an [`OmklError::Io`].
 //!
 //! # Complexity
 //! Linear in the size of the input.
