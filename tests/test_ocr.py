@@ -88,7 +88,7 @@ def test_malformed_line_names_file_and_line(tmp_path: pathlib.Path, line_no, edi
 
 
 def test_missing_and_empty_files(tmp_path: pathlib.Path):
-    with pytest.raises(ValueError, match="cannot read"):
+    with pytest.raises(FileNotFoundError):
         load_ocr(tmp_path / "nope.data")
     (tmp_path / "empty.data").write_text("")
     with pytest.raises(ValueError, match="empty"):

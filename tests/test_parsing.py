@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from omkl import ParseError
 from omkl.parsing import DependencyParser, attachment_scores, read_conllu
 
 EWT = "ud-english-ewt"
@@ -55,10 +56,10 @@ def test_reader_malformed_line_names_file_and_line(
     tmp_path: pathlib.Path, line: str, lineno: int
 ) -> None:
     p = _write(tmp_path, "# c\n" + line + "\n")
-    with pytest.raises(ValueError, match=rf"x\.conllu:{lineno + 1}:"):
+    with pytest.raises(ParseError, match=rf"x\.conllu:{lineno + 1}:"):
         read_conllu(p)
     p = _write(tmp_path, "1\ta\ta\tX\tX\t_\t0\troot\t_\t_\n2\tb\tb\tX\tX\t_\t9\tdep\t_\t_\n")
-    with pytest.raises(ValueError, match=r"x\.conllu:2:.*out of range"):
+    with pytest.raises(ParseError, match=r"x\.conllu:2:.*out of range"):
         read_conllu(p)
 
 

@@ -5,6 +5,7 @@ streaming estimators, dataset loaders, experiments and a command-line interface.
 """
 
 from omkl import _omkl, decode, kernels, prox
+from omkl._omkl import ParseError
 from omkl.datasets import load_ocr
 from omkl.kernels import Kernel
 from omkl.linear import ProximalClassifier, ProximalRegressor
@@ -17,6 +18,7 @@ __all__ = [
     "DependencyParser",
     "Kernel",
     "MKLClassifier",
+    "ParseError",
     "PrecomputedGram",
     "ProximalClassifier",
     "ProximalRegressor",

@@ -12,6 +12,15 @@ import numpy.typing as npt
 
 __version__: str
 
+# --- errors -------------------------------------------------------------
+
+class ParseError(ValueError):
+    """A malformed input file or record; ``path`` and ``line`` (1-based,
+    ``None`` for the file as a whole) say where."""
+
+    path: str | None
+    line: int | None
+
 # --- prox ---------------------------------------------------------------
 
 _F64 = npt.NDArray[np.float64]
@@ -276,12 +285,13 @@ class ParseCorpus:
     def from_tokens(
         ids: list[str],
         sentences: list[list[tuple[str, str, str, str, str]]],
-        heads: list[list[int]] | None = None,
+        heads: list[list[int | None]] | None = None,
         deprels: list[list[str]] | None = None,
     ) -> ParseCorpus: ...
     def __len__(self) -> int: ...
     def ids(self) -> list[str]: ...
     def gold_heads(self) -> list[list[int] | None]: ...
+    def require_gold_heads(self) -> None: ...
     def deprels(self) -> list[list[str]]: ...
     def upos(self) -> list[list[str]]: ...
     def write_conllu(

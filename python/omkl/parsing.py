@@ -28,6 +28,7 @@ Example
 from __future__ import annotations
 
 import math
+import operator
 import os
 import random
 from collections.abc import Callable, Iterable, Sequence
@@ -46,10 +47,12 @@ PathLike = str | os.PathLike[str]
 def read_conllu(path: PathLike) -> list[Sentence]:
     """Reads a CoNLL-U file into a list of sentences (lists of token dicts).
 
-    Comment lines, multiword-token ranges and empty nodes are skipped. Each
-    token dict has keys ``id``, ``form``, ``lemma``, ``upos``, ``xpos``,
-    ``feats``, ``head`` (``None`` when absent) and ``deprel``. A malformed file
-    raises ``ValueError`` naming the file and line.
+    Comment lines, multiword-token ranges (``N-M``) and empty nodes (``N.M``)
+    are skipped, and so is a UTF-8 byte order mark at the start. Each token
+    dict has keys ``id``, ``form``, ``lemma``, ``upos``, ``xpos``, ``feats``,
+    ``head`` (``None`` when absent) and ``deprel``. A missing file raises
+    ``FileNotFoundError``; a malformed one raises :class:`omkl.ParseError`
+    (a ``ValueError``) whose message starts with ``path:line:``.
 
     >>> import tempfile, os
     >>> f = tempfile.NamedTemporaryFile("w", suffix=".conllu", delete=False)
@@ -59,6 +62,30 @@ def read_conllu(path: PathLike) -> list[Sentence]:
     >>> os.unlink(f.name)
     """
     return [tokens for _, tokens in _omkl.read_conllu_file(path)]
+
+
+def _head(h: object, n: int, what: str) -> int:
+    """``h`` as an integer head in ``0..n``: ``TypeError`` unless it is an
+    integer (``bool``, ``float`` and ``str`` are refused), ``ValueError``
+    unless it is in range; both messages start with ``what``."""
+    if isinstance(h, bool) or not hasattr(type(h), "__index__"):
+        raise TypeError(f"{what} is {h!r}; expected an integer (0 = root)")
+    v = operator.index(h)  # type: ignore[arg-type]
+    if not 0 <= v <= n:
+        raise ValueError(f"{what} is {v}, out of range: expected an integer in 0..{n} (0 = root)")
+    return v
+
+
+def _heads(heads: Sequence[int], sid: str, n: int) -> list[int]:
+    """The gold ``heads`` of a sentence of ``n`` words, checked by :func:`_head`."""
+    if isinstance(heads, str | bytes) or not isinstance(heads, Iterable):
+        raise TypeError(f"heads of sentence {sid!r} must be a sequence of integers, got {heads!r}")
+    out = [_head(h, n, f"heads[{i}] of sentence {sid!r}") for i, h in enumerate(heads)]
+    if len(out) != n:
+        raise ValueError(
+            f"heads of sentence {sid!r}: expected {n} heads (one per word), got {len(out)}"
+        )
+    return out
 
 
 def _tuples(sentence: Sentence, sid: str) -> list[tuple[str, str, str, str, str]]:
@@ -89,16 +116,28 @@ def _corpus(data: PathLike | Sequence[Sentence]) -> _omkl.ParseCorpus:
         return _omkl.ParseCorpus.from_path(data)
     ids = [str(i + 1) for i in range(len(data))]
     toks = [_tuples(s, sid) for s, sid in zip(data, ids, strict=True)]
-    heads: list[list[int]] | None = []
+    heads: list[list[int | None]] = []
     rels: list[list[str]] = []
-    for s in data:
-        hs = [t.get("head") for t in s]
-        if heads is not None and all(isinstance(h, int) for h in hs):
-            heads.append([int(h) for h in hs])  # type: ignore[arg-type]
-        else:
-            heads = None
+    for s, sid in zip(data, ids, strict=True):
+        heads.append(
+            [
+                None
+                if t.get("head") is None
+                else _head(t["head"], len(s), f"head of token {j + 1} of sentence {sid!r}")
+                for j, t in enumerate(s)
+            ]
+        )
         rels.append([str(t.get("deprel", "_")) for t in s])
     return _omkl.ParseCorpus.from_tokens(ids, toks, heads, rels)
+
+
+def _training_corpus(data: PathLike | Sequence[Sentence]) -> _omkl.ParseCorpus:
+    """:func:`_corpus`, refused with ``ValueError`` when it has no sentence."""
+    corpus = _corpus(data)
+    if len(corpus) == 0:
+        where = f"{os.fspath(data)!r} has" if isinstance(data, str | os.PathLike) else "data has"
+        raise ValueError(f"{where} no sentences; expected at least one sentence with gold heads")
+    return corpus
 
 
 def attachment_scores(
@@ -279,12 +318,7 @@ class DependencyParser:
         """One online step on a sentence with gold ``heads``."""
         sid = sentence_id or "<learn_one>"
         toks = _tuples(sentence, sid)
-        try:
-            hs = [int(h) for h in heads]
-        except (TypeError, ValueError):
-            raise ValueError(f"sentence {sid!r}: heads must be integers, got {heads!r}") from None
-        if any(h < 0 for h in hs):
-            raise ValueError(f"sentence {sid!r}: heads must be >= 0, got {hs!r}")
+        hs = _heads(heads, sid, len(toks))
         self._core.learn_one(sid, toks, hs)
         rels = [str(t.get("deprel", "_")) for t in sentence]
         if self.label_epochs > 0 and all(r not in ("", "_") for r in rels):
@@ -313,7 +347,7 @@ class DependencyParser:
         stage is trained only after the last epoch)."""
         import time
 
-        corpus = _corpus(data)
+        corpus = _training_corpus(data)
         n = len(corpus)
         rng = random.Random(self.seed)
 
@@ -378,7 +412,7 @@ class DependencyParser:
 
     def pruner_recall(self, data: PathLike | Sequence[Sentence]) -> float:
         """Percentage of gold arcs kept by the trained first-pass pruner."""
-        hit, total = self._core.pruner_recall(_corpus(data))
+        hit, total = self._core.pruner_recall(_training_corpus(data))
         return 100.0 * hit / total
 
     def parse(self, data: PathLike | Sequence[Sentence]) -> list[list[int]]:
@@ -398,10 +432,8 @@ class DependencyParser:
         """``{"uas": ..., "las": ...}`` in percent over non-punctuation words.
         ``las`` is ``None`` when the label stage is untrained."""
         corpus = _corpus(data)
+        corpus.require_gold_heads()
         gold = corpus.gold_heads()
-        for sid, g in zip(corpus.ids(), gold, strict=True):
-            if g is None:
-                raise ValueError(f"sentence {sid!r} has words without a gold head")
         pred = self._core.predict_corpus(corpus)
         if not self._labeler.labels():
             return attachment_scores([g or [] for g in gold], pred, corpus.upos())

@@ -27,13 +27,32 @@ pub enum OmklError {
     /// An empty input where at least one element is required.
     #[error("`{name}` must not be empty")]
     Empty { name: String },
-    /// A malformed input file or record.
-    #[error("{source_name}:{line}: {reason}")]
+    /// A malformed input file or record: `line` is 1-based, 0 when the
+    /// fault is in the file as a whole (the message then names no line).
+    #[error("{}{reason}", location(.source_name, *.line))]
     Parse {
         source_name: String,
         line: usize,
         reason: String,
     },
+    /// A file that cannot be read or written (missing, a directory, no
+    /// permission, ...); `errno` is the operating system's code when known.
+    #[error("{path}: {reason}")]
+    Io {
+        path: String,
+        kind: std::io::ErrorKind,
+        errno: Option<i32>,
+        reason: String,
+    },
+}
+
+/// `name:line: `, or `name: ` for line 0 (the whole file).
+fn location(source_name: &str, line: usize) -> String {
+    if line == 0 {
+        format!("{source_name}: ")
+    } else {
+        format!("{source_name}:{line}: ")
+    }
 }
 
 /// Shorthand used across the crate.
@@ -58,6 +77,24 @@ impl OmklError {
             name: name.into(),
             expected: expected.into(),
             got: got.into(),
+        }
+    }
+
+    /// Builds [`OmklError::Io`] from an I/O error on the file `path`.
+    pub fn io(path: impl Into<String>, e: &std::io::Error) -> Self {
+        let errno = e.raw_os_error();
+        let mut reason = e.to_string();
+        if let Some(code) = errno {
+            // `No such file or directory (os error 2)` → `No such file or directory`
+            if let Some(stripped) = reason.strip_suffix(&format!(" (os error {code})")) {
+                reason = stripped.to_string();
+            }
+        }
+        OmklError::Io {
+            path: path.into(),
+            kind: e.kind(),
+            errno,
+            reason,
         }
     }
 
@@ -112,6 +149,40 @@ mod tests {
         let e = check_finite("x", &[1.0, f64::NAN]).unwrap_err();
         assert!(e.to_string().contains("element 1"));
         assert!(check_finite("x", &[1.0, 2.0]).is_ok());
+    }
+
+    #[test]
+    fn parse_errors_name_the_source_and_line_unless_zero() {
+        let e = OmklError::Parse {
+            source_name: "f.conllu".into(),
+            line: 3,
+            reason: "bad".into(),
+        };
+        assert_eq!(e.to_string(), "f.conllu:3: bad");
+        let e = OmklError::Parse {
+            source_name: "f.conllu".into(),
+            line: 0,
+            reason: "bad".into(),
+        };
+        assert_eq!(e.to_string(), "f.conllu: bad");
+    }
+
+    #[test]
+    fn io_errors_keep_the_kind_and_drop_the_os_code_from_the_reason() {
+        let e = std::fs::read("/nonexistent/omkl/x.conllu").unwrap_err();
+        match OmklError::io("/nonexistent/omkl/x.conllu", &e) {
+            OmklError::Io {
+                kind,
+                errno,
+                reason,
+                ..
+            } => {
+                assert_eq!(kind, std::io::ErrorKind::NotFound);
+                assert_eq!(errno, e.raw_os_error());
+                assert!(!reason.contains("os error"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -14,11 +14,14 @@ from __future__ import annotations
 import gzip
 import os
 import pathlib
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
+
+from omkl._omkl import ParseError
 
 #: number of pixels of one character image (16 x 8)
 N_PIXELS = 128
@@ -80,9 +83,31 @@ def _read_text(path: pathlib.Path) -> bytes:
     return path.read_bytes()
 
 
+def _parse_error(path: str, line: int | None, reason: str) -> ParseError:
+    """A :class:`omkl.ParseError` for ``path``, at the 1-based ``line`` (``None``:
+    the file as a whole), with the message layout of the Rust readers."""
+    err = ParseError(f"{path}: {reason}" if line is None else f"{path}:{line}: {reason}")
+    err.path = path
+    err.line = line
+    return err
+
+
+def _pixel_error(pixels: bytes) -> str | None:
+    """What is wrong with the pixel fields of a line (``pixels`` is everything
+    after the six metadata fields), or ``None`` if they are 128 tab-separated
+    0/1 values."""
+    values = pixels.split(b"\t")
+    if len(values) != N_PIXELS:
+        return f"expected {N_PIXELS} pixel fields after the 6 metadata fields, got {len(values)}"
+    for k, v in enumerate(values):
+        if v not in (b"0", b"1"):
+            got = v.decode("ascii", "replace")
+            return f"pixel {k + 1} of {N_PIXELS} is {got!r}, expected 0 or 1"
+    return None
+
+
 def _locate_error(lines: list[bytes], fail: Callable[[int, str], ValueError]) -> None:
     """Line-by-line check; raises the error of the first malformed line."""
-    width = 2 * N_PIXELS - 1
     tab = b"\t"
     for i, line in enumerate(lines):
         fields = line.split(tab, _N_META)
@@ -98,9 +123,9 @@ def _locate_error(lines: list[bytes], fail: Callable[[int, str], ValueError]) ->
         letter = fields[1].decode("ascii", "replace")
         if len(letter) != 1 or not letter.isalpha():
             raise fail(i, f"expected a single letter in field 2, got {letter!r}")
-        if len(fields[6]) != width:
-            got = fields[6].count(tab) + 1
-            raise fail(i, f"expected {N_PIXELS} single-digit 0/1 pixels, got {got} fields")
+        reason = _pixel_error(fields[6])
+        if reason is not None:
+            raise fail(i, reason)
 
 
 def load_ocr(path: str | os.PathLike[str] | None = None) -> OCRDataset:
@@ -113,8 +138,11 @@ def load_ocr(path: str | os.PathLike[str] | None = None) -> OCRDataset:
         The words, grouped by ``word_id`` in file order, with their folds.
 
     Raises:
-        ValueError: on a malformed line, naming the file and the 1-based line
-            number; or if the file holds no characters.
+        FileNotFoundError: if ``path`` does not exist (``OSError`` for other
+            failures to open it).
+        omkl.ParseError: a ``ValueError`` whose message starts with
+            ``path:line:``, on a malformed line; or ``path:`` if the file holds
+            no characters or is a corrupt gzip file.
 
     Example:
         >>> from omkl.datasets import load_ocr
@@ -126,19 +154,21 @@ def load_ocr(path: str | os.PathLike[str] | None = None) -> OCRDataset:
     name = str(src)
     try:
         raw = _read_text(src)
-    except (OSError, EOFError) as e:
-        raise ValueError(f"{name}: cannot read OCR data: {e}") from e
+    except (EOFError, gzip.BadGzipFile, zlib.error) as e:
+        raise _parse_error(name, None, f"cannot decompress the gzip data: {e}") from e
     lines = raw.splitlines()
     while lines and not lines[-1].strip():
         lines.pop()
     if not lines:
-        raise ValueError(f"{name}: expected OCR data in the letter.data layout, got an empty file")
+        raise _parse_error(
+            name, None, "expected OCR data in the letter.data layout, got an empty file"
+        )
     lines = [line.rstrip(b"\t\r ") for line in lines]
     n = len(lines)
     width = 2 * N_PIXELS - 1
 
-    def fail(i: int, reason: str) -> ValueError:
-        return ValueError(f"{name}:{i + 1}: {reason}")
+    def fail(i: int, reason: str) -> ParseError:
+        return _parse_error(name, i + 1, reason)
 
     # Fast path: the pixels are the last 255 bytes of each line, the six
     # metadata fields come before. Any irregularity sends us to the slow
@@ -180,7 +210,7 @@ def load_ocr(path: str | os.PathLike[str] | None = None) -> OCRDataset:
     bad = ((digits < ord("0")) | (digits > ord("1"))).any(axis=1) | (seps != ord("\t")).any(axis=1)
     if bad.any():
         i = int(np.argmax(bad))
-        raise fail(i, "expected 128 pixel values, each 0 or 1")
+        raise fail(i, _pixel_error(lines[i][-width:]) or "expected 0/1 pixels")
     pixels = np.ascontiguousarray(digits - np.uint8(ord("0")))
 
     # Words: consecutive lines chained by next_id, positions 1..n, one fold.

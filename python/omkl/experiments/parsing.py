@@ -185,6 +185,9 @@ def run(args: argparse.Namespace) -> int:
     from omkl.parsing import read_conllu
 
     wall0, cpu0 = time.perf_counter(), time.process_time()
+    # Read the test file first: a missing (FileNotFoundError) or malformed
+    # (omkl.ParseError) file then fails at once, not after the training.
+    _ids(args.test)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     train: Any = args.train

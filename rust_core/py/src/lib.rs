@@ -18,6 +18,7 @@ mod stream;
 #[pymodule]
 fn _omkl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(m)?;
     prox::register(m)?;
     decode::register(m)?;
     kernel::register(m)?;

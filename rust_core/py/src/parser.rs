@@ -68,9 +68,11 @@ fn to_input(id: &str, tokens: &[TokenTuple]) -> ParserInput {
 pub struct ParseCorpus {
     sentences: Vec<Sentence>,
     inputs: Vec<ParserInput>,
+    /// The file the sentences were read from, named in errors about them.
+    source: Option<String>,
 }
 
-fn build_corpus(sentences: Vec<Sentence>) -> ParseCorpus {
+fn build_corpus(sentences: Vec<Sentence>, source: Option<String>) -> ParseCorpus {
     let inputs = sentences
         .iter()
         .map(|s| ParserInput {
@@ -82,7 +84,11 @@ fn build_corpus(sentences: Vec<Sentence>) -> ParseCorpus {
                 .collect(),
         })
         .collect();
-    ParseCorpus { sentences, inputs }
+    ParseCorpus {
+        sentences,
+        inputs,
+        source,
+    }
 }
 
 impl ParseCorpus {
@@ -105,17 +111,19 @@ impl ParseCorpus {
     /// Reads a CoNLL-U file.
     #[staticmethod]
     fn from_path(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
-        py.detach(|| read_conllu_path(&path).map(build_corpus)).py()
+        let source = path.display().to_string();
+        py.detach(|| read_conllu_path(&path).map(|s| build_corpus(s, Some(source))))
+            .py()
     }
 
     /// Builds a corpus from `(form, lemma, upos, xpos, feats)` tuples and
-    /// optional gold heads and relations.
+    /// optional gold heads (`None` for a word without one) and relations.
     #[staticmethod]
     #[pyo3(signature = (ids, sentences, heads=None, deprels=None))]
     fn from_tokens(
         ids: Vec<String>,
         sentences: Vec<Vec<TokenTuple>>,
-        heads: Option<Vec<Vec<usize>>>,
+        heads: Option<Vec<Vec<Option<usize>>>>,
         deprels: Option<Vec<Vec<String>>>,
     ) -> PyResult<Self> {
         let n = sentences.len();
@@ -153,16 +161,17 @@ impl ParseCorpus {
                     upos,
                     xpos,
                     feats,
-                    head: hs.map(|h| h[j]),
+                    head: hs.and_then(|h| h[j]),
                     deprel: ds.map_or("_".to_string(), |d| d[j].clone()),
                 })
                 .collect();
             out.push(Sentence {
                 id: ids[i].clone(),
                 tokens,
+                line: 0,
             });
         }
-        Ok(build_corpus(out))
+        Ok(build_corpus(out, None))
     }
 
     fn __len__(&self) -> usize {
@@ -177,6 +186,16 @@ impl ParseCorpus {
     /// Gold heads of every sentence (`None` where a head is missing).
     fn gold_heads(&self) -> Vec<Option<Vec<usize>>> {
         self.sentences.iter().map(|s| s.heads()).collect()
+    }
+
+    /// An error unless every word has a gold head: the first sentence with
+    /// a missing head is named (with the file and its first line when the
+    /// corpus was read from a file, as `omkl.ParseError`).
+    fn require_gold_heads(&self) -> PyResult<()> {
+        match self.sentences.iter().find(|s| s.heads().is_none()) {
+            Some(s) => s.gold_tree(self.source.as_deref()).map(|_| ()).py(),
+            None => Ok(()),
+        }
     }
 
     /// Gold relations of every sentence.
@@ -231,22 +250,9 @@ fn gold_batch(
             )
         });
         let s = s.py()?;
-        let heads = corpus.sentences[i].heads().ok_or_else(|| {
-            OmklError::invalid(
-                "corpus",
-                format!("sentence {:?} has words without a gold head", s.id),
-            )
-        });
-        let heads = heads.py()?;
-        if heads.len() != s.words.len() {
-            return Err(OmklError::shape(
-                "heads",
-                s.words.len().to_string(),
-                heads.len().to_string(),
-            ))
-            .py();
-        }
-        omkl_core::model::parser::check_tree(&heads, &s.id).py()?;
+        let heads = corpus.sentences[i]
+            .gold_tree(corpus.source.as_deref())
+            .py()?;
         batch.push((s, heads));
     }
     Ok(batch)

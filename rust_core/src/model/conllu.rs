@@ -2,9 +2,11 @@
 //!
 //! The reader keeps the columns a dependency parser needs (FORM, LEMMA, UPOS,
 //! XPOS, FEATS, HEAD, DEPREL) of the basic word lines. Comment lines (`#`),
-//! multiword-token ranges (`3-4`) and empty nodes (`8.1`) are skipped; the
-//! `sent_id` comment, when present, becomes the sentence id. A malformed line
-//! is an [`OmklError::Parse`] naming the source and the 1-based line number.
+//! multiword-token ranges (`N-M` with integers N < M) and empty nodes (`N.M`)
+//! are skipped, and so is a UTF-8 byte order mark at the start; the `sent_id`
+//! comment, when present, becomes the sentence id. A malformed line (any
+//! other ID included) is an [`OmklError::Parse`] naming the source and the
+//! 1-based line number; a file that cannot be read is an [`OmklError::Io`].
 //!
 //! # Complexity
 //! Linear in the size of the input.
@@ -46,12 +48,49 @@ pub struct Token {
 pub struct Sentence {
     pub id: String,
     pub tokens: Vec<Token>,
+    /// 1-based line where the sentence starts in its source (its first
+    /// comment or word line), 0 when it was not read from text.
+    pub line: usize,
 }
 
 impl Sentence {
     /// The gold heads, or `None` if any is missing.
     pub fn heads(&self) -> Option<Vec<usize>> {
         self.tokens.iter().map(|t| t.head).collect()
+    }
+
+    /// The gold heads, checked to form a tree (see
+    /// [`check_tree`](crate::model::parser::check_tree)). A missing head or a
+    /// bad tree is an error naming the sentence; with `source`, it is an
+    /// [`OmklError::Parse`] that also names the source and the sentence's
+    /// first line.
+    pub fn gold_tree(&self, source: Option<&str>) -> Result<Vec<usize>> {
+        let at = |reason: String, name: &str| match source {
+            Some(src) => parse_err(src, self.line, reason),
+            None => OmklError::invalid(name, reason),
+        };
+        let Some(heads) = self.heads() else {
+            let word = self
+                .tokens
+                .iter()
+                .position(|t| t.head.is_none())
+                .unwrap_or(0)
+                + 1;
+            let col = if source.is_some() {
+                " (HEAD is `_`)"
+            } else {
+                ""
+            };
+            return Err(at(
+                format!("sentence {:?}: word {word} has no gold head{col}", self.id),
+                "corpus",
+            ));
+        };
+        crate::model::parser::check_tree(&heads, &self.id).map_err(|e| match e {
+            OmklError::InvalidValue { name, reason } => at(reason, &name),
+            other => other,
+        })?;
+        Ok(heads)
     }
 }
 
@@ -63,29 +102,109 @@ fn parse_err(source: &str, line: usize, reason: impl Into<String>) -> OmklError 
     }
 }
 
+/// `s` as a non-negative integer: ASCII digits only (no sign, no spaces).
+fn parse_uint(s: &str) -> Option<usize> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// What the ID column of a line holds.
+enum LineId {
+    /// A syntactic word `N`.
+    Word(usize),
+    /// A multiword token range `N-M` (N < M).
+    Range,
+    /// An empty node `N.M` (M >= 1).
+    EmptyNode,
+}
+
+/// Classifies an ID; anything but `N`, `N-M` with N < M and `N.M` with
+/// M >= 1 (non-negative decimal integers) is an error.
+fn parse_id(id: &str) -> std::result::Result<LineId, String> {
+    let bad = || {
+        format!(
+            "ID `{id}` is not a word ID (N), a multiword range (N-M with N < M) \
+             or an empty node (N.M)"
+        )
+    };
+    if let Some((a, b)) = id.split_once('-') {
+        return match (parse_uint(a), parse_uint(b)) {
+            (Some(a), Some(b)) if 1 <= a && a < b => Ok(LineId::Range),
+            _ => Err(bad()),
+        };
+    }
+    if let Some((a, b)) = id.split_once('.') {
+        return match (parse_uint(a), parse_uint(b)) {
+            (Some(_), Some(b)) if b >= 1 => Ok(LineId::EmptyNode),
+            _ => Err(bad()),
+        };
+    }
+    parse_uint(id).map(LineId::Word).ok_or_else(bad)
+}
+
 /// Reads every sentence from a buffered reader; `source_name` appears in
-/// errors. HEAD values are not checked against the sentence length here
-/// (see [`read_conllu_str`] and [`read_conllu_path`], which do).
+/// errors. A UTF-8 byte order mark at the start is skipped. Besides the
+/// layout of each line, the reader checks that word IDs count 1, 2, ...
+/// within a sentence and that every HEAD is a word of the sentence (or 0)
+/// other than the word itself; whether the heads form a tree is checked
+/// when they are used for training ([`Sentence::gold_tree`]).
 pub fn read_conllu<R: BufRead>(reader: R, source_name: &str) -> Result<Vec<Sentence>> {
     let mut sentences = Vec::new();
     let mut current = Sentence::default();
+    // line of each word of `current`, to report a HEAD out of range
+    let mut word_lines: Vec<usize> = Vec::new();
     let mut pending_id: Option<String> = None;
     let mut line_no = 0usize;
-    let finish = |cur: &mut Sentence, id: &mut Option<String>, out: &mut Vec<Sentence>| {
-        if !cur.tokens.is_empty() {
+    let finish = |cur: &mut Sentence,
+                  lines: &mut Vec<usize>,
+                  id: &mut Option<String>,
+                  out: &mut Vec<Sentence>|
+     -> Result<()> {
+        let n = cur.tokens.len();
+        for (t, &at) in cur.tokens.iter().zip(lines.iter()) {
+            if let Some(h) = t.head.filter(|&h| h > n) {
+                return Err(parse_err(
+                    source_name,
+                    at,
+                    format!("HEAD {h} is out of range for a sentence of {n} words"),
+                ));
+            }
+        }
+        if n > 0 {
             let mut s = std::mem::take(cur);
             s.id = id.take().unwrap_or_else(|| format!("{}", out.len() + 1));
             out.push(s);
         }
+        *cur = Sentence::default();
+        lines.clear();
         *id = None;
+        Ok(())
     };
     for line in reader.lines() {
         line_no += 1;
-        let line = line.map_err(|e| parse_err(source_name, line_no, e.to_string()))?;
-        let line = line.trim_end_matches(['\r', '\n']);
+        let line = line.map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidData => {
+                parse_err(source_name, line_no, "the line is not valid UTF-8")
+            }
+            _ => OmklError::io(source_name, &e),
+        })?;
+        let mut line = line.trim_end_matches(['\r', '\n']);
+        if line_no == 1 {
+            line = line.strip_prefix('\u{feff}').unwrap_or(line);
+        }
         if line.trim().is_empty() {
-            finish(&mut current, &mut pending_id, &mut sentences);
+            finish(
+                &mut current,
+                &mut word_lines,
+                &mut pending_id,
+                &mut sentences,
+            )?;
             continue;
+        }
+        if current.line == 0 {
+            current.line = line_no;
         }
         if let Some(comment) = line.strip_prefix('#') {
             if let Some(rest) = comment.trim_start().strip_prefix("sent_id") {
@@ -103,13 +222,10 @@ pub fn read_conllu<R: BufRead>(reader: R, source_name: &str) -> Result<Vec<Sente
                 format!("expected 10 tab-separated columns, got {}", cols.len()),
             ));
         }
-        let id = cols[0];
-        if id.contains('-') || id.contains('.') {
-            continue; // multiword token range or empty node
-        }
-        let idx: usize = id
-            .parse()
-            .map_err(|_| parse_err(source_name, line_no, format!("ID `{id}` is not an integer")))?;
+        let idx = match parse_id(cols[0]).map_err(|r| parse_err(source_name, line_no, r))? {
+            LineId::Word(idx) => idx,
+            LineId::Range | LineId::EmptyNode => continue,
+        };
         if idx != current.tokens.len() + 1 {
             return Err(parse_err(
                 source_name,
@@ -119,14 +235,22 @@ pub fn read_conllu<R: BufRead>(reader: R, source_name: &str) -> Result<Vec<Sente
         }
         let head = match cols[6] {
             "_" => None,
-            h => Some(h.parse::<usize>().map_err(|_| {
-                parse_err(
-                    source_name,
-                    line_no,
-                    format!("HEAD `{h}` is not a non-negative integer"),
-                )
+            h => Some(parse_uint(h).ok_or_else(|| {
+                let reason = if h.bytes().all(|b| b.is_ascii_digit()) {
+                    format!("HEAD {h} is too large")
+                } else {
+                    format!("HEAD `{h}` is not a non-negative integer")
+                };
+                parse_err(source_name, line_no, reason)
             })?),
         };
+        if head == Some(idx) {
+            return Err(parse_err(
+                source_name,
+                line_no,
+                format!("HEAD of word {idx} is the word itself"),
+            ));
+        }
         for (name, v) in [("FORM", cols[1]), ("UPOS", cols[3])] {
             if v.is_empty() {
                 return Err(parse_err(source_name, line_no, format!("{name} is empty")));
@@ -141,70 +265,29 @@ pub fn read_conllu<R: BufRead>(reader: R, source_name: &str) -> Result<Vec<Sente
             head,
             deprel: cols[7].to_string(),
         });
+        word_lines.push(line_no);
     }
-    finish(&mut current, &mut pending_id, &mut sentences);
+    finish(
+        &mut current,
+        &mut word_lines,
+        &mut pending_id,
+        &mut sentences,
+    )?;
     Ok(sentences)
 }
 
 /// Reads a CoNLL-U string (`source_name` appears in errors).
 pub fn read_conllu_str(text: &str, source_name: &str) -> Result<Vec<Sentence>> {
-    let sents = read_conllu(text.as_bytes(), source_name)?;
-    check_head_ranges(text.as_bytes(), &sents, source_name)?;
-    Ok(sents)
+    read_conllu(text.as_bytes(), source_name)
 }
 
-/// Reads a CoNLL-U file.
+/// Reads a CoNLL-U file. A file that cannot be opened is an
+/// [`OmklError::Io`] (its kind says whether it is missing); a malformed
+/// one an [`OmklError::Parse`] naming the path and line.
 pub fn read_conllu_path(path: &Path) -> Result<Vec<Sentence>> {
     let name = path.display().to_string();
-    let data = std::fs::read(path).map_err(|e| parse_err(&name, 0, e.to_string()))?;
-    let sents = read_conllu(BufReader::new(&data[..]), &name)?;
-    check_head_ranges(&data, &sents, &name)?;
-    Ok(sents)
-}
-
-/// Second pass that reports a HEAD beyond the sentence length at its line.
-fn check_head_ranges(data: &[u8], sents: &[Sentence], name: &str) -> Result<()> {
-    let bad = sents.iter().any(|s| {
-        s.tokens
-            .iter()
-            .any(|t| t.head.is_some_and(|h| h > s.tokens.len()))
-    });
-    if !bad {
-        return Ok(());
-    }
-    // Locate the first offending line.
-    let mut sent_i = 0usize;
-    let mut in_sent = false;
-    for (no, line) in data.split(|&b| b == b'\n').enumerate() {
-        let line = String::from_utf8_lossy(line);
-        let line = line.trim_end_matches('\r');
-        if line.trim().is_empty() {
-            if in_sent {
-                sent_i += 1;
-                in_sent = false;
-            }
-            continue;
-        }
-        if line.starts_with('#') {
-            continue;
-        }
-        let cols: Vec<&str> = line.split('\t').collect();
-        if cols[0].contains('-') || cols[0].contains('.') {
-            continue;
-        }
-        in_sent = true;
-        let n = sents[sent_i].tokens.len();
-        if let Ok(h) = cols[6].parse::<usize>() {
-            if h > n {
-                return Err(parse_err(
-                    name,
-                    no + 1,
-                    format!("HEAD {h} is out of range for a sentence of {n} words"),
-                ));
-            }
-        }
-    }
-    Err(parse_err(name, 0, "HEAD out of range"))
+    let file = std::fs::File::open(path).map_err(|e| OmklError::io(&name, &e))?;
+    read_conllu(BufReader::with_capacity(1 << 20, file), &name)
 }
 
 /// Writes sentences as CoNLL-U. `heads[i]` / `labels[i]`, when given, replace
@@ -312,6 +395,141 @@ mod tests {
         let heads = vec![vec![3, 3, 0], vec![0]];
         write_conllu(&mut out, &s, Some(&heads), None).unwrap();
         let back = read_conllu_str(std::str::from_utf8(&out).unwrap(), "o").unwrap();
-        assert_eq!(back, s);
+        let strip = |v: &[Sentence]| -> Vec<(String, Vec<Token>)> {
+            v.iter().map(|s| (s.id.clone(), s.tokens.clone())).collect()
+        };
+        assert_eq!(strip(&back), strip(&s));
+        // the writer puts one `# sent_id` line before each sentence
+        assert_eq!((back[0].line, back[1].line), (1, 6));
+    }
+
+    /// `n` words in a chain `1 <- 2 <- ... <- n <- root` with the given IDs.
+    fn lines(ids: &[&str]) -> String {
+        let mut w = 0;
+        let mut out = String::new();
+        for id in ids {
+            let head = if id.contains(['-', '.']) {
+                "_".to_string()
+            } else {
+                w += 1;
+                if w == ids.iter().filter(|i| !i.contains(['-', '.'])).count() {
+                    "0".to_string()
+                } else {
+                    (w + 1).to_string()
+                }
+            };
+            out.push_str(&format!("{id}\tw\tw\tX\tX\t_\t{head}\tdep\t_\t_\n"));
+        }
+        out
+    }
+
+    #[test]
+    fn only_integer_ranges_and_empty_nodes_are_skipped() {
+        let ok = read_conllu_str(&lines(&["1-2", "1", "2", "2.1", "3", "0.1"]), "f").unwrap();
+        assert_eq!(ok[0].tokens.len(), 3);
+        assert_eq!(ok[0].heads().unwrap(), vec![2, 3, 0]);
+        for bad in [
+            "x-y", "-1", "1.2.3", "2-1", "1-1", "0-1", "1-", "1.", ".1", "1.0", "1.x",
+        ] {
+            let text = format!("# sent_id = a\n{}", lines(&["1", bad, "2"]));
+            let e = read_conllu_str(&text, "f.conllu").unwrap_err();
+            let msg = e.to_string();
+            assert!(msg.starts_with("f.conllu:3: ID `"), "{bad}: {msg}");
+            assert!(
+                matches!(e, OmklError::Parse { line: 3, .. }),
+                "{bad}: {e:?}"
+            );
+        }
+        for bad in ["+1", "x", "", "1 ", "１"] {
+            let e = read_conllu_str(&lines(&[bad]), "f")
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with("f:1: ID `"), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn heads_must_be_plain_integers_other_than_the_word() {
+        for (head, what) in [
+            ("+2", "not a non-negative"),
+            ("-1", "not a non-negative"),
+            ("2.0", "not a non-negative"),
+            ("1", "itself"),
+        ] {
+            let text =
+                format!("1\ta\ta\tX\tX\t_\t{head}\tdep\t_\t_\n2\tb\tb\tX\tX\t_\t0\troot\t_\t_\n");
+            let e = read_conllu_str(&text, "f").unwrap_err().to_string();
+            assert!(e.starts_with("f:1:") && e.contains(what), "{head}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_leading_byte_order_mark_is_skipped() {
+        let text = format!("\u{feff}{TEXT}");
+        let with = read_conllu_str(&text, "t").unwrap();
+        assert_eq!(with, read_conllu_str(TEXT, "t").unwrap());
+        assert_eq!(with[0].line, 1);
+        // only at the very start: elsewhere it is part of the ID
+        let text = format!("{}\u{feff}{}", lines(&["1"]), lines(&["2"]));
+        assert!(read_conllu_str(&text, "t")
+            .unwrap_err()
+            .to_string()
+            .starts_with("t:2:"));
+    }
+
+    #[test]
+    fn sentences_record_their_first_line() {
+        let s = read_conllu_str(TEXT, "t").unwrap();
+        assert_eq!((s[0].line, s[1].line), (1, 9));
+        let s = read_conllu_str(&format!("\n\n{}", lines(&["1"])), "t").unwrap();
+        assert_eq!(s[0].line, 3);
+    }
+
+    #[test]
+    fn bad_gold_trees_name_source_sentence_and_line() {
+        let cyc = "# sent_id = c\n1\ta\ta\tX\tX\t_\t2\tdep\t_\t_\n2\tb\tb\tX\tX\t_\t1\tdep\t_\t_\n";
+        let text = format!("{}\n{cyc}", lines(&["1", "2"]));
+        let s = read_conllu_str(&text, "f.conllu").unwrap();
+        assert_eq!(s[0].gold_tree(Some("f.conllu")).unwrap(), vec![2, 0]);
+        let e = s[1].gold_tree(Some("f.conllu")).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("f.conllu:4: sentence \"c\"") && msg.contains("cycle"),
+            "{msg}"
+        );
+        assert!(matches!(e, OmklError::Parse { line: 4, .. }));
+        let e = s[1].gold_tree(None).unwrap_err();
+        assert!(matches!(e, OmklError::InvalidValue { .. }), "{e:?}");
+        let missing = "1\ta\ta\tX\tX\t_\t2\tdep\t_\t_\n2\tb\tb\tX\tX\t_\t_\t_\t_\t_\n";
+        let s = read_conllu_str(missing, "g").unwrap();
+        let msg = s[0].gold_tree(Some("g")).unwrap_err().to_string();
+        assert!(
+            msg.starts_with("g:1: sentence \"1\": word 2 has no gold head"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn a_missing_file_is_an_io_error_of_kind_not_found() {
+        let e = read_conllu_path(Path::new("/nonexistent/omkl/x.conllu")).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                OmklError::Io {
+                    kind: std::io::ErrorKind::NotFound,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.to_string().starts_with("/nonexistent/omkl/x.conllu: "));
+    }
+
+    #[test]
+    fn invalid_utf8_names_the_line() {
+        let mut bytes = lines(&["1"]).into_bytes();
+        bytes.extend_from_slice(b"2\t\xff\tw\tX\tX\t_\t0\tdep\t_\t_\n");
+        let e = read_conllu(&bytes[..], "f").unwrap_err().to_string();
+        assert!(e.starts_with("f:2:") && e.contains("UTF-8"), "{e}");
     }
 }
