@@ -45,9 +45,7 @@ if [ "$rc" -eq 5 ]; then
   echo "pytest collected no tests (exit 5): the Python suite is empty" >&2
   exit 1
 fi
-if [ "$rc" -ne 0 ]; then
-  exit "$rc"
-fi
+tests_rc=$rc
 
 echo "== Python: docstring examples (doctest, against the installed wheel)"
 # The installed package, never the source tree python/omkl (which has no compiled _omkl).
@@ -66,5 +64,9 @@ set -e
 if [ "$rc" -eq 5 ]; then
   echo "pytest collected no docstring examples (exit 5) in $pkg" >&2
   exit 1
+fi
+if [ "$tests_rc" -ne 0 ]; then
+  echo "the Python suite failed (pytest exit $tests_rc)" >&2
+  exit "$tests_rc"
 fi
 exit "$rc"
