@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds omkl and runs every test suite: the Rust suite (fmt, clippy, cargo test)
-# and the Python suite (ruff, stubtest and pytest against the installed release wheel).
+# and the Python suite (ruff, stubtest, pytest and the docstring examples as doctests,
+# against the installed release wheel).
 #
 #   bash scripts/test.sh
 #
@@ -43,5 +44,29 @@ set -e
 if [ "$rc" -eq 5 ]; then
   echo "pytest collected no tests (exit 5): the Python suite is empty" >&2
   exit 1
+fi
+tests_rc=$rc
+
+echo "== Python: docstring examples (doctest, against the installed wheel)"
+# The installed package, never the source tree python/omkl (which has no compiled _omkl).
+pkg=$("$VENV/bin/python" -c '
+import os, sys
+import omkl
+pkg = os.path.dirname(os.path.realpath(omkl.__file__))
+if not pkg.startswith(os.path.realpath(sys.prefix) + os.sep):
+    sys.exit(f"omkl is imported from {pkg}, not from the wheel installed in {sys.prefix}")
+print(pkg)
+')
+set +e
+"$VENV/bin/python" -m pytest --doctest-modules -q -p no:cacheprovider "$pkg"
+rc=$?
+set -e
+if [ "$rc" -eq 5 ]; then
+  echo "pytest collected no docstring examples (exit 5) in $pkg" >&2
+  exit 1
+fi
+if [ "$tests_rc" -ne 0 ]; then
+  echo "the Python suite failed (pytest exit $tests_rc)" >&2
+  exit "$tests_rc"
 fi
 exit "$rc"

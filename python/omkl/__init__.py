@@ -2,6 +2,21 @@
 
 The maths lives in a Rust core (``omkl._omkl``); this package holds river-style
 streaming estimators, dataset loaders, experiments and a command-line interface.
+Measured results (the OCR table, the parser, the streaming MKL defaults) are in
+the repository's ``docs/`` folder.
+
+Examples
+--------
+A river-style estimator learns one dict of features at a time:
+
+>>> import omkl
+>>> model = omkl.ProximalClassifier()
+>>> for x, y in [({"colour_red": 1.0}, "apple"), ({"colour_yellow": 1.0}, "banana")] * 20:
+...     model.learn_one(x, y)
+>>> model.predict_one({"colour_yellow": 1.0})
+'banana'
+>>> model.group_norms_.keys()  # one group per prefix before "_"
+dict_keys(['colour'])
 """
 
 from omkl import _omkl, decode, kernels, prox

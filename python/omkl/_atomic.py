@@ -14,11 +14,14 @@ def atomic_pickle(payload: dict[str, Any], path: str | os.PathLike[str]) -> None
     same folder, fsync, then ``os.replace``. A failure leaves any existing
     file at ``path`` untouched and removes the temporary file.
 
-    >>> import tempfile, pathlib
-    >>> d = tempfile.mkdtemp()
-    >>> atomic_pickle({"format": "demo", "x": 1}, pathlib.Path(d) / "m.pkl")
-    >>> sorted(p.name for p in pathlib.Path(d).iterdir())
+    >>> import pathlib, pickle, shutil, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> atomic_pickle({"format": "demo", "x": 1}, d / "m.pkl")
+    >>> sorted(p.name for p in d.iterdir())  # no temporary file left behind
     ['m.pkl']
+    >>> pickle.loads((d / "m.pkl").read_bytes())
+    {'format': 'demo', 'x': 1}
+    >>> shutil.rmtree(d)
     """
     target = pathlib.Path(path)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".tmp")

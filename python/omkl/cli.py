@@ -2,7 +2,12 @@
 
 ``omkl reproduce <experiment>`` runs one of the paper's experiments. Each
 experiment is a module ``omkl.experiments.<name>`` that defines
-``add_arguments(parser)`` and ``run(args) -> int``.
+``add_arguments(parser)`` and ``run(args) -> int``::
+
+    omkl reproduce ocr            # Table 1 on the bundled OCR data (docs/ocr.md)
+    omkl reproduce ocr --full     # all ten folds and all eight rows
+    omkl reproduce parsing        # dependency parsing on UD English-EWT (docs/parser.md)
+    omkl --version
 """
 
 from __future__ import annotations
@@ -16,6 +21,13 @@ EXPERIMENTS: dict[str, str] = {"ocr": "ocr", "parsing": "parsing"}
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``omkl`` argument parser, with one ``reproduce`` sub-command per
+    entry of :data:`EXPERIMENTS`.
+
+    >>> args = build_parser().parse_args(["reproduce", "ocr", "--folds", "0,1", "--epochs", "5"])
+    >>> args.experiment, args.folds, args.epochs, args.rows
+    ('ocr', [0, 1], 5, ['linear', 'quadratic', 'gaussian', 'mkl_lqg'])
+    """
     parser = argparse.ArgumentParser(prog="omkl", description="omkl command-line interface")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     commands = parser.add_subparsers(dest="command")
@@ -30,6 +42,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Runs the command line ``argv`` (default: ``sys.argv[1:]``) and returns
+    the exit status.
+
+    >>> import contextlib, io
+    >>> import omkl
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     status = main(["--version"])
+    >>> status, out.getvalue() == omkl.__version__ + "\\n"
+    (0, True)
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.version:

@@ -28,6 +28,43 @@ composite regularisation (J > 1 prox steps per round, applied in order):
 ============================  ==========================================
 
 A group's norm covers all its features and, for classifiers, all classes.
+
+Examples
+--------
+Features ``signal_a`` and ``signal_b`` form the group ``signal``, ``noise_a``
+and ``noise_b`` the group ``noise``; the labels depend on the signal only,
+and the group lasso keeps the noise group's weights small:
+
+>>> import numpy as np
+>>> import omkl
+>>> rng = np.random.default_rng(0)
+>>> xs = [dict(zip(["signal_a", "signal_b", "noise_a", "noise_b"], rng.normal(size=4)))
+...       for _ in range(500)]
+>>> ys = ["pos" if x["signal_a"] + x["signal_b"] > 0 else "neg" for x in xs]
+>>> model = omkl.ProximalClassifier(regularizer=("group_lasso", 0.05))
+>>> for x, y in zip(xs, ys):
+...     model.learn_one(x, y)
+>>> norms = model.group_norms_
+>>> sorted(norms), norms["noise"] < 0.1 * norms["signal"]
+(['noise', 'signal'], True)
+>>> model.predict_one({"signal_a": 2.0, "signal_b": 1.0}), model.classes_
+('pos', ['neg', 'pos'])
+
+``learn_batch`` learns the same examples in one call (in Rust, with the GIL
+released) and gives the same model:
+
+>>> batch = omkl.ProximalClassifier(regularizer=("group_lasso", 0.05))
+>>> batch.learn_batch(xs, ys)
+>>> batch.group_norms_ == norms, batch.n_rounds_
+(True, 500)
+
+``groups`` names the group of the features it lists; other features keep
+the separator rule (here ``x3`` has no separator and is a group of its own):
+
+>>> reg = omkl.ProximalRegressor(groups={"x1": "inputs", "x2": "inputs"})
+>>> reg.learn_one({"x1": 1.0, "x2": 0.5, "x3": 2.0}, 3.0)
+>>> sorted(reg.group_norms_)
+['inputs', 'x3']
 """
 
 from __future__ import annotations

@@ -9,10 +9,11 @@ whole templates off. Training, decoding and feature extraction run in Rust.
 
 A sentence is a list of token dicts with keys ``form``, ``lemma``, ``upos``,
 ``xpos`` and ``feats`` (as returned by :func:`read_conllu`); heads are
-1-based with 0 for the root.
+1-based with 0 for the root. Results on UD English-EWT and the studies behind
+the defaults are in ``docs/parser.md``.
 
-Example
--------
+Examples
+--------
 >>> from omkl.parsing import DependencyParser
 >>> sent = [
 ...     {"form": "Dogs", "lemma": "dog", "upos": "NOUN", "xpos": "NNS", "feats": "_"},
@@ -217,45 +218,80 @@ class DependencyParser:
         distinct features on the training gold arcs, at most
         ``2**max_table_bits`` slots.
 
-    Notes
-    -----
-    The defaults (``eta=0.003``, ``lam=1e-6``, ``epochs=5``) were chosen on the
-    EWT **dev** set with ``benches/parser_dev_study.py`` (first 4,000 training
-    sentences, dev UAS after every epoch; the test set was not used). With
-    ``lam=1e-6``, ``eta=0.01`` beat 0.1 and 1 at every epoch (85.19 against
-    84.97 and 85.04 after 5 epochs), ``lam=1e-5`` was worse than ``1e-6``
-    (84.78 against 84.93 after 4 epochs at ``eta=0.1``), and the dev UAS
-    levels off after 3 epochs (85.16, 85.11, 85.19 after 3, 4, 5), so 5
-    epochs leave a margin for the full training set. For ``regularizer="mkl"``
-    the same ``eta`` with ``lam=1e-6`` is within 0.1 UAS of the SVM on that
-    subset (85.07 against 85.16 after 3 epochs), whereas ``lam=1e-4`` had been
-    3 UAS below the SVM in a 2-epoch full-data run; a larger λ switches
-    templates off (see the tests). Prediction always uses the averaged
-    parameters.
+    Attributes
+    ----------
+    history_
+        One dict per arc-model epoch of :meth:`fit`: ``epoch``, ``loss``,
+        ``seconds`` and ``sentences_per_s``.
+    pruner_history_, label_history_
+        The same for the first-pass pruner's epochs and the label stage's.
+    template_names_
+        Name of each feature template, in index order (``templates`` selects
+        among these indices).
+    template_weights_, averaged_template_weights_, template_weights_trajectory_
+        β over the templates (see the properties).
+    table_sizes_
+        Slots of each template's weight table.
 
-    On the full training set (dev UAS after epochs 1-5, pruner ``k = 20``),
-    the default templates give 87.46, 87.97, 87.99, 88.03, 87.98 (``parser_dev_study.py
-    --max-train 0``), against 87.23, 87.65, 87.85, 87.93, 87.85 without the
-    word-shape, between-count and finer-distance templates (``--exclude
-    pre5,suf3,b.counts,fdist``, the 296 live templates of the original set).
-    These full-data runs then chose ``eta=0.003`` (above, ``eta=0.01``): dev
-    UAS 87.19, 87.90, 88.22, 88.31, 88.39 after epochs 1-5 (``--configs
-    l2:1e-6:0.003``); without the pruner (``--prune-k 0``) ``eta=0.003`` gives
-    87.25, 87.90, 88.15, 88.27, 88.37 and ``eta=0.01`` 87.34, 87.81, 87.92,
-    88.07, 88.14, so the pruner costs nothing at this rate, and
-    ``eta=0.03`` is lower after each of its first two epochs (87.04, 87.69).
+    Prediction always uses the averaged parameters. The defaults were chosen
+    on the EWT dev set; the studies, test-set results and their history are
+    in ``docs/parser.md``.
 
-    The runs above used an earlier first pass (25 templates, two of which
-    listed the tags of the words between head and modifier) without a
-    margin. The current 23-template first pass keeps 99.95% of dev gold arcs
-    at ``k = 20`` (99.23% before), and ``prune_margin=5`` was chosen on dev
-    (``parser_dev_study.py --max-train 0 --epochs 2 --configs
-    l2:1e-6:0.003 --label-epochs 0 --prune-margin M``): dev UAS after epochs
-    1 and 2 were 87.15, 87.88 with no margin; 87.31, 87.98 with ``M = 6``;
-    87.39, 88.12 with ``M = 5``; 87.33, 88.01 with ``M = 4``; 86.60, 87.31
-    with ``M = 3`` (``--prune-k 10`` without a margin: 87.26, 87.88). The
-    margin of 5 keeps 21% of the dev arcs for the full model, against 73%
-    with ``k = 20`` alone (``benches/bench_parsing.py`` prints both).
+    Examples
+    --------
+    A tiny treebank in CoNLL-U (ten tab-separated columns per word, a blank
+    line after each sentence), written to a temporary file; in practice this is
+    UD English-EWT's ``en_ewt-ud-train.conllu``.
+
+    >>> import pathlib, shutil, tempfile
+    >>> from omkl import DependencyParser
+    >>> from omkl.parsing import read_conllu
+    >>> treebank = '''
+    ... 1 Dogs   dog   NOUN  NNS _ 2 nsubj _ _
+    ... 2 bark   bark  VERB  VBP _ 0 root  _ _
+    ... 3 .      .     PUNCT .   _ 2 punct _ _
+    ...
+    ... 1 The    the   DET   DT  _ 2 det   _ _
+    ... 2 cat    cat   NOUN  NN  _ 3 nsubj _ _
+    ... 3 sleeps sleep VERB  VBZ _ 0 root  _ _
+    ...
+    ... 1 Birds  bird  NOUN  NNS _ 2 nsubj _ _
+    ... 2 sing   sing  VERB  VBP _ 0 root  _ _
+    ... 3 songs  song  NOUN  NNS _ 2 obj   _ _
+    ... '''
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> path = folder / "train.conllu"
+    >>> rows = ["\\t".join(line.split()) for line in treebank.strip().splitlines()]
+    >>> _ = path.write_text("\\n".join(rows) + "\\n\\n")
+
+    Train (5 epochs by default), then parse; ``score`` gives UAS and LAS in
+    percent over non-punctuation words (here on the training data itself):
+
+    >>> parser = DependencyParser().fit(path)
+    >>> parser.parse(path)
+    [[2, 0, 2], [2, 3, 0], [2, 0, 2]]
+    >>> parser.score(path)
+    {'uas': 100.0, 'las': 100.0}
+    >>> heads, relations = parser.parse_with_labels(path)
+    >>> relations[2]
+    ['nsubj', 'root', 'obj']
+    >>> parser.predict_one(read_conllu(path)[1])
+    [2, 3, 0]
+    >>> len(parser.template_names_), parser.template_names_[:3]
+    (346, ['h.form', 'h.lemma', 'h.upos'])
+
+    The MKL parser weighs the templates by β, a distribution over them:
+
+    >>> mkl = DependencyParser(regularizer="mkl").fit(path)
+    >>> round(sum(mkl.template_weights_), 6)
+    1.0
+
+    Save and load (atomic; the file records format version and feature hash):
+
+    >>> parser.save(folder / "parser.pkl")
+    >>> DependencyParser.load(folder / "parser.pkl").parse(path)
+    [[2, 0, 2], [2, 3, 0], [2, 0, 2]]
+    >>> shutil.rmtree(folder)
     """
 
     def __init__(
@@ -454,6 +490,7 @@ class DependencyParser:
 
     @property
     def template_names_(self) -> list[str]:
+        """Name of each feature template, in index order."""
         return self._core.template_names()
 
     @property
@@ -474,6 +511,7 @@ class DependencyParser:
 
     @property
     def table_sizes_(self) -> list[int]:
+        """Slots of each template's weight table (powers of two)."""
         return self._core.table_sizes()
 
     # --- persistence ------------------------------------------------------

@@ -33,25 +33,51 @@ _BUNDLED = pathlib.Path(__file__).resolve().parent / "data" / "letter.data.gz"
 class OCRDataset:
     """Words of the OCR data set.
 
-    Attributes:
-        words: one ``(pixels, labels)`` pair per word, in file order; ``pixels``
-            is an ``n x 128`` ``uint8`` array of 0/1 pixels (a view into
-            :attr:`pixels`) and ``labels`` the list of its ``n`` letters.
-        folds: fold id (0-9) of each word, ``int64`` array of ``len(words)``.
-        word_ids: the file's ``word_id`` of each word.
-        pixels: all characters stacked, ``N x 128`` ``uint8``.
-        letters: letter of every character, length ``N``.
-        offsets: word ``w`` is characters ``offsets[w]:offsets[w + 1]``.
-        source: the file the data was read from.
+    Attributes
+    ----------
+    words
+        One ``(pixels, labels)`` pair per word, in file order; ``pixels`` is
+        an ``n x 128`` ``uint8`` array of 0/1 pixels (a view into
+        :attr:`pixels`) and ``labels`` the list of its ``n`` letters.
+    folds
+        Fold id (0-9) of each word, ``int64`` array of ``len(words)``.
+    word_ids
+        The file's ``word_id`` of each word.
+    pixels
+        All characters stacked, ``N x 128`` ``uint8``.
+    letters
+        Letter of every character, length ``N``.
+    offsets
+        Word ``w`` is characters ``offsets[w]:offsets[w + 1]``.
+    source
+        The file the data was read from.
 
-    Example:
-        >>> from omkl.datasets import load_ocr
-        >>> data = load_ocr()
-        >>> len(data.words), data.pixels.shape, sorted(set(data.folds.tolist()))[:3]
-        (6877, (52152, 128), [0, 1, 2])
-        >>> x, y = data.words[0]
-        >>> x.shape[1], "".join(y)
-        (128, 'ommanding')
+    Examples
+    --------
+    >>> from omkl.datasets import load_ocr
+    >>> data = load_ocr()
+    >>> len(data.words), data.pixels.shape, sorted(set(data.folds.tolist()))[:3]
+    (6877, (52152, 128), [0, 1, 2])
+    >>> x, y = data.words[0]
+    >>> x.shape[1], "".join(y)
+    (128, 'ommanding')
+    >>> len(data.alphabet), data.alphabet[:3]
+    (26, ['a', 'b', 'c'])
+
+    Each character is a 16 x 8 image, row by row (the first letter, "o"):
+
+    >>> for line in x[0].reshape(16, 8)[3:13]:
+    ...     print("".join(".#"[p] for p in line))
+    .###....
+    .#####..
+    .#...##.
+    ##....##
+    #......#
+    #......#
+    #......#
+    #.....##
+    #...###.
+    #####...
     """
 
     words: list[tuple[npt.NDArray[np.uint8], list[str]]] = field(repr=False)
@@ -131,24 +157,33 @@ def _locate_error(lines: list[bytes], fail: Callable[[int, str], ValueError]) ->
 def load_ocr(path: str | os.PathLike[str] | None = None) -> OCRDataset:
     """Reads OCR data in the ``letter.data`` layout (plain or gzip-compressed).
 
-    Args:
-        path: file to read; ``None`` reads the copy bundled with the package.
+    Parameters
+    ----------
+    path
+        File to read; ``None`` reads the copy bundled with the package.
 
-    Returns:
+    Returns
+    -------
+    OCRDataset
         The words, grouped by ``word_id`` in file order, with their folds.
 
-    Raises:
-        FileNotFoundError: if ``path`` does not exist (``OSError`` for other
-            failures to open it).
-        omkl.ParseError: a ``ValueError`` whose message starts with
-            ``path:line:``, on a malformed line; or ``path:`` if the file holds
-            no characters or is a corrupt gzip file.
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist (``OSError`` for other failures to open it).
+    omkl.ParseError
+        A ``ValueError`` whose message starts with ``path:line:``, on a
+        malformed line; or ``path:`` if the file holds no characters or is a
+        corrupt gzip file.
 
-    Example:
-        >>> from omkl.datasets import load_ocr
-        >>> data = load_ocr()
-        >>> len(data.letters)
-        52152
+    Examples
+    --------
+    >>> from omkl.datasets import load_ocr
+    >>> data = load_ocr()
+    >>> len(data.letters)
+    52152
+    >>> data  # doctest: +ELLIPSIS
+    OCRDataset(6877 words, 52152 characters, 10 folds, source='...letter.data.gz')
     """
     src = _BUNDLED if path is None else pathlib.Path(path)
     name = str(src)

@@ -16,9 +16,7 @@ Protocol, per training fold and row:
   held-out words carved from the training fold (20%; never the test folds).
 * The final model is trained on the whole fold for ``--epochs`` epochs (20,
   the paper's protocol; constant step eta0, averaged iterates) and tested on
-  the other nine folds. ``--epochs 40`` trains longer: on held-out training
-  words the single-kernel rows gain from it, because runs with the small
-  steps chosen for small C are not converged after 20 epochs.
+  the other nine folds.
 * The B1-spline Gram matrix (h for about 95% zeros) is stored sparse (CSR):
   training and test scoring visit only its non-zeros. Averages involving it
   are trained as one group per base kernel ``K_b / n`` under the squared l2
@@ -29,17 +27,43 @@ Protocol, per training fold and row:
   single-kernel SVM of kernel k at the same C, so the MKL model nests every
   row of its block. ``--shared-transitions`` puts the transitions inside the
   squared l2,1 norm as one more group instead, where they compete with the
-  kernels for one budget; on held-out words of folds 2-5 that was worse on
-  every fold (benches/ocr_heldout_study.py), and so was the test accuracy of
-  the selected models on those folds (mean 88.8% against 89.2%).
+  kernels for one budget.
 
 Run ``omkl reproduce ocr`` (a representative subset: two folds, rows linear,
-quadratic, gaussian and mkl_lqg) or ``omkl reproduce ocr --full``.
+quadratic, gaussian and mkl_lqg) or ``omkl reproduce ocr --full``. It writes
+``table.md``, ``results.json`` and ``beta.png`` (the β trajectory of the MKL
+rows) to ``--out``. The results, and the studies behind this protocol (the
+number of epochs, the transitions), are in ``docs/ocr.md``.
 
-Example:
-    >>> from omkl.experiments.ocr import ROWS
-    >>> sorted(ROWS)[:3]
-    ['average_lb1', 'average_lqg', 'b1']
+Examples
+--------
+The rows of Table 1 by name (``--rows``):
+
+>>> from omkl.experiments.ocr import ROWS
+>>> sorted(ROWS)
+['average_lb1', 'average_lqg', 'b1', 'gaussian', 'linear', 'mkl_lb1', 'mkl_lqg', 'quadratic']
+>>> ROWS["mkl_lqg"].groups, ROWS["mkl_lqg"].paper_accuracy
+((('L',), ('Q',), ('G',)), 87.5)
+
+``omkl reproduce ocr --folds 0 --rows linear --epochs 2`` from Python (a
+quick run: one fold, the linear row, two epochs):
+
+>>> import argparse, contextlib, io, json, pathlib, shutil, tempfile
+>>> from omkl.experiments import ocr
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> cli = argparse.ArgumentParser()
+>>> ocr.add_arguments(cli)
+>>> args = cli.parse_args(
+...     ["--folds", "0", "--rows", "linear", "--epochs", "2", "--out", str(folder)]
+... )
+>>> with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+...     status = ocr.run(args)  # prints the table and a progress bar
+>>> status, sorted(p.name for p in folder.iterdir())
+(0, ['beta.png', 'results.json', 'table.md'])
+>>> row = json.loads((folder / "results.json").read_text())["rows"]["linear"]
+>>> row["accuracy_mean"] > 70, row["paper_accuracy"]
+(True, 72.8)
+>>> shutil.rmtree(folder)
 """
 
 from __future__ import annotations
@@ -72,7 +96,7 @@ B1_ZERO_FRACTION = 0.95
 HELDOUT_FRACTION = 0.2
 DEFAULT_ROWS = ("linear", "quadratic", "gaussian", "mkl_lqg")
 DEFAULT_FOLDS = (0, 1)
-#: The paper's protocol; see the module docstring for ``--epochs 40``.
+#: The paper's protocol; ``docs/ocr.md`` has results with ``--epochs 40``.
 DEFAULT_EPOCHS = 20
 
 
@@ -293,7 +317,11 @@ PRIMAL = ("L",)
 
 def unit_rows(X: F32) -> F32:
     """Rows scaled to unit norm (zero rows stay zero): the features of the
-    normalised linear kernel."""
+    normalised linear kernel.
+
+    >>> unit_rows(np.array([[3.0, 4.0], [0.0, 0.0]], dtype=np.float32)).tolist()
+    [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
+    """
     norms = np.sqrt((X * X).sum(axis=1, dtype=np.float32))
     return np.ascontiguousarray(X / np.maximum(norms, np.float32(1e-12))[:, None])
 
@@ -422,9 +450,9 @@ def single_threaded_blas() -> threadpool_limits:
     on the calling thread: a threaded OpenBLAS call leaves its worker
     threads busy-waiting for a while afterwards, which on a 2-core machine
     slows the timed step that follows (the final training, the next fold's
-    Gram matrices; ``benches/ocr_blas_spin.py``). For these products one
-    thread gives the same bits as two (the split is over rows, not over the
-    128-term sums).
+    Gram matrices; measured by ``studies/ocr_blas_spin.py``, see
+    ``docs/ocr.md``). For these products one thread gives the same bits as
+    two (the split is over rows, not over the 128-term sums).
 
     >>> with single_threaded_blas():
     ...     float((np.ones((2, 3), np.float32) @ np.ones(3, np.float32))[0])
@@ -481,6 +509,11 @@ def components(row: Row) -> list[tuple[tuple[str, ...], float]]:
     trained as n groups ``K_b / n`` under the same plain squared-l2 penalty:
     the same model (a single group is the concatenation of the feature maps
     ``phi_b / sqrt(n)``), without a dense Gram matrix of the sum.
+
+    >>> components(ROWS["mkl_lqg"])
+    [(('L',), 1.0), (('Q',), 1.0), (('G',), 1.0)]
+    >>> components(ROWS["average_lb1"])  # B1 is sparse: one group per base kernel
+    [(('L',), 0.5), (('B',), 0.5)]
     """
     out: list[tuple[tuple[str, ...], float]] = []
     for g in row.groups:
@@ -496,8 +529,7 @@ def components(row: Row) -> list[tuple[tuple[str, ...], float]]:
 #: True (default): the transitions are penalised by (lambda/2)|theta_T|^2
 #: apart from the kernel groups, the single-kernel SVM's treatment of them,
 #: so that MKL at beta = e_k is that SVM. False (``--shared-transitions``):
-#: one more group of the squared l2,1 norm. (Held-out study over folds 2-5,
-#: benches/ocr_heldout_study.py: apart is better for MKL on every fold.)
+#: one more group of the squared l2,1 norm. ``docs/ocr.md`` compares the two.
 SEPARATE_TRANSITIONS = True
 
 
@@ -665,7 +697,24 @@ def run_fold(
     eta_grid: Sequence[float] = ETA_GRID,
 ) -> FoldResult:
     """Hyper-parameter selection on held-out training words, final training
-    on the whole fold, test on the other folds."""
+    on the whole fold, test on the other folds.
+
+    Each (C, eta0) trial of the grids runs 5 epochs on 80% of the fold's
+    words; each C then trains ``epochs`` epochs with its best eta0 and is
+    scored on the other 20%; the chosen C and eta0 train the final model on
+    the whole fold. Runs are submitted to ``pool``.
+
+    >>> from concurrent.futures import ThreadPoolExecutor
+    >>> corpus = Corpus.load()  # the bundled data, images deduplicated
+    >>> words = np.flatnonzero(corpus.folds == 0)
+    >>> inputs = np.unique(corpus.char_input[corpus.chars_of(words)])
+    >>> row = ROWS["linear"]
+    >>> fg = fold_grams(corpus, inputs, kernel_bases(row))  # none: linear is primal
+    >>> with ThreadPoolExecutor(max_workers=1) as pool:
+    ...     res = run_fold(corpus, fg, row, 0, 2, pool, c_grid=(1e3,), eta_grid=(0.1,))
+    >>> res.C, res.eta0, res.accuracy > 0.7
+    (1000.0, 0.1, True)
+    """
     local = np.full(len(corpus.X), -1, dtype=np.int64)
     local[fg.inputs] = np.arange(len(fg.inputs))
     words = np.flatnonzero(corpus.folds == fold)
