@@ -371,37 +371,6 @@ class ArcLabelerCore:
 
 # --- mkl ----------------------------------------------------------------
 
-def train_chain_mkl(
-    grams: list[npt.NDArray[np.float32]],
-    inputs: npt.NDArray[np.int64],
-    labels: npt.NDArray[np.int64],
-    offsets: npt.NDArray[np.int64],
-    n_labels: int,
-    features: list[npt.NDArray[np.float32]] = ...,
-    regularizer: str = "squared_l21",
-    lam: float = 1e-3,
-    eta0: float = 1.0,
-    schedule: str = "inv_sqrt",
-    epochs: int = 20,
-    average: bool = True,
-    cost: float = 1.0,
-    shuffle: bool = True,
-    seed: int = 0,
-    track_objective: bool = False,
-    sparse_grams: list[
-        SparseGram | tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]
-    ] = ...,
-    transition_lam: float | None = None,
-    objective_last_only: bool = False,
-) -> dict[str, np.ndarray]: ...
-def decode_chains(
-    emissions: npt.NDArray[np.float64],
-    offsets: npt.NDArray[np.int64],
-    transitions: npt.NDArray[np.float64],
-    start: npt.NDArray[np.float64],
-    stop: npt.NDArray[np.float64],
-) -> npt.NDArray[np.int64]: ...
-
 # --- stream ---------------------------------------------------------------
 
 @final

@@ -83,6 +83,7 @@ import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
 from omkl import _omkl, kernels
+from omkl.decode import viterbi_batch
 from omkl.datasets import OCRDataset, load_ocr
 from omkl.mkl import PrecomputedGram, SequenceTagger
 
@@ -451,8 +452,8 @@ def single_threaded_blas() -> threadpool_limits:
     threads busy-waiting for a while afterwards, which on a 2-core machine
     slows the timed step that follows (the final training, the next fold's
     Gram matrices; measured by ``studies/ocr_blas_spin.py``, see
-    ``docs/ocr.md``). For these products one thread gives the same bits as
-    two (the split is over rows, not over the 128-term sums).
+    ``docs/ocr.md``). The products agree with the threaded ones to float32
+    rounding (OpenBLAS may split the 128-term sums differently).
 
     >>> with single_threaded_blas():
     ...     float((np.ones((2, 3), np.float32) @ np.ones(3, np.float32))[0])
@@ -606,13 +607,11 @@ def train(
 
 
 def decode(model: dict[str, Any], emissions: npt.NDArray[np.float64], offsets: I64) -> I64:
-    return _omkl.decode_chains(
-        np.ascontiguousarray(emissions, dtype=np.float64),
-        offsets,
-        model["transitions"],
-        model["start"],
-        model["stop"],
-    )
+    """Viterbi labelling of every chain (rows ``offsets[k]:offsets[k + 1]``
+    of ``emissions``), concatenated, by :func:`omkl.decode.viterbi_batch`."""
+    chains = np.split(np.asarray(emissions, dtype=np.float64), offsets[1:-1])
+    labels, _ = viterbi_batch(chains, model["transitions"], model["start"], model["stop"])
+    return np.concatenate(labels)
 
 
 def heldout_accuracy(model: dict[str, Any], fg: FoldGrams, split: Split) -> float:

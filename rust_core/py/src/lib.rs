@@ -9,7 +9,6 @@ mod decode;
 mod errors;
 mod kernel;
 mod learner;
-mod mkl;
 mod parser;
 mod prox;
 mod stream;
@@ -24,7 +23,6 @@ fn _omkl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     kernel::register(m)?;
     learner::register(m)?;
     parser::register(m)?;
-    mkl::register(m)?;
     stream::register(m)?;
     Ok(())
 }

@@ -7,21 +7,17 @@
 //! * [`loss`]: multiclass hinge, multiclass logistic and squared losses.
 //! * [`grouped_weights`]: weights stored as scale × vector per group.
 //! * [`averaging`]: the lazy average of those weights.
-//! * [`online_mkl`]: Alg. 3 on chains with kernel groups ([`score_cache`])
-//!   and explicit groups ([`explicit_group`]).
+//! * [`stream_mkl`]: Alg. 3 (and Alg. 1 on its groups): one round over
+//!   kernel groups (on the fly, or over precomputed Gram matrices),
+//!   explicit groups and transitions, for multiclass problems and chains.
 
 pub mod averaging;
-pub mod chain_group;
-pub mod explicit_group;
 pub mod grouped_weights;
 pub mod loss;
-pub mod mkl_config;
 pub mod named;
-pub mod online_mkl;
 pub mod online_proximal;
 pub mod persist;
 pub mod schedule;
-pub mod score_cache;
 pub mod spec;
 pub mod stream_mkl;
 

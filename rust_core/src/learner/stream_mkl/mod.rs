@@ -1,16 +1,20 @@
-//! Streaming Alg. 3: online MKL one example at a time, for multiclass
-//! problems and linear chains, with kernel groups over a growing (or
-//! budgeted) support set, explicit feature groups and transitions.
+//! Alg. 3: online MKL one example at a time, for multiclass problems and
+//! linear chains, with kernel groups, explicit feature groups and
+//! transitions.
 //!
-//! Unlike the batch trainer ([`crate::learner::online_mkl`]), which needs
-//! the Gram matrices of a fixed training set, this learner keeps its own
-//! deduplicated support set and computes kernel values on the fly, so it
-//! runs on endless streams (in bounded memory with `max_support`).
+//! Positions are either feature vectors (kernel values are computed on the
+//! fly against a deduplicated support set, so the learner runs on endless
+//! streams, in bounded memory with `max_support`) or the ids of inputs of
+//! precomputed Gram matrices and feature rows ([`precomputed`]; the support
+//! is the fixed input set and a score cache makes scoring a lookup). Both
+//! go through the same round.
 //!
 //! * [`config`]: hyperparameters ([`StreamMklConfig`], [`StreamLoss`]).
 //! * [`state`]: the model ([`StreamMkl`]), validation, growth, accessors.
 //! * [`scoring`]: per-group scores and prediction.
 //! * [`round`]: one round (decode, step, §3.4 norm identity, prox).
+//! * [`fit`]: epochs over a corpus of precomputed inputs, the objective.
+//! * [`precomputed`]: precomputed Gram matrices and feature rows.
 //! * [`budget`]: the support budget and its removal rule.
 //! * [`persist`]: versioned bytes.
 //! * [`block`]: scale-factor storage with lazy averaging ([`ScaledBlock`]).
