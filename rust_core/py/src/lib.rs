@@ -11,6 +11,7 @@ mod kernel;
 mod learner;
 mod mkl;
 mod parser;
+mod persist;
 mod prox;
 mod stream;
 
@@ -25,5 +26,6 @@ fn _omkl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     parser::register(m)?;
     mkl::register(m)?;
     stream::register(m)?;
+    persist::register(m)?;
     Ok(())
 }
