@@ -372,3 +372,9 @@ def test_an_impossible_state_in_a_saved_file_names_the_file(tmp_path):
     )
     with pytest.raises(ValueError, match="m.omkl.*n_outputs is 1000000000000"):
         omkl.ProximalClassifier.load(path)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    assert doctest.testmod(_persist).failed == 0

@@ -166,11 +166,11 @@ def load_bytes(
     >>> version, bytes(payload)
     (1, b'xyz')
     >>> p.write_bytes(p.read_bytes()[:-1])
-    29
+    31
     >>> load_bytes(p, "demo", [1])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: ...m.omkl: ...truncated file: expected 30 bytes, got 29
+    ValueError: ...m.omkl: ...truncated file: expected 32 bytes, got 31
     """
     name = os.fspath(path)
     with open(name, "rb") as f:

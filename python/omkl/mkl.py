@@ -548,11 +548,11 @@ class _StreamMkl(base.Base):
         truncated or corrupted.
 
         >>> import pathlib, tempfile
-        >>> m = MKLClassifier().fit([[0.0, 1.0], [1.0, 0.0]], ["a", "b"])
+        >>> m = MKLClassifier().fit([[0.0, 1.0], [1.0, 0.0]] * 10, ["a", "b"] * 10, epochs=2)
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "m.omkl"
         >>> m.save(p)
-        >>> MKLClassifier.load(p).predict([[0.0, 1.0]])
-        ['a']
+        >>> MKLClassifier.load(p).predict([[0.0, 1.0], [1.0, 0.0]])
+        ['a', 'b']
         """
         model, state, sections = load_estimator(cls, path, [SAVE_FORMAT_VERSION], (0, 1))
         with named_errors(path):

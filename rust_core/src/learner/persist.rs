@@ -314,7 +314,8 @@ mod tests {
     #[test]
     fn impossible_states_are_refused_before_allocating() {
         let m = trained();
-        let cases: Vec<(Box<dyn Fn(&mut serde_json::Value)>, &str)> = vec![
+        type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+        let cases: Vec<(Edit, &str)> = vec![
             (
                 Box::new(|v| v["groups"][0]["scale"] = (-0.5).into()),
                 "scale",

@@ -102,7 +102,8 @@ impl StreamMkl {
         for j in 0..s {
             let sq = self.support.sq_norm(j);
             let want = sq_norm_f32(self.support.row(j));
-            if !((sq - want).abs() <= 1e-9 * (1.0 + want)) {
+            let close = (sq - want).abs() <= 1e-9 * (1.0 + want);
+            if !close {
                 return Err(bad(format!(
                     "corrupt model: squared norm {sq} of support input {j} differs from its row's"
                 )));
