@@ -49,6 +49,7 @@ __all__ = [
 ]
 
 _TMP_MARK = ".omkl-tmp-"
+_MAGIC = b"OMKL"
 
 
 def _tmp_prefix(name: str) -> str:
@@ -199,12 +200,61 @@ def save_model(
     save_bytes(path, [_omkl.seal_header(format, version, parts), *parts])
 
 
+def _read_pieces(name: str) -> tuple[bytes, bytes, bytes, list[bytes]] | None:
+    """The envelope header, the header length, the JSON header and the
+    sections of a file of :func:`save_model`, each read into its own bytes
+    (no copy of a large section), or ``None`` when the layout does not add
+    up (then the caller reads the whole file, whose checks say what is
+    wrong). Nothing here is trusted before the checksum is verified."""
+    with open(name, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        head = f.read(5)
+        if len(head) < 5 or head[:4] != _MAGIC or not 1 <= head[4] <= 64:
+            return None
+        head += f.read(20 + head[4])
+        if len(head) != 25 + head[4]:
+            return None
+        (plen,) = struct.unpack_from("<Q", head, 9 + head[4])
+        lenb = f.read(8)
+        if len(head) + plen != size or len(lenb) != 8:
+            return None
+        (n,) = struct.unpack("<Q", lenb)
+        if n > plen - 8:
+            return None
+        js = f.read(n)
+        try:
+            lens = json.loads(js.decode())["sections"]
+        except (ValueError, UnicodeDecodeError, TypeError, KeyError):
+            return None
+        if not (
+            isinstance(lens, list)
+            and all(isinstance(x, int) and x >= 0 for x in lens)
+            and 8 + n + sum(lens) == plen
+        ):
+            return None
+        sections = [f.read(length) for length in lens]
+        if any(len(s) != length for s, length in zip(sections, lens, strict=True)):
+            return None
+    return head, lenb, js, sections
+
+
 def load_model(
     path: str | os.PathLike[str], format: str, versions: Sequence[int]
 ) -> tuple[int, dict[str, Any], list[bytes]]:
     """Reads a file written by :func:`save_model`: ``(version, header,
-    sections)``; ``ValueError`` naming the file when it is not one."""
+    sections)``; ``ValueError`` naming the file when it is not one.
+    The checksum covers every byte read."""
     name = os.fspath(path)
+    pieces = _read_pieces(name)
+    if pieces is not None:
+        head, lenb, js, sections = pieces
+        try:
+            version = _omkl.open_sealed_parts(head, [lenb, js, *sections], format, list(versions))
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}") from None
+        header = json.loads(js.decode())
+        header.pop("sections")
+        return version, header, sections
     version, payload = load_bytes(path, format, versions)
     try:
         if len(payload) < 8:

@@ -207,6 +207,45 @@ pub fn open<'a>(
     supported_versions: &[u32],
 ) -> Result<&'a [u8]> {
     let h = peek(bytes)?;
+    let payload = &bytes[h.payload_start.min(bytes.len())..];
+    check(
+        &h,
+        &bytes[..h.payload_start],
+        &[payload],
+        expected_format,
+        supported_versions,
+    )?;
+    Ok(payload)
+}
+
+/// [`open`] for a file read in pieces: `header` is exactly the envelope
+/// header and `parts` are the payload's pieces in order. Returns the
+/// format version.
+pub fn open_parts(
+    header: &[u8],
+    parts: &[&[u8]],
+    expected_format: &str,
+    supported_versions: &[u32],
+) -> Result<u32> {
+    let h = peek(header)?;
+    if header.len() != h.payload_start {
+        return Err(bad(format!(
+            "corrupted header: expected {} bytes, got {}",
+            h.payload_start,
+            header.len()
+        )));
+    }
+    check(&h, header, parts, expected_format, supported_versions)?;
+    Ok(h.version)
+}
+
+fn check(
+    h: &Header,
+    header: &[u8],
+    parts: &[&[u8]],
+    expected_format: &str,
+    supported_versions: &[u32],
+) -> Result<()> {
     if h.format != expected_format {
         return Err(bad(format!(
             "this is a saved {:?} model, expected a saved {expected_format:?} model",
@@ -226,20 +265,22 @@ pub fn open<'a>(
             }
         )));
     }
-    let total = (h.payload_start as u64).saturating_add(h.payload_len);
-    if (bytes.len() as u64) < total {
-        return Err(truncated(total, bytes.len()));
+    let start = h.payload_start as u64;
+    let total = start.saturating_add(h.payload_len);
+    let got = start + parts.iter().map(|p| p.len() as u64).sum::<u64>();
+    if got < total {
+        return Err(truncated(total, got as usize));
     }
-    if (bytes.len() as u64) > total {
+    if got > total {
         return Err(bad(format!(
-            "corrupted file: expected {total} bytes, got {} (trailing bytes)",
-            bytes.len()
+            "corrupted file: expected {total} bytes, got {got} (trailing bytes)"
         )));
     }
     let mut hasher = Xxh3::new();
-    hasher.update(&bytes[..h.payload_start - 8]);
-    let payload = &bytes[h.payload_start..];
-    hasher.update(payload);
+    hasher.update(&header[..h.payload_start - 8]);
+    for p in parts {
+        hasher.update(p);
+    }
     let sum = hasher.digest();
     if sum != h.checksum {
         return Err(bad(format!(
@@ -247,7 +288,7 @@ pub fn open<'a>(
             h.checksum
         )));
     }
-    Ok(payload)
+    Ok(())
 }
 
 /// A cursor over a payload that reads little-endian fields and checks
@@ -403,6 +444,25 @@ mod tests {
         for cut in 0..b.len() {
             assert!(open(&b[..cut], "omkl-test", &[3]).is_err());
         }
+    }
+
+    #[test]
+    fn opening_in_parts_equals_opening() {
+        let b = seal("f", 3, b"abcdefgh");
+        let (head, payload) = b.split_at(header_len("f"));
+        let (p, q) = payload.split_at(3);
+        assert_eq!(open_parts(head, &[p, q], "f", &[3]).unwrap(), 3);
+        let mut c = q.to_vec();
+        c[0] ^= 1;
+        let e = open_parts(head, &[p, &c], "f", &[3])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("checksum"), "{e}");
+        assert!(open_parts(head, &[p], "f", &[3])
+            .unwrap_err()
+            .to_string()
+            .contains("truncated"));
+        assert!(open_parts(&b[..10], &[p, q], "f", &[3]).is_err());
     }
 
     #[test]

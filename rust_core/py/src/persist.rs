@@ -45,8 +45,24 @@ fn open_sealed(
     .py()
 }
 
+/// [`open_sealed`] for a file read in pieces: `header` is the envelope
+/// header, `parts` the payload's pieces in order; returns the version.
+#[pyfunction]
+fn open_sealed_parts<'py>(
+    py: Python<'py>,
+    header: &[u8],
+    parts: Vec<Bound<'py, PyBytes>>,
+    format: &str,
+    versions: Vec<u32>,
+) -> PyResult<u32> {
+    let slices: Vec<&[u8]> = parts.iter().map(|p| p.as_bytes()).collect();
+    py.detach(|| omkl_core::persist::open_parts(header, &slices, format, &versions))
+        .py()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(seal_header, m)?)?;
     m.add_function(wrap_pyfunction!(open_sealed, m)?)?;
+    m.add_function(wrap_pyfunction!(open_sealed_parts, m)?)?;
     Ok(())
 }
