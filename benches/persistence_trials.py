@@ -131,7 +131,9 @@ def kill_trials(name: str, folder: pathlib.Path, kills: int) -> tuple[int, int, 
     work = folder / f"{name}.work"
     work.mkdir()
     path = work / "m.omkl"
+    t0 = time.perf_counter()
     model.save(path)
+    save_time = time.perf_counter() - t0
     want = path.read_bytes()
     rng = np.random.default_rng(3)
     intact = seen = 0
@@ -141,7 +143,8 @@ def kill_trials(name: str, folder: pathlib.Path, kills: int) -> tuple[int, int, 
         )
         assert proc.stdout is not None
         proc.stdout.readline()
-        time.sleep(float(rng.uniform(0.02, 0.5)))
+        # a random moment spread over a few saves of the loop
+        time.sleep(float(rng.uniform(0.01, 0.01 + 3 * save_time)))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         proc.stdout.close()
