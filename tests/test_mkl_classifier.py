@@ -240,19 +240,22 @@ def test_pickle_and_save_load(tmp_path):
     assert m3.kernel_weights_history_ == m.kernel_weights_history_
     # corrupt files, wrong version, wrong class
     (tmp_path / "junk").write_bytes(b"not a model")
-    with pytest.raises(ValueError, match="not a saved"):
+    with pytest.raises(ValueError, match="junk.*not an omkl model file"):
         MKLClassifier.load(tmp_path / "junk")
-    blob = pickle.loads(path.read_bytes())
-    blob["format_version"] = 99
-    (tmp_path / "v99").write_bytes(pickle.dumps(blob))
-    with pytest.raises(ValueError, match="version"):
+    data = path.read_bytes()
+    _, start = omkl._omkl.open_sealed(data, "omkl.MKLClassifier", [2])
+    payload = data[start:]
+    v99 = omkl._omkl.seal_header("omkl.MKLClassifier", 99, [payload]) + payload
+    (tmp_path / "v99").write_bytes(v99)
+    with pytest.raises(ValueError, match="v99.*version 99"):
         MKLClassifier.load(tmp_path / "v99")
-    with pytest.raises(ValueError, match="not a saved"):
+    with pytest.raises(ValueError, match='saved "omkl.MKLClassifier" model'):
         omkl.SequenceTagger.load(path)
-    with pytest.raises(ValueError, match="format version"):
-        omkl._omkl.StreamMkl.from_bytes(
-            m._state.to_bytes().replace(b'"version":1', b'"version":2', 1)
-        )
+    core = m._state.to_bytes()
+    _, start = omkl._omkl.open_sealed(core, "omkl-stream-mkl", [2])
+    v1 = omkl._omkl.seal_header("omkl-stream-mkl", 1, [core[start:]]) + core[start:]
+    with pytest.raises(ValueError, match="older omkl format"):
+        omkl._omkl.StreamMkl.from_bytes(v1)
 
 
 def test_progressive_validation_on_image_segments():

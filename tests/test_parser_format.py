@@ -1,5 +1,5 @@
-"""The parser's saved format version: saves of an older version are refused
-by the first check that reads them, with a message naming both versions."""
+"""The parser's saved format version: files of an older format are refused
+by the first check that reads them, with a message saying so."""
 
 from __future__ import annotations
 
@@ -17,29 +17,32 @@ SENT = [
 ]
 
 
-def test_format_version_is_3_and_written_in_the_core_bytes() -> None:
-    assert _omkl.PARSER_FORMAT_VERSION == 3
-    core = _omkl.ArcParserCore()
-    b = core.__getstate__()
-    assert b[:8] == b"OMKLARC\0"
-    assert struct.unpack("<I", b[8:12])[0] == 3
+def test_format_version_is_4_and_written_in_the_core_envelope() -> None:
+    assert _omkl.PARSER_FORMAT_VERSION == 4
+    b = _omkl.ArcParserCore().__getstate__()
+    name = b"omkl-arc-parser"
+    assert b[:4] == b"OMKL" and b[4] == len(name) and b[5 : 5 + len(name)] == name
+    assert struct.unpack("<I", b[5 + len(name) : 9 + len(name)])[0] == 4
+    version, _ = _omkl.open_sealed(b, "omkl-arc-parser", [4])
+    assert version == 4
 
 
-def test_an_older_save_is_refused_naming_its_version(tmp_path: pathlib.Path) -> None:
+def test_older_saves_are_refused_as_older_formats(tmp_path: pathlib.Path) -> None:
     p = DependencyParser(prune_k=0)
     p.learn_one(SENT, [2, 3, 0])
-    path = tmp_path / "p.pkl"
+    path = tmp_path / "p.omkl"
     p.save(path)
     assert DependencyParser.load(path).predict_one(SENT) == p.predict_one(SENT)
-    # the same save as version 2 wrote it: version 2 in the file and the core
-    blob = pickle.loads(path.read_bytes())
-    state = blob["parser"].__getstate__()
-    core = bytearray(state["_core"])
-    core[8:12] = struct.pack("<I", 2)
-    with pytest.raises(ValueError, match="format version 2, expected 3"):
-        _omkl.ArcParserCore().__setstate__(bytes(core))
-    old = pickle.dumps({**blob, "format_version": 2}).replace(bytes(state["_core"]), bytes(core))
-    old_path = tmp_path / "old.pkl"
-    old_path.write_bytes(old)
-    with pytest.raises(ValueError, match="format version 2"):
-        DependencyParser.load(old_path)
+    # the core bytes of format versions 1 to 3: magic, version, payload
+    core = p._core.__getstate__()
+    _, start = _omkl.open_sealed(core, "omkl-arc-parser", [4])
+    for old in (1, 2, 3):
+        old_core = b"OMKLARC\0" + struct.pack("<I", old) + core[start:]
+        with pytest.raises(ValueError, match="older omkl format"):
+            _omkl.ArcParserCore().__setstate__(old_core)
+        # the pickled file that earlier versions saved
+        blob = {"format": "omkl.DependencyParser", "format_version": old, "parser": None}
+        old_path = tmp_path / f"old{old}.pkl"
+        old_path.write_bytes(pickle.dumps(blob) + old_core)
+        with pytest.raises(ValueError, match=f"old{old}.pkl.*older omkl format.*re-train"):
+            DependencyParser.load(old_path)

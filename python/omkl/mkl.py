@@ -67,7 +67,6 @@ from __future__ import annotations
 
 import math
 import os
-import pickle
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -76,8 +75,8 @@ import numpy.typing as npt
 from river import base
 
 from omkl import _omkl
-from omkl._atomic import atomic_pickle
 from omkl._omkl import Kernel
+from omkl._persist import index_of, load_estimator, named_errors, save_estimator
 
 __all__ = ["BANDWIDTH_GRID", "MKLClassifier", "PrecomputedGram", "SequenceTagger"]
 
@@ -90,7 +89,7 @@ __all__ = ["BANDWIDTH_GRID", "MKLClassifier", "PrecomputedGram", "SequenceTagger
 #: input.
 PrecomputedGram = _omkl.PrecomputedGram
 
-SAVE_FORMAT_VERSION = 1
+SAVE_FORMAT_VERSION = 2
 
 KernelSpec = Kernel | str
 
@@ -770,38 +769,49 @@ class _StreamMkl(base.Base):
         return object.__sizeof__(self) + (0 if self._state is None else self._state.nbytes)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Saves atomically (a temporary file in the same folder, fsync,
-        rename); the file records the format version."""
-        atomic_pickle(
-            {
-                "format": f"omkl.{type(self).__name__}",
-                "format_version": SAVE_FORMAT_VERSION,
-                "model": self,
-            },
-            path,
-        )
+        """Saves the model to ``path`` atomically (see :func:`omkl._persist.save_bytes`):
+        one checksummed file with the constructor parameters, the feature
+        names and labels, and the core state. The file keeps an existing
+        file's mode and is written through a symbolic link to its target."""
+        state = {"input": self._input, "features": self._features, "labels": self._labels}
+        sections = [] if self._state is None else [self._state.to_bytes()]
+        save_estimator(self, path, SAVE_FORMAT_VERSION, state, sections)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Any:
-        """Loads a model saved by :meth:`save`; ``ValueError`` on another
-        format, another version or a corrupt file. Only load trusted files
-        (the container is a pickle)."""
-        name = os.fspath(path)
-        try:
-            with open(path, "rb") as f:
-                blob = pickle.load(f)
-        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, IndexError) as e:
-            raise ValueError(f"{name!r} is not a saved omkl.{cls.__name__}: {e}") from None
-        if not isinstance(blob, dict) or blob.get("format") != f"omkl.{cls.__name__}":
-            raise ValueError(f"{name!r} is not a saved omkl.{cls.__name__}")
-        if blob.get("format_version") != SAVE_FORMAT_VERSION:
-            raise ValueError(
-                f"{name!r} has format version {blob.get('format_version')!r}, "
-                f"expected {SAVE_FORMAT_VERSION}"
-            )
-        model = blob.get("model")
-        if not isinstance(model, cls):
-            raise ValueError(f"{name!r} does not hold a {cls.__name__}")
+        """Loads a model saved by :meth:`save`. ``FileNotFoundError`` if
+        ``path`` is missing; ``ValueError`` naming the file if it is not a
+        saved model of this class, was saved by an older format, or is
+        truncated or corrupted.
+
+        >>> import pathlib, tempfile
+        >>> m = MKLClassifier().fit([[0.0, 1.0], [1.0, 0.0]] * 10, ["a", "b"] * 10, epochs=2)
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "m.omkl"
+        >>> m.save(p)
+        >>> MKLClassifier.load(p).predict([[0.0, 1.0], [1.0, 0.0]])
+        ['a', 'b']
+        """
+        model, state, sections = load_estimator(cls, path, [SAVE_FORMAT_VERSION], (0, 1))
+        with named_errors(path):
+            features, labels, kind = state["features"], state["labels"], state["input"]
+            if not isinstance(features, list) or not isinstance(labels, list):
+                raise ValueError("the saved features and labels must be lists")
+            if kind not in (None, "dict", "array"):
+                raise ValueError(f"unknown input kind {kind!r}")
+            core = _omkl.StreamMkl.from_bytes(sections[0]) if sections else None
+            if core is not None:
+                if core.n_labels < len(labels) or (kind == "dict" and core.dim != len(features)):
+                    raise ValueError(
+                        f"the core state ({core.dim} features, {core.n_labels} labels) does "
+                        f"not match the saved names ({len(features)} features, "
+                        f"{len(labels)} labels)"
+                    )
+            model._state = core
+            model._input = kind
+            model._features = features
+            model._feature_index = index_of(features, "feature names")
+            model._labels = labels
+            model._label_index = index_of(labels, "labels")
         return model
 
 

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from omkl import _omkl
-from omkl._atomic import atomic_pickle
+from omkl._persist import load_estimator, named_errors, save_estimator
 
 __all__ = ["DependencyParser", "read_conllu", "attachment_scores"]
 
@@ -533,39 +533,37 @@ class DependencyParser:
         self.__dict__.update(state)
 
     def save(self, path: PathLike) -> None:
-        """Saves atomically: a temporary file in the same folder, fsync, rename.
-        The file records the format version, hash name and seed."""
-        atomic_pickle(
-            {
-                "format": "omkl.DependencyParser",
-                "format_version": _omkl.PARSER_FORMAT_VERSION,
-                "hash": _omkl.PARSER_HASH_NAME,
-                "hash_seed": _omkl.PARSER_HASH_SEED,
-                "parser": self,
-            },
-            path,
-        )
+        """Saves the parser to ``path`` atomically (see
+        :func:`omkl._persist.save_bytes`): one checksummed file with the
+        constructor parameters, the training histories and the core states
+        of the arc model and the label stage (which record the format
+        version and the feature hash). The file keeps an existing file's
+        mode and is written through a symbolic link to its target."""
+        state = {
+            "history": self.history_,
+            "pruner_history": self.pruner_history_,
+            "label_history": self.label_history_,
+        }
+        sections = [self._core.__getstate__(), self._labeler.__getstate__()]
+        save_estimator(self, path, _omkl.PARSER_FORMAT_VERSION, state, sections)
 
     @classmethod
     def load(cls, path: PathLike) -> DependencyParser:
-        """Loads a parser saved by :meth:`save` (checks format version and hash)."""
-        import pickle
-
-        with open(path, "rb") as f:
-            blob = pickle.load(f)
-        if not isinstance(blob, dict) or blob.get("format") != "omkl.DependencyParser":
-            raise ValueError(f"{os.fspath(path)!r} is not a saved omkl.DependencyParser")
-        if blob["format_version"] != _omkl.PARSER_FORMAT_VERSION:
-            raise ValueError(
-                f"{os.fspath(path)!r} has format version {blob['format_version']}, "
-                f"expected {_omkl.PARSER_FORMAT_VERSION}"
-            )
-        if (blob["hash"], blob["hash_seed"]) != (
-            _omkl.PARSER_HASH_NAME,
-            _omkl.PARSER_HASH_SEED,
-        ):
-            raise ValueError(f"{os.fspath(path)!r} was saved with another feature hash")
-        parser = blob["parser"]
-        if not isinstance(parser, cls):
-            raise ValueError(f"{os.fspath(path)!r} does not hold a {cls.__name__}")
+        """Loads a parser saved by :meth:`save`. ``FileNotFoundError`` if
+        ``path`` is missing; ``ValueError`` naming the file if it is not a
+        saved parser, was saved by an older format, or is truncated or
+        corrupted."""
+        parser, state, sections = load_estimator(cls, path, [_omkl.PARSER_FORMAT_VERSION], (2,))
+        with named_errors(path):
+            parser._core.__setstate__(sections[0])
+            parser._labeler.__setstate__(sections[1])
+            for key, attr in (
+                ("history", "history_"),
+                ("pruner_history", "pruner_history_"),
+                ("label_history", "label_history_"),
+            ):
+                value = state[key]
+                if not isinstance(value, list) or not all(isinstance(h, dict) for h in value):
+                    raise ValueError(f"the saved {key} must be a list of dicts")
+                setattr(parser, attr, value)
         return parser

@@ -13,6 +13,8 @@
 //! * [`decode`]: argmax, Viterbi, forward-backward, Chu-Liu-Edmonds,
 //!   matrix-tree and Eisner.
 //! * [`model`]: structured models (parts, features, decoder and loss).
+//! * [`persist`]: the one envelope of every saved model (format, version,
+//!   length, checksum).
 
 pub mod decode;
 pub mod error;
@@ -20,6 +22,7 @@ pub mod features;
 pub mod kernel;
 pub mod learner;
 pub mod model;
+pub mod persist;
 pub mod prox;
 
 pub use error::{OmklError, Result};

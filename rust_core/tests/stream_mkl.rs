@@ -9,8 +9,10 @@ use omkl_core::decode::chain::ChainScores;
 use omkl_core::decode::viterbi::{viterbi, viterbi_hamming, ViterbiWorkspace};
 use omkl_core::features::SparseExample;
 use omkl_core::kernel::Kernel;
+use omkl_core::learner::stream_mkl::persist::{FORMAT, VERSION};
 use omkl_core::learner::stream_mkl::{StreamLoss, StreamMkl, StreamMklConfig};
 use omkl_core::learner::{Alg1Config, Loss, OnlineProximal, Schedule, Target};
+use omkl_core::persist;
 use omkl_core::prox::Regularizer;
 
 /// Deterministic pseudo-random numbers.
@@ -583,19 +585,39 @@ fn bytes_round_trip_and_corruption_is_an_error() {
     assert_eq!(back.to_bytes(), bytes);
     let x = rng.vec(3 * d);
     assert_eq!(back.predict(&x).unwrap(), m.predict(&x).unwrap());
-    let text = String::from_utf8(bytes.clone()).unwrap();
-    let wrong_version = text.replacen("\"version\":1", "\"version\":99", 1);
-    assert!(StreamMkl::from_bytes(wrong_version.as_bytes())
+    let text = payload_text(&bytes);
+    let wrong_version = persist::seal(FORMAT, 99, text.as_bytes());
+    assert!(StreamMkl::from_bytes(&wrong_version)
         .unwrap_err()
         .to_string()
-        .contains("version"));
-    assert!(StreamMkl::from_bytes(&bytes[..bytes.len() / 2]).is_err());
+        .contains("version 99"));
+    assert!(StreamMkl::from_bytes(&bytes[..bytes.len() / 2])
+        .unwrap_err()
+        .to_string()
+        .contains("truncated"));
+    let mut flipped = bytes.clone();
+    let last = flipped.len() - 1;
+    flipped[last / 2] ^= 4;
+    assert!(StreamMkl::from_bytes(&flipped)
+        .unwrap_err()
+        .to_string()
+        .contains("checksum"));
     let short_b = text.replacen("\"b\":[", "\"b\":[1.0,", 1);
-    assert!(StreamMkl::from_bytes(short_b.as_bytes()).is_err());
+    assert!(StreamMkl::from_bytes(&sealed(&short_b)).is_err());
     let wrong_s = text.replacen("\"s\":", "\"s\":-", 1);
-    assert!(StreamMkl::from_bytes(wrong_s.as_bytes()).is_err());
+    assert!(StreamMkl::from_bytes(&sealed(&wrong_s)).is_err());
     let wrong_l = text.replacen("\"l\":3", "\"l\":4", 1);
-    assert!(StreamMkl::from_bytes(wrong_l.as_bytes()).is_err());
+    assert!(StreamMkl::from_bytes(&sealed(&wrong_l)).is_err());
+}
+
+/// The JSON payload of saved bytes.
+fn payload_text(bytes: &[u8]) -> String {
+    String::from_utf8(persist::open(bytes, FORMAT, &[VERSION]).unwrap().to_vec()).unwrap()
+}
+
+/// A JSON payload sealed as saved bytes.
+fn sealed(text: &str) -> Vec<u8> {
+    persist::seal(FORMAT, VERSION, text.as_bytes())
 }
 
 #[test]
@@ -735,10 +757,10 @@ fn bytes_saved_before_the_passive_aggressive_field_still_load() {
         let x = &xs[i * d..(i + 1) * d];
         m.learn(x, &[label_of(x, l)]).unwrap();
     }
-    let text = String::from_utf8(m.to_bytes()).unwrap();
+    let text = payload_text(&m.to_bytes());
     assert!(text.contains(",\"passive_aggressive\":false"));
     let old = text.replace(",\"passive_aggressive\":false", "");
-    let back = StreamMkl::from_bytes(old.as_bytes()).unwrap();
+    let back = StreamMkl::from_bytes(&sealed(&old)).unwrap();
     assert!(!back.config().passive_aggressive);
     assert_eq!(back.to_bytes(), m.to_bytes());
 }

@@ -10,6 +10,7 @@ mod errors;
 mod kernel;
 mod learner;
 mod parser;
+mod persist;
 mod prox;
 mod stream;
 
@@ -24,5 +25,6 @@ fn _omkl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     learner::register(m)?;
     parser::register(m)?;
     stream::register(m)?;
+    persist::register(m)?;
     Ok(())
 }

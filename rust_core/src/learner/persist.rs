@@ -1,6 +1,8 @@
 //! Saving and loading a [`NamedLearner`] as deterministic bytes.
 //!
-//! The bytes are JSON (floats printed so that they read back exactly). Only
+//! The bytes are the envelope of [`crate::persist`] (format `omkl-alg1`,
+//! checksum) around a JSON payload (floats printed so that they read back
+//! exactly). Only
 //! the buckets ever written are stored, group by group in the order they
 //! were first written, so the size follows the model's support and equal
 //! states give equal bytes. The hash name and seed are recorded, and bytes
@@ -13,9 +15,12 @@ use super::named::NamedLearner;
 use super::online_proximal::{Alg1Config, OnlineProximal};
 use crate::error::{check_finite, OmklError, Result};
 use crate::features::{FeatureSpace, Grouping, HASH_NAME, HASH_SEED};
+use crate::persist::{check_scale, check_sq_norm};
 
-const FORMAT: &str = "omkl-alg1";
-const VERSION: u32 = 1;
+/// Format name of the envelope.
+pub const FORMAT: &str = "omkl-alg1";
+/// Format version: 2 is the JSON payload inside the checksummed envelope.
+pub const VERSION: u32 = 2;
 
 #[derive(Serialize, Deserialize)]
 struct SavedGroup {
@@ -50,6 +55,44 @@ struct Saved {
 
 fn bad(reason: impl Into<String>) -> OmklError {
     OmklError::invalid("state", reason)
+}
+
+/// Sizes that decide allocations, checked against what the payload holds
+/// before anything is allocated: one intercept per output, and a dense
+/// table of `groups × buckets × outputs` that the machine can hold.
+fn check_sizes(s: &Saved) -> Result<()> {
+    let kk = s.n_outputs;
+    if kk == 0 || s.intercept.len() != kk || s.intercept_sum.len() != kk {
+        return Err(bad(format!(
+            "n_outputs is {kk} but the state holds {} intercepts and {} intercept sums",
+            s.intercept.len(),
+            s.intercept_sum.len()
+        )));
+    }
+    crate::features::hashing::check_n_buckets(s.n_buckets)?;
+    let cells = s
+        .groups
+        .len()
+        .checked_mul(s.n_buckets)
+        .and_then(|c| c.checked_mul(kk))
+        .filter(|&c| c <= isize::MAX as usize / 16);
+    let Some(cells) = cells else {
+        return Err(bad(format!(
+            "{} groups x {} buckets x {kk} outputs do not fit in memory",
+            s.groups.len(),
+            s.n_buckets
+        )));
+    };
+    // a table that cannot be allocated is an error here, not an abort later
+    let mut probe: Vec<f64> = Vec::new();
+    if probe.try_reserve_exact(cells).is_err() {
+        return Err(bad(format!(
+            "cannot allocate the weight table of {cells} values ({} groups x {} buckets x {kk} outputs)",
+            s.groups.len(),
+            s.n_buckets
+        )));
+    }
+    Ok(())
 }
 
 impl NamedLearner {
@@ -98,12 +141,14 @@ impl NamedLearner {
             intercept_sum: self.model.intercept_sum.clone(),
             groups,
         };
-        serde_json::to_vec(&saved).expect("serialising plain data cannot fail")
+        let payload = serde_json::to_vec(&saved).expect("serialising plain data cannot fail");
+        crate::persist::seal(FORMAT, VERSION, &payload)
     }
 
     /// Rebuilds a learner from [`Self::to_bytes`], validating everything.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let s: Saved = serde_json::from_slice(bytes)
+        let payload = crate::persist::open(bytes, FORMAT, &[VERSION])?;
+        let s: Saved = serde_json::from_slice(payload)
             .map_err(|e| bad(format!("unreadable model bytes: {e}")))?;
         if s.format != FORMAT || s.version != VERSION {
             return Err(bad(format!(
@@ -117,12 +162,13 @@ impl NamedLearner {
                 s.hash, s.seed
             )));
         }
+        check_sizes(&s)?;
         let names = s.groups.iter().map(|g| g.name.clone()).collect();
         let space = FeatureSpace::with_groups(s.grouping, s.n_buckets, names)?;
         let ng = s.groups.len();
         let mut model = OnlineProximal::new(s.config, ng, s.n_buckets, s.n_outputs.max(1))?;
         let kk = s.n_outputs;
-        if kk != model.n_outputs() || s.intercept.len() != kk || s.intercept_sum.len() != kk {
+        if kk != model.n_outputs() {
             return Err(bad("inconsistent number of outputs"));
         }
         check_finite("intercept", &s.intercept)?;
@@ -140,10 +186,13 @@ impl NamedLearner {
                     "group {g}: value arrays do not match its buckets"
                 )));
             }
-            for v in [sg.scale, sg.sq, sg.cum] {
-                if !v.is_finite() {
-                    return Err(bad(format!("group {g}: non-finite scale")));
-                }
+            // 0 is a group zeroed by a prox step (cleared when next written)
+            if sg.scale != 0.0 {
+                check_scale(&format!("state of group {g}"), sg.scale)?;
+            }
+            check_sq_norm(&format!("state of group {g}"), sg.sq)?;
+            if !sg.cum.is_finite() {
+                return Err(bad(format!("group {g}: non-finite running sum of scales")));
             }
             check_finite("raw", &sg.raw)?;
             check_finite("acc", &sg.acc)?;
@@ -222,13 +271,82 @@ mod tests {
             assert_eq!(back, m);
             assert_eq!(back.to_bytes(), bytes);
             assert!(NamedLearner::from_bytes(&bytes[..bytes.len() - 3]).is_err());
-            let other = String::from_utf8(bytes)
+            let payload = crate::persist::open(&bytes, FORMAT, &[VERSION]).unwrap();
+            let other = String::from_utf8(payload.to_vec())
                 .unwrap()
                 .replace("xxh3-64", "murmur3");
-            assert!(NamedLearner::from_bytes(other.as_bytes())
+            let other = crate::persist::seal(FORMAT, VERSION, other.as_bytes());
+            assert!(NamedLearner::from_bytes(&other)
                 .unwrap_err()
                 .to_string()
                 .contains("hash"));
         }
+    }
+
+    fn trained() -> NamedLearner {
+        let config = Alg1Config {
+            loss: Loss::Hinge,
+            schedule: Schedule::Constant { eta0: 0.5 },
+            regularizers: vec![Regularizer::GroupLasso { lam: 0.01 }],
+            radius: None,
+            averaged: true,
+            fit_intercept: true,
+            clip_gradient: None,
+        };
+        let mut m = NamedLearner::new(config, Grouping::by_prefix("_"), 8).unwrap();
+        for i in 0..20 {
+            let names = [format!("a_{}", i % 5), format!("b_{}", i % 2)];
+            let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+            m.learn(&names, &[1.0, 1.0], Target::Class(i % 2)).unwrap();
+        }
+        m
+    }
+
+    /// The saved state edited as JSON and sealed again.
+    fn edited(m: &NamedLearner, edit: impl Fn(&mut serde_json::Value)) -> Vec<u8> {
+        let bytes = m.to_bytes();
+        let payload = crate::persist::open(&bytes, FORMAT, &[VERSION]).unwrap();
+        let mut v: serde_json::Value = serde_json::from_slice(payload).unwrap();
+        edit(&mut v);
+        crate::persist::seal(FORMAT, VERSION, &serde_json::to_vec(&v).unwrap())
+    }
+
+    #[test]
+    fn impossible_states_are_refused_before_allocating() {
+        let m = trained();
+        type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+        let cases: Vec<(Edit, &str)> = vec![
+            (
+                Box::new(|v| v["groups"][0]["scale"] = (-0.5).into()),
+                "scale",
+            ),
+            (
+                Box::new(|v| v["groups"][0]["scale"] = (-1.0).into()),
+                "scale",
+            ),
+            (
+                Box::new(|v| v["groups"][1]["sq"] = (-1.0).into()),
+                "squared norm",
+            ),
+            (
+                Box::new(|v| v["n_outputs"] = 1_000_000_000_000u64.into()),
+                "n_outputs",
+            ),
+            (Box::new(|v| v["n_buckets"] = 0.into()), "n_buckets"),
+            (
+                Box::new(|v| {
+                    let t = v["groups"][0]["touched"].clone();
+                    v["groups"][0]["touched"][1] = t[0].clone();
+                }),
+                "repeated bucket",
+            ),
+        ];
+        for (edit, word) in cases {
+            let e = NamedLearner::from_bytes(&edited(&m, edit))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(word), "{word}: {e}");
+        }
+        assert_eq!(NamedLearner::from_bytes(&edited(&m, |_| {})).unwrap(), m);
     }
 }

@@ -204,7 +204,9 @@ impl ArcLabeler {
             .collect()
     }
 
-    /// Deterministic bytes: the label list then the learner's bytes.
+    /// Deterministic bytes inside the envelope of [`crate::persist`]
+    /// (format [`LABELER_FORMAT`]): the label list, then the learner's
+    /// own sealed bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
         out.extend_from_slice(&(self.labels.len() as u64).to_le_bytes());
@@ -213,33 +215,31 @@ impl ArcLabeler {
             out.extend_from_slice(l.as_bytes());
         }
         out.extend_from_slice(&self.learner.to_bytes());
-        out
+        crate::persist::seal(LABELER_FORMAT, LABELER_VERSION, &out)
     }
 
-    /// Reads bytes written by [`ArcLabeler::to_bytes`].
+    /// Reads bytes written by [`ArcLabeler::to_bytes`] (envelope checked
+    /// first; labels must be distinct UTF-8 strings).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        use crate::model::template_weights::read_u64;
-        let bad = |r: &str| OmklError::invalid("labeler state", r.to_string());
-        let mut pos = 0;
-        let n = read_u64(bytes, &mut pos)? as usize;
-        if n > bytes.len() {
-            return Err(bad("corrupt label count"));
-        }
-        let mut labels = Vec::with_capacity(n);
+        let payload = crate::persist::open(bytes, LABELER_FORMAT, &[LABELER_VERSION])?;
+        let mut r = crate::persist::Reader::new(payload, "labeler state");
+        let n = r.count("label count", 8)?;
+        let mut labels: Vec<String> = Vec::with_capacity(n);
         for _ in 0..n {
-            let len = read_u64(bytes, &mut pos)? as usize;
-            let s = bytes
-                .get(pos..pos.saturating_add(len))
-                .ok_or_else(|| bad("truncated"))?;
-            labels.push(String::from_utf8(s.to_vec()).map_err(|_| bad("label is not UTF-8"))?);
-            pos += len;
+            let len = r.count("label length", 1)?;
+            let s = r.take(len)?;
+            let s = std::str::from_utf8(s).map_err(|_| r.error("label is not UTF-8"))?;
+            if labels.iter().any(|l| l == s) {
+                return Err(r.error(format!("label {s:?} appears twice")));
+            }
+            labels.push(s.to_string());
         }
-        let learner = NamedLearner::from_bytes(&bytes[pos..])?;
+        let learner = NamedLearner::from_bytes(r.take(r.remaining())?)?;
         let space = learner.space();
         if space.n_buckets() != LABEL_TABLE_BUCKETS
             || space.group_names().iter().any(|g| g != "arc")
         {
-            return Err(bad(
+            return Err(r.error(
                 "saved with an older layout of the label features (one table per \
                  feature kind); retrain the label stage",
             ));
@@ -247,6 +247,11 @@ impl ArcLabeler {
         Ok(ArcLabeler { learner, labels })
     }
 }
+
+/// Format name of the label stage's envelope.
+pub const LABELER_FORMAT: &str = "omkl-arc-labeler";
+/// Format version of the label stage's bytes.
+pub const LABELER_VERSION: u32 = 1;
 
 #[cfg(test)]
 mod tests {

@@ -265,50 +265,78 @@ impl TemplateWeights {
     }
 
     /// Reads a state written by [`TemplateWeights::write_bytes`] from
-    /// `bytes[*pos..]`, advancing `pos`.
+    /// `bytes[*pos..]`, advancing `pos` (see [`TemplateWeights::read_from`]).
     pub fn read_bytes(bytes: &[u8], pos: &mut usize) -> crate::Result<Self> {
-        let t = read_u64(bytes, pos)? as usize;
-        if t > bytes.len() {
-            return Err(crate::OmklError::invalid("state", "corrupt group count"));
-        }
+        let rest = bytes
+            .get(*pos..)
+            .ok_or_else(|| crate::OmklError::invalid("state", "truncated"))?;
+        let mut r = crate::persist::Reader::new(rest, "state");
+        let w = Self::read_from(&mut r)?;
+        *pos = bytes.len() - r.remaining();
+        Ok(w)
+    }
+
+    /// Reads a state written by [`TemplateWeights::write_bytes`]. The
+    /// tables' total size is checked against the bytes left before they
+    /// are allocated; scales must be finite and > 0 (0 for a group set to
+    /// zero), running sums finite, squared norms finite and >= 0, and every
+    /// weight finite.
+    pub fn read_from(r: &mut crate::persist::Reader<'_>) -> crate::Result<Self> {
+        use crate::persist::{check_scale, check_sq_norm};
+        let t = r.count("group count", 8 + 25)?;
         let mut sizes = Vec::with_capacity(t);
+        let mut total: u64 = 0;
         for _ in 0..t {
-            let s = read_u64(bytes, pos)? as usize;
-            if s > bytes.len() {
-                return Err(crate::OmklError::invalid("state", "corrupt group size"));
-            }
+            let s = r.u64()?;
+            total = total.saturating_add(s);
             sizes.push(s);
         }
+        // the header left (steps, then 25 bytes per group), then w and u
+        let need = total
+            .checked_mul(8)
+            .and_then(|b| b.checked_add(8 + 25 * t as u64));
+        if need.is_none_or(|n| n > r.remaining() as u64) {
+            return Err(r.error(format!(
+                "group sizes sum to {total} slots, more than the {} bytes left can hold",
+                r.remaining()
+            )));
+        }
+        let sizes: Vec<usize> = sizes.into_iter().map(|s| s as usize).collect();
         let mut w = TemplateWeights::new(&sizes);
-        w.steps = read_u64(bytes, pos)?;
+        w.steps = r.u64()?;
         for g in 0..t {
-            w.scale[g] = f64::from_bits(read_u64(bytes, pos)?);
-            w.cum_scale[g] = f64::from_bits(read_u64(bytes, pos)?);
-            w.sq[g] = f64::from_bits(read_u64(bytes, pos)?);
-            let d = *bytes
-                .get(*pos)
-                .ok_or_else(|| crate::OmklError::invalid("state", "truncated"))?;
-            *pos += 1;
-            w.dead[g] = d != 0;
+            w.scale[g] = r.f64()?;
+            w.cum_scale[g] = r.f64()?;
+            w.sq[g] = r.f64()?;
+            w.dead[g] = match r.u8()? {
+                0 => false,
+                1 => true,
+                f => return Err(r.error(format!("group {g}: unknown flag {f}"))),
+            };
+            let what = format!("state of template group {g}");
+            if w.dead[g] {
+                if w.scale[g] != 0.0 {
+                    return Err(r.error(format!(
+                        "group {g} is set to zero but has scale {}",
+                        w.scale[g]
+                    )));
+                }
+            } else {
+                check_scale(&what, w.scale[g])?;
+            }
+            check_sq_norm(&what, w.sq[g])?;
+            if !w.cum_scale[g].is_finite() {
+                return Err(r.error(format!("group {g}: non-finite running sum of scales")));
+            }
             // the written slots are unknown: a revival clears the whole table
             w.touched[g] = None;
         }
         let n = w.w.len();
-        let need = 8 * n;
-        if bytes.len() < *pos + need {
-            return Err(crate::OmklError::invalid(
-                "state",
-                "truncated weight tables",
-            ));
+        r.f32s(n, &mut w.w)?;
+        r.f32s(n, &mut w.u)?;
+        if w.w.iter().chain(&w.u).any(|v| !v.is_finite()) {
+            return Err(r.error("non-finite weight in the tables"));
         }
-        for (i, c) in bytes[*pos..*pos + 4 * n].chunks_exact(4).enumerate() {
-            w.w[i] = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-        }
-        *pos += 4 * n;
-        for (i, c) in bytes[*pos..*pos + 4 * n].chunks_exact(4).enumerate() {
-            w.u[i] = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-        }
-        *pos += 4 * n;
         Ok(w)
     }
 

@@ -1,25 +1,23 @@
-//! Saving and loading a [`StreamMkl`] as deterministic, versioned bytes.
+//! Saving and loading a [`StreamMkl`] as deterministic, versioned bytes:
+//! the envelope of [`crate::persist`] (format `omkl-stream-mkl`, checksum)
+//! around a JSON payload.
 
 use serde::{Deserialize, Serialize};
 
 use super::block::ScaledBlock;
 use super::state::StreamMkl;
+use super::support::sq_norm_f32;
 use crate::error::{OmklError, Result};
+use crate::persist::{check_scale, check_sq_norm};
 
-const FORMAT: &str = "omkl-stream-mkl";
-const VERSION: u32 = 1;
+/// Format name of the envelope.
+pub const FORMAT: &str = "omkl-stream-mkl";
+/// Format version: 2 is the JSON payload inside the checksummed envelope.
+pub const VERSION: u32 = 2;
 
 #[derive(Serialize)]
 struct SavedRef<'a> {
-    format: &'a str,
-    version: u32,
     model: &'a StreamMkl,
-}
-
-#[derive(Deserialize)]
-struct Header {
-    format: String,
-    version: u32,
 }
 
 #[derive(Deserialize)]
@@ -39,12 +37,9 @@ impl StreamMkl {
     /// # Complexity
     /// O(model size).
     pub fn to_bytes(&self) -> Vec<u8> {
-        serde_json::to_vec(&SavedRef {
-            format: FORMAT,
-            version: VERSION,
-            model: self,
-        })
-        .expect("serialising plain data cannot fail")
+        let payload = serde_json::to_vec(&SavedRef { model: self })
+            .expect("serialising plain data cannot fail");
+        crate::persist::seal(FORMAT, VERSION, &payload)
     }
 
     /// Reads bytes written by [`StreamMkl::to_bytes`]; errors (never
@@ -60,28 +55,74 @@ impl StreamMkl {
     /// let back = StreamMkl::from_bytes(&m.to_bytes()).unwrap();
     /// assert_eq!(back, m);
     /// assert!(StreamMkl::from_bytes(b"{}").is_err());
+    /// let mut flipped = m.to_bytes();
+    /// flipped[40] ^= 1;
+    /// assert!(StreamMkl::from_bytes(&flipped).unwrap_err().to_string().contains("checksum"));
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let header: Header =
-            serde_json::from_slice(bytes).map_err(|e| bad(format!("not a saved model: {e}")))?;
-        if header.format != FORMAT {
-            return Err(bad(format!(
-                "expected format {FORMAT:?}, got {:?}",
-                header.format
-            )));
-        }
-        if header.version != VERSION {
-            return Err(bad(format!(
-                "expected format version {VERSION}, got {}",
-                header.version
-            )));
-        }
+        let payload = crate::persist::open(bytes, FORMAT, &[VERSION])?;
         let saved: Saved =
-            serde_json::from_slice(bytes).map_err(|e| bad(format!("corrupt model: {e}")))?;
+            serde_json::from_slice(payload).map_err(|e| bad(format!("corrupt model: {e}")))?;
         let mut m = saved.model;
+        m.check_blocks()?;
         m.check_consistent()?;
+        m.check_support()?;
         m.support.rebuild_index();
+        m.check_distinct_support()?;
         Ok(m)
+    }
+
+    /// Scales finite and > 0, squared norms finite and >= 0.
+    fn check_blocks(&self) -> Result<()> {
+        let names = (0..self.kgroups.len())
+            .map(|k| format!("kernel group {k}"))
+            .chain((0..self.egroups.len()).map(|g| format!("explicit group {g}")))
+            .chain(self.trans.iter().map(|_| "transitions".to_string()));
+        for (b, name) in self.blocks().zip(names) {
+            check_scale(&format!("state of {name}"), b.scale())?;
+            check_sq_norm(&format!("state of {name}"), b.raw_sq_norm())?;
+        }
+        Ok(())
+    }
+
+    /// Support norms equal to their rows' and a support within
+    /// `max_support` (after the sizes are checked).
+    fn check_support(&self) -> Result<()> {
+        let s = self.support.len();
+        if let Some(max) = self.config.max_support {
+            if s > max {
+                return Err(bad(format!(
+                    "corrupt model: {s} support inputs, more than max_support = {max}"
+                )));
+            }
+        }
+        if let Some(v) = self.support.data().iter().find(|v| !v.is_finite()) {
+            return Err(bad(format!("corrupt model: support input value {v}")));
+        }
+        for j in 0..s {
+            let sq = self.support.sq_norm(j);
+            let want = sq_norm_f32(self.support.row(j));
+            let close = (sq - want).abs() <= 1e-9 * (1.0 + want);
+            if !close {
+                return Err(bad(format!(
+                    "corrupt model: squared norm {sq} of support input {j} differs from its row's"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// No support input stored twice (the index must be rebuilt).
+    fn check_distinct_support(&self) -> Result<()> {
+        for j in 0..self.support.len() {
+            let row = self.support.row(j);
+            if self.support.find(row) != Some(j) {
+                return Err(bad(format!(
+                    "corrupt model: support input {j} is stored twice"
+                )));
+            }
+        }
+        Ok(())
     }
 
     fn check_consistent(&self) -> Result<()> {
@@ -111,5 +152,75 @@ impl StreamMkl {
         } else {
             Err(bad("corrupt model: inconsistent sizes"))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::Kernel;
+    use crate::learner::stream_mkl::StreamMklConfig;
+
+    fn trained() -> StreamMkl {
+        let kernels = vec![
+            Kernel::Linear { normalize: false },
+            Kernel::Gaussian { sigma2: 1.0 },
+        ];
+        let mut cfg = StreamMklConfig::multiclass(kernels, 0.01, 1.0);
+        cfg.max_support = Some(50);
+        let mut m = StreamMkl::new(cfg, 2, 2).unwrap();
+        for i in 0..30 {
+            let x = [(i as f32 * 0.7).sin(), (i as f32 * 1.3).cos()];
+            m.learn(&x, &[i % 2]).unwrap();
+        }
+        assert!(m.support.len() >= 3);
+        m
+    }
+
+    fn edited(m: &StreamMkl, edit: impl Fn(&mut serde_json::Value)) -> Vec<u8> {
+        let bytes = m.to_bytes();
+        let payload = crate::persist::open(&bytes, FORMAT, &[VERSION]).unwrap();
+        let mut v: serde_json::Value = serde_json::from_slice(payload).unwrap();
+        edit(&mut v["model"]);
+        crate::persist::seal(FORMAT, VERSION, &serde_json::to_vec(&v).unwrap())
+    }
+
+    #[test]
+    fn impossible_states_are_refused() {
+        let m = trained();
+        type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+        let cases: Vec<(Edit, &str)> = vec![
+            (Box::new(|v| v["kgroups"][0]["s"] = 0.0.into()), "scale"),
+            (Box::new(|v| v["kgroups"][1]["s"] = (-1.0).into()), "scale"),
+            (
+                Box::new(|v| v["kgroups"][0]["q"] = (-1.0).into()),
+                "squared norm",
+            ),
+            (
+                Box::new(|v| v["config"]["max_support"] = 2.into()),
+                "max_support",
+            ),
+            (
+                Box::new(|v| v["support"]["sq"][0] = (-1.0).into()),
+                "squared norm",
+            ),
+            (
+                Box::new(|v| {
+                    let d = v["support"]["d"].as_u64().unwrap() as usize;
+                    for i in 0..d {
+                        v["support"]["data"][d + i] = v["support"]["data"][i].clone();
+                    }
+                    v["support"]["sq"][1] = v["support"]["sq"][0].clone();
+                }),
+                "stored twice",
+            ),
+        ];
+        for (edit, word) in cases {
+            let e = StreamMkl::from_bytes(&edited(&m, edit))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(word), "{word}: {e}");
+        }
+        assert_eq!(StreamMkl::from_bytes(&edited(&m, |_| {})).unwrap(), m);
     }
 }

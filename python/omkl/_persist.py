@@ -1,0 +1,410 @@
+"""Model files: atomic writes and one checksummed envelope for every estimator.
+
+A saved estimator is one envelope of the Rust core (``b"OMKL"``, format
+name, version, payload length, xxh3-64 checksum, payload). Its payload is
+
+    u64 little-endian length of a JSON header | JSON header | sections
+
+where the JSON header holds the Python-side state (constructor parameters,
+label and feature-name lists, histories) and the byte length of each
+section, and each section is the core's own sealed bytes of one Rust state.
+The checksum covers everything, so a flipped byte or a cut anywhere is an
+error naming the file, never a different model.
+
+Python values go into the header through :func:`encode`, which keeps the
+types of labels and feature names (``str``, ``int``, ``float``, ``bool``,
+``None``, tuples, lists, dicts, numpy scalars, :class:`omkl.Kernel`); no
+pickle is involved.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import inspect
+import json
+import math
+import os
+import secrets
+import struct
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from omkl import _omkl
+
+__all__ = [
+    "constructor_params",
+    "decode",
+    "encode",
+    "index_of",
+    "load_estimator",
+    "load_bytes",
+    "load_model",
+    "named_errors",
+    "save_bytes",
+    "save_estimator",
+    "save_model",
+]
+
+_TMP_MARK = ".omkl-tmp-"
+_MAGIC = b"OMKL"
+
+
+def _tmp_prefix(name: str) -> str:
+    return f".{name}{_TMP_MARK}"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_stale(folder: str, name: str) -> None:
+    """Removes temporary files of saves of ``name`` whose process is gone
+    (killed part-way); a save still running in another process is left
+    alone."""
+    prefix = _tmp_prefix(name)
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.startswith(prefix):
+            continue
+        pid_part = entry[len(prefix) :].split("-", 1)[0]
+        if not pid_part.isdigit():
+            continue
+        pid = int(pid_part)
+        if pid == os.getpid() or _pid_alive(pid):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(folder, entry))
+
+
+def _fsync_dir(folder: str) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError as e:  # some filesystems cannot sync a directory
+        if e.errno not in (errno.EINVAL, errno.EBADF, errno.ENOTSUP):
+            raise
+    finally:
+        os.close(fd)
+
+
+def save_bytes(path: str | os.PathLike[str], data: bytes | Iterable[bytes]) -> None:
+    """Writes ``data`` (bytes, or chunks written one after another) to
+    ``path`` atomically: a temporary file ``.<name>.omkl-tmp-<pid>-<random>``
+    in the same folder, fsync, ``os.replace``, fsync of the folder. An
+    existing file keeps its permission bits; a new file gets the default
+    mode of the umask. A symbolic link is followed: its target is replaced
+    and the link stays a link. On any exception the temporary file is
+    removed and an existing file is left as it was; temporary files left by
+    saves of the same file that were killed are removed once this save has
+    completed.
+
+    >>> import os, pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> save_bytes(d / "m.omkl", b"abc")
+    >>> save_bytes(d / "m.omkl", [b"de", b"f"])
+    >>> (d / "m.omkl").read_bytes(), sorted(os.listdir(d))
+    (b'def', ['m.omkl'])
+    """
+    target = os.path.realpath(os.fspath(path))
+    folder, name = os.path.split(target)
+    try:
+        mode: int | None = os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = None
+    chunks = [data] if isinstance(data, (bytes, bytearray, memoryview)) else data
+    while True:
+        tmp = os.path.join(folder, f"{_tmp_prefix(name)}{os.getpid()}-{secrets.token_hex(6)}")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:
+            continue
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if mode is not None:
+                os.fchmod(f.fileno(), mode)
+            for chunk in chunks:
+                f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(folder)
+    _remove_stale(folder, name)
+
+
+def load_bytes(
+    path: str | os.PathLike[str], format: str, versions: Sequence[int]
+) -> tuple[int, memoryview]:
+    """Reads ``path`` and checks its envelope: ``(version, payload)``.
+
+    ``FileNotFoundError`` for a missing file; ``ValueError`` naming the file
+    and saying what is wrong (not an omkl file, another model's format, an
+    unsupported or older version, truncated, checksum mismatch).
+
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "m.omkl"
+    >>> save_bytes(p, [_omkl.seal_header("demo", 1, [b"xyz"]), b"xyz"])
+    >>> version, payload = load_bytes(p, "demo", [1])
+    >>> version, bytes(payload)
+    (1, b'xyz')
+    >>> p.write_bytes(p.read_bytes()[:-1])
+    31
+    >>> load_bytes(p, "demo", [1])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: ...m.omkl: ...truncated file: expected 32 bytes, got 31
+    """
+    name = os.fspath(path)
+    with open(name, "rb") as f:
+        data = f.read()
+    try:
+        version, start = _omkl.open_sealed(data, format, list(versions))
+    except ValueError as e:
+        raise ValueError(f"{name}: {e}") from None
+    return version, memoryview(data)[start:]
+
+
+def save_model(
+    path: str | os.PathLike[str],
+    format: str,
+    version: int,
+    header: dict[str, Any],
+    sections: Sequence[bytes],
+) -> None:
+    """Saves a JSON ``header`` and byte ``sections`` in one envelope
+    (see the module docs), atomically with :func:`save_bytes`."""
+    head = dict(header)
+    head["sections"] = [len(s) for s in sections]
+    text = json.dumps(head, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+    js = text.encode()
+    parts = [struct.pack("<Q", len(js)), js, *sections]
+    save_bytes(path, [_omkl.seal_header(format, version, parts), *parts])
+
+
+def _read_pieces(name: str) -> tuple[bytes, bytes, bytes, list[bytes]] | None:
+    """The envelope header, the header length, the JSON header and the
+    sections of a file of :func:`save_model`, each read into its own bytes
+    (no copy of a large section), or ``None`` when the layout does not add
+    up (then the caller reads the whole file, whose checks say what is
+    wrong). Nothing here is trusted before the checksum is verified."""
+    with open(name, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        head = f.read(5)
+        if len(head) < 5 or head[:4] != _MAGIC or not 1 <= head[4] <= 64:
+            return None
+        head += f.read(20 + head[4])
+        if len(head) != 25 + head[4]:
+            return None
+        (plen,) = struct.unpack_from("<Q", head, 9 + head[4])
+        lenb = f.read(8)
+        if len(head) + plen != size or len(lenb) != 8:
+            return None
+        (n,) = struct.unpack("<Q", lenb)
+        if n > plen - 8:
+            return None
+        js = f.read(n)
+        try:
+            lens = json.loads(js.decode())["sections"]
+        except (ValueError, UnicodeDecodeError, TypeError, KeyError):
+            return None
+        if not (
+            isinstance(lens, list)
+            and all(isinstance(x, int) and x >= 0 for x in lens)
+            and 8 + n + sum(lens) == plen
+        ):
+            return None
+        sections = [f.read(length) for length in lens]
+        if any(len(s) != length for s, length in zip(sections, lens, strict=True)):
+            return None
+    return head, lenb, js, sections
+
+
+def load_model(
+    path: str | os.PathLike[str], format: str, versions: Sequence[int]
+) -> tuple[int, dict[str, Any], list[bytes]]:
+    """Reads a file written by :func:`save_model`: ``(version, header,
+    sections)``; ``ValueError`` naming the file when it is not one.
+    The checksum covers every byte read."""
+    name = os.fspath(path)
+    pieces = _read_pieces(name)
+    if pieces is not None:
+        head, lenb, js, sections = pieces
+        try:
+            version = _omkl.open_sealed_parts(head, [lenb, js, *sections], format, list(versions))
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}") from None
+        header = json.loads(js.decode())
+        header.pop("sections")
+        return version, header, sections
+    version, payload = load_bytes(path, format, versions)
+    try:
+        if len(payload) < 8:
+            raise ValueError("payload shorter than its header length")
+        (n,) = struct.unpack("<Q", payload[:8])
+        if n > len(payload) - 8:
+            raise ValueError(f"header of {n} bytes, {len(payload) - 8} left")
+        header = json.loads(bytes(payload[8 : 8 + n]).decode())
+        if not isinstance(header, dict):
+            raise ValueError("the header is not a JSON object")
+        lens = header.pop("sections", None)
+        if not isinstance(lens, list) or not all(isinstance(x, int) and x >= 0 for x in lens):
+            raise ValueError("the header has no list of section lengths")
+        if 8 + n + sum(lens) != len(payload):
+            raise ValueError(
+                f"sections of {sum(lens)} bytes declared, {len(payload) - 8 - n} present"
+            )
+        sections, off = [], 8 + n
+        for length in lens:
+            sections.append(bytes(payload[off : off + length]))
+            off += length
+    except (ValueError, UnicodeDecodeError, struct.error) as e:
+        raise ValueError(f"{name}: corrupted model file: {e}") from None
+    return version, header, sections
+
+
+@contextlib.contextmanager
+def named_errors(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Turns ``ValueError``/``TypeError``/``KeyError``/``IndexError`` raised
+    while rebuilding a model from a file into a ``ValueError`` naming the
+    file."""
+    name = os.fspath(path)
+    try:
+        yield
+    except (ValueError, TypeError, KeyError, IndexError) as e:
+        if str(e).startswith(name):
+            raise
+        raise ValueError(f"{name}: corrupted model file: {e}") from None
+
+
+# --- Python values in the JSON header --------------------------------------
+
+
+def encode(value: Any) -> Any:
+    """A JSON value that :func:`decode` turns back into ``value`` (same
+    types), for ``None``, ``bool``, ``int``, ``float`` (also NaN and
+    infinities), ``str``, tuples, lists, dicts (any encodable keys, order
+    kept), numpy scalars and :class:`omkl.Kernel`. Anything else is a
+    ``TypeError`` naming the value.
+
+    >>> v = {"a": (1, 2.5, None), 3: [True, float("inf")]}
+    >>> decode(json.loads(json.dumps(encode(v)))) == v
+    True
+    """
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, np.generic):
+        kind = value.dtype.str
+        return {"numpy": kind, "value": encode(value.item())}
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"float": repr(value)}
+    if isinstance(value, tuple):
+        return {"tuple": [encode(v) for v in value]}
+    if isinstance(value, list):
+        return [encode(v) for v in value]
+    if isinstance(value, dict):
+        return {"dict": [[encode(k), encode(v)] for k, v in value.items()]}
+    if isinstance(value, _omkl.Kernel):
+        return {"kernel": list(value.args())}
+    raise TypeError(
+        f"cannot save {value!r} of type {type(value).__name__}: labels, feature names and "
+        "parameters must be str, int, float, bool, None, numpy scalars, omkl.Kernel, "
+        "or tuples, lists and dicts of these"
+    )
+
+
+def decode(value: Any) -> Any:
+    """The inverse of :func:`encode`."""
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if len(value) == 1:
+        ((key, inner),) = value.items()
+        if key == "tuple":
+            return tuple(decode(v) for v in inner)
+        if key == "dict":
+            return {decode(k): decode(v) for k, v in inner}
+        if key == "float":
+            return float(inner)
+        if key == "kernel":
+            return _omkl.Kernel(*inner)
+    if set(value) == {"numpy", "value"}:
+        return np.dtype(value["numpy"]).type(decode(value["value"]))
+    raise ValueError(f"unknown encoded value {value!r}")
+
+
+# --- estimators -------------------------------------------------------------
+
+
+def constructor_params(model: Any) -> dict[str, Any]:
+    """``{name: value}`` of the constructor parameters of ``model`` (stored
+    as same-named attributes)."""
+    sig = inspect.signature(type(model).__init__)
+    return {
+        n: getattr(model, n)
+        for n, p in sig.parameters.items()
+        if n != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    }
+
+
+def save_estimator(
+    model: Any,
+    path: str | os.PathLike[str],
+    version: int,
+    state: dict[str, Any],
+    sections: Sequence[bytes],
+) -> None:
+    """Saves an estimator as format ``omkl.<class name>``: its constructor
+    parameters and the Python ``state`` in the JSON header, the core's
+    sealed bytes as ``sections``."""
+    header = {"params": encode(constructor_params(model)), "state": encode(state)}
+    save_model(path, f"omkl.{type(model).__name__}", version, header, sections)
+
+
+def load_estimator(
+    cls: type, path: str | os.PathLike[str], versions: Sequence[int], n_sections: Sequence[int]
+) -> tuple[Any, dict[str, Any], list[bytes]]:
+    """Reads a file of :func:`save_estimator`: a new ``cls`` built from the
+    saved parameters, the Python state and the sections (as many as one of
+    ``n_sections``); ``ValueError`` naming the file for anything wrong."""
+    _, header, sections = load_model(path, f"omkl.{cls.__name__}", versions)
+    with named_errors(path):
+        if len(sections) not in n_sections:
+            want = " or ".join(map(str, n_sections))
+            raise ValueError(f"expected {want} sections, got {len(sections)}")
+        params = decode(header["params"])
+        state = decode(header["state"])
+        if not isinstance(params, dict) or not isinstance(state, dict):
+            raise ValueError("the header's params and state must be dicts")
+        model = cls(**params)
+    return model, state, sections
+
+
+def index_of(values: list[Any], what: str) -> dict[Any, int]:
+    """``{value: position}`` of a list of distinct values (``ValueError``
+    on a repeated one)."""
+    index = {v: i for i, v in enumerate(values)}
+    if len(index) != len(values):
+        raise ValueError(f"the saved {what} are not distinct")
+    return index
