@@ -166,7 +166,9 @@ mod tests {
     #[test]
     fn huge_requests_are_errors_not_aborts() {
         let e = try_vec("gram", &[1 << 40, 1 << 40], 0f32).unwrap_err();
-        assert!(matches!(e, OmklError::Alloc { ref what, bytes } if what == "gram" && bytes == 1 << 82));
+        assert!(
+            matches!(e, OmklError::Alloc { ref what, bytes } if what == "gram" && bytes == 1 << 82)
+        );
         assert!(e.to_string().contains("`gram`"));
         let e = try_vec("x", &[usize::MAX / 2], 0u8).unwrap_err();
         assert!(matches!(e, OmklError::Alloc { .. }));

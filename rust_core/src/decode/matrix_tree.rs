@@ -54,6 +54,7 @@ const SINGLE_ROOT_MARGIN: f64 = 50.0;
 /// Reusable buffers of [`matrix_tree`]: three `n × n` matrices and O(n).
 #[derive(Debug, Clone, Default)]
 pub struct MatrixTreeWorkspace {
+    weights: Vec<f64>,
     lap: Vec<f64>,
     inv: Vec<f64>,
     sub: Vec<f64>,
@@ -71,6 +72,7 @@ impl MatrixTreeWorkspace {
     }
 
     fn grow(&mut self, n: usize) -> Result<()> {
+        try_resize("scores", &mut self.weights, &[n + 1, n + 1], 0.0)?;
         try_resize("matrix-tree workspace", &mut self.lap, &[n, n], 0.0)?;
         try_resize("matrix-tree workspace", &mut self.inv, &[n, n], 0.0)?;
         try_resize("matrix-tree workspace", &mut self.sub, &[n, n], 0.0)?;
@@ -202,7 +204,16 @@ fn solve<D: Domain>(
     let n = arcs.n;
     let side = n + 1;
     let shift = &ws.shift[..n];
-    let w = |h: usize, m: usize| D::from_ln(score(arcs, root_offset, h, m) - shift[m - 1]);
+    let weights = &mut ws.weights[..side * side];
+    for h in 0..side {
+        for m in 1..side {
+            if h != m {
+                weights[h * side + m] = D::from_ln(score(arcs, root_offset, h, m) - shift[m - 1]);
+            }
+        }
+    }
+    let weights = &ws.weights[..side * side];
+    let w = |h: usize, m: usize| weights[h * side + m];
     let lap = &mut ws.lap[..n * n];
     let excess = &mut ws.excess[..n];
     for h in 1..side {
@@ -216,17 +227,24 @@ fn solve<D: Domain>(
     let piv = &mut ws.piv[..n];
     let log_det = gth_factor::<D>(lap, excess, piv, n, "scores")?;
     let inv = &mut ws.inv[..n * n];
-    gth_inverse::<D>(lap, piv, n, inv);
+    // With a single root the amplification is about 1/t: every column takes
+    // the subtraction-free path, and the inverse is not needed.
+    let fast = root_offset == 0.0;
+    if fast {
+        gth_inverse::<D>(lap, piv, n, inv);
+    }
     marginals.fill(0.0);
     let limit = MAX_AMPLIFICATION.ln();
     for m in 1..side {
         let im = m - 1;
         let gmm = inv[im * n + im];
         let mut in_words = D::ZERO;
-        for h in (1..side).filter(|&h| h != m) {
-            in_words = D::add(in_words, w(h, m));
+        if fast {
+            for h in (1..side).filter(|&h| h != m) {
+                in_words = D::add(in_words, w(h, m));
+            }
         }
-        if D::ln(D::mul(gmm, in_words)) <= limit {
+        if fast && D::ln(D::mul(gmm, in_words)) <= limit {
             marginals[m] = D::value(D::mul(w(0, m), gmm));
             for h in (1..side).filter(|&h| h != m) {
                 let d = D::sub_clamped(gmm, inv[im * n + h - 1]);
