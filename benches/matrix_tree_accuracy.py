@@ -14,6 +14,7 @@ the decoder rejected.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 
 import numpy as np
@@ -21,6 +22,7 @@ import numpy as np
 from omkl import decode
 
 
+@functools.cache
 def all_trees(n: int, single_root: bool) -> list[tuple[int, ...]]:
     """Every head assignment of words 1..n forming a tree rooted at 0."""
     out = []
