@@ -155,6 +155,49 @@ fn check_chain(
     check_sums(&parts, 3 * n + 1)
 }
 
+/// Largest total score magnitude forward-backward accepts: its log-space
+/// sums carry an absolute error of about `ε` times the total, which becomes
+/// the relative error of the marginals (`2e−10` at this bound).
+const MAX_LOG_TOTAL: f64 = 1e6;
+
+/// Errors naming the argument with the largest magnitude when `2n + 1`
+/// scores of that magnitude exceed [`MAX_LOG_TOTAL`].
+fn check_log_space(
+    em: &[f64],
+    tr: &[f64],
+    start: Option<&[f64]>,
+    stop: Option<&[f64]>,
+    n: usize,
+) -> PyResult<()> {
+    let mut parts = vec![("emissions", em), ("transitions", tr)];
+    parts.extend(start.map(|s| ("start", s)));
+    parts.extend(stop.map(|s| ("stop", s)));
+    let (mut name, mut m) = ("", 0.0f64);
+    for (p, v) in parts {
+        let pm = v
+            .iter()
+            .filter(|x| x.is_finite())
+            .fold(0.0f64, |a, x| a.max(x.abs()));
+        if pm > m {
+            (name, m) = (p, pm);
+        }
+    }
+    let total = m * (2 * n + 1) as f64;
+    if total > MAX_LOG_TOTAL {
+        return Err(OmklError::invalid(
+            name,
+            format!(
+                "magnitude {m:e} is too large for forward-backward: {} such scores total \
+                 {total:e}, above {MAX_LOG_TOTAL:e}, where the marginals lose precision in \
+                 float64; scale the scores down",
+                2 * n + 1
+            ),
+        ))
+        .py();
+    }
+    Ok(())
+}
+
 /// Labels as rows of a 2-D array, and one score per row.
 type LabelTable<'py> = (Bound<'py, PyArray2<i64>>, Bound<'py, PyArray1<f64>>);
 
@@ -481,6 +524,7 @@ fn forward_backward<'py>(
     let start = start.as_ref().map(|a| vec1("start", a)).transpose()?;
     let stop = stop.as_ref().map(|a| vec1("stop", a)).transpose()?;
     check_chain(&em, &tr, start.as_deref(), stop.as_deref(), None, n)?;
+    check_log_space(&em, &tr, start.as_deref(), stop.as_deref(), n)?;
     let mut node = try_vec("emissions", &[n, l], 0.0).py()?;
     let mut trans = try_vec("transitions", &[l, l], 0.0).py()?;
     let pair_dims = if pairwise {

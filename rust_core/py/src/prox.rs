@@ -39,16 +39,41 @@ fn rescale_factor(v: &[f64]) -> Option<f64> {
 
 /// Runs `op` on `v / c` with parameters mapped by the caller, then scales
 /// back; errors naming `x` if a result is not finite.
+///
+/// Entries far below the largest one can lose bits in `v / c` (below about
+/// `2^-1500` of it). Such an entry that the operator leaves unchanged or
+/// sets to 0 (the only outcomes when the operator's threshold is not itself
+/// that small) is exact; any other change to it is refused with an error.
 fn scaled<F>(v: &mut [f64], c: f64, op: F) -> Result<()>
 where
     F: FnOnce(&mut [f64]) -> Result<()>,
 {
+    let orig = v.to_vec();
     for x in v.iter_mut() {
         *x /= c;
     }
+    let before = v.to_vec();
     op(v)?;
-    for x in v.iter_mut() {
-        *x *= c;
+    let lossy = |i: usize| before[i] * c != orig[i];
+    // An entry that underflowed to 0 cannot show whether it was kept: it
+    // was, if the operator left every exactly represented entry unchanged.
+    let identity = (0..v.len()).all(|i| lossy(i) || v[i] == before[i]);
+    for (i, x) in v.iter_mut().enumerate() {
+        let lossy = lossy(i);
+        if lossy && *x == before[i] && (before[i] != 0.0 || identity) {
+            *x = orig[i];
+        } else if lossy && *x != 0.0 {
+            return Err(OmklError::invalid(
+                "x",
+                format!(
+                    "element {i} ({:e}) is too small next to the largest magnitude for an \
+                     exact result; the entries span more than 1e450",
+                    orig[i]
+                ),
+            ));
+        } else {
+            *x *= c;
+        }
     }
     check_result(v)
 }
@@ -199,9 +224,19 @@ fn prox_weighted_squared_l1<'py>(
         }
         match rescale_factor(v) {
             None => weighted_squared_l1::prox_weighted_squared_l1(v, &d, tau),
-            Some(c) => scaled(v, c, |v| {
-                weighted_squared_l1::prox_weighted_squared_l1(v, &d, tau)
-            }),
+            Some(c) => {
+                // Coordinates with d = 0 are returned unchanged: keep them exact.
+                let orig = v.to_vec();
+                scaled(v, c, |v| {
+                    weighted_squared_l1::prox_weighted_squared_l1(v, &d, tau)
+                })?;
+                for (i, x) in v.iter_mut().enumerate() {
+                    if d[i] == 0.0 {
+                        *x = orig[i];
+                    }
+                }
+                Ok(())
+            }
         }
     })
 }

@@ -17,7 +17,10 @@
 //!   all digits when a heavy cycle dominates, e.g. `s[1, 2] = 32`,
 //!   `s[2, 1] = 16`).
 //! * When the scaled weights of a column span more than `e^600` the same
-//!   elimination runs on logarithms, so scores of any finite magnitude work.
+//!   elimination runs on logarithms. Their absolute error `ε · range`
+//!   becomes a relative error of the weights, so the range `max − min` of
+//!   the scores is limited to `1e6` (scores of any magnitude with a smaller
+//!   range are exact).
 //! * Marginals: `μ[h, m] = A[h, m] (L⁻¹[m, m] − L⁻¹[m, h])`,
 //!   `μ[0, m] = A[0, m] L⁻¹[m, m]`. The difference can cancel; its error is
 //!   at most `ε · L⁻¹[m, m] Σ_h A[h, m]` for the relative error `ε` of the
@@ -47,6 +50,11 @@ const LINEAR_SPREAD: f64 = 600.0;
 /// Largest error amplification `L⁻¹[m, m] Σ_h A[h, m]` accepted for the
 /// marginals read off the inverse.
 const MAX_AMPLIFICATION: f64 = 1e3;
+
+/// Largest range `max − min` of the arc scores: beyond `e^600` the weights
+/// are handled as logarithms, whose absolute error `ε · range` becomes the
+/// relative error of every weight (`2e−10` at this bound).
+const MAX_RANGE: f64 = 1e6;
 
 /// `−ln t − D − ln n` of the single-root limit (see the module docs).
 const SINGLE_ROOT_MARGIN: f64 = 50.0;
@@ -94,8 +102,9 @@ impl MatrixTreeWorkspace {
 /// `marginals` (`(n+1) × (n+1)`, `marginals[h * (n+1) + m] = P(h → m)`;
 /// column 0 and the diagonal are 0). Each column `m ≥ 1` sums to 1.
 ///
-/// Errors if the range of the scores (`max − min`) or `log Z` is not a
-/// finite `f64`.
+/// Errors if the range of the scores (`max − min`) exceeds `1e6` (the
+/// logarithms of the weights would carry absolute errors above `2e−10`) or
+/// `log Z` is not a finite `f64`.
 ///
 /// # Complexity
 /// O(n³) time, O(n²) memory; O(n³) more for each column whose marginals
@@ -140,12 +149,12 @@ pub fn matrix_tree(
         }
     }
     let range = hi - lo;
-    if !range.is_finite() {
+    if !(range <= MAX_RANGE) {
         return Err(OmklError::invalid(
             "scores",
             format!(
-                "the range of the arc scores ({lo:e} to {hi:e}) must be a finite number; \
-                 scale the scores down"
+                "the arc scores range from {lo:e} to {hi:e}; a range above {MAX_RANGE:e} \
+                 leaves the marginals no precision in float64; scale the scores down"
             ),
         ));
     }
