@@ -149,7 +149,7 @@ pub fn matrix_tree(
         }
     }
     let range = hi - lo;
-    if !(range <= MAX_RANGE) {
+    if !range.is_finite() || range > MAX_RANGE {
         return Err(OmklError::invalid(
             "scores",
             format!(
