@@ -377,3 +377,42 @@ def test_docstring_examples():
     result = doctest.testmod(omkl.decode)
     assert result.attempted > 0
     assert result.failed == 0
+
+
+# --- hostile input -------------------------------------------------------------
+
+
+def test_scores_near_the_float_limit_are_refused_by_name():
+    em, tr = np.full((3, 2), 1e308), np.zeros((2, 2))
+    for call in (
+        lambda: decode.forward_backward(em, tr),
+        lambda: decode.viterbi(em, tr),
+        lambda: decode.viterbi_nbest(em, tr, 2),
+    ):
+        with pytest.raises(ValueError, match="`emissions`"):
+            call()
+    with pytest.raises(ValueError, match="`transitions`"):
+        decode.viterbi(np.zeros((3, 2)), np.full((2, 2), -1e308))
+    for fn in (decode.eisner, decode.chu_liu_edmonds):
+        with pytest.raises(ValueError, match="`scores`"):
+            fn(np.full((3, 3), 1e308))
+    # Large but summable scores are decoded exactly.
+    labels, score = decode.viterbi(np.array([[1e299, 0.0], [0.0, 1e299]]), np.zeros((2, 2)))
+    assert labels.tolist() == [0, 1] and score == 2e299
+
+
+def test_wrong_types_are_refused_by_name():
+    with pytest.raises(TypeError, match="`gold`"):
+        decode.argmax_hamming([1.0, 2.0], gold=1.7)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="`gold`"):
+        decode.argmax_hamming([1.0, 2.0], gold="1")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="`k`"):
+        decode.viterbi_nbest(np.zeros((2, 2)), np.zeros((2, 2)), k=2**63)
+    with pytest.raises(TypeError, match="`emissions`"):
+        decode.viterbi(np.zeros((2, 2)) + 1j, np.zeros((2, 2)))
+    with pytest.raises(TypeError, match="`scores`"):
+        decode.matrix_tree(np.array([["0", "1"], ["0", "0"]]))
+    with pytest.raises(TypeError, match="`cost`"):
+        decode.viterbi_hamming(np.zeros((2, 2)), np.zeros((2, 2)), [0, 1], cost="1")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="`gold`"):
+        decode.eisner_hamming(np.zeros((3, 3)), [0.0, 0.5, 1.0])

@@ -97,8 +97,8 @@ def test_nbest_rejects_bad_input():
     # A huge k is capped at L**n paths instead of allocating k rows.
     paths, scores = decode.viterbi_nbest(em, tr, 10**12)
     assert paths.shape == (8, 3) and scores.shape == (8,)
-    # A k whose tables cannot be allocated is an error, not a crash.
-    with pytest.raises(ValueError, match="k"):
+    # A k whose tables cannot be allocated is MemoryError naming k, not a crash.
+    with pytest.raises(MemoryError, match="bytes for `k`"):
         decode.viterbi_nbest(np.zeros((100, 50)), np.zeros((50, 50)), 2**60)
 
 

@@ -248,3 +248,23 @@ def test_gaussian_map_is_accurate_over_the_whole_exponent_range():
     want = np.exp(-d2 / 4.0)
     err = np.abs(K.astype(np.float64) - want)
     assert np.all(err <= 3e-7 * want + 1.2e-38)
+
+
+def test_hostile_parameters_and_inputs_are_refused_by_name():
+    with pytest.raises(ValueError, match="`degree`"):
+        kernels.gram(np.eye(2), kernel="polynomial", degree=2**70)
+    with pytest.raises(ValueError, match="`degree`"):
+        kernels.Kernel("polynomial", degree=2**70)
+    with pytest.raises(ValueError, match="`budget_bytes`"):
+        kernels.GramCache(2, kernel="linear", budget_bytes=2**70)
+    with pytest.raises(ValueError, match="`d`"):
+        kernels.SupportStore(2**70)
+    with pytest.raises(TypeError, match="`X`"):
+        kernels.gram(np.eye(2) + 1j, kernel="linear")
+    with pytest.raises(TypeError, match="`zero_fraction`"):
+        kernels.b1_bandwidth(np.eye(3), zero_fraction="0.5")  # type: ignore[arg-type]
+    # float32 overflow of the kernel values is refused, not returned as inf.
+    with pytest.raises(ValueError, match="`X`"):
+        kernels.gram(np.full((2, 2), 1e30), kernel="linear")
+    with pytest.raises(ValueError, match="`degree`"):
+        kernels.gram(np.full((2, 2), 10.0), kernel="polynomial", degree=100)

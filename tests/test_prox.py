@@ -356,7 +356,7 @@ def test_l2q_near_one_gives_a_tiny_root():
         (lambda: prox.prox_squared_l1(np.array([1.0]), np.nan), "tau"),
         (lambda: prox.prox_squared_l1(np.array([1.0]), 1.0, method="quick"), "method"),
         (lambda: prox.prox_squared_l1(np.ones((2, 2)), 1.0), "x"),
-        (lambda: prox.prox_weighted_squared_l1(np.ones(2), np.array([1.0, -1.0]), 1.0), "weights"),
+        (lambda: prox.prox_weighted_squared_l1(np.ones(2), np.array([1.0, -1.0]), 1.0), "`d`"),
         (lambda: prox.prox_weighted_squared_l1(np.ones(2), np.ones(3), 1.0), "d"),
         (lambda: prox.project_l1_ball(np.ones(2), -1.0), "radius"),
         (lambda: prox.prox_group_lasso(np.ones(2), np.array([0]), 1.0), "groups"),
@@ -385,3 +385,43 @@ def test_input_is_not_modified_and_lists_are_accepted():
     prox.prox_group_lasso(x, [0, 0, 1], 1.0)
     np.testing.assert_array_equal(x, before)
     np.testing.assert_allclose(prox.soft_threshold([3.0, -0.5], 1.0), [2.0, 0.0])
+
+
+# --- magnitudes near the float64 limit ---------------------------------------
+
+
+def test_near_limit_inputs_are_exact_or_refused():
+    """Operators are homogeneous: prox(c v) equals c prox(v) (with tau scaled
+    to match) for a power of two c, so inputs near 1e308 give the exact
+    result of the scaled-down problem instead of zeros or infinities."""
+    x = np.array([1e308, -1e308, 1e308, 5.0])
+    c = 2.0**-1000
+    np.testing.assert_array_equal(
+        prox.prox_squared_l1(x, 1.0), prox.prox_squared_l1(x * c, 1.0) / c
+    )
+    assert prox.prox_squared_l1(x, 1.0)[0] == 2.5e307
+    g = np.array([0, 1, 2, 3])
+    # Each group is its own norm: the squared l21 prox equals the squared l1 prox.
+    np.testing.assert_array_equal(prox.prox_squared_l21(x, g, 1.0), prox.prox_squared_l1(x, 1.0))
+    # l2q with q = 2 divides each group by 1 + 2 tau.
+    np.testing.assert_allclose(prox.prox_l2q(x, g, 1.0, 2.0), x / 3.0, rtol=1e-15)
+    # Group lasso: the huge group keeps its direction, the small one shrinks by its own norm.
+    out = prox.prox_group_lasso(np.array([1e308, 1e308, 3.0, 4.0]), np.array([0, 0, 1, 1]), 1.0)
+    np.testing.assert_allclose(out, [1e308, 1e308, 2.4, 3.2], rtol=1e-15)
+    np.testing.assert_allclose(
+        prox.project_l1_ball(x, 1e308), prox.project_l1_ball(x * c, 1e308 * c) / c, rtol=1e-15
+    )
+    with pytest.raises(ValueError, match="`x`"):
+        prox.group_norms(np.array([1.5e308, 1.5e308]), np.array([0, 0]))  # the norm is > 1.8e308
+
+
+def test_complex_and_string_inputs_are_refused_by_name():
+    for bad in (np.array([1 + 2j, 3.0]), np.array(["1.5", "2"]), np.array([1.0, None])):
+        with pytest.raises(TypeError, match="`x`"):
+            prox.soft_threshold(bad, 1.0)
+        with pytest.raises(ValueError, match="`x`"):
+            prox.prox_group_lasso(bad, np.array([0, 1]), 1.0)
+    with pytest.raises(TypeError, match="`tau`"):
+        prox.soft_threshold(np.ones(2), "1.0")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="`d`"):
+        prox.prox_weighted_squared_l1(np.ones(2), np.array([1j, 1.0]), 1.0)

@@ -14,8 +14,13 @@ Layouts:
   are ignored. ``heads[m]`` is the head of word ``m`` for ``m`` in ``1..n``;
   ``heads[0]`` is unused (0).
 
-Every function raises ``ValueError`` for bad input (wrong shapes, NaN or
-infinite scores, ``n = 0``, labels out of range).
+Every function raises ``ValueError`` naming the argument for bad input (wrong
+shapes, NaN or infinite scores, ``n = 0``, labels out of range, scores so large
+that a total of them would exceed about ``1e300``; for the log-space
+computations, see :func:`forward_backward` and :func:`matrix_tree`), and an exception that is
+both a ``TypeError`` and a ``ValueError`` for input of the wrong type (complex
+numbers, strings, non-integer labels or heads). An output that cannot be
+allocated raises ``MemoryError`` naming the argument and the bytes requested.
 
 >>> import numpy as np
 >>> from omkl import decode
@@ -26,13 +31,15 @@ infinite scores, ``n = 0``, labels out of range).
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
-from typing import Literal, overload
+from typing import Any, Literal, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from omkl import _omkl
+from omkl.prox import ArgumentTypeError, _real_array, _scalar
 
 __all__ = [
     "argmax",
@@ -55,7 +62,7 @@ IntArray = npt.NDArray[np.int64]
 
 
 def _f64(x: npt.ArrayLike, ndim: int, name: str) -> FloatArray:
-    a = np.asarray(x, dtype=np.float64)
+    a = _real_array(x, name).astype(np.float64, copy=False)
     if a.ndim != ndim:
         raise ValueError(f"`{name}` must be a {ndim}-D array, got shape {a.shape}")
     return a
@@ -67,9 +74,25 @@ def _opt(x: npt.ArrayLike | None, name: str) -> FloatArray | None:
 
 def _labels(x: npt.ArrayLike, name: str) -> IntArray:
     a = np.asarray(x)
-    if a.ndim != 1 or not (a.size == 0 or np.issubdtype(a.dtype, np.integer)):
+    if a.size and not np.issubdtype(a.dtype, np.integer):
+        raise ArgumentTypeError(
+            f"`{name}` must be a 1-D array of integers, got {a.dtype} {a.shape}"
+        )
+    if a.ndim != 1:
         raise ValueError(f"`{name}` must be a 1-D array of integers, got {a.dtype} {a.shape}")
+    if a.dtype == np.uint64 and a.size and int(a.max()) > np.iinfo(np.int64).max:
+        raise ValueError(f"`{name}` has element {int(a.max())}, out of range")
     return a.astype(np.int64, copy=False)
+
+
+def _int(v: Any, name: str, lo: int) -> int:
+    """``v`` as an int in ``[lo, 2**63)``: a non-integer is refused (never
+    truncated), an integer out of range is a ``ValueError`` naming ``name``."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise ArgumentTypeError(f"`{name}` must be an integer >= {lo}, got {v!r}")
+    if not lo <= int(v) < 2**63:
+        raise ValueError(f"`{name}` must be an integer >= {lo} and < 2**63, got {v!r}")
+    return int(v)
 
 
 def viterbi(
@@ -115,7 +138,7 @@ def viterbi_hamming(
         _f64(emissions, 2, "emissions"),
         _f64(transitions, 2, "transitions"),
         _labels(gold, "gold"),
-        float(cost),
+        _scalar(cost, "cost"),
         _opt(start, "start"),
         _opt(stop, "stop"),
     )
@@ -170,7 +193,7 @@ def viterbi_batch(
     if isinstance(emissions, np.ndarray) and emissions.ndim == 3:
         lens = None if lengths is None else _labels(lengths, "lengths")
         return _omkl.viterbi_batch_array(
-            emissions.astype(np.float64, copy=False),
+            _f64(emissions, 3, "emissions"),
             _f64(transitions, 2, "transitions"),
             lens,
             _opt(start, "start"),
@@ -202,12 +225,11 @@ def viterbi_nbest(
     >>> paths.tolist(), scores.tolist()
     ([[0, 1], [1, 1], [0, 0]], [3.0, 2.0, 1.0])
     """
-    if isinstance(k, bool) or not isinstance(k, int | np.integer):
-        raise ValueError(f"`k` must be an integer >= 1, got {k!r}")
+    k = _int(k, "k", 1)
     return _omkl.viterbi_nbest(
         _f64(emissions, 2, "emissions"),
         _f64(transitions, 2, "transitions"),
-        int(k),
+        k,
         _opt(start, "start"),
         _opt(stop, "stop"),
     )
@@ -242,7 +264,7 @@ def chu_liu_edmonds_hamming(
     ([0, 2, 0], 25.5)
     """
     return _omkl.chu_liu_edmonds_hamming(
-        _f64(scores, 2, "scores"), _labels(gold, "gold"), float(cost), bool(single_root)
+        _f64(scores, 2, "scores"), _labels(gold, "gold"), _scalar(cost, "cost"), bool(single_root)
     )
 
 
@@ -294,6 +316,9 @@ def forward_backward(
     ``trans[p, q] = sum_i P(y_{i-1} = p, y_i = q)``, summed over positions (``L x L``).
     With ``pairwise=True`` a fourth element ``pair`` (``(n-1) x L x L``) holds the
     per-position transition marginals ``pair[i-1, p, q] = P(y_{i-1} = p, y_i = q)``.
+    Log-space sums carry an absolute error of about ``2e-16`` times the total
+    magnitude of the scores, so ``(2n + 1) * max|score|`` above ``1e6`` raises
+    ``ValueError`` naming the argument.
 
     >>> import numpy as np
     >>> log_z, node, trans = forward_backward(np.zeros((2, 2)), np.zeros((2, 2)))
@@ -316,7 +341,11 @@ def matrix_tree(scores: npt.ArrayLike, single_root: bool = False) -> tuple[float
     """Log-partition function and arc marginals over non-projective trees.
 
     Returns ``(log_z, marginals)`` with ``marginals[h, m] = P(h -> m)``; every
-    column ``m >= 1`` sums to one.
+    column ``m >= 1`` sums to one. The Laplacian is factorised without
+    subtractions (every pivot and inverse entry is a sum of non-negative
+    terms), so both are exact to rounding however close to cancelling the
+    trees' weights are; a score range ``max - min`` above ``1e6`` raises
+    ``ValueError``. With ``single_root`` the marginals take O(n^4) time.
 
     >>> import numpy as np
     >>> log_z, mu = matrix_tree(np.zeros((3, 3)))
@@ -350,7 +379,7 @@ def eisner_hamming(
     2.0
     """
     return _omkl.eisner_hamming(
-        _f64(scores, 2, "scores"), _labels(gold, "gold"), float(cost), bool(single_root)
+        _f64(scores, 2, "scores"), _labels(gold, "gold"), _scalar(cost, "cost"), bool(single_root)
     )
 
 
@@ -369,4 +398,6 @@ def argmax_hamming(scores: npt.ArrayLike, gold: int, cost: float = 1.0) -> tuple
     >>> argmax_hamming([1.0, 0.5], gold=0, cost=1.0)
     (1, 1.5)
     """
-    return _omkl.argmax_hamming(_f64(scores, 1, "scores"), int(gold), float(cost))
+    return _omkl.argmax_hamming(
+        _f64(scores, 1, "scores"), _int(gold, "gold", 0), _scalar(cost, "cost")
+    )

@@ -12,8 +12,16 @@ elementwise map):
 ========================  ==================================================
 
 Normalised kernels are ``K(x, x') / sqrt(K(x, x) K(x', x'))`` (0 when the
-normaliser is 0). The Gaussian uses ``2 sigma2`` in the denominator; for the
-convention ``exp(-||x - x'||^2 / s)`` pass ``sigma2 = s / 2``.
+normaliser is 0).
+
+Bad input raises ``ValueError`` naming the argument (NaN or infinite entries,
+entries or a polynomial degree so large that float32 values would overflow);
+complex, string or object arrays raise an exception that is both a
+``TypeError`` and a ``ValueError``; a result that cannot be allocated raises
+``MemoryError`` naming the argument and the bytes requested.
+
+The Gaussian uses ``2 sigma2`` in the denominator; for the convention
+``exp(-||x - x'||^2 / s)`` pass ``sigma2 = s / 2``.
 
 Example
 -------
@@ -37,6 +45,7 @@ import numpy.typing as npt
 
 from omkl import _omkl
 from omkl._omkl import Kernel
+from omkl.prox import ArgumentTypeError, _scalar
 
 __all__ = [
     "GramCache",
@@ -70,7 +79,7 @@ def polynomial(degree: int = 2, offset: float = 1.0, normalize: bool = False) ->
     >>> polynomial(2, 0.0, normalize=True)
     Kernel('polynomial', degree=2, offset=0.0, normalize=True)
     """
-    return Kernel("polynomial", degree=degree, offset=offset, normalize=normalize)
+    return make_kernel("polynomial", degree=degree, offset=offset, normalize=normalize)
 
 
 def gaussian(sigma2: float = 5.0) -> Kernel:
@@ -79,7 +88,7 @@ def gaussian(sigma2: float = 5.0) -> Kernel:
     >>> gaussian(5.0)
     Kernel('gaussian', sigma2=5.0)
     """
-    return Kernel("gaussian", sigma2=sigma2)
+    return make_kernel("gaussian", sigma2=sigma2)
 
 
 def b1_spline(h: float) -> Kernel:
@@ -88,7 +97,7 @@ def b1_spline(h: float) -> Kernel:
     >>> b1_spline(3.0).has_compact_support
     True
     """
-    return Kernel("b1_spline", h=h)
+    return make_kernel("b1_spline", h=h)
 
 
 def make_kernel(kernel: str | Kernel = "gaussian", **params: Any) -> Kernel:
@@ -112,20 +121,54 @@ def make_kernel(kernel: str | Kernel = "gaussian", **params: Any) -> Kernel:
             f"invalid value for `params`: unknown kernel parameter(s) {unknown}, "
             f"expected some of {sorted(allowed)}"
         )
+    for name in ("offset", "sigma2", "h"):
+        if name in params:
+            params[name] = _scalar(params[name], name)
     return Kernel(kernel, **params)
 
 
 def as_matrix(name: str, X: npt.ArrayLike) -> npt.NDArray[np.float32]:
     """``X`` as a C-contiguous 2-D float32 array, or ``ValueError`` naming ``name``."""
     arr = np.asarray(X)
+    if arr.dtype.kind not in "biuf":
+        raise ArgumentTypeError(
+            f"invalid value for `{name}`: expected an array of real numbers, got dtype {arr.dtype}"
+        )
     if arr.ndim != 2:
         raise ValueError(f"shape mismatch for `{name}`: expected a 2-D array, got {arr.ndim}-D")
-    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-        raise ValueError(
-            f"invalid value for `{name}`: expected a numeric array, got dtype {arr.dtype}"
-        )
     with np.errstate(over="ignore"):
         return np.ascontiguousarray(arr, dtype=np.float32)
+
+
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _check_range(ks: Sequence[Kernel], x: npt.NDArray[np.float32], y: Any) -> None:
+    """``ValueError`` naming ``X`` (or ``Y``) when some float32 kernel value
+    or inner product could overflow: the inner products are bounded by
+    ``max|x| * max|y| * d``, and a polynomial kernel's values by that plus
+    ``|offset|`` to the power ``degree``. Non-finite inputs are left to the
+    core, which names them."""
+    mx = float(np.abs(x).max(initial=0.0)) if np.isfinite(x).all() else 0.0
+    my = mx if y is None else (float(np.abs(y).max(initial=0.0)) if np.isfinite(y).all() else 0.0)
+    d = max(x.shape[1], 1)
+    name = "Y" if my > mx else "X"
+    bound = mx * my * d
+    if bound > _F32_MAX / 4:
+        raise ValueError(
+            f"invalid value for `{name}`: entries of magnitude up to {max(mx, my):.3g} make "
+            f"inner products up to {bound:.3g} overflow float32; scale the inputs down"
+        )
+    for k in ks:
+        kind, degree, offset, _, _, _ = k.args()
+        if kind == "polynomial" and degree * np.log(bound + abs(offset) + 1e-300) > np.log(
+            _F32_MAX / 4
+        ):
+            raise ValueError(
+                f"invalid value for `{name}`: polynomial kernel values up to "
+                f"({bound:.3g} + {abs(offset):.3g}) ** {degree} overflow float32; scale the "
+                f"inputs down or lower `degree`"
+            )
 
 
 def gram(
@@ -148,9 +191,11 @@ def gram(
     """
     k = make_kernel(kernel, **params)
     x = as_matrix("X", X)
-    if Y is None:
+    y = None if Y is None else as_matrix("Y", Y)
+    _check_range([k], x, y)
+    if y is None:
         return _omkl.gram(k, x)
-    return _omkl.gram(k, x, as_matrix("Y", Y))
+    return _omkl.gram(k, x, y)
 
 
 def gram_many(
@@ -180,9 +225,11 @@ def gram_many(
     if not ks:
         raise ValueError("invalid value for `kernels`: expected at least one kernel, got none")
     x = as_matrix("X", X)
-    if Y is None:
+    y = None if Y is None else as_matrix("Y", Y)
+    _check_range(ks, x, y)
+    if y is None:
         return _omkl.gram_many(ks, x)
-    return _omkl.gram_many(ks, x, as_matrix("Y", Y))
+    return _omkl.gram_many(ks, x, y)
 
 
 def b1_bandwidth(X: npt.ArrayLike, zero_fraction: float = 0.95, max_sample: int = 2000) -> float:
@@ -202,12 +249,17 @@ def b1_bandwidth(X: npt.ArrayLike, zero_fraction: float = 0.95, max_sample: int 
     True
     """
     if isinstance(max_sample, bool) or not isinstance(max_sample, int | np.integer):
-        raise ValueError(f"invalid value for `max_sample`: expected an integer, got {max_sample!r}")
-    if max_sample < 2:
-        raise ValueError(
-            f"invalid value for `max_sample`: expected an integer >= 2, got {max_sample}"
+        raise ArgumentTypeError(
+            f"invalid value for `max_sample`: expected an integer, got {max_sample!r}"
         )
-    return _omkl.b1_bandwidth(as_matrix("X", X), float(zero_fraction), int(max_sample))
+    if not 2 <= max_sample < 2**63:
+        raise ValueError(
+            f"invalid value for `max_sample`: expected an integer >= 2 and < 2**63, "
+            f"got {max_sample}"
+        )
+    return _omkl.b1_bandwidth(
+        as_matrix("X", X), _scalar(zero_fraction, "zero_fraction"), int(max_sample)
+    )
 
 
 class SparseGram:
@@ -315,7 +367,12 @@ class SparseGram:
         >>> S.scores_label_major(np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])).tolist()
         [[1.0, 0.5, 0.0], [0.0, 0.0, 1.0]]
         """
-        a = np.asarray(alpha, dtype=np.float64)
+        a = np.asarray(alpha)
+        if a.dtype.kind not in "biuf":
+            raise ArgumentTypeError(
+                f"invalid value for `alpha`: expected an array of real numbers, got dtype {a.dtype}"
+            )
+        a = a.astype(np.float64, copy=False)
         m = self.shape[1]
         if a.ndim != 2 or a.shape[1] != m or a.shape[0] == 0:
             raise ValueError(
@@ -350,8 +407,13 @@ class SparseGram:
 def _as_alpha(alpha: npt.ArrayLike, m: int, dtype: Any = np.float64) -> tuple[Any, bool]:
     """``alpha`` as a C-contiguous ``(m, labels)`` array of ``dtype`` (no copy
     when it already is one) and whether it was 1-D."""
+    a = np.asarray(alpha)
+    if a.dtype.kind not in "biuf":
+        raise ArgumentTypeError(
+            f"invalid value for `alpha`: expected an array of real numbers, got dtype {a.dtype}"
+        )
     with np.errstate(over="ignore"):
-        a = np.asarray(alpha, dtype=dtype)
+        a = a.astype(dtype, copy=False)
     one = a.ndim == 1
     if one:
         a = a[:, None]
@@ -384,15 +446,18 @@ def sparse_gram(
     k = make_kernel(kernel, **params)
     x = as_matrix("X", X)
     y = None if Y is None else as_matrix("Y", Y)
+    _check_range([k], x, y)
     return SparseGram(_omkl.sparse_gram(k, x, y))
 
 
 def _as_vector(name: str, x: npt.ArrayLike, d: int) -> npt.NDArray[np.float32]:
     arr = np.asarray(x)
+    if arr.dtype.kind not in "biuf":
+        raise ArgumentTypeError(
+            f"invalid value for `{name}`: expected an array of real numbers, got {arr.dtype}"
+        )
     if arr.ndim != 1 or arr.shape[0] != d:
         raise ValueError(f"shape mismatch for `{name}`: expected shape ({d},), got {arr.shape}")
-    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-        raise ValueError(f"invalid value for `{name}`: expected a numeric array, got {arr.dtype}")
     with np.errstate(over="ignore"):
         return np.ascontiguousarray(arr, dtype=np.float32)
 
@@ -410,9 +475,7 @@ class SupportStore:
     """
 
     def __init__(self, d: int) -> None:
-        if isinstance(d, bool) or not isinstance(d, int | np.integer) or d < 1:
-            raise ValueError(f"invalid value for `d`: expected an integer >= 1, got {d!r}")
-        self.d = int(d)
+        self.d = _dimension(d)
         self._inner = _omkl.SupportStore(self.d)
 
     def add(self, x: npt.ArrayLike) -> int:
@@ -449,6 +512,15 @@ class SupportStore:
             self._inner.add(np.ascontiguousarray(row, dtype=np.float32))
 
 
+def _dimension(d: Any) -> int:
+    """``d`` as an input dimension: an integer in ``[1, 2**32)``."""
+    if isinstance(d, bool) or not isinstance(d, int | np.integer):
+        raise ArgumentTypeError(f"invalid value for `d`: expected an integer >= 1, got {d!r}")
+    if not 1 <= d < 2**32:
+        raise ValueError(f"invalid value for `d`: expected an integer >= 1 and < 2**32, got {d!r}")
+    return int(d)
+
+
 def _as_id(id: int) -> int:
     if isinstance(id, bool) or not isinstance(id, int | np.integer) or not 0 <= id < 2**32:
         raise ValueError(f"invalid value for `id`: expected a stored id (integer >= 0), got {id!r}")
@@ -480,17 +552,17 @@ class GramCache:
         budget_bytes: int = 64 << 20,
         **params: Any,
     ) -> None:
-        if isinstance(d, bool) or not isinstance(d, int | np.integer) or d < 1:
-            raise ValueError(f"invalid value for `d`: expected an integer >= 1, got {d!r}")
-        if (
-            isinstance(budget_bytes, bool)
-            or not isinstance(budget_bytes, int | np.integer)
-            or budget_bytes < 0
-        ):
-            raise ValueError(
+        d = _dimension(d)
+        if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int | np.integer):
+            raise ArgumentTypeError(
                 f"invalid value for `budget_bytes`: expected an integer >= 0, got {budget_bytes!r}"
             )
-        self.d = int(d)
+        if not 0 <= budget_bytes < 2**63:
+            raise ValueError(
+                f"invalid value for `budget_bytes`: expected an integer >= 0 and < 2**63, "
+                f"got {budget_bytes!r}"
+            )
+        self.d = d
         self.kernel = make_kernel(kernel, **params)
         self.budget_bytes = int(budget_bytes)
         self._inner = _omkl.GramCache(self.kernel, self.d, self.budget_bytes)

@@ -5,8 +5,13 @@ array; the input is never modified. Grouped operators take ``groups``, an intege
 array of the same length as ``x`` giving each coefficient's group id in
 ``0..G-1`` (any order, groups need not be contiguous). Invalid input (NaN or
 infinity, a negative parameter, mismatched lengths, a negative group id, an
-empty array) raises ``ValueError`` naming the argument. The work is done in
-Rust, without holding the GIL.
+empty array) raises ``ValueError`` naming the argument; input of the wrong type
+(complex numbers, strings, non-integer group ids) raises an exception that is
+both a ``TypeError`` and a ``ValueError``. Coefficients of any finite magnitude
+work (up to the largest float64): inputs beyond about ``1e144`` or below
+``1e-144`` are rescaled by a power of two, exactly, using the homogeneity of
+each operator; a result that would exceed the float64 range raises
+``ValueError``. The work is done in Rust, without holding the GIL.
 
 Example:
     >>> import numpy as np
@@ -17,7 +22,8 @@ Example:
 
 from __future__ import annotations
 
-from typing import Literal
+import numbers
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -43,12 +49,34 @@ ArrayLike = npt.ArrayLike
 Array = npt.NDArray[np.float64]
 
 
+class ArgumentTypeError(TypeError, ValueError):
+    """An argument of the wrong type (complex, string, non-integer where an
+    integer is required). Both a ``TypeError`` and a ``ValueError``."""
+
+
+def _real_array(x: Any, name: str) -> npt.NDArray[Any]:
+    """``x`` as an array of booleans, integers or real floats, refusing
+    complex numbers, strings and objects (never dropping imaginary parts
+    or parsing text)."""
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError) as exc:
+        raise ArgumentTypeError(f"`{name}` must be an array of real numbers: {exc}") from None
+    if arr.dtype.kind not in "biuf":
+        raise ArgumentTypeError(
+            f"`{name}` must hold real numbers, got dtype {arr.dtype}"
+            + (" (imaginary parts are not dropped)" if arr.dtype.kind == "c" else "")
+        )
+    return arr
+
+
 def _vector(x: ArrayLike, name: str) -> Array:
     """``x`` as a contiguous 1-D float64 array, or ``ValueError``."""
+    real = _real_array(x, name)
     try:
-        arr = np.ascontiguousarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"`{name}` must be a 1-D array of real numbers: {exc}") from None
+        arr = np.ascontiguousarray(real, dtype=np.float64)
+    except MemoryError:
+        raise MemoryError(f"cannot allocate {8 * real.size} bytes for `{name}`") from None
     if arr.ndim != 1:
         raise ValueError(f"`{name}` must be a 1-D array, got shape {arr.shape}")
     return arr
@@ -60,7 +88,9 @@ def _groups(groups: ArrayLike, n: int) -> npt.NDArray[np.int64]:
     if arr.ndim != 1:
         raise ValueError(f"`groups` must be a 1-D array of group ids, got shape {arr.shape}")
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"`groups` must hold integer group ids, got dtype {arr.dtype}")
+        raise ArgumentTypeError(f"`groups` must hold integer group ids, got dtype {arr.dtype}")
+    if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+        raise ValueError(f"`groups` has group id {int(arr.max())}, far beyond the coefficients")
     if arr.shape[0] != n:
         raise ValueError(
             f"`groups` must have one group id per coefficient (length {n}), "
@@ -70,10 +100,15 @@ def _groups(groups: ArrayLike, n: int) -> npt.NDArray[np.int64]:
 
 
 def _scalar(v: float, name: str) -> float:
+    """``v`` as a float if it is a real number (not a string or complex)."""
+    if isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "biuf":
+        v = v.item()
+    if not isinstance(v, numbers.Real):
+        raise ArgumentTypeError(f"`{name}` must be a real number, got {v!r}")
     try:
         return float(v)
-    except (TypeError, ValueError):
-        raise ValueError(f"`{name}` must be a real number, got {v!r}") from None
+    except OverflowError:
+        raise ValueError(f"`{name}` must be a finite real number, got {v!r}") from None
 
 
 def soft_threshold(x: ArrayLike, tau: float) -> Array:

@@ -27,6 +27,10 @@ pub enum OmklError {
     /// An empty input where at least one element is required.
     #[error("`{name}` must not be empty")]
     Empty { name: String },
+    /// A buffer whose size follows from the input cannot be allocated
+    /// (the request overflows or the allocator refuses it).
+    #[error("cannot allocate {bytes} bytes for `{what}`")]
+    Alloc { what: String, bytes: u128 },
     /// A malformed input file or record: `line` is 1-based, 0 when the
     /// fault is in the file as a whole (the message then names no line).
     #[error("{}{reason}", location(.source_name, *.line))]
@@ -140,6 +144,51 @@ pub fn check_positive(name: &str, v: f64) -> Result<()> {
     }
 }
 
+/// Bytes of a buffer of `dims` elements of `elem` bytes each, as an exact
+/// (never overflowing) number.
+fn requested_bytes(dims: &[usize], elem: usize) -> u128 {
+    dims.iter()
+        .fold(elem as u128, |acc, &d| acc.saturating_mul(d as u128))
+}
+
+/// The element count `Π dims` of a buffer of `elem`-byte elements for
+/// `what`, or [`OmklError::Alloc`] if it overflows or exceeds `isize::MAX`
+/// bytes (no allocator could meet it).
+pub fn alloc_len(what: &str, dims: &[usize], elem: usize) -> Result<usize> {
+    let bytes = requested_bytes(dims, elem);
+    if bytes > isize::MAX as u128 {
+        return Err(OmklError::Alloc {
+            what: what.to_string(),
+            bytes,
+        });
+    }
+    Ok(dims.iter().product())
+}
+
+/// A vector of `Π dims` copies of `value` for `what`, or
+/// [`OmklError::Alloc`] naming `what` and the bytes requested when the
+/// size overflows or the allocator refuses it (never an abort).
+pub fn try_vec<T: Clone>(what: &str, dims: &[usize], value: T) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    try_resize(what, &mut v, dims, value)?;
+    Ok(v)
+}
+
+/// Grows `v` to at least `Π dims` elements (new ones are `value`), or
+/// [`OmklError::Alloc`] as [`try_vec`]. Never shrinks.
+pub fn try_resize<T: Clone>(what: &str, v: &mut Vec<T>, dims: &[usize], value: T) -> Result<()> {
+    let len = alloc_len(what, dims, std::mem::size_of::<T>())?;
+    if len > v.len() {
+        v.try_reserve_exact(len - v.len())
+            .map_err(|_| OmklError::Alloc {
+                what: what.to_string(),
+                bytes: requested_bytes(dims, std::mem::size_of::<T>()),
+            })?;
+        v.resize(len, value);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,6 +232,22 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn huge_requests_are_errors_not_aborts() {
+        let e = try_vec("gram", &[1 << 40, 1 << 40], 0f32).unwrap_err();
+        assert!(
+            matches!(e, OmklError::Alloc { ref what, bytes } if what == "gram" && bytes == 1 << 82)
+        );
+        assert!(e.to_string().contains("`gram`"));
+        let e = try_vec("x", &[usize::MAX / 2], 0u8).unwrap_err();
+        assert!(matches!(e, OmklError::Alloc { .. }));
+        let v = try_vec("x", &[3, 2], 1.5f64).unwrap();
+        assert_eq!(v, vec![1.5; 6]);
+        let mut w = vec![1u8; 4];
+        try_resize("w", &mut w, &[2], 0u8).unwrap();
+        assert_eq!(w.len(), 4);
     }
 
     #[test]

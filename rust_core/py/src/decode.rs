@@ -18,6 +18,7 @@ use omkl_core::decode::forward_backward::{self as fb, ForwardBackwardWorkspace};
 use omkl_core::decode::matrix_tree::{self as mt, MatrixTreeWorkspace};
 use omkl_core::decode::nbest::{self as nb, NbestWorkspace};
 use omkl_core::decode::viterbi::{self as vit, ViterbiWorkspace};
+use omkl_core::error::try_vec;
 use omkl_core::OmklError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -54,20 +55,147 @@ fn with_ws<W: Default + 'static, R>(
     })
 }
 
-/// A row-major view of a 2-D array, copied only if it is not C-contiguous.
-fn rows<'a>(a: &'a PyReadonlyArray2<'_, f64>) -> (Cow<'a, [f64]>, usize, usize) {
-    let (r, c) = (a.shape()[0], a.shape()[1]);
-    match a.as_slice() {
-        Ok(s) if a.is_c_contiguous() => (Cow::Borrowed(s), r, c),
-        _ => (Cow::Owned(a.as_array().iter().copied().collect()), r, c),
+/// A copy of the elements of a (non-contiguous) array in row-major order,
+/// or `MemoryError` naming `name` (a broadcast view can be far larger than
+/// the memory behind it).
+fn copy_elems<'a>(name: &str, it: impl ExactSizeIterator<Item = &'a f64>) -> PyResult<Vec<f64>> {
+    let mut out = try_vec(name, &[it.len()], 0.0).py()?;
+    for (o, v) in out.iter_mut().zip(it) {
+        *o = *v;
     }
+    Ok(out)
 }
 
-fn vec1<'a>(a: &'a PyReadonlyArray1<'_, f64>) -> Cow<'a, [f64]> {
-    match a.as_slice() {
+/// A row-major view of a 2-D array, copied only if it is not C-contiguous.
+fn rows<'a>(
+    name: &str,
+    a: &'a PyReadonlyArray2<'_, f64>,
+) -> PyResult<(Cow<'a, [f64]>, usize, usize)> {
+    let (r, c) = (a.shape()[0], a.shape()[1]);
+    Ok(match a.as_slice() {
+        Ok(s) if a.is_c_contiguous() => (Cow::Borrowed(s), r, c),
+        _ => (Cow::Owned(copy_elems(name, a.as_array().iter())?), r, c),
+    })
+}
+
+fn vec1<'a>(name: &str, a: &'a PyReadonlyArray1<'_, f64>) -> PyResult<Cow<'a, [f64]>> {
+    Ok(match a.as_slice() {
         Ok(s) => Cow::Borrowed(s),
-        Err(_) => Cow::Owned(a.as_array().iter().copied().collect()),
+        Err(_) => Cow::Owned(copy_elems(name, a.as_array().iter())?),
+    })
+}
+
+/// Largest total a decoder may form: sums of `terms` scores stay below it,
+/// so no partial sum (or log-sum-exp) overflows.
+const MAX_TOTAL: f64 = 1e300;
+
+/// Errors naming the argument with the largest finite magnitude unless
+/// `terms` times that magnitude stays below [`MAX_TOTAL`] (non-finite
+/// values are left to the core's checks, which name them).
+fn check_sums(parts: &[(&str, &[f64])], terms: usize) -> PyResult<()> {
+    let mut worst = ("", 0.0f64);
+    for &(name, v) in parts {
+        let m = v
+            .iter()
+            .filter(|x| x.is_finite())
+            .fold(0.0f64, |m, x| m.max(x.abs()));
+        if m > worst.1 {
+            worst = (name, m);
+        }
     }
+    let (name, m) = worst;
+    if m * terms.max(1) as f64 > MAX_TOTAL {
+        return Err(OmklError::invalid(
+            name,
+            format!(
+                "magnitude {m:e} is too large: a total of {terms} such scores would exceed \
+                 {MAX_TOTAL:e}; scale the scores down"
+            ),
+        ))
+        .py();
+    }
+    Ok(())
+}
+
+/// [`check_sums`] for the arcs of a `side × side` tree score matrix that
+/// are used (`h ≠ m`, `m ≥ 1`; column 0 and the diagonal are ignored) and
+/// `n` costs: `2n` terms.
+fn check_tree(name: &str, s: &[f64], side: usize, cost: f64) -> PyResult<()> {
+    let mut m = 0.0f64;
+    for h in 0..side {
+        for (j, v) in s[h * side..(h + 1) * side].iter().enumerate().skip(1) {
+            if j != h && v.is_finite() {
+                m = m.max(v.abs());
+            }
+        }
+    }
+    check_sums(&[(name, &[m]), ("cost", &[cost])], 2 * (side - 1))
+}
+
+/// [`check_sums`] for a chain: `2n + 1` terms (plus `n` costs).
+fn check_chain(
+    em: &[f64],
+    tr: &[f64],
+    start: Option<&[f64]>,
+    stop: Option<&[f64]>,
+    cost: Option<f64>,
+    n: usize,
+) -> PyResult<()> {
+    let cost = cost.map(|c| [c]);
+    let mut parts = vec![("emissions", em), ("transitions", tr)];
+    if let Some(s) = start {
+        parts.push(("start", s));
+    }
+    if let Some(s) = stop {
+        parts.push(("stop", s));
+    }
+    if let Some(c) = cost.as_ref() {
+        parts.push(("cost", c));
+    }
+    check_sums(&parts, 3 * n + 1)
+}
+
+/// Largest total score magnitude forward-backward accepts: its log-space
+/// sums carry an absolute error of about `ε` times the total, which becomes
+/// the relative error of the marginals (`2e−10` at this bound).
+const MAX_LOG_TOTAL: f64 = 1e6;
+
+/// Errors naming the argument with the largest magnitude when `2n + 1`
+/// scores of that magnitude exceed [`MAX_LOG_TOTAL`].
+fn check_log_space(
+    em: &[f64],
+    tr: &[f64],
+    start: Option<&[f64]>,
+    stop: Option<&[f64]>,
+    n: usize,
+) -> PyResult<()> {
+    let mut parts = vec![("emissions", em), ("transitions", tr)];
+    parts.extend(start.map(|s| ("start", s)));
+    parts.extend(stop.map(|s| ("stop", s)));
+    let (mut name, mut m) = ("", 0.0f64);
+    for (p, v) in parts {
+        let pm = v
+            .iter()
+            .filter(|x| x.is_finite())
+            .fold(0.0f64, |a, x| a.max(x.abs()));
+        if pm > m {
+            (name, m) = (p, pm);
+        }
+    }
+    let total = m * (2 * n + 1) as f64;
+    if total > MAX_LOG_TOTAL {
+        return Err(OmklError::invalid(
+            name,
+            format!(
+                "magnitude {m:e} is too large for forward-backward: {} such scores total \
+                 {total:e}, above {MAX_LOG_TOTAL:e}, where the marginals lose precision in \
+                 float64; scale the scores down",
+                2 * n + 1
+            ),
+        ))
+        .py();
+    }
+    Ok(())
 }
 
 /// Labels as rows of a 2-D array, and one score per row.
@@ -131,11 +259,12 @@ fn viterbi<'py>(
     start: Option<PyReadonlyArray1<'py, f64>>,
     stop: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
-    let (em, n, l) = rows(&emissions);
-    let (tr, a, b) = rows(&transitions);
+    let (em, n, l) = rows("emissions", &emissions)?;
+    let (tr, a, b) = rows("transitions", &transitions)?;
     chain_dims((n, l), (a, b))?;
-    let start = start.as_ref().map(vec1);
-    let stop = stop.as_ref().map(vec1);
+    let start = start.as_ref().map(|a| vec1("start", a)).transpose()?;
+    let stop = stop.as_ref().map(|a| vec1("stop", a)).transpose()?;
+    check_chain(&em, &tr, start.as_deref(), stop.as_deref(), None, n)?;
     let mut out = vec![0; n];
     let score = py
         .detach(|| {
@@ -159,12 +288,13 @@ fn viterbi_hamming<'py>(
     start: Option<PyReadonlyArray1<'py, f64>>,
     stop: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
-    let (em, n, l) = rows(&emissions);
-    let (tr, a, b) = rows(&transitions);
+    let (em, n, l) = rows("emissions", &emissions)?;
+    let (tr, a, b) = rows("transitions", &transitions)?;
     chain_dims((n, l), (a, b))?;
     let gold = indices("gold", &gold)?;
-    let start = start.as_ref().map(vec1);
-    let stop = stop.as_ref().map(vec1);
+    let start = start.as_ref().map(|a| vec1("start", a)).transpose()?;
+    let stop = stop.as_ref().map(|a| vec1("stop", a)).transpose()?;
+    check_chain(&em, &tr, start.as_deref(), stop.as_deref(), Some(cost), n)?;
     let mut out = vec![0; n];
     let value = py
         .detach(|| {
@@ -187,8 +317,12 @@ fn viterbi_batch<'py>(
     start: Option<PyReadonlyArray1<'py, f64>>,
     stop: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<BatchOut<'py>> {
-    let (tr, a, b) = rows(&transitions);
-    let ems: Vec<_> = emissions.iter().map(rows).collect();
+    let (tr, a, b) = rows("transitions", &transitions)?;
+    let ems = emissions
+        .iter()
+        .enumerate()
+        .map(|(k, e)| rows(&format!("emissions[{k}]"), e))
+        .collect::<PyResult<Vec<_>>>()?;
     for (k, e) in ems.iter().enumerate() {
         if a != b || a != e.2 {
             return Err(OmklError::shape(
@@ -199,8 +333,11 @@ fn viterbi_batch<'py>(
             .py();
         }
     }
-    let start = start.as_ref().map(vec1);
-    let stop = stop.as_ref().map(vec1);
+    let start = start.as_ref().map(|a| vec1("start", a)).transpose()?;
+    let stop = stop.as_ref().map(|a| vec1("stop", a)).transpose()?;
+    for (em, n, _) in &ems {
+        check_chain(em, &tr, start.as_deref(), stop.as_deref(), None, *n)?;
+    }
     let mut outs: Vec<Vec<usize>> = ems.iter().map(|e| vec![0; e.1]).collect();
     let scores = py
         .detach(|| {
@@ -236,18 +373,19 @@ fn viterbi_batch_array<'py>(
     let (count, max_n, l) = (shape[0], shape[1], shape[2]);
     let em: Cow<'_, [f64]> = match emissions.as_slice() {
         Ok(s) if emissions.is_c_contiguous() => Cow::Borrowed(s),
-        _ => Cow::Owned(emissions.as_array().iter().copied().collect()),
+        _ => Cow::Owned(copy_elems("emissions", emissions.as_array().iter())?),
     };
-    let (tr, a, b) = rows(&transitions);
+    let (tr, a, b) = rows("transitions", &transitions)?;
     chain_dims((max_n, l), (a, b))?;
     let lengths = lengths
         .as_ref()
         .map(|x| indices("lengths", x))
         .transpose()?;
-    let start = start.as_ref().map(vec1);
-    let stop = stop.as_ref().map(vec1);
-    let mut out = vec![usize::MAX; count * max_n];
-    let mut scores = vec![0.0; count];
+    let start = start.as_ref().map(|a| vec1("start", a)).transpose()?;
+    let stop = stop.as_ref().map(|a| vec1("stop", a)).transpose()?;
+    check_chain(&em, &tr, start.as_deref(), stop.as_deref(), None, max_n)?;
+    let mut out = try_vec("emissions", &[count, max_n], usize::MAX).py()?;
+    let mut scores = try_vec("emissions", &[count], 0.0).py()?;
     py.detach(|| {
         let chains = batch::PaddedChains::new(
             &em,
@@ -277,11 +415,13 @@ fn viterbi_batch_array<'py>(
 fn decode_tree<'py, W: Default + 'static>(
     py: Python<'py>,
     scores: &PyReadonlyArray2<'py, f64>,
+    cost: f64,
     key: &'static LocalKey<RefCell<W>>,
     decoder: impl FnOnce(&ArcScores<'_>, &mut W, &mut [usize]) -> omkl_core::Result<f64> + Send,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
-    let (s, r, c) = rows(scores);
+    let (s, r, c) = rows("scores", scores)?;
     let n = square("scores", r, c)?;
+    check_tree("scores", &s, r, cost)?;
     let mut heads = vec![0; n + 1];
     let value = py
         .detach(|| {
@@ -300,7 +440,7 @@ fn chu_liu_edmonds<'py>(
     scores: PyReadonlyArray2<'py, f64>,
     single_root: bool,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
-    decode_tree(py, &scores, &CLE_WS, |a, ws, heads| {
+    decode_tree(py, &scores, 0.0, &CLE_WS, |a, ws, heads| {
         cle::chu_liu_edmonds(a, single_root, ws, heads)
     })
 }
@@ -316,7 +456,7 @@ fn chu_liu_edmonds_hamming<'py>(
     single_root: bool,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
     let gold = indices("gold", &gold)?;
-    decode_tree(py, &scores, &CLE_WS, |a, ws, heads| {
+    decode_tree(py, &scores, cost, &CLE_WS, |a, ws, heads| {
         cle::chu_liu_edmonds_hamming(a, &gold, cost, single_root, ws, heads)
     })
 }
@@ -329,10 +469,16 @@ fn chu_liu_edmonds_batch<'py>(
     scores: Vec<PyReadonlyArray2<'py, f64>>,
     single_root: bool,
 ) -> PyResult<BatchOut<'py>> {
-    let mats: Vec<_> = scores.iter().map(rows).collect();
+    let mats = scores
+        .iter()
+        .enumerate()
+        .map(|(k, e)| rows(&format!("scores[{k}]"), e))
+        .collect::<PyResult<Vec<_>>>()?;
     let mut ns = Vec::with_capacity(mats.len());
-    for (k, (_, r, c)) in mats.iter().enumerate() {
-        ns.push(square(&format!("scores[{k}]"), *r, *c)?);
+    for (k, (s, r, c)) in mats.iter().enumerate() {
+        let n = square(&format!("scores[{k}]"), *r, *c)?;
+        check_tree(&format!("scores[{k}]"), s, *r, 0.0)?;
+        ns.push(n);
     }
     let mut heads: Vec<Vec<usize>> = ns.iter().map(|n| vec![0; n + 1]).collect();
     let out = py
@@ -372,21 +518,21 @@ fn forward_backward<'py>(
     stop: Option<PyReadonlyArray1<'py, f64>>,
     pairwise: bool,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    let (em, n, l) = rows(&emissions);
-    let (tr, a, b) = rows(&transitions);
+    let (em, n, l) = rows("emissions", &emissions)?;
+    let (tr, a, b) = rows("transitions", &transitions)?;
     chain_dims((n, l), (a, b))?;
-    let start = start.as_ref().map(vec1);
-    let stop = stop.as_ref().map(vec1);
-    let mut node = vec![0.0; n * l];
-    let mut trans = vec![0.0; l * l];
-    let mut pair = vec![
-        0.0;
-        if pairwise {
-            n.saturating_sub(1) * l * l
-        } else {
-            0
-        }
-    ];
+    let start = start.as_ref().map(|a| vec1("start", a)).transpose()?;
+    let stop = stop.as_ref().map(|a| vec1("stop", a)).transpose()?;
+    check_chain(&em, &tr, start.as_deref(), stop.as_deref(), None, n)?;
+    check_log_space(&em, &tr, start.as_deref(), stop.as_deref(), n)?;
+    let mut node = try_vec("emissions", &[n, l], 0.0).py()?;
+    let mut trans = try_vec("transitions", &[l, l], 0.0).py()?;
+    let pair_dims = if pairwise {
+        [n.saturating_sub(1), l, l]
+    } else {
+        [0, 0, 0]
+    };
+    let mut pair = try_vec("pairwise", &pair_dims, 0.0).py()?;
     let log_z = py
         .detach(|| {
             let c = ChainScores::new(&em, &tr, start.as_deref(), stop.as_deref(), n, l)?;
@@ -438,30 +584,25 @@ fn viterbi_nbest<'py>(
     start: Option<PyReadonlyArray1<'py, f64>>,
     stop: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<LabelTable<'py>> {
-    let (em, n, l) = rows(&emissions);
-    let (tr, a, b) = rows(&transitions);
+    let (em, n, l) = rows("emissions", &emissions)?;
+    let (tr, a, b) = rows("transitions", &transitions)?;
     chain_dims((n, l), (a, b))?;
     let k = usize::try_from(k)
         .ok()
         .filter(|&k| k >= 1)
         .ok_or_else(|| OmklError::invalid("k", format!("k = {k}, expected at least 1")))
         .py()?;
-    let start = start.as_ref().map(vec1);
-    let stop = stop.as_ref().map(vec1);
+    let start = start.as_ref().map(|a| vec1("start", a)).transpose()?;
+    let stop = stop.as_ref().map(|a| vec1("stop", a)).transpose()?;
+    check_chain(&em, &tr, start.as_deref(), stop.as_deref(), None, n)?;
     let (paths, scores) = py
         .detach(|| {
             let c = ChainScores::new(&em, &tr, start.as_deref(), stop.as_deref(), n, l)?;
             // At most L^n labellings exist: never size buffers beyond that.
             let total = (0..n).try_fold(1usize, |acc, _| acc.checked_mul(l).filter(|&t| t < k));
             let k = total.map_or(k, |t| t.max(1));
-            let too_many = || OmklError::invalid("k", format!("k = {k}: no memory for k paths"));
-            let len = k.checked_mul(n).ok_or_else(too_many)?;
-            let mut paths = Vec::new();
-            paths.try_reserve_exact(len).map_err(|_| too_many())?;
-            paths.resize(len, 0);
-            let mut scores = Vec::new();
-            scores.try_reserve_exact(k).map_err(|_| too_many())?;
-            scores.resize(k, 0.0);
+            let mut paths = try_vec("k", &[k, n], 0)?;
+            let mut scores = try_vec("k", &[k], 0.0)?;
             let cells = n.saturating_mul(l).saturating_mul(k);
             let m = with_ws(&NBEST_WS, cells, |ws| {
                 nb::viterbi_nbest(&c, k, ws, &mut paths, &mut scores)
@@ -487,9 +628,9 @@ fn matrix_tree<'py>(
     scores: PyReadonlyArray2<'py, f64>,
     single_root: bool,
 ) -> PyResult<(f64, Bound<'py, PyArray2<f64>>)> {
-    let (s, r, c) = rows(&scores);
+    let (s, r, c) = rows("scores", &scores)?;
     let n = square("scores", r, c)?;
-    let mut mu = vec![0.0; r * r];
+    let mut mu = try_vec("scores", &[r, r], 0.0).py()?;
     let log_z = py
         .detach(|| {
             let a = ArcScores::new(&s, n)?;
@@ -509,7 +650,7 @@ fn eisner<'py>(
     scores: PyReadonlyArray2<'py, f64>,
     single_root: bool,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
-    decode_tree(py, &scores, &EISNER_WS, |a, ws, heads| {
+    decode_tree(py, &scores, 0.0, &EISNER_WS, |a, ws, heads| {
         eis::eisner(a, single_root, ws, heads)
     })
 }
@@ -525,7 +666,7 @@ fn eisner_hamming<'py>(
     single_root: bool,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
     let gold = indices("gold", &gold)?;
-    decode_tree(py, &scores, &EISNER_WS, |a, ws, heads| {
+    decode_tree(py, &scores, cost, &EISNER_WS, |a, ws, heads| {
         eis::eisner_hamming(a, &gold, cost, single_root, ws, heads)
     })
 }
@@ -533,7 +674,7 @@ fn eisner_hamming<'py>(
 /// Multiclass argmax: the best label and its score.
 #[pyfunction]
 fn argmax(scores: PyReadonlyArray1<'_, f64>) -> PyResult<(usize, f64)> {
-    am::argmax(&vec1(&scores)).py()
+    am::argmax(&vec1("scores", &scores)?).py()
 }
 
 /// Loss-augmented argmax with cost for every label other than `gold`.
@@ -547,7 +688,9 @@ fn argmax_hamming(
     let gold = usize::try_from(gold)
         .map_err(|_| OmklError::invalid("gold", format!("label {gold}, expected >= 0")))
         .py()?;
-    am::argmax_hamming(&vec1(&scores), gold, cost).py()
+    let s = vec1("scores", &scores)?;
+    check_sums(&[("scores", &s), ("cost", &[cost])], 2)?;
+    am::argmax_hamming(&s, gold, cost).py()
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -1,7 +1,9 @@
 //! The one place where core errors become Python exceptions.
 
 use omkl_core::OmklError;
-use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError, PyValueError};
+use pyo3::exceptions::{
+    PyFileNotFoundError, PyMemoryError, PyOSError, PyPermissionError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::PyErr;
 
@@ -18,7 +20,8 @@ pyo3::create_exception!(
 /// Maps a core error to a Python exception: a malformed file is
 /// [`ParseError`] (a `ValueError`) with `path` and `line` attributes; a file
 /// that cannot be opened is `OSError` of the matching subclass
-/// (`FileNotFoundError`, `PermissionError`, ...); every other core error is
+/// (`FileNotFoundError`, `PermissionError`, ...); an allocation the input
+/// asks for that cannot be met is `MemoryError`; every other core error is
 /// bad input, a `ValueError` with the core's message, which names the bad
 /// value and what was expected.
 pub fn to_py(e: OmklError) -> PyErr {
@@ -55,6 +58,7 @@ pub fn to_py(e: OmklError) -> PyErr {
                 }
             }
         },
+        OmklError::Alloc { .. } => PyMemoryError::new_err(e.to_string()),
         _ => PyValueError::new_err(e.to_string()),
     }
 }

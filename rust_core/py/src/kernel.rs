@@ -58,15 +58,37 @@ fn build(
 #[pymethods]
 impl PyKernel {
     #[new]
-    #[pyo3(signature = (kind, degree=2, offset=1.0, normalize=false, sigma2=5.0, h=1.0))]
+    #[pyo3(
+        signature = (kind, degree=None, offset=1.0, normalize=false, sigma2=5.0, h=1.0),
+        text_signature = "(kind, degree=2, offset=1.0, normalize=False, sigma2=5.0, h=1.0)"
+    )]
     fn new(
         kind: &str,
-        degree: i64,
+        degree: Option<&Bound<'_, PyAny>>,
         offset: f64,
         normalize: bool,
         sigma2: f64,
         h: f64,
     ) -> PyResult<Self> {
+        // An int too large for i64 is a bad value (ValueError), not an
+        // OverflowError; a non-integer stays a TypeError.
+        let degree: i64 = match degree.map(|d| (d, d.extract())) {
+            None => 2,
+            Some((_, Ok(v))) => v,
+            Some((d, Err(_))) if d.is_instance_of::<pyo3::types::PyInt>() => {
+                return Err(OmklError::invalid(
+                    "degree",
+                    format!("expected an integer >= 1 and < 2**32, got {d}"),
+                ))
+                .py();
+            }
+            Some((d, Err(_))) => {
+                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                    "invalid value for `degree`: expected an integer >= 1, got {}",
+                    d.repr()?
+                )))
+            }
+        };
         Ok(PyKernel {
             inner: build(kind, degree, offset, normalize, sigma2, h).py()?,
         })
@@ -116,7 +138,15 @@ impl PyKernel {
 
     /// `K(x, y)` of two 1-D vectors, in double precision.
     fn eval(&self, x: Vec<f32>, y: Vec<f32>) -> PyResult<f64> {
-        self.inner.eval_checked(&x, &y).py()
+        let v = self.inner.eval_checked(&x, &y).py()?;
+        if !v.is_finite() {
+            return Err(OmklError::invalid(
+                "x",
+                format!("K(x, y) = {v} exceeds the range of f64; scale `x` and `y` down"),
+            ))
+            .py();
+        }
+        Ok(v)
     }
 
     fn __repr__(&self) -> String {
@@ -385,7 +415,7 @@ impl PySparseGram {
 
     fn to_dense<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let (r, c) = self.inner.shape();
-        let dense = py.detach(|| self.inner.to_dense());
+        let dense = py.detach(|| self.inner.try_to_dense()).py()?;
         to_matrix(py, r, c, dense)
     }
 

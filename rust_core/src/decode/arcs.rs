@@ -40,7 +40,7 @@ impl<'a> ArcScores<'a> {
     /// O(n²).
     pub fn new(s: &'a [f64], n: usize) -> Result<Self> {
         if n == 0 {
-            return Err(OmklError::empty("arc scores (n = 0 words)"));
+            return Err(OmklError::empty("scores (n = 0 words)"));
         }
         let side = n + 1;
         let want = side

@@ -14,7 +14,7 @@
 //! one child `m`: the best is `max_m score(0 → m) + C[1,m,←] + C[m,n,→]`.
 
 use super::arcs::ArcScores;
-use crate::error::{check_nonneg, OmklError, Result};
+use crate::error::{check_nonneg, try_resize, OmklError, Result};
 
 /// Reusable buffers of [`eisner`]: four `(n+1) × (n+1)` score tables and
 /// their split points.
@@ -67,7 +67,7 @@ pub fn eisner(
     heads: &mut [usize],
 ) -> Result<f64> {
     check_heads(arcs, heads)?;
-    run(arcs.n, single_root, ws, heads, |h, m| arcs.arc(h, m));
+    run(arcs.n, single_root, ws, heads, |h, m| arcs.arc(h, m))?;
     Ok(arcs.score_of_unchecked(heads))
 }
 
@@ -89,7 +89,7 @@ pub fn eisner_hamming(
     arcs.check_gold(gold)?;
     check_nonneg("cost", cost)?;
     let aug = |h: usize, m: usize| arcs.arc(h, m) + if gold[m] == h { 0.0 } else { cost };
-    run(arcs.n, single_root, ws, heads, aug);
+    run(arcs.n, single_root, ws, heads, aug)?;
     Ok((1..=arcs.n).map(|m| aug(heads[m], m)).sum())
 }
 
@@ -110,13 +110,11 @@ fn run<F: Fn(usize, usize) -> f64>(
     ws: &mut EisnerWorkspace,
     heads: &mut [usize],
     score: F,
-) {
+) -> Result<()> {
     let side = n + 1;
     let len = 4 * side * side;
-    if ws.score.len() < len {
-        ws.score.resize(len, 0.0);
-        ws.split.resize(len, 0);
-    }
+    try_resize("scores", &mut ws.score, &[4, side, side], 0.0)?;
+    try_resize("scores", &mut ws.split, &[4, side, side], 0)?;
     let c = &mut ws.score[..len];
     let b = &mut ws.split[..len];
     let at = |s: usize, t: usize, k: usize| (s * side + t) * 4 + k;
@@ -213,4 +211,5 @@ fn run<F: Fn(usize, usize) -> f64>(
             }
         }
     }
+    Ok(())
 }

@@ -14,7 +14,7 @@
 //! ±1e4 (and beyond) neither overflow nor underflow to NaN.
 
 use super::chain::ChainScores;
-use crate::error::{OmklError, Result};
+use crate::error::{try_resize, OmklError, Result};
 
 /// Reusable buffers of [`forward_backward`]: `α` and `β` tables (`n × L`)
 /// and one row of length `L`.
@@ -140,13 +140,9 @@ fn run(
             format!("{} elements", trans.len()),
         ));
     }
-    if ws.alpha.len() < n * l {
-        ws.alpha.resize(n * l, 0.0);
-        ws.beta.resize(n * l, 0.0);
-    }
-    if ws.row.len() < l {
-        ws.row.resize(l, 0.0);
-    }
+    try_resize("emissions", &mut ws.alpha, &[n, l], 0.0)?;
+    try_resize("emissions", &mut ws.beta, &[n, l], 0.0)?;
+    try_resize("transitions", &mut ws.row, &[l], 0.0)?;
     let alpha = &mut ws.alpha[..n * l];
     let beta = &mut ws.beta[..n * l];
     let row = &mut ws.row[..l];

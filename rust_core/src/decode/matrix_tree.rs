@@ -5,26 +5,71 @@
 //! Scores use the layout of [`ArcScores`]. With arc weights
 //! `A[h, m] = exp(s[h, m])`, the partition function `Z = Σ_trees Π A` is the
 //! determinant of the `n × n` Laplacian over words `1..=n`:
-//! * multi-root: `L[m, m] = Σ_{h ∈ 0..=n, h≠m} A[h, m]`, `L[h, m] = −A[h, m]`;
-//! * single-root: as above without the root in the diagonal, and the first
-//!   row replaced by the root weights `A[0, m]`.
+//! `L[m, m] = Σ_{h ∈ 0..=n, h≠m} A[h, m]`, `L[h, m] = −A[h, m]`.
 //!
-//! Column `m` of either matrix holds only weights `A[·, m]`, so each column
-//! is scaled by `exp(−max_h s[h, m])` before the LU factorisation (with
-//! partial pivoting) and the scales are added back to `log Z`: no overflow
-//! for scores up to ±1e4 and beyond. Marginals are `μ[h, m] = A[h, m] ·
-//! ∂ log Z / ∂A[h, m]`, read off the inverse.
+//! # Accuracy
+//! * Each column `m` is scaled by `exp(−max_h s[h, m])` (the scales are
+//!   added back to `log Z`), and `L` is factorised by the subtraction-free
+//!   elimination of [`super::lu`]: the root weights are the column excess,
+//!   so every pivot and every entry of `L⁻¹` is a sum of non-negative terms
+//!   with a small relative error. `log Z` is accurate to a few ulps times `n`
+//!   however close the trees' scores are to cancelling (a plain LU loses
+//!   all digits when a heavy cycle dominates, e.g. `s[1, 2] = 32`,
+//!   `s[2, 1] = 16`).
+//! * When the scaled weights of a column span more than `e^600` the same
+//!   elimination runs on logarithms. Their absolute error `ε · range`
+//!   becomes a relative error of the weights, so the range `max − min` of
+//!   the scores is limited to `1e6` (scores of any magnitude with a smaller
+//!   range are exact).
+//! * Marginals: `μ[h, m] = A[h, m] (L⁻¹[m, m] − L⁻¹[m, h])`,
+//!   `μ[0, m] = A[0, m] L⁻¹[m, m]`. The difference can cancel; its error is
+//!   at most `ε · L⁻¹[m, m] Σ_h A[h, m]` for the relative error `ε` of the
+//!   inverse. When that amplification exceeds `1e3`, column `m` is
+//!   recomputed without subtraction: `μ[h, m] = A[h, m] p_h / (A[0, m] +
+//!   Σ_h' A[h', m] p_h')` where `p_h` is the probability that following heads
+//!   from `h` reaches the root before `m`, the solution of `pᵀ L₋ₘ = A[0, ·]`
+//!   (one more factorisation, O(n³) for that column).
+//! * Single root: `Z₁ = lim_{t→0} Z(t)/t` where `Z(t)` is the multi-root
+//!   partition function with root weights multiplied by `t`. With
+//!   `t = exp(−(D + ln n + 50))`, `D` the range of the arc scores, the trees
+//!   with `k ≥ 2` root children weigh at most `e^−50` relative to `Z₁`
+//!   (re-attaching a root child to another changes the weight by at most
+//!   `e^D`), so `log Z₁ = log Z(t) − ln t` and the marginals are those of the
+//!   multi-root model at `t`, both exact to `e^−50`.
 
 use super::arcs::ArcScores;
-use super::lu::{lu_factor, lu_inverse};
-use crate::error::{OmklError, Result};
+use super::lu::{gth_factor, gth_inverse, gth_solve_left, Domain, Linear, Log};
+use crate::error::{try_resize, OmklError, Result};
 
-/// Reusable buffers of [`matrix_tree`]: two `n × n` matrices and O(n).
+/// Columns whose scaled weights span at most `e^LINEAR_SPREAD` are handled
+/// in plain `f64`: every entry of the elimination then stays within
+/// `[e^−600, n]`, so an addend that underflows is below `1e−47` of the entry
+/// it is added to.
+const LINEAR_SPREAD: f64 = 600.0;
+
+/// Largest error amplification `L⁻¹[m, m] Σ_h A[h, m]` accepted for the
+/// marginals read off the inverse.
+const MAX_AMPLIFICATION: f64 = 1e3;
+
+/// Largest range `max − min` of the arc scores: beyond `e^600` the weights
+/// are handled as logarithms, whose absolute error `ε · range` becomes the
+/// relative error of every weight (`2e−10` at this bound).
+const MAX_RANGE: f64 = 1e6;
+
+/// `−ln t − D − ln n` of the single-root limit (see the module docs).
+const SINGLE_ROOT_MARGIN: f64 = 50.0;
+
+/// Reusable buffers of [`matrix_tree`]: three `n × n` matrices and O(n).
 #[derive(Debug, Clone, Default)]
 pub struct MatrixTreeWorkspace {
+    weights: Vec<f64>,
     lap: Vec<f64>,
     inv: Vec<f64>,
-    piv: Vec<usize>,
+    sub: Vec<f64>,
+    excess: Vec<f64>,
+    piv: Vec<f64>,
+    sub_excess: Vec<f64>,
+    sub_piv: Vec<f64>,
     shift: Vec<f64>,
 }
 
@@ -33,6 +78,23 @@ impl MatrixTreeWorkspace {
     pub fn new() -> Self {
         Self::default()
     }
+
+    fn grow(&mut self, n: usize) -> Result<()> {
+        try_resize("scores", &mut self.weights, &[n + 1, n + 1], 0.0)?;
+        try_resize("matrix-tree workspace", &mut self.lap, &[n, n], 0.0)?;
+        try_resize("matrix-tree workspace", &mut self.inv, &[n, n], 0.0)?;
+        try_resize("matrix-tree workspace", &mut self.sub, &[n, n], 0.0)?;
+        for v in [
+            &mut self.excess,
+            &mut self.piv,
+            &mut self.sub_excess,
+            &mut self.sub_piv,
+            &mut self.shift,
+        ] {
+            try_resize("matrix-tree workspace", v, &[n], 0.0)?;
+        }
+        Ok(())
+    }
 }
 
 /// Computes `log Z` over all trees rooted at 0 (with `single_root`, trees
@@ -40,8 +102,14 @@ impl MatrixTreeWorkspace {
 /// `marginals` (`(n+1) × (n+1)`, `marginals[h * (n+1) + m] = P(h → m)`;
 /// column 0 and the diagonal are 0). Each column `m ≥ 1` sums to 1.
 ///
+/// Errors if the range of the scores (`max − min`) exceeds `1e6` (the
+/// logarithms of the weights would carry absolute errors above `2e−10`) or
+/// `log Z` is not a finite `f64`.
+///
 /// # Complexity
-/// O(n³) time, O(n²) memory.
+/// O(n³) time, O(n²) memory; O(n³) more for each column whose marginals
+/// need the subtraction-free path (always the case with `single_root`, so
+/// up to O(n⁴)).
 ///
 /// # Example
 /// ```
@@ -70,77 +138,156 @@ pub fn matrix_tree(
             format!("{} elements", marginals.len()),
         ));
     }
-    if ws.lap.len() < n * n {
-        ws.lap.resize(n * n, 0.0);
-        ws.inv.resize(n * n, 0.0);
+    ws.grow(n)?;
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for h in 0..side {
+        for m in 1..side {
+            if h != m {
+                lo = lo.min(arcs.arc(h, m));
+                hi = hi.max(arcs.arc(h, m));
+            }
+        }
     }
-    if ws.piv.len() < n {
-        ws.piv.resize(n, 0);
-        ws.shift.resize(n, 0.0);
+    let range = hi - lo;
+    if !range.is_finite() || range > MAX_RANGE {
+        return Err(OmklError::invalid(
+            "scores",
+            format!(
+                "the arc scores range from {lo:e} to {hi:e}; a range above {MAX_RANGE:e} \
+                 leaves the marginals no precision in float64; scale the scores down"
+            ),
+        ));
     }
-    let lap = &mut ws.lap[..n * n];
-    let inv = &mut ws.inv[..n * n];
-    let piv = &mut ws.piv[..n];
+    let root_offset = if single_root && n > 1 {
+        range + (n as f64).ln() + SINGLE_ROOT_MARGIN
+    } else {
+        0.0
+    };
     let shift = &mut ws.shift[..n];
-    // Scaled weight of arc h → m (word indices 1-based, matrix 0-based).
+    let mut spread: f64 = 0.0;
     for m in 1..side {
-        let mut mx = f64::NEG_INFINITY;
+        let (mut mx, mut mn) = (f64::NEG_INFINITY, f64::INFINITY);
         for h in 0..side {
             if h != m {
-                mx = mx.max(arcs.arc(h, m));
+                let v = score(arcs, root_offset, h, m);
+                mx = mx.max(v);
+                mn = mn.min(v);
             }
         }
         shift[m - 1] = mx;
+        spread = spread.max(mx - mn);
     }
-    let w = |h: usize, m: usize| (arcs.arc(h, m) - shift[m - 1]).exp();
-    lap.fill(0.0);
-    for m in 1..side {
-        let mut diag = 0.0;
-        for h in 1..side {
-            if h != m {
-                let a = w(h, m);
-                lap[(h - 1) * n + (m - 1)] = -a;
-                diag += a;
-            }
-        }
-        if !single_root {
-            diag += w(0, m);
-        }
-        lap[(m - 1) * n + (m - 1)] = diag;
-    }
-    if single_root {
-        for m in 1..side {
-            lap[m - 1] = w(0, m);
-        }
-    }
-    let (sign, log_abs) = lu_factor(lap, n, piv)?;
-    if sign < 0.0 {
+    let log_det = if spread <= LINEAR_SPREAD {
+        solve::<Linear>(arcs, root_offset, ws, marginals)?
+    } else {
+        solve::<Log>(arcs, root_offset, ws, marginals)?
+    };
+    let log_z = log_det + ws.shift[..n].iter().sum::<f64>() + root_offset;
+    if !log_z.is_finite() {
         return Err(OmklError::invalid(
             "scores",
-            "the Laplacian determinant is negative (numerically inaccurate)",
+            format!("log Z = {log_z} is not a finite f64; scale the scores down"),
         ));
     }
-    let log_z = log_abs + shift.iter().sum::<f64>();
-    lu_inverse(lap, n, piv, inv);
-    // ∂ log det / ∂ L[i, j] = inv[j, i]; word m is matrix index m - 1.
-    marginals.fill(0.0);
-    let first = |i: usize| single_root && i == 1;
-    for m in 1..side {
-        let im = m - 1;
-        let root = if single_root {
-            inv[im * n]
-        } else {
-            inv[im * n + im]
-        };
-        marginals[m] = w(0, m) * root;
-        for h in 1..side {
-            if h == m {
-                continue;
+    Ok(log_z)
+}
+
+/// Score of arc `h → m`, with the root arcs lowered by `root_offset`.
+#[inline]
+fn score(arcs: &ArcScores<'_>, root_offset: f64, h: usize, m: usize) -> f64 {
+    if h == 0 {
+        arcs.arc(0, m) - root_offset
+    } else {
+        arcs.arc(h, m)
+    }
+}
+
+/// Factorises the scaled Laplacian in domain `D`, writes the marginals and
+/// returns `log det`.
+fn solve<D: Domain>(
+    arcs: &ArcScores<'_>,
+    root_offset: f64,
+    ws: &mut MatrixTreeWorkspace,
+    marginals: &mut [f64],
+) -> Result<f64> {
+    let n = arcs.n;
+    let side = n + 1;
+    let shift = &ws.shift[..n];
+    let weights = &mut ws.weights[..side * side];
+    for h in 0..side {
+        for m in 1..side {
+            if h != m {
+                weights[h * side + m] = D::from_ln(score(arcs, root_offset, h, m) - shift[m - 1]);
             }
-            let d = if first(m) { 0.0 } else { inv[im * n + im] };
-            let o = if first(h) { 0.0 } else { inv[im * n + h - 1] };
-            marginals[h * side + m] = w(h, m) * (d - o);
         }
     }
-    Ok(log_z)
+    let weights = &ws.weights[..side * side];
+    let w = |h: usize, m: usize| weights[h * side + m];
+    let lap = &mut ws.lap[..n * n];
+    let excess = &mut ws.excess[..n];
+    for h in 1..side {
+        for m in 1..side {
+            lap[(h - 1) * n + (m - 1)] = if h == m { D::ZERO } else { w(h, m) };
+        }
+    }
+    for m in 1..side {
+        excess[m - 1] = w(0, m);
+    }
+    let piv = &mut ws.piv[..n];
+    let log_det = gth_factor::<D>(lap, excess, piv, n, "scores")?;
+    let inv = &mut ws.inv[..n * n];
+    // With a single root the amplification is about 1/t: every column takes
+    // the subtraction-free path, and the inverse is not needed.
+    let fast = root_offset == 0.0;
+    if fast {
+        gth_inverse::<D>(lap, piv, n, inv);
+    }
+    marginals.fill(0.0);
+    let limit = MAX_AMPLIFICATION.ln();
+    for m in 1..side {
+        let im = m - 1;
+        let gmm = inv[im * n + im];
+        let mut in_words = D::ZERO;
+        if fast {
+            for h in (1..side).filter(|&h| h != m) {
+                in_words = D::add(in_words, w(h, m));
+            }
+        }
+        if fast && D::ln(D::mul(gmm, in_words)) <= limit {
+            marginals[m] = D::value(D::mul(w(0, m), gmm));
+            for h in (1..side).filter(|&h| h != m) {
+                let d = D::sub_clamped(gmm, inv[im * n + h - 1]);
+                marginals[h * side + m] = D::value(D::mul(w(h, m), d));
+            }
+        } else {
+            let k = n - 1;
+            let sub = &mut ws.sub[..k * k];
+            let sub_excess = &mut ws.sub_excess[..k];
+            let p = &mut ws.excess[..k];
+            // Words other than m, in order, as indices 0..k.
+            let word = |j: usize| if j + 1 < m { j + 1 } else { j + 2 };
+            for i in 0..k {
+                for j in 0..k {
+                    sub[i * k + j] = if i == j { D::ZERO } else { w(word(i), word(j)) };
+                }
+            }
+            for j in 0..k {
+                sub_excess[j] = D::add(w(0, word(j)), w(m, word(j)));
+                p[j] = w(0, word(j));
+            }
+            let sub_piv = &mut ws.sub_piv[..k];
+            gth_factor::<D>(sub, sub_excess, sub_piv, k, "scores")?;
+            gth_solve_left::<D>(sub, sub_piv, k, p);
+            let mut denom = w(0, m);
+            for (j, &pj) in p.iter().enumerate() {
+                denom = D::add(denom, D::mul(w(word(j), m), pj));
+            }
+            marginals[m] = D::value(D::div(w(0, m), denom));
+            for (j, &pj) in p.iter().enumerate() {
+                let h = word(j);
+                marginals[h * side + m] = D::value(D::div(D::mul(w(h, m), pj), denom));
+            }
+        }
+    }
+    Ok(log_det)
 }

@@ -14,7 +14,7 @@
 //! labellings of the full enumeration sorted by `(-score, labelling)`.
 
 use super::chain::ChainScores;
-use crate::error::{OmklError, Result};
+use crate::error::{try_resize, OmklError, Result};
 
 const NONE: u32 = u32::MAX;
 
@@ -45,18 +45,6 @@ fn grow<T: Clone>(v: &mut Vec<T>, len: usize, fill: T) {
     if v.len() < len {
         v.resize(len, fill);
     }
-}
-
-/// [`grow`] for the `n × L × k` tables, failing with an error instead of
-/// aborting when `k` asks for more memory than the system gives.
-fn try_grow<T: Clone>(v: &mut Vec<T>, len: usize, fill: T, k: usize) -> Result<()> {
-    if v.len() < len {
-        v.try_reserve_exact(len - v.len()).map_err(|_| {
-            OmklError::invalid("k", format!("k = {k}: no memory for {len} partial paths"))
-        })?;
-        v.resize(len, fill);
-    }
-    Ok(())
 }
 
 /// The tables of one run: cell `(i, y)` owns the slots
@@ -151,8 +139,9 @@ pub fn viterbi_nbest(
         .checked_mul(l)
         .and_then(|c| c.checked_mul(k))
         .filter(|&c| c <= isize::MAX as usize / 16)
-        .ok_or_else(|| {
-            OmklError::invalid("k", format!("k = {k}: n * L * k partial paths do not fit"))
+        .ok_or_else(|| OmklError::Alloc {
+            what: "k".to_string(),
+            bytes: 16 * n as u128 * l as u128 * k as u128,
         })?;
     if paths.len() != k * n {
         return Err(OmklError::shape(
@@ -168,9 +157,9 @@ pub fn viterbi_nbest(
             format!("{} elements", scores.len()),
         ));
     }
-    try_grow(&mut ws.score, cells, 0.0, k)?;
-    try_grow(&mut ws.back_label, cells, NONE, k)?;
-    try_grow(&mut ws.back_rank, cells, NONE, k)?;
+    try_resize("k", &mut ws.score, &[n, l, k], 0.0)?;
+    try_resize("k", &mut ws.back_label, &[n, l, k], NONE)?;
+    try_resize("k", &mut ws.back_rank, &[n, l, k], NONE)?;
     grow(&mut ws.count, n * l, 0);
     grow(&mut ws.head, l, 0);
     grow(&mut ws.vals, l, 0.0);

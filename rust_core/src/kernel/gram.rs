@@ -11,7 +11,7 @@
 use super::map::Prepared;
 use super::tiles::{fill_rect, fill_symmetric, Job, Mapped};
 use super::Kernel;
-use crate::error::{OmklError, Result};
+use crate::error::{try_resize, try_vec, OmklError, Result};
 
 /// Returns an error naming `name` if any element is NaN or infinite.
 pub(crate) fn check_finite_f32(name: &str, xs: &[f32]) -> Result<()> {
@@ -101,12 +101,6 @@ pub(crate) fn job_with_norms<'a>(
     }
 }
 
-/// `n · m`, or an error naming `name` on overflow.
-pub(crate) fn cells(name: &str, n: usize, m: usize) -> Result<usize> {
-    n.checked_mul(m)
-        .ok_or_else(|| OmklError::invalid(name, format!("{n} x {m} output overflows")))
-}
-
 /// The Gram matrix `K[i, j] = K(x_i, y_j)` of row-major inputs `x`
 /// (`nx × d`) and `y` (`ny × d`), returned row-major `nx × ny` in **f32**.
 ///
@@ -139,8 +133,7 @@ pub fn gram(
     kernel.check()?;
     check_matrix("X", x, nx, d)?;
     check_matrix("Y", y, ny, d)?;
-    // Zeroed pages come from the allocator untouched: no extra pass.
-    let mut out = vec![0.0f32; cells("Y", nx, ny)?];
+    let mut out = try_vec("Y", &[nx, ny], 0.0f32)?;
     let (job, _) = job(std::slice::from_ref(kernel), x, nx, Some((y, ny)), d);
     fill_rect(&job, &mut [&mut out]);
     Ok(out)
@@ -160,9 +153,8 @@ pub fn gram_into(
     kernel.check()?;
     check_matrix("X", x, nx, d)?;
     check_matrix("Y", y, ny, d)?;
-    let len = cells("Y", nx, ny)?;
     out.clear();
-    out.resize(len, 0.0);
+    try_resize("Y", out, &[nx, ny], 0.0)?;
     let (job, _) = job(std::slice::from_ref(kernel), x, nx, Some((y, ny)), d);
     fill_rect(&job, &mut [out.as_mut_slice()]);
     Ok(())
@@ -216,7 +208,7 @@ pub(crate) fn gram_into_with_norms(
 pub fn gram_symmetric(kernel: &Kernel, x: &[f32], n: usize, d: usize) -> Result<Vec<f32>> {
     kernel.check()?;
     check_matrix("X", x, n, d)?;
-    let mut out = vec![0.0f32; cells("X", n, n)?];
+    let mut out = try_vec("X", &[n, n], 0.0f32)?;
     let (job, norms) = job(std::slice::from_ref(kernel), x, n, None, d);
     let diag: Vec<f32> = norms.iter().map(|&v| job.kernels[0].prep.diag(v)).collect();
     fill_symmetric(&job, &[diag], &mut [&mut out]);

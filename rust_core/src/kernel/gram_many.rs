@@ -6,10 +6,10 @@
 //! [`super::tiles`]). Each output equals, bit for bit, what [`super::gram`]
 //! (or [`super::gram_symmetric`]) returns for that kernel alone.
 
-use super::gram::{cells, check_matrix, job};
+use super::gram::{check_matrix, job};
 use super::tiles::{fill_rect, fill_symmetric};
 use super::Kernel;
-use crate::error::{OmklError, Result};
+use crate::error::{alloc_len, try_vec, OmklError, Result};
 
 fn check_kernels(kernels: &[Kernel]) -> Result<()> {
     if kernels.is_empty() {
@@ -49,8 +49,11 @@ pub fn gram_many(
     check_kernels(kernels)?;
     check_matrix("X", x, nx, d)?;
     check_matrix("Y", y, ny, d)?;
-    let len = cells("Y", nx, ny)?;
-    let mut outs: Vec<Vec<f32>> = kernels.iter().map(|_| vec![0.0f32; len]).collect();
+    alloc_len("Y", &[kernels.len(), nx, ny], 4)?;
+    let mut outs = kernels
+        .iter()
+        .map(|_| try_vec("Y", &[nx, ny], 0.0f32))
+        .collect::<Result<Vec<_>>>()?;
     let (job, _) = job(kernels, x, nx, Some((y, ny)), d);
     let mut views: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
     fill_rect(&job, &mut views);
@@ -81,8 +84,11 @@ pub fn gram_many_symmetric(
 ) -> Result<Vec<Vec<f32>>> {
     check_kernels(kernels)?;
     check_matrix("X", x, n, d)?;
-    let len = cells("X", n, n)?;
-    let mut outs: Vec<Vec<f32>> = kernels.iter().map(|_| vec![0.0f32; len]).collect();
+    alloc_len("X", &[kernels.len(), n, n], 4)?;
+    let mut outs = kernels
+        .iter()
+        .map(|_| try_vec("X", &[n, n], 0.0f32))
+        .collect::<Result<Vec<_>>>()?;
     let (job, norms) = job(kernels, x, n, None, d);
     let diag: Vec<Vec<f32>> = job
         .kernels

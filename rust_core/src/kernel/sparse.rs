@@ -11,7 +11,7 @@ use super::sparse_layout::ScoreLayout;
 use super::sparse_scores::{Acc, Isa};
 use super::tiles::{sparse_row_block, SparseScratch, RECT_ROWS};
 use super::Kernel;
-use crate::error::{check_finite, OmklError, Result};
+use crate::error::{alloc_len, check_finite, try_vec, OmklError, Result};
 
 /// Rows per block while building (the only dense buffer ever allocated is
 /// one `BUILD_ROWS × ncols` block per worker thread). Equal to the dense
@@ -29,11 +29,14 @@ pub(super) struct Piece {
 
 /// The CSR arrays `(indptr, indices, values)` of `nrows` rows given as
 /// consecutive blocks, in row order.
-pub(super) fn concat_pieces(nrows: usize, pieces: Vec<Piece>) -> (Vec<usize>, Vec<u32>, Vec<f32>) {
+pub(super) fn concat_pieces(nrows: usize, pieces: Vec<Piece>) -> Result<Csr> {
     let nnz = pieces.iter().map(|p| p.idx.len()).sum();
     let mut indptr = Vec::with_capacity(nrows + 1);
     indptr.push(0);
-    let (mut indices, mut values) = (Vec::with_capacity(nnz), Vec::with_capacity(nnz));
+    let mut indices = try_vec("X", &[nnz], 0u32)?;
+    let mut values = try_vec("X", &[nnz], 0.0f32)?;
+    indices.clear();
+    values.clear();
     for p in pieces {
         for c in p.counts {
             indptr.push(indptr[indptr.len() - 1] + c);
@@ -41,8 +44,11 @@ pub(super) fn concat_pieces(nrows: usize, pieces: Vec<Piece>) -> (Vec<usize>, Ve
         indices.extend_from_slice(&p.idx);
         values.extend_from_slice(&p.val);
     }
-    (indptr, indices, values)
+    Ok((indptr, indices, values))
 }
+
+/// CSR arrays `(indptr, indices, values)`.
+pub(super) type Csr = (Vec<usize>, Vec<u32>, Vec<f32>);
 
 /// Builds below this many multiply-adds run on the calling thread.
 const PARALLEL_MIN_BUILD: usize = 1 << 21;
@@ -237,8 +243,18 @@ impl SparseGram {
                 format!("at most {} rows, got {ny}", u32::MAX),
             ));
         }
+        if !kernel.has_compact_support() {
+            // Nearly every entry is stored: the CSR arrays need about
+            // 8 bytes per entry, and must be allocatable.
+            let len = alloc_len("Y", &[nx, ny], 8)?;
+            let mut probe: Vec<u64> = Vec::new();
+            probe.try_reserve_exact(len).map_err(|_| OmklError::Alloc {
+                what: "Y".to_string(),
+                bytes: 8 * nx as u128 * ny as u128,
+            })?;
+        }
         if let Some(g) = Self::build_binary_b1(kernel, x, nx, y, ny, d) {
-            return Ok(g);
+            return g;
         }
         let (job, _) = job(std::slice::from_ref(kernel), x, nx, Some((y, ny)), d);
         let nblocks = nx.div_ceil(BUILD_ROWS);
@@ -263,9 +279,9 @@ impl SparseGram {
                 .map_init(SparseScratch::default, build)
                 .collect()
         };
-        let (mut indptr, mut indices, mut values) = concat_pieces(nx, parts);
+        let (mut indptr, mut indices, mut values) = concat_pieces(nx, parts)?;
         if upper {
-            (indptr, indices, values) = mirror_upper(&indptr, &indices, &values);
+            (indptr, indices, values) = mirror_upper(&indptr, &indices, &values)?;
         }
         let g = SparseGram::new(nx, ny, indptr, indices, values);
         if upper {
@@ -287,7 +303,7 @@ impl SparseGram {
         y: &[f32],
         ny: usize,
         d: usize,
-    ) -> Option<Self> {
+    ) -> Option<Result<Self>> {
         let Kernel::B1Spline { h } = *kernel else {
             return None;
         };
@@ -304,13 +320,16 @@ impl SparseGram {
             &py_owned
         };
         let inv_h = (1.0 / h) as f32;
-        let (indptr, indices, values) = b1_csr(&px, nx, py, ny, d, inv_h);
+        let (indptr, indices, values) = match b1_csr(&px, nx, py, ny, d, inv_h) {
+            Ok(csr) => csr,
+            Err(e) => return Some(Err(e)),
+        };
         let g = SparseGram::new(nx, ny, indptr, indices, values);
         if same {
             // |x_i xor x_j| is symmetric, and so is every stored value
             let _ = g.symmetric.set(true);
         }
-        Some(g)
+        Some(Ok(g))
     }
 
     /// Builds from CSR arrays, validating them (monotone `indptr` starting
@@ -409,14 +428,21 @@ impl SparseGram {
 
     /// The dense row-major matrix (zeros filled in).
     pub fn to_dense(&self) -> Vec<f32> {
-        let mut out = vec![0.0f32; self.nrows * self.ncols];
+        self.try_to_dense()
+            .expect("memory for the dense matrix (use try_to_dense to get an error)")
+    }
+
+    /// [`SparseGram::to_dense`], or [`OmklError::Alloc`] when the dense
+    /// matrix cannot be allocated.
+    pub fn try_to_dense(&self) -> Result<Vec<f32>> {
+        let mut out = try_vec("to_dense", &[self.nrows, self.ncols], 0.0f32)?;
         for (i, row) in out.chunks_exact_mut(self.ncols.max(1)).enumerate() {
             let (idx, val) = self.row(i);
             for (&j, &v) in idx.iter().zip(val) {
                 row[j as usize] = v;
             }
         }
-        out
+        Ok(out)
     }
 
     /// Scores `S = K α` (`rows × labels`, row-major f64) of every query row,
@@ -431,7 +457,7 @@ impl SparseGram {
     /// O(nnz · labels), in parallel over rows.
     pub fn scores(&self, alpha: &[f64], labels: usize) -> Result<Vec<f64>> {
         check_alpha(alpha, self.ncols, labels)?;
-        let mut out = vec![0.0f64; self.nrows * labels];
+        let mut out = try_vec("alpha", &[self.nrows, labels], 0.0f64)?;
         self.scores_unchecked(alpha, labels, false, &mut out);
         Ok(out)
     }
@@ -468,7 +494,7 @@ impl SparseGram {
             ));
         }
         super::gram::check_finite_f32("alpha", alpha)?;
-        let mut out = vec![0.0f32; self.nrows * labels];
+        let mut out = try_vec("alpha", &[self.nrows, labels], 0.0f32)?;
         self.scores_unchecked(alpha, labels, false, &mut out);
         Ok(out)
     }
@@ -494,9 +520,9 @@ impl SparseGram {
     /// ```
     pub fn scores_label_major(&self, alpha: &[f64], labels: usize) -> Result<Vec<f64>> {
         check_alpha(alpha, self.ncols, labels)?;
-        let mut s = vec![0.0f64; self.nrows * labels];
+        let mut s = try_vec("alpha", &[self.nrows, labels], 0.0f64)?;
         self.scores_unchecked(alpha, labels, true, &mut s);
-        let mut out = vec![0.0f64; self.nrows * labels];
+        let mut out = try_vec("alpha", &[self.nrows, labels], 0.0f64)?;
         for (i, row) in s.chunks_exact(labels).enumerate() {
             for (y, &v) in row.iter().enumerate() {
                 out[y * self.nrows + i] = v;
@@ -558,12 +584,7 @@ impl SparseGram {
 ///
 /// # Complexity
 /// O(rows + nnz).
-#[allow(clippy::type_complexity)]
-fn mirror_upper(
-    indptr: &[usize],
-    indices: &[u32],
-    values: &[f32],
-) -> (Vec<usize>, Vec<u32>, Vec<f32>) {
+fn mirror_upper(indptr: &[usize], indices: &[u32], values: &[f32]) -> Result<Csr> {
     let n = indptr.len() - 1;
     let mut lower = vec![0usize; n];
     for i in 0..n {
@@ -579,7 +600,7 @@ fn mirror_upper(
         ptr.push(ptr[i] + lower[i] + indptr[i + 1] - indptr[i]);
     }
     let nnz = ptr[n];
-    let (mut idx, mut val) = (vec![0u32; nnz], vec![0.0f32; nnz]);
+    let (mut idx, mut val) = (try_vec("X", &[nnz], 0u32)?, try_vec("X", &[nnz], 0.0f32)?);
     let mut cursor = ptr[..n].to_vec();
     for i in 0..n {
         let (b, e) = (indptr[i], indptr[i + 1]);
@@ -595,7 +616,7 @@ fn mirror_upper(
             }
         }
     }
-    (ptr, idx, val)
+    Ok((ptr, idx, val))
 }
 
 /// Labels per block of the single-row path.

@@ -10,7 +10,8 @@
 
 use rayon::prelude::*;
 
-use super::sparse::{concat_pieces, Piece};
+use super::sparse::{concat_pieces, Csr, Piece};
+use crate::error::Result;
 
 /// Rows per parallel task.
 const ROWS_PER_TASK: usize = 64;
@@ -220,7 +221,7 @@ pub(crate) fn b1_csr(
     ny: usize,
     d: usize,
     inv_h: f32,
-) -> (Vec<usize>, Vec<u32>, Vec<f32>) {
+) -> Result<Csr> {
     debug_assert_eq!(x.words, y.words);
     let table = b1_table(inv_h, d);
     let mut planes = vec![0u64; y.words * ny];

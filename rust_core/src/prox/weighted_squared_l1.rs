@@ -29,7 +29,7 @@ pub fn prox_weighted_squared_l1(x: &mut [f64], d: &[f64], tau: f64) -> Result<()
         return Err(OmklError::empty("x"));
     }
     check_finite("x", x)?;
-    check_weights(d, x.len())?;
+    check_weights_named("d", d, x.len())?;
     prox_weighted_squared_l1_unchecked(x, d, tau);
     Ok(())
 }
@@ -37,17 +37,22 @@ pub fn prox_weighted_squared_l1(x: &mut [f64], d: &[f64], tau: f64) -> Result<()
 /// Returns an error unless `d` has length `n` and every weight is finite
 /// and ≥ 0.
 pub fn check_weights(d: &[f64], n: usize) -> Result<()> {
+    check_weights_named("weights", d, n)
+}
+
+/// [`check_weights`] with the errors naming `name`.
+pub fn check_weights_named(name: &str, d: &[f64], n: usize) -> Result<()> {
     if d.len() != n {
         return Err(OmklError::shape(
-            "weights",
+            name,
             format!("length {n}"),
             format!("length {}", d.len()),
         ));
     }
-    check_finite("weights", d)?;
+    check_finite(name, d)?;
     if let Some(i) = d.iter().position(|&v| v < 0.0) {
         return Err(OmklError::invalid(
-            "weights",
+            name,
             format!("expected weights >= 0, but element {i} is {}", d[i]),
         ));
     }
