@@ -12,7 +12,10 @@
 //! * [`config`]: hyperparameters ([`StreamMklConfig`], [`StreamLoss`]).
 //! * [`state`]: the model ([`StreamMkl`]), validation, growth, accessors.
 //! * [`scoring`]: per-group scores and prediction.
-//! * [`round`]: one round (decode, step, §3.4 norm identity, prox).
+//! * [`learn`]: the entry points of a round.
+//! * [`round`]: one round (decode, step, prox, averaging).
+//! * [`norms`]: the §3.4 norm identity of a round.
+//! * [`coefficients`]: coefficients and norms of either iterate.
 //! * [`fit`]: epochs over a corpus of precomputed inputs, the objective.
 //! * [`precomputed`]: precomputed Gram matrices and feature rows.
 //! * [`budget`]: the support budget and its removal rule.
@@ -23,8 +26,11 @@
 
 pub mod block;
 pub mod budget;
+pub mod coefficients;
 pub mod config;
 pub mod fit;
+pub mod learn;
+pub mod norms;
 pub mod persist;
 pub mod precomputed;
 pub mod round;

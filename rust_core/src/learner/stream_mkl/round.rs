@@ -5,9 +5,7 @@
 
 use super::config::StreamLoss;
 use super::scoring::{Example, Iterate};
-use super::shared_dot::{dot_f32, kernel_from_dot};
 use super::state::StreamMkl;
-use super::support::sq_norm_f32;
 use crate::decode::forward_backward::{forward_backward, ForwardBackwardWorkspace};
 use crate::decode::viterbi::{viterbi_hamming, ViterbiWorkspace};
 use crate::error::{check_finite, Result};
@@ -16,28 +14,28 @@ use crate::prox::Regularizer;
 /// Buffers reused from round to round (never saved or compared).
 #[derive(Debug, Clone, Default)]
 pub struct Scratch {
-    gs: Vec<f64>,
-    em: Vec<f64>,
-    tr: Vec<f64>,
-    out: Vec<usize>,
-    node: Vec<f64>,
-    pair: Vec<f64>,
-    c: Vec<f64>,
-    dtr: Vec<f64>,
+    pub(super) gs: Vec<f64>,
+    pub(super) em: Vec<f64>,
+    pub(super) tr: Vec<f64>,
+    pub(super) out: Vec<usize>,
+    pub(super) node: Vec<f64>,
+    pub(super) pair: Vec<f64>,
+    pub(super) c: Vec<f64>,
+    pub(super) dtr: Vec<f64>,
     /// Indices of the non-zero entries of `dtr`, in increasing order.
-    dtr_nz: Vec<usize>,
+    pub(super) dtr_nz: Vec<usize>,
     /// The label count `c`'s rows were laid out for.
-    c_labels: usize,
-    touched: Vec<usize>,
-    sq: Vec<f64>,
-    ip: Vec<f64>,
-    dd: Vec<f64>,
-    norms: Vec<f64>,
-    shrunk: Vec<f64>,
-    active: Vec<(usize, usize)>,
-    acc: Vec<f64>,
-    vws: ViterbiWorkspace,
-    fbws: ForwardBackwardWorkspace,
+    pub(super) c_labels: usize,
+    pub(super) touched: Vec<usize>,
+    pub(super) sq: Vec<f64>,
+    pub(super) ip: Vec<f64>,
+    pub(super) dd: Vec<f64>,
+    pub(super) norms: Vec<f64>,
+    pub(super) shrunk: Vec<f64>,
+    pub(super) active: Vec<(usize, usize)>,
+    pub(super) acc: Vec<f64>,
+    pub(super) vws: ViterbiWorkspace,
+    pub(super) fbws: ForwardBackwardWorkspace,
 }
 
 impl PartialEq for Scratch {
@@ -47,101 +45,6 @@ impl PartialEq for Scratch {
 }
 
 impl StreamMkl {
-    /// One round on the example `(x, y)`: `x` is `n × d` row-major with
-    /// `n = y.len()` (`n = 1` for multiclass models), labels `< L`.
-    /// Returns the loss met before the update.
-    pub fn learn(&mut self, x: &[f32], y: &[usize]) -> Result<f64> {
-        self.learn_extending(x, self.d, y, self.l, false)
-    }
-
-    /// One round on the precomputed inputs `ids` labelled `y`. Everything
-    /// is validated first: on error the model is unchanged.
-    pub fn learn_ids(&mut self, ids: &[usize], y: &[usize]) -> Result<f64> {
-        self.check_ids(ids)?;
-        self.check_labels(ids.len(), y, self.l)?;
-        self.round(Example::Ids(ids), y)
-    }
-
-    /// [`StreamMkl::learn`] that first adds labels up to `n_labels` and,
-    /// when `grow_dim`, grows the dimension to `d` (new features are 0 in
-    /// earlier inputs). Everything is validated first: on error the model
-    /// is unchanged.
-    pub fn learn_extending(
-        &mut self,
-        x: &[f32],
-        d: usize,
-        y: &[usize],
-        n_labels: usize,
-        grow_dim: bool,
-    ) -> Result<f64> {
-        self.check_example(x, d, y, n_labels, grow_dim)?;
-        if n_labels > self.l || d > self.d {
-            let mut next = self.clone();
-            next.grow_labels(n_labels);
-            next.grow_dim(d);
-            let loss = next.round(Example::Vectors(x), y)?;
-            *self = next;
-            return Ok(loss);
-        }
-        self.round(Example::Vectors(x), y)
-    }
-
-    /// Learns the examples in order (`x` holds them row-major one after
-    /// the other, `lens` their lengths), after validating all of them. Labels
-    /// beyond the current `L` are added when first met (labels are expected
-    /// to be numbered in order of first appearance), so the result equals
-    /// one [`StreamMkl::learn_extending`] per example. Stops
-    /// early (with the examples so far learned) when `keep_going` returns
-    /// an error, checked every 256 examples. Returns the summed loss.
-    pub fn learn_many<F>(
-        &mut self,
-        x: &[f32],
-        d: usize,
-        lens: &[usize],
-        y: &[usize],
-        n_labels: usize,
-        mut keep_going: F,
-    ) -> Result<f64>
-    where
-        F: FnMut() -> Result<()>,
-    {
-        let total: usize = lens.iter().sum();
-        if y.len() != total {
-            return Err(crate::error::OmklError::shape(
-                "y",
-                format!("{total} labels (the sum of the lengths)"),
-                format!("{}", y.len()),
-            ));
-        }
-        if x.len() != total * d {
-            return Err(crate::error::OmklError::shape(
-                "x",
-                format!("{total} x {d} values"),
-                format!("{} values", x.len()),
-            ));
-        }
-        let mut off = 0;
-        for &n in lens {
-            let (xs, ys) = (&x[off * d..(off + n) * d], &y[off..off + n]);
-            self.check_example(xs, d, ys, n_labels, false)?;
-            off += n;
-        }
-        let (mut off, mut sum) = (0, 0.0);
-        for (i, &n) in lens.iter().enumerate() {
-            if i % 256 == 255 {
-                keep_going()?;
-            }
-            let ys = &y[off..off + n];
-            // labels enter as they are met, as with one `learn` per example
-            let top = ys.iter().max().map_or(0, |&v| v + 1);
-            self.grow_labels(top);
-            sum += self.round(Example::Vectors(&x[off * d..(off + n) * d]), ys)?;
-            off += n;
-        }
-        self.grow_labels(n_labels);
-        Ok(sum)
-    }
-
     /// The loss of `(ex, y)` under the current iterate (no change): the
     /// structured hinge with Hamming cost, or the CRF loss.
     pub(super) fn loss_of(&self, ex: Example<'_>, y: &[usize], s: &mut Scratch) -> Result<f64> {
@@ -262,102 +165,6 @@ impl StreamMkl {
             }
         }
         Ok(loss)
-    }
-
-    /// `Σ_y c[p, y] c[q, y]`.
-    #[inline]
-    fn label_dot(c: &[f64], l: usize, p: usize, q: usize) -> f64 {
-        c[p * l..(p + 1) * l]
-            .iter()
-            .zip(&c[q * l..(q + 1) * l])
-            .map(|(u, v)| u * v)
-            .sum()
-    }
-
-    /// `⟨θ_g, Δ_g⟩` (from the round's scores) and `‖Δ_g‖²` (from kernel
-    /// values or feature products between the changed positions) of every
-    /// group, before any change.
-    fn norm_terms(&self, ex: Example<'_>, s: &mut Scratch) {
-        let l = self.l;
-        let (nk, ng) = (self.kgroups.len(), self.n_groups());
-        let n_blocks = ng + usize::from(self.trans.is_some());
-        s.ip.clear();
-        s.ip.resize(n_blocks, 0.0);
-        s.dd.clear();
-        s.dd.resize(n_blocks, 0.0);
-        let (c, touched) = (&s.c, &s.touched);
-        for &p in touched {
-            for (g, v) in s.ip[..ng].iter_mut().enumerate() {
-                let sc = &s.gs[(p * ng + g) * l..(p * ng + g + 1) * l];
-                *v += sc
-                    .iter()
-                    .zip(&c[p * l..(p + 1) * l])
-                    .map(|(a, b)| a * b)
-                    .sum::<f64>();
-            }
-        }
-        match ex {
-            Example::Vectors(x) => {
-                let d = self.d;
-                if nk > 0 {
-                    s.sq.clear();
-                    s.sq.extend(touched.iter().map(|&p| sq_norm_f32(&x[p * d..(p + 1) * d])));
-                }
-                for (a, &p) in touched.iter().enumerate().filter(|_| nk > 0) {
-                    for (b, &q) in touched.iter().enumerate() {
-                        let cc = Self::label_dot(c, l, p, q);
-                        if cc == 0.0 {
-                            continue;
-                        }
-                        let (xp, xq) = (&x[p * d..(p + 1) * d], &x[q * d..(q + 1) * d]);
-                        let dot = dot_f32(xp, xq);
-                        for (k, kern) in self.config.kernels.iter().enumerate() {
-                            s.dd[k] += cc * kernel_from_dot(kern, dot, s.sq[a], s.sq[b]);
-                        }
-                    }
-                }
-                for (e, cols) in self.config.explicit_groups.iter().enumerate() {
-                    let w = cols.len();
-                    let feats = |p: usize| {
-                        cols.iter()
-                            .enumerate()
-                            .map(move |(f, &col)| (f, f64::from(x[p * d + col])))
-                    };
-                    let sq = |p: usize| feats(p).map(|(_, v)| v * v).sum();
-                    s.dd[nk + e] =
-                        explicit_sq_change(&mut s.active, &mut s.acc, c, l, touched, w, feats, sq);
-                }
-            }
-            Example::Ids(ids) => {
-                let pre = self.pre.as_ref().expect("ids need precomputed inputs");
-                for &p in touched.iter().filter(|_| nk > 0) {
-                    for &q in touched {
-                        let cc = Self::label_dot(c, l, p, q);
-                        if cc == 0.0 {
-                            continue;
-                        }
-                        let (i, j) = (ids[p], ids[q]);
-                        for (k, g) in pre.grams.iter().enumerate() {
-                            s.dd[k] += cc * if i == j { g.diag(i) } else { g.entry(i, j) };
-                        }
-                    }
-                }
-                for (e, f) in pre.features.iter().enumerate() {
-                    let feats = |p: usize| {
-                        let (idx, val) = f.row(ids[p]);
-                        idx.iter().zip(val).map(|(&i, &v)| (i as usize, v))
-                    };
-                    let sq = |p: usize| f.sq_norm(ids[p]);
-                    let w = f.dim();
-                    s.dd[nk + e] =
-                        explicit_sq_change(&mut s.active, &mut s.acc, c, l, touched, w, feats, sq);
-                }
-            }
-        }
-        if let Some(b) = &self.trans {
-            s.ip[ng] = s.dtr_nz.iter().map(|&i| b.get(i) * s.dtr[i]).sum();
-            s.dd[ng] = s.dtr_nz.iter().map(|&i| s.dtr[i] * s.dtr[i]).sum();
-        }
     }
 
     /// Adds the step `c` to the kernel and explicit groups (raw changes;
@@ -553,68 +360,6 @@ impl StreamMkl {
         }
         Ok(loss)
     }
-}
-
-/// `‖Δ‖²` of an explicit group of width `w` for the step `c` (`n × L`):
-/// `Δ_y = Σ_p c[p, y] φ(x_p)` is accumulated in `acc` label by label over
-/// the non-zero features `feats(p)` of the positions that change label `y`,
-/// then its squares are summed (and `acc` cleared) over the same features;
-/// a label changed at one position only adds `c² ‖φ(x_p)‖²` (`sq(p)`).
-///
-/// # Complexity
-/// O(Σ_{(p, y): c[p, y] ≠ 0} nnz(φ(x_p))).
-#[allow(clippy::too_many_arguments)]
-fn explicit_sq_change<I, F, S>(
-    active: &mut Vec<(usize, usize)>,
-    acc: &mut Vec<f64>,
-    c: &[f64],
-    l: usize,
-    touched: &[usize],
-    w: usize,
-    feats: F,
-    sq: S,
-) -> f64
-where
-    F: Fn(usize) -> I,
-    S: Fn(usize) -> f64,
-    I: Iterator<Item = (usize, f64)>,
-{
-    active.clear();
-    for &p in touched {
-        active.extend((0..l).filter(|&y| c[p * l + y] != 0.0).map(|y| (y, p)));
-    }
-    active.sort_unstable();
-    acc.clear();
-    acc.resize(w, 0.0);
-    let mut total = 0.0;
-    let mut k = 0;
-    while k < active.len() {
-        let y = active[k].0;
-        let end = k + active[k..].iter().take_while(|a| a.0 == y).count();
-        if end == k + 1 {
-            // one position changes label y: c² ‖φ(x_p)‖²
-            let p = active[k].1;
-            let cv = c[p * l + y];
-            total += cv * cv * sq(p);
-            k = end;
-            continue;
-        }
-        for &(_, p) in &active[k..end] {
-            let cv = c[p * l + y];
-            for (f, v) in feats(p) {
-                acc[f] += cv * v;
-            }
-        }
-        for &(_, p) in &active[k..end] {
-            for (f, _) in feats(p) {
-                let a = acc[f];
-                total += a * a;
-                acc[f] = 0.0;
-            }
-        }
-        k = end;
-    }
-    total
 }
 
 /// Rows `a` and `b` (`a != b`) of a row-major matrix with rows of length
