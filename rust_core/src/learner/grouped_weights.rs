@@ -85,6 +85,39 @@ impl GroupedWeights {
         (g * self.n_buckets + b) * self.n_outputs + k
     }
 
+    /// Reserves room for `n_groups` groups of `n_outputs` outputs, or
+    /// [`crate::OmklError::Alloc`] (nothing else changes) when the memory
+    /// cannot be had, so that growing the model never aborts.
+    ///
+    /// # Complexity
+    /// O(1) beyond the allocation.
+    pub fn reserve(&mut self, n_groups: usize, n_outputs: usize) -> crate::Result<()> {
+        use crate::error::alloc_len;
+        fn room<T>(v: &mut Vec<T>, what: &str, dims: &[usize]) -> crate::Result<()> {
+            let len = alloc_len(what, dims, std::mem::size_of::<T>())?;
+            if len > v.len() {
+                v.try_reserve_exact(len - v.len())
+                    .map_err(|_| crate::OmklError::Alloc {
+                        what: what.to_string(),
+                        bytes: (len as u128) * std::mem::size_of::<T>() as u128,
+                    })?;
+            }
+            Ok(())
+        }
+        let dims = [n_groups, self.n_buckets, n_outputs];
+        room(&mut self.raw, "n_buckets", &dims)?;
+        room(&mut self.marked, "n_buckets", &[n_groups, self.n_buckets])?;
+        room(
+            &mut self.live_marked,
+            "n_buckets",
+            &[n_groups, self.n_buckets],
+        )?;
+        if let Some(a) = self.avg.as_mut() {
+            room(&mut a.pairs, "n_buckets", &dims)?;
+        }
+        Ok(())
+    }
+
     /// Appends `n` all-zero groups.
     ///
     /// # Complexity

@@ -193,6 +193,7 @@ impl OnlineProximal {
     pub fn ensure_groups(&mut self, n_groups: usize) -> Result<()> {
         if n_groups > self.n_groups() {
             self.config.check(n_groups)?;
+            self.weights.reserve(n_groups, self.n_outputs())?;
             self.weights.add_groups(n_groups - self.n_groups());
         }
         Ok(())
@@ -207,6 +208,9 @@ impl OnlineProximal {
                     "the squared loss has exactly 1 output",
                 ));
             }
+            // the re-laid-out arrays are new allocations of the full size
+            let mut probe = GroupedWeightsProbe::default();
+            probe.check(self.n_groups(), self.weights.n_buckets(), n_outputs)?;
             self.weights.set_n_outputs(n_outputs);
             self.intercept.resize(n_outputs, 0.0);
             self.intercept_sum.resize(n_outputs, 0.0);
@@ -457,5 +461,25 @@ impl OnlineProximal {
                 + self.norms.capacity()
                 + self.grad.capacity())
                 * 8
+    }
+}
+
+/// Checks that arrays of `n_groups × n_buckets × n_outputs` weights (and
+/// their averages) can be allocated, by reserving and freeing them.
+#[derive(Default)]
+struct GroupedWeightsProbe {
+    raw: Vec<f64>,
+}
+
+impl GroupedWeightsProbe {
+    fn check(&mut self, n_groups: usize, n_buckets: usize, n_outputs: usize) -> Result<()> {
+        let dims = [n_groups, n_buckets, n_outputs, 3];
+        let len = crate::error::alloc_len("n_outputs", &dims, 8)?;
+        self.raw
+            .try_reserve_exact(len)
+            .map_err(|_| OmklError::Alloc {
+                what: "n_outputs".into(),
+                bytes: len as u128 * 8,
+            })
     }
 }
