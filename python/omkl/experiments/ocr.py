@@ -83,8 +83,8 @@ import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
 from omkl import _omkl, kernels
-from omkl.decode import viterbi_batch
 from omkl.datasets import OCRDataset, load_ocr
+from omkl.decode import viterbi_batch
 from omkl.mkl import PrecomputedGram, SequenceTagger
 
 F32 = npt.NDArray[np.float32]
