@@ -384,6 +384,7 @@ class PrecomputedGram:
     @property
     def n_inputs(self) -> int: ...
 
+@final
 class StreamMkl:
     def __new__(
         cls,

@@ -52,7 +52,8 @@ def renamed(
     keyword; so does a deprecated name given together with its new name
     (the new name set to other than its default).
     """
-    defaults = {n: p.default for n, p in inspect.signature(owner.__init__).parameters.items()}
+    init = owner.__init__  # type: ignore[misc]
+    defaults = {n: p.default for n, p in inspect.signature(init).parameters.items()}
     name = owner.__name__
     out: dict[str, Any] = {}
     for old, value in given.items():
