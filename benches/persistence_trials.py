@@ -47,7 +47,7 @@ def build(name: str, large: bool):
     n = 20 if large else 1
     if name in ("ProximalClassifier", "ProximalRegressor"):
         cls = omkl.ProximalClassifier if name == "ProximalClassifier" else omkl.ProximalRegressor
-        m = cls(averaged=True, n_buckets=1 << 14)
+        m = cls(average=True, n_buckets=1 << 14)
         for i in range(400 * n):
             x = {f"g{i % 50}_{int(v)}": 1.0 for v in rng.integers(0, 5000, size=8)}
             m.learn_one(x, "abc"[i % 3] if name == "ProximalClassifier" else float(i % 4))

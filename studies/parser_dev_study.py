@@ -8,8 +8,8 @@ stage after the last epoch. The test file is never read. The defaults of
 
 Example::
 
-    python studies/parser_dev_study.py --max-train 4000 --epochs 5 \\
-        --configs l2:1e-6:0.1,l2:1e-5:0.1,mkl:1e-6:0.1 --json /tmp/study.json
+    python studies/parser_dev_study.py --max-train 4000 --epochs 5 --json /tmp/study.json \\
+        --configs l2_squared:1e-6:0.1,l2_squared:1e-5:0.1,squared_l21:1e-6:0.1
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def main() -> None:
     ap.add_argument("--dev", default=str(DATA / "en_ewt-ud-dev.conllu"))
     ap.add_argument("--max-train", type=int, default=4000, help="first N sentences (0: all)")
     ap.add_argument("--epochs", type=int, default=5)
-    ap.add_argument("--configs", default="l2:1e-6:0.1", help="regularizer:lam:eta,...")
+    ap.add_argument("--configs", default="l2_squared:1e-6:0.1", help="regularizer:lam:eta,...")
     ap.add_argument("--prune-k", type=int, default=DependencyParser().prune_k)
     ap.add_argument("--pruner-epochs", type=int, default=DependencyParser().pruner_epochs)
     ap.add_argument("--prune-margin", type=float, default=DependencyParser().prune_margin)
@@ -68,7 +68,7 @@ def main() -> None:
         parser = DependencyParser(
             regularizer=reg,
             lam=lam,
-            eta=eta,
+            eta0=eta,
             epochs=args.epochs,
             prune_k=args.prune_k,
             pruner_epochs=args.pruner_epochs,

@@ -32,7 +32,7 @@ def main() -> None:
     ap.add_argument("--max-train", type=int, default=4000)
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--mkl-lams", default="1e-6")
-    ap.add_argument("--eta", type=float, default=DependencyParser().eta)
+    ap.add_argument("--eta", type=float, default=DependencyParser().eta0)
     ap.add_argument("--svm-lam", type=float, default=DependencyParser().lam)
     ap.add_argument("--fraction", type=float, default=0.4)
     ap.add_argument("--no-full", action="store_true", help="skip the all-templates SVM")
@@ -40,7 +40,7 @@ def main() -> None:
     if "test" in os.path.basename(args.dev):
         raise SystemExit("the study must be run on the dev file, not the test file")
     train: Any = read_conllu(args.train)[: args.max_train or None]
-    kw = {"eta": args.eta, "epochs": args.epochs, "label_epochs": 0}
+    kw = {"eta0": args.eta, "epochs": args.epochs, "label_epochs": 0}
 
     def svm(templates: list[int] | None) -> float:
         p = DependencyParser(lam=args.svm_lam, templates=templates, **kw).fit(train)
@@ -58,7 +58,7 @@ def main() -> None:
             f"| - | - | all | 312 | {svm(None):.2f} | {time.process_time() - t0:.0f} |", flush=True
         )
     for lam in [float(x) for x in args.mkl_lams.split(",")]:
-        mkl = DependencyParser(regularizer="mkl", lam=lam, **kw).fit(train)
+        mkl = DependencyParser(regularizer="squared_l21", lam=lam, **kw).fit(train)
         muas = mkl.score(args.dev)["uas"]
         active = sum(b > 0 for b in mkl.template_weights_)
         rankings = {"last": mkl.template_weights_, "averaged": mkl.averaged_template_weights_}

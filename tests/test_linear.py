@@ -96,7 +96,7 @@ def test_predict_proba_is_a_distribution_over_seen_classes():
 @pytest.mark.parametrize("averaged", [False, True])
 def test_pickle_round_trip_keeps_predictions_and_learning(averaged):
     model = omkl.ProximalClassifier(
-        regularizer=[("group_lasso", 1e-3), ("l1", 1e-4)], averaged=averaged
+        regularizer=[("group_lasso", 1e-3), ("l1", 1e-4)], average=averaged
     )
     data = list(stream(200))
     for x, y in data[:150]:
@@ -146,7 +146,7 @@ def test_bad_hyperparameters_are_rejected_with_their_name():
         ({"regularizer": ("nope", 1.0)}, "regulariser"),
         ({"regularizer": ("l2q", 0.1, 0.5)}, "q"),
         ({"regularizer": "group_lasso"}, "regularizer"),
-        ({"learning_rate": "fast"}, "learning_rate"),
+        ({"schedule": "fast"}, "schedule"),
         ({"eta0": 0.0}, "eta0"),
         ({"radius": -1.0}, "radius"),
         ({"separator": ""}, "separator"),
@@ -159,10 +159,10 @@ def test_bad_hyperparameters_are_rejected_with_their_name():
 
 def test_learn_batch_equals_learn_one():
     data = list(stream(120))
-    one = omkl.ProximalClassifier(averaged=True)
+    one = omkl.ProximalClassifier(average=True)
     for x, y in data:
         one.learn_one(x, y)
-    many = omkl.ProximalClassifier(averaged=True)
+    many = omkl.ProximalClassifier(average=True)
     many.learn_batch([x for x, _ in data], [y for _, y in data])
     assert pickle.dumps(one) == pickle.dumps(many)
     xs = [x for x, _ in data[:5]] + [{"a_0": float("nan")}]
@@ -174,7 +174,7 @@ def test_learn_batch_equals_learn_one():
 
 def test_regressor_fits_a_linear_target():
     rng = np.random.default_rng(0)
-    model = omkl.ProximalRegressor(regularizer=("group_lasso", 1e-3), eta0=0.2, averaged=True)
+    model = omkl.ProximalRegressor(regularizer=("group_lasso", 1e-3), eta0=0.2, average=True)
     for _ in range(3000):
         x = {"u_0": rng.normal(), "u_1": rng.normal(), "noise_0": rng.normal()}
         model.learn_one(x, 2.0 * x["u_0"] - x["u_1"] + 1.0)

@@ -98,8 +98,8 @@ def test_bad_input_raises_value_error_with_sentence_id() -> None:
         p.predict_one([], sentence_id="s45")
     with pytest.raises(ValueError, match=r"regularizer"):
         DependencyParser(regularizer="l1")
-    with pytest.raises(ValueError, match=r"eta"):
-        DependencyParser(eta=-1.0)
+    with pytest.raises(ValueError, match=r"eta0"):
+        DependencyParser(eta0=-1.0)
     with pytest.raises(ValueError, match=r"decoder"):
         DependencyParser(decoder="cky")
     # the failed steps left the parser untouched
@@ -113,7 +113,7 @@ def test_mkl_beta_is_a_distribution_and_large_lambda_zeroes_templates() -> None:
         [dict(t, head=h) for t, h in zip(s, hs, strict=True)]
         for s, hs in zip(data, heads, strict=True)
     ]
-    trained = DependencyParser(regularizer="mkl", lam=0.01, templates=list(range(60)))
+    trained = DependencyParser(regularizer="squared_l21", lam=0.01, templates=list(range(60)))
     trained.fit(sents, epochs=3)
     beta = trained.template_weights_
     assert len(beta) == 60
@@ -130,7 +130,7 @@ def test_mkl_beta_is_a_distribution_and_large_lambda_zeroes_templates() -> None:
     # a strict, non-empty subset of them.
     support = {}
     for lam in (0.0, 10.0):
-        p = DependencyParser(regularizer="mkl", lam=lam, templates=list(range(104)))
+        p = DependencyParser(regularizer="squared_l21", lam=lam, templates=list(range(104)))
         p.learn_one(data[1], heads[1])
         b = p.template_weights_
         assert sum(b) == pytest.approx(1.0)

@@ -34,7 +34,7 @@ def make_model(name: str):
     """A small trained model of each estimator."""
     rng = np.random.default_rng(0)
     if name == "ProximalClassifier":
-        m = omkl.ProximalClassifier(regularizer=("group_lasso", 1e-3), averaged=True)
+        m = omkl.ProximalClassifier(regularizer=("group_lasso", 1e-3), average=True)
         for i in range(60):
             m.learn_one({f"w_{i % 7}": 1.0, "len": float(i % 5)}, ["a", "b", 3][i % 3])
         return m
@@ -300,7 +300,7 @@ IMPOSSIBLE = textwrap.dedent(
         s["data"][d : 2 * d] = s["data"][:d]
         s["sq"][1] = s["sq"][0]
 
-    alg1 = omkl.ProximalClassifier(averaged=True)
+    alg1 = omkl.ProximalClassifier(average=True)
     for i in range(30):
         alg1.learn_one({f"w_{i % 5}": 1.0}, "ab"[i % 2])
     rng = np.random.default_rng(0)

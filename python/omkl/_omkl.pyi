@@ -312,10 +312,10 @@ class ArcParserCore:
         cls,
         regularizer: str = "l2",
         lam: float = 1e-6,
-        eta: float = 0.1,
+        eta: float = 0.003,
         decoder: str = "chu-liu-edmonds",
         templates: list[int] | None = None,
-        prune_k: int = 0,
+        prune_k: int = 20,
     ) -> ArcParserCore: ...
     def learn_one(
         self,
@@ -334,7 +334,7 @@ class ArcParserCore:
         first_pass: bool = False,
     ) -> float: ...
     def fit_table_sizes(
-        self, corpus: ParseCorpus, slots_per_feature: float = 2.0, max_bits: int = 18
+        self, corpus: ParseCorpus, slots_per_feature: float = 1.0, max_bits: int = 15
     ) -> None: ...
     def pruner_recall(self, corpus: ParseCorpus) -> tuple[int, int]: ...
     def pruner_gold_ranks(self, corpus: ParseCorpus) -> list[int]: ...
@@ -384,6 +384,7 @@ class PrecomputedGram:
     @property
     def n_inputs(self) -> int: ...
 
+@final
 class StreamMkl:
     def __new__(
         cls,
@@ -394,7 +395,7 @@ class StreamMkl:
         chain: bool = False,
         loss: str = "hinge",
         regularizer: str = "squared_l21",
-        lam: float = 1e-3,
+        lam: float = 1e-4,
         schedule: str = "inv_sqrt",
         eta0: float = 1.0,
         sigma: float = 1.0,
@@ -415,7 +416,7 @@ class StreamMkl:
         chain: bool = False,
         loss: str = "hinge",
         regularizer: str = "squared_l21",
-        lam: float = 1e-3,
+        lam: float = 1e-4,
         schedule: str = "inv_sqrt",
         eta0: float = 1.0,
         sigma: float = 1.0,

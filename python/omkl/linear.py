@@ -77,11 +77,15 @@ from typing import Any
 from river import base
 
 from omkl import _omkl
+from omkl._params import SCHEDULES, check_choice, renamed
 from omkl._persist import index_of, load_estimator, named_errors, save_estimator
 
 __all__ = ["ProximalClassifier", "ProximalRegressor"]
 
 Regularizer = tuple[Any, ...]
+
+#: Deprecated constructor names of the Alg. 1 estimators and their new names.
+_ALIASES = {"learning_rate": "schedule", "averaged": "average"}
 
 
 def _regularizers(
@@ -121,12 +125,12 @@ class _Proximal(base.Base):
         groups = {} if self.groups is None else {str(k): str(v) for k, v in self.groups.items()}
         return _omkl.OnlineProximalLearner(
             self._loss_name,
-            self.learning_rate,
+            check_choice("schedule", self.schedule, SCHEDULES),
             float(self.eta0),
             float(self.sigma),
             _regularizers(self.regularizer),
             None if self.radius is None else float(self.radius),
-            bool(self.averaged),
+            bool(self.average),
             bool(self.fit_intercept),
             getattr(self, "clip_gradient", None),
             self.separator,
@@ -216,17 +220,19 @@ class ProximalClassifier(_Proximal, base.Classifier):
     regularizer
         A ``(name, *params)`` tuple, a list of them, or ``None`` (see the
         module docs for the names).
-    learning_rate
-        ``"constant"`` (``eta0``), ``"inv_sqrt"`` (``eta0 / sqrt(t)``) or
-        ``"inv_linear"`` (``1 / (sigma t)``).
+    schedule
+        Learning-rate schedule: ``"constant"`` (``eta0``), ``"inv_sqrt"``
+        (``eta0 / sqrt(t)``) or ``"inv_linear"`` (``1 / (sigma t)``).
+        Formerly ``learning_rate`` (deprecated alias).
     eta0
         Base step size of ``"constant"`` and ``"inv_sqrt"``.
     sigma
         Strong-convexity modulus of ``"inv_linear"``.
     radius
         Radius of the optional projection onto an Euclidean ball.
-    averaged
+    average
         Predict with the average of all iterates instead of the last one.
+        Formerly ``averaged`` (deprecated alias).
     fit_intercept
         Learn an unregularised intercept per class.
     separator
@@ -235,6 +241,10 @@ class ProximalClassifier(_Proximal, base.Classifier):
         Explicit ``{feature name: group name}`` assignments.
     n_buckets
         Size of each group's hash table.
+    **kwargs
+        Deprecated names of the parameters above (``learning_rate``,
+        ``averaged``), accepted for one release with a ``DeprecationWarning``;
+        see ``docs/configuration.md``.
 
     ``predict_proba_one`` is the softmax of the class scores; for the hinge
     loss this is a monotone calibration-free mapping of the scores.
@@ -259,25 +269,29 @@ class ProximalClassifier(_Proximal, base.Classifier):
         self,
         loss: str = "log",
         regularizer: Regularizer | Sequence[Regularizer] | None = (("group_lasso", 1e-4),),
-        learning_rate: str = "inv_sqrt",
+        schedule: str = "inv_sqrt",
         eta0: float = 1.0,
         sigma: float = 1.0,
         radius: float | None = None,
-        averaged: bool = False,
+        average: bool = False,
         fit_intercept: bool = True,
         separator: str = "_",
         groups: Mapping[str, str] | None = None,
         n_buckets: int = 64,
+        **kwargs: Any,
     ):
+        new = renamed(type(self), kwargs, _ALIASES, locals())
+        schedule = new.get("schedule", schedule)
+        average = new.get("average", average)
         if loss not in ("log", "hinge"):
             raise ValueError(f"invalid value for `loss`: expected 'log' or 'hinge', got {loss!r}")
         self.loss = loss
         self.regularizer = regularizer
-        self.learning_rate = learning_rate
+        self.schedule = schedule
         self.eta0 = eta0
         self.sigma = sigma
         self.radius = radius
-        self.averaged = averaged
+        self.average = average
         self.fit_intercept = fit_intercept
         self.separator = separator
         self.groups = groups
@@ -353,7 +367,7 @@ class ProximalClassifier(_Proximal, base.Classifier):
     @classmethod
     def _unit_test_params(cls):
         yield {}
-        yield {"loss": "hinge", "regularizer": [("squared_l21", 1e-3)], "averaged": True}
+        yield {"loss": "hinge", "regularizer": [("squared_l21", 1e-3)], "average": True}
 
 
 class ProximalRegressor(_Proximal, base.Regressor):
@@ -383,24 +397,28 @@ class ProximalRegressor(_Proximal, base.Regressor):
     def __init__(
         self,
         regularizer: Regularizer | Sequence[Regularizer] | None = (("group_lasso", 1e-4),),
-        learning_rate: str = "inv_sqrt",
+        schedule: str = "inv_sqrt",
         eta0: float = 0.1,
         sigma: float = 1.0,
         radius: float | None = None,
-        averaged: bool = False,
+        average: bool = False,
         fit_intercept: bool = True,
         clip_gradient: float | None = 1e12,
         separator: str = "_",
         groups: Mapping[str, str] | None = None,
         n_buckets: int = 64,
+        **kwargs: Any,
     ):
+        new = renamed(type(self), kwargs, _ALIASES, locals())
+        schedule = new.get("schedule", schedule)
+        average = new.get("average", average)
         self.clip_gradient = clip_gradient
         self.regularizer = regularizer
-        self.learning_rate = learning_rate
+        self.schedule = schedule
         self.eta0 = eta0
         self.sigma = sigma
         self.radius = radius
-        self.averaged = averaged
+        self.average = average
         self.fit_intercept = fit_intercept
         self.separator = separator
         self.groups = groups
@@ -426,4 +444,4 @@ class ProximalRegressor(_Proximal, base.Regressor):
     @classmethod
     def _unit_test_params(cls):
         yield {}
-        yield {"regularizer": [("l1", 1e-3), ("l2_squared", 1e-3)], "averaged": True}
+        yield {"regularizer": [("l1", 1e-3), ("l2_squared", 1e-3)], "average": True}

@@ -76,6 +76,7 @@ from river import base
 
 from omkl import _omkl
 from omkl._omkl import Kernel
+from omkl._params import SCHEDULES, check_choice
 from omkl._persist import index_of, load_estimator, named_errors, save_estimator
 
 __all__ = ["BANDWIDTH_GRID", "MKLClassifier", "PrecomputedGram", "SequenceTagger"]
@@ -226,10 +227,6 @@ class _StreamMkl(base.Base):
             )
         groups = {} if explicit_groups is None else dict(explicit_groups)
         self._kernel_specs = _kernel_list(kernels, self._default_kernels, allow_empty=bool(groups))
-        if loss not in ("hinge", "crf", "log"):
-            raise ValueError(
-                f"invalid value for `loss`: expected 'hinge' or 'crf' (alias 'log'), got {loss!r}"
-            )
         if max_support is not None and (not isinstance(max_support, int) or max_support < 1):
             raise ValueError(
                 f"invalid value for `max_support`: expected None or an integer >= 1, "
@@ -260,8 +257,11 @@ class _StreamMkl(base.Base):
                 raise ValueError(
                     f"invalid value for `labels`: expected distinct labels, got {labels!r}"
                 )
-        # fail early on bad hyperparameters
-        if not self._precomputed:
+        # fail early on bad hyperparameters: the core checks them (and the
+        # kernels) on a one-feature model
+        if self._precomputed:
+            _omkl.StreamMkl([], [[0]], 1, 1, **self._hyper())
+        else:
             self._make_state(1, 1, check_only=True)
 
     def _check_precomputed(self, groups: dict[str, Any]) -> None:
@@ -317,7 +317,7 @@ class _StreamMkl(base.Base):
             loss=self.loss,
             regularizer=self.regularizer,
             lam=float(self.lam),
-            schedule=self.schedule,
+            schedule=check_choice("schedule", self.schedule, SCHEDULES),
             eta0=float(self.eta0),
             sigma=float(self.lam) if self.schedule == "inv_linear" else 1.0,
             cost=float(self.cost),

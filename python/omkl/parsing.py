@@ -2,10 +2,10 @@
 
 :class:`DependencyParser` is an arc-factored parser whose feature templates
 (346 by default, 330 of which can carry weight) are the groups of a
-structured-sparsity regulariser: with ``regularizer="l2"`` it is an SVM
-trained online (Alg. 1), with
-``regularizer="mkl"`` the squared ℓ2,1 norm over templates (Alg. 3) switches
-whole templates off. Training, decoding and feature extraction run in Rust.
+structured-sparsity regulariser: with ``regularizer="l2_squared"`` it is an
+SVM trained online (Alg. 1), with ``regularizer="squared_l21"`` the squared
+ℓ2,1 norm over templates (MKL, Alg. 3) switches whole templates off.
+Training, decoding and feature extraction run in Rust.
 
 A sentence is a list of token dicts with keys ``form``, ``lemma``, ``upos``,
 ``xpos`` and ``feats`` (as returned by :func:`read_conllu`); heads are
@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from omkl import _omkl
+from omkl._params import check_choice, check_positive, renamed, renamed_value
 from omkl._persist import load_estimator, named_errors, save_estimator
 
 __all__ = ["DependencyParser", "read_conllu", "attachment_scores"]
@@ -43,6 +44,12 @@ __all__ = ["DependencyParser", "read_conllu", "attachment_scores"]
 Token = dict[str, Any]
 Sentence = list[Token]
 PathLike = str | os.PathLike[str]
+
+#: The parser's regularisers, by their names in every estimator, and the
+#: names the core knows them by.
+_CORE_REGULARIZERS = {"l2_squared": "l2", "squared_l21": "mkl"}
+#: Deprecated values of ``regularizer`` and their new names.
+_OLD_REGULARIZERS = {"l2": "l2_squared", "mkl": "squared_l21"}
 
 
 def read_conllu(path: PathLike) -> list[Sentence]:
@@ -181,11 +188,14 @@ class DependencyParser:
     Parameters
     ----------
     regularizer
-        ``"l2"`` (SVM, Alg. 1) or ``"mkl"`` (squared ℓ2,1 over templates, Alg. 3).
+        ``"l2_squared"`` (SVM, Alg. 1) or ``"squared_l21"`` (squared ℓ2,1 over
+        templates, MKL, Alg. 3); the former names ``"l2"`` and ``"mkl"`` are
+        deprecated aliases.
     lam
         Regularisation constant λ.
-    eta
-        Learning rate of each online step.
+    eta0
+        Learning rate of each online step (constant). Formerly ``eta``
+        (deprecated alias).
     decoder
         ``"chu-liu-edmonds"`` (non-projective, one root child) or ``"eisner"``.
     epochs
@@ -217,6 +227,9 @@ class DependencyParser:
         power of two of at least ``slots_per_feature`` times its number of
         distinct features on the training gold arcs, at most
         ``2**max_table_bits`` slots.
+    **kwargs
+        The deprecated name ``eta`` of ``eta0``, accepted for one release
+        with a ``DeprecationWarning``; see ``docs/configuration.md``.
 
     Attributes
     ----------
@@ -282,7 +295,7 @@ class DependencyParser:
 
     The MKL parser weighs the templates by β, a distribution over them:
 
-    >>> mkl = DependencyParser(regularizer="mkl").fit(path)
+    >>> mkl = DependencyParser(regularizer="squared_l21").fit(path)
     >>> round(sum(mkl.template_weights_), 6)
     1.0
 
@@ -296,9 +309,9 @@ class DependencyParser:
 
     def __init__(
         self,
-        regularizer: str = "l2",
+        regularizer: str = "l2_squared",
         lam: float = 1e-6,
-        eta: float = 0.003,
+        eta0: float = 0.003,
         decoder: str = "chu-liu-edmonds",
         epochs: int = 5,
         templates: list[int] | None = None,
@@ -309,10 +322,13 @@ class DependencyParser:
         slots_per_feature: float = 1.0,
         max_table_bits: int = 15,
         label_epochs: int = 3,
+        **kwargs: Any,
     ) -> None:
+        eta0 = renamed(type(self), kwargs, {"eta": "eta0"}, locals()).get("eta0", eta0)
+        regularizer = renamed_value("regularizer", regularizer, _OLD_REGULARIZERS)
         self.regularizer = regularizer
         self.lam = lam
-        self.eta = eta
+        self.eta0 = eta0
         self.decoder = decoder
         self.epochs = epochs
         self.templates = templates
@@ -340,10 +356,14 @@ class DependencyParser:
             raise ValueError(f"slots_per_feature must be > 0, got {slots_per_feature!r}")
         if not isinstance(prune_margin, (int, float)) or not prune_margin > 0:
             raise ValueError(f"prune_margin must be a number > 0 (or inf), got {prune_margin!r}")
-        self._core = _omkl.ArcParserCore(regularizer, lam, eta, decoder, templates, prune_k)
+        check_choice("regularizer", regularizer, tuple(_CORE_REGULARIZERS))
+        check_positive("eta0", eta0)
+        self._core = _omkl.ArcParserCore(
+            _CORE_REGULARIZERS[regularizer], lam, eta0, decoder, templates, prune_k
+        )
         if prune_k > 0 and math.isfinite(prune_margin):
             self._core.set_prune_margin(float(prune_margin))
-        self._labeler = _omkl.ArcLabelerCore(0.1, 1e-6)
+        self._labeler = _omkl.ArcLabelerCore()
         self.history_: list[dict[str, float]] = []
         self.pruner_history_: list[dict[str, float]] = []
         self.label_history_: list[dict[str, float]] = []

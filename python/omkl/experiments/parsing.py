@@ -127,7 +127,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-train", type=int, default=0, help="use the first N sentences")
     parser.add_argument("--svm-lam", type=float, default=_DEFAULTS.lam)
     parser.add_argument("--mkl-lam", type=float, default=MKL_LAM)
-    parser.add_argument("--eta", type=float, default=_DEFAULTS.eta)
+    parser.add_argument("--eta", type=float, default=_DEFAULTS.eta0)
     parser.add_argument(
         "--ranking-beta",
         choices=("averaged", "last"),
@@ -158,7 +158,7 @@ def _train(
 ) -> dict[str, Any]:
     epochs = epochs or args.epochs
     p = DependencyParser(
-        eta=args.eta,
+        eta0=args.eta,
         epochs=epochs,
         prune_k=args.prune_k,
         pruner_epochs=args.pruner_epochs,
@@ -234,8 +234,8 @@ def run(args: argparse.Namespace) -> int:
         curve_train = read_conllu(args.train)[: args.curve_max_train]
     rows: list[dict[str, Any]] = []
     pool = ThreadPoolExecutor(max(1, args.jobs))
-    svm_f = pool.submit(_train, args, train, args.test, regularizer="l2", lam=args.svm_lam)
-    mkl_f = pool.submit(_train, args, train, args.test, regularizer="mkl", lam=args.mkl_lam)
+    svm_f = pool.submit(_train, args, train, args.test, regularizer="l2_squared", lam=args.svm_lam)
+    mkl_f = pool.submit(_train, args, train, args.test, regularizer="squared_l21", lam=args.mkl_lam)
     svm, mkl = svm_f.result(), mkl_f.result()
     rows.append({"model": "SVM (l2)", **{k: v for k, v in svm.items() if k != "parser"}})
     rows.append({"model": "MKL (squared l2,1)", **{k: v for k, v in mkl.items() if k != "parser"}})
@@ -248,9 +248,9 @@ def run(args: argparse.Namespace) -> int:
         ranker = mkl["parser"]
         if args.rank_mkl_lam:
             ranker = DependencyParser(
-                regularizer="mkl",
+                regularizer="squared_l21",
                 lam=args.rank_mkl_lam,
-                eta=args.eta,
+                eta0=args.eta,
                 epochs=curve_epochs,
                 prune_k=args.prune_k,
                 pruner_epochs=args.pruner_epochs,
@@ -282,7 +282,7 @@ def run(args: argparse.Namespace) -> int:
                         curve_train,
                         args.test,
                         epochs=curve_epochs,
-                        regularizer="l2",
+                        regularizer="l2_squared",
                         lam=args.svm_lam,
                         templates=list(key),
                     )

@@ -314,7 +314,7 @@ impl ArcParserCore {
 #[pymethods]
 impl ArcParserCore {
     #[new]
-    #[pyo3(signature = (regularizer="l2", lam=1e-6, eta=0.1, decoder="chu-liu-edmonds", templates=None, prune_k=0))]
+    #[pyo3(signature = (regularizer="l2", lam=1e-6, eta=0.003, decoder="chu-liu-edmonds", templates=None, prune_k=20))]
     fn new(
         regularizer: &str,
         lam: f64,
@@ -404,7 +404,7 @@ impl ArcParserCore {
 
     /// Fits the table sizes to the distinct features of the corpus's gold
     /// arcs (only before the first step).
-    #[pyo3(signature = (corpus, slots_per_feature=2.0, max_bits=18))]
+    #[pyo3(signature = (corpus, slots_per_feature=1.0, max_bits=15))]
     fn fit_table_sizes(
         &mut self,
         py: Python<'_>,

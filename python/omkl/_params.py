@@ -1,0 +1,117 @@
+"""Shared handling of the estimators' constructor parameters.
+
+The estimators use one name per concept (see ``docs/configuration.md``):
+``schedule`` and ``eta0`` for the learning-rate schedule and its base rate,
+``average`` for predicting with the averaged iterate, ``regularizer`` (with
+its strength ``lam`` where the regulariser is given by name). Names used by
+earlier releases are accepted for one release as deprecated aliases:
+:func:`renamed` maps them to the new name with a ``DeprecationWarning``.
+
+>>> import warnings
+>>> class Model:
+...     def __init__(self, average=False, **kwargs):
+...         average = renamed(Model, kwargs, {"averaged": "average"}, locals()).get(
+...             "average", average
+...         )
+...         self.average = average
+>>> with warnings.catch_warnings(record=True) as caught:
+...     warnings.simplefilter("always")
+...     Model(averaged=True).average
+True
+>>> str(caught[0].message)
+'Model: `averaged` is deprecated, use `average` instead'
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["SCHEDULES", "check_choice", "check_positive", "renamed", "renamed_value"]
+
+#: Learning-rate schedules accepted by every estimator with a ``schedule``.
+SCHEDULES = ("constant", "inv_sqrt", "inv_linear")
+
+
+def renamed(
+    owner: type,
+    given: Mapping[str, Any],
+    aliases: Mapping[str, str],
+    current: Mapping[str, Any],
+) -> dict[str, Any]:
+    """``{new name: value}`` for the deprecated keyword arguments ``given``
+    of ``owner``'s constructor.
+
+    ``aliases`` maps each deprecated name to its new name, ``current`` each
+    new name to the value the constructor received. Each deprecated name
+    used warns with a ``DeprecationWarning`` naming the new one. A keyword
+    that is no alias raises ``TypeError``, as Python does for an unexpected
+    keyword; so does a deprecated name given together with its new name
+    (the new name set to other than its default).
+    """
+    init = owner.__init__  # type: ignore[misc]
+    defaults = {n: p.default for n, p in inspect.signature(init).parameters.items()}
+    name = owner.__name__
+    out: dict[str, Any] = {}
+    for old, value in given.items():
+        new = aliases.get(old)
+        if new is None:
+            raise TypeError(f"{name}() got an unexpected keyword argument {old!r}")
+        if current[new] is not defaults[new] and current[new] != defaults[new]:
+            raise TypeError(f"{name}() got both `{new}` and its deprecated alias `{old}`")
+        warnings.warn(
+            f"{name}: `{old}` is deprecated, use `{new}` instead",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        out[new] = value
+    return out
+
+
+def renamed_value(name: str, value: Any, aliases: Mapping[str, str]) -> Any:
+    """``value``, or its new spelling if it is a deprecated value of ``name``
+    (with a ``DeprecationWarning`` naming the new value).
+
+    >>> renamed_value("regularizer", "l2_squared", {"l2": "l2_squared"})
+    'l2_squared'
+    """
+    if isinstance(value, str) and value in aliases:
+        new = aliases[value]
+        warnings.warn(
+            f"`{name}={value!r}` is deprecated, use `{name}={new!r}` instead",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return new
+    return value
+
+
+def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    """``value`` if it is one of ``choices``, else ``ValueError`` naming ``name``.
+
+    >>> check_choice("schedule", "fast", ("constant", "inv_sqrt"))
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid value for `schedule`: expected 'constant' or 'inv_sqrt', got 'fast'
+    """
+    if not isinstance(value, str) or value not in choices:
+        listed = ", ".join(repr(c) for c in choices[:-1]) + f" or {choices[-1]!r}"
+        raise ValueError(f"invalid value for `{name}`: expected {listed}, got {value!r}")
+    return value
+
+
+def check_positive(name: str, value: Any) -> float:
+    """``value`` as a float if it is a finite number > 0, else ``ValueError``
+    naming ``name``.
+
+    >>> check_positive("eta0", 0.5)
+    0.5
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"invalid value for `{name}`: expected a number > 0, got {value!r}")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"invalid value for `{name}`: expected a finite number > 0, got {value!r}")
+    return float(value)
