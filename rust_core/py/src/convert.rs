@@ -144,3 +144,12 @@ pub fn array2<T: Element>(
         .py()?;
     Ok(arr.into_pyarray(py))
 }
+
+/// Adds `#[pyfunction]`s to the module `m`.
+macro_rules! add_functions {
+    ($m:expr, $($f:ident),+ $(,)?) => {{
+        $($m.add_function(pyo3::wrap_pyfunction!($f, $m)?)?;)+
+        Ok::<(), pyo3::PyErr>(())
+    }};
+}
+pub(crate) use add_functions;

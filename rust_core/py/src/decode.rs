@@ -23,7 +23,9 @@ use omkl_core::OmklError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use crate::convert::{array2, each, each_core, ensure_shape, index_array, opt_vec, row_major};
+use crate::convert::{
+    add_functions, array2, each, each_core, ensure_shape, index_array, opt_vec, row_major,
+};
 use crate::errors::IntoPyResult;
 
 thread_local! {
@@ -633,19 +635,22 @@ fn argmax_hamming(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(viterbi, m)?)?;
-    m.add_function(wrap_pyfunction!(viterbi_hamming, m)?)?;
-    m.add_function(wrap_pyfunction!(viterbi_batch, m)?)?;
-    m.add_function(wrap_pyfunction!(viterbi_batch_array, m)?)?;
-    m.add_function(wrap_pyfunction!(viterbi_nbest, m)?)?;
-    m.add_function(wrap_pyfunction!(chu_liu_edmonds, m)?)?;
-    m.add_function(wrap_pyfunction!(chu_liu_edmonds_hamming, m)?)?;
-    m.add_function(wrap_pyfunction!(chu_liu_edmonds_batch, m)?)?;
-    m.add_function(wrap_pyfunction!(forward_backward, m)?)?;
-    m.add_function(wrap_pyfunction!(matrix_tree, m)?)?;
-    m.add_function(wrap_pyfunction!(eisner, m)?)?;
-    m.add_function(wrap_pyfunction!(eisner_hamming, m)?)?;
-    m.add_function(wrap_pyfunction!(argmax, m)?)?;
-    m.add_function(wrap_pyfunction!(argmax_hamming, m)?)?;
+    add_functions!(
+        m,
+        viterbi,
+        viterbi_hamming,
+        viterbi_batch,
+        viterbi_batch_array,
+        viterbi_nbest,
+        chu_liu_edmonds,
+        chu_liu_edmonds_hamming,
+        chu_liu_edmonds_batch,
+        forward_backward,
+        matrix_tree,
+        eisner,
+        eisner_hamming,
+        argmax,
+        argmax_hamming
+    )?;
     Ok(())
 }

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::convert::{
-    array2 as to_matrix, contiguous as vector, ensure_shape, index_array, matrix,
+    add_functions, array2 as to_matrix, contiguous as vector, ensure_shape, index_array, matrix,
 };
 use crate::errors::IntoPyResult;
 
@@ -566,9 +566,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySupportStore>()?;
     m.add_class::<PyGramCache>()?;
     m.add_class::<PySparseGram>()?;
-    m.add_function(wrap_pyfunction!(gram, m)?)?;
-    m.add_function(wrap_pyfunction!(gram_many, m)?)?;
-    m.add_function(wrap_pyfunction!(sparse_gram, m)?)?;
-    m.add_function(wrap_pyfunction!(b1_bandwidth, m)?)?;
+    add_functions!(m, gram, gram_many, sparse_gram, b1_bandwidth)?;
     Ok(())
 }

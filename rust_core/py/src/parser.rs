@@ -13,7 +13,7 @@ use omkl_core::OmklError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::ensure_shape;
+use crate::convert::{add_functions, ensure_shape};
 use crate::errors::IntoPyResult;
 
 /// `(form, lemma, upos, xpos, feats)` of one word.
@@ -532,8 +532,7 @@ fn default_template_names() -> Vec<String> {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(read_conllu_file, m)?)?;
-    m.add_function(wrap_pyfunction!(default_template_names, m)?)?;
+    add_functions!(m, read_conllu_file, default_template_names)?;
     m.add_class::<ParseCorpus>()?;
     m.add_class::<ArcParserCore>()?;
     m.add_class::<ArcLabelerCore>()?;

@@ -10,10 +10,16 @@ use omkl_core::prox::{
 use omkl_core::{OmklError, Result};
 use pyo3::prelude::*;
 
-use crate::convert::{copy_elems, row_major};
+use crate::convert::{add_functions, copy_elems, row_major};
 use crate::errors::IntoPyResult;
 
 type Out<'py> = PyResult<Bound<'py, PyArray1<f64>>>;
+
+/// A float64 vector argument.
+type F64s<'py> = PyReadonlyArray1<'py, f64>;
+
+/// Group ids, one per entry of `x`.
+type Ids<'py> = PyReadonlyArray1<'py, i64>;
 
 /// Magnitudes in `[2^-SAFE_EXP, 2^SAFE_EXP]` need no rescaling: squares and
 /// sums of squares of up to 2^63 of them stay normal and finite.
@@ -151,7 +157,7 @@ fn copy(name: &str, x: &PyReadonlyArray1<'_, f64>) -> PyResult<Vec<f64>> {
 }
 
 /// Copies `x`, applies `op` without the GIL, returns the new array.
-fn elementwise<'py, F>(py: Python<'py>, x: PyReadonlyArray1<'py, f64>, op: F) -> Out<'py>
+fn elementwise<'py, F>(py: Python<'py>, x: F64s<'py>, op: F) -> Out<'py>
 where
     F: FnOnce(&mut [f64]) -> Result<()> + Send,
 {
@@ -161,12 +167,7 @@ where
 }
 
 /// Applies a grouped operator to `x` grouped by `groups` without the GIL.
-fn grouped<'py, F>(
-    py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    groups: PyReadonlyArray1<'py, i64>,
-    op: F,
-) -> Out<'py>
+fn grouped<'py, F>(py: Python<'py>, x: F64s<'py>, groups: Ids<'py>, op: F) -> Out<'py>
 where
     F: FnOnce(&mut [f64], &[usize]) -> Result<()> + Send,
 {
@@ -177,12 +178,7 @@ where
 }
 
 /// [`grouped`] for an operator separable over the groups (see [`separable`]).
-fn grouped_separable<'py, F>(
-    py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    groups: PyReadonlyArray1<'py, i64>,
-    op: F,
-) -> Out<'py>
+fn grouped_separable<'py, F>(py: Python<'py>, x: F64s<'py>, groups: Ids<'py>, op: F) -> Out<'py>
 where
     F: Fn(&mut [f64], &[usize], f64) -> Result<()> + Send,
 {
@@ -191,25 +187,20 @@ where
 
 /// Soft-thresholding, the prox of `tau * ||x||_1`. Returns a new array.
 #[pyfunction]
-fn soft_threshold<'py>(py: Python<'py>, x: PyReadonlyArray1<'py, f64>, tau: f64) -> Out<'py> {
+fn soft_threshold<'py>(py: Python<'py>, x: F64s<'py>, tau: f64) -> Out<'py> {
     elementwise(py, x, |v| l1::soft_threshold(v, tau))
 }
 
 /// The prox of `(tau/2) * ||x||^2`.
 #[pyfunction]
-fn prox_l2_squared<'py>(py: Python<'py>, x: PyReadonlyArray1<'py, f64>, tau: f64) -> Out<'py> {
+fn prox_l2_squared<'py>(py: Python<'py>, x: F64s<'py>, tau: f64) -> Out<'py> {
     elementwise(py, x, |v| l2_squared::prox_l2_squared(v, tau))
 }
 
 /// The prox of `(tau/2) * ||x||_1^2` (Alg. 2), `method` "sort" or "select".
 #[pyfunction]
 #[pyo3(signature = (x, tau, method = "sort"))]
-fn prox_squared_l1<'py>(
-    py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    tau: f64,
-    method: &str,
-) -> Out<'py> {
+fn prox_squared_l1<'py>(py: Python<'py>, x: F64s<'py>, tau: f64, method: &str) -> Out<'py> {
     let method: squared_l1::ThresholdMethod = method.parse().py()?;
     // (tau/2) ||x||_1^2 is 2-homogeneous: prox(c v) = c prox(v).
     elementwise(py, x, |v| {
@@ -222,8 +213,8 @@ fn prox_squared_l1<'py>(
 #[pyfunction]
 fn prox_weighted_squared_l1<'py>(
     py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    d: PyReadonlyArray1<'py, f64>,
+    x: F64s<'py>,
+    d: F64s<'py>,
     tau: f64,
 ) -> Out<'py> {
     let mut d = copy("d", &d)?;
@@ -258,7 +249,7 @@ fn prox_weighted_squared_l1<'py>(
 
 /// Euclidean projection onto `{u : ||u||_1 <= radius}`.
 #[pyfunction]
-fn project_l1_ball<'py>(py: Python<'py>, x: PyReadonlyArray1<'py, f64>, radius: f64) -> Out<'py> {
+fn project_l1_ball<'py>(py: Python<'py>, x: F64s<'py>, radius: f64) -> Out<'py> {
     let sort = squared_l1::ThresholdMethod::Sort;
     elementwise(py, x, |v| {
         let o = [0, v.len()];
@@ -270,12 +261,7 @@ fn project_l1_ball<'py>(py: Python<'py>, x: PyReadonlyArray1<'py, f64>, radius: 
 
 /// Block soft-thresholding, the prox of `tau * sum_g ||x_g||`.
 #[pyfunction]
-fn prox_group_lasso<'py>(
-    py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    groups: PyReadonlyArray1<'py, i64>,
-    tau: f64,
-) -> Out<'py> {
+fn prox_group_lasso<'py>(py: Python<'py>, x: F64s<'py>, groups: Ids<'py>, tau: f64) -> Out<'py> {
     grouped_separable(py, x, groups, |g, o, c| {
         group_lasso::prox_group_lasso(g, o, tau / c)
     })
@@ -283,12 +269,7 @@ fn prox_group_lasso<'py>(
 
 /// Euclidean projection onto `{u : sum_g ||u_g|| <= radius}`.
 #[pyfunction]
-fn project_l21_ball<'py>(
-    py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    groups: PyReadonlyArray1<'py, i64>,
-    radius: f64,
-) -> Out<'py> {
+fn project_l21_ball<'py>(py: Python<'py>, x: F64s<'py>, groups: Ids<'py>, radius: f64) -> Out<'py> {
     grouped(py, x, groups, |v, o| {
         whole(v, o, |v, o, c| l21_ball::project_l21_ball(v, o, radius / c))
     })
@@ -298,8 +279,8 @@ fn project_l21_ball<'py>(
 #[pyfunction]
 fn prox_sparse_group_lasso<'py>(
     py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    groups: PyReadonlyArray1<'py, i64>,
+    x: F64s<'py>,
+    groups: Ids<'py>,
     tau1: f64,
     tau2: f64,
 ) -> Out<'py> {
@@ -312,8 +293,8 @@ fn prox_sparse_group_lasso<'py>(
 #[pyfunction]
 fn prox_elastic_net_mkl<'py>(
     py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    groups: PyReadonlyArray1<'py, i64>,
+    x: F64s<'py>,
+    groups: Ids<'py>,
     tau: f64,
     l1_ratio: f64,
 ) -> Out<'py> {
@@ -331,13 +312,7 @@ fn prox_elastic_net_mkl<'py>(
 
 /// The prox of `tau * sum_g ||x_g||^q`, `q >= 1`.
 #[pyfunction]
-fn prox_l2q<'py>(
-    py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    groups: PyReadonlyArray1<'py, i64>,
-    tau: f64,
-    q: f64,
-) -> Out<'py> {
+fn prox_l2q<'py>(py: Python<'py>, x: F64s<'py>, groups: Ids<'py>, tau: f64, q: f64) -> Out<'py> {
     // tau ||c x'||^q = c^2 (tau c^(q-2)) ||x'||^q.
     grouped_separable(py, x, groups, |g, o, c| {
         let t = if c == 1.0 || !q.is_finite() {
@@ -351,12 +326,7 @@ fn prox_l2q<'py>(
 
 /// The prox of `(tau/2) * (sum_g ||x_g||)^2` (the MKL regulariser).
 #[pyfunction]
-fn prox_squared_l21<'py>(
-    py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    groups: PyReadonlyArray1<'py, i64>,
-    tau: f64,
-) -> Out<'py> {
+fn prox_squared_l21<'py>(py: Python<'py>, x: F64s<'py>, groups: Ids<'py>, tau: f64) -> Out<'py> {
     grouped(py, x, groups, |v, o| {
         whole(v, o, |v, o, _| squared_l1::prox_squared_l21(v, o, tau))
     })
@@ -364,11 +334,7 @@ fn prox_squared_l21<'py>(
 
 /// Euclidean norms of the groups, indexed by group id.
 #[pyfunction]
-fn group_norms<'py>(
-    py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    groups: PyReadonlyArray1<'py, i64>,
-) -> Out<'py> {
+fn group_norms<'py>(py: Python<'py>, x: F64s<'py>, groups: Ids<'py>) -> Out<'py> {
     let xs = copy("x", &x)?;
     let ids = row_major("groups", &groups)?;
     let out = py
@@ -387,17 +353,19 @@ fn group_norms<'py>(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(soft_threshold, m)?)?;
-    m.add_function(wrap_pyfunction!(prox_l2_squared, m)?)?;
-    m.add_function(wrap_pyfunction!(prox_squared_l1, m)?)?;
-    m.add_function(wrap_pyfunction!(prox_weighted_squared_l1, m)?)?;
-    m.add_function(wrap_pyfunction!(project_l1_ball, m)?)?;
-    m.add_function(wrap_pyfunction!(prox_group_lasso, m)?)?;
-    m.add_function(wrap_pyfunction!(project_l21_ball, m)?)?;
-    m.add_function(wrap_pyfunction!(prox_sparse_group_lasso, m)?)?;
-    m.add_function(wrap_pyfunction!(prox_elastic_net_mkl, m)?)?;
-    m.add_function(wrap_pyfunction!(prox_l2q, m)?)?;
-    m.add_function(wrap_pyfunction!(prox_squared_l21, m)?)?;
-    m.add_function(wrap_pyfunction!(group_norms, m)?)?;
-    Ok(())
+    add_functions!(
+        m,
+        soft_threshold,
+        prox_l2_squared,
+        prox_squared_l1,
+        prox_weighted_squared_l1,
+        project_l1_ball,
+        prox_group_lasso,
+        project_l21_ball,
+        prox_sparse_group_lasso,
+        prox_elastic_net_mkl,
+        prox_l2q,
+        prox_squared_l21,
+        group_norms,
+    )
 }
