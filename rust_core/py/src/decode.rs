@@ -23,6 +23,9 @@ use omkl_core::OmklError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
+use crate::convert::{
+    add_functions, array2, each, each_core, ensure_shape, index_array, opt_vec, row_major,
+};
 use crate::errors::IntoPyResult;
 
 thread_local! {
@@ -55,44 +58,16 @@ fn with_ws<W: Default + 'static, R>(
     })
 }
 
-/// A copy of the elements of a (non-contiguous) array in row-major order,
-/// or `MemoryError` naming `name` (a broadcast view can be far larger than
-/// the memory behind it).
-fn copy_elems<'a>(name: &str, it: impl ExactSizeIterator<Item = &'a f64>) -> PyResult<Vec<f64>> {
-    let mut out = try_vec(name, &[it.len()], 0.0).py()?;
-    for (o, v) in out.iter_mut().zip(it) {
-        *o = *v;
-    }
-    Ok(out)
-}
-
 /// A row-major view of a 2-D array, copied only if it is not C-contiguous.
 fn rows<'a>(
     name: &str,
     a: &'a PyReadonlyArray2<'_, f64>,
 ) -> PyResult<(Cow<'a, [f64]>, usize, usize)> {
-    let (r, c) = (a.shape()[0], a.shape()[1]);
-    Ok(match a.as_slice() {
-        Ok(s) if a.is_c_contiguous() => (Cow::Borrowed(s), r, c),
-        _ => (Cow::Owned(copy_elems(name, a.as_array().iter())?), r, c),
-    })
+    Ok((row_major(name, a)?, a.shape()[0], a.shape()[1]))
 }
 
-fn vec1<'a>(name: &str, a: &'a PyReadonlyArray1<'_, f64>) -> PyResult<Cow<'a, [f64]>> {
-    Ok(match a.as_slice() {
-        Ok(s) => Cow::Borrowed(s),
-        Err(_) => Cow::Owned(copy_elems(name, a.as_array().iter())?),
-    })
-}
-
-/// Largest total a decoder may form: sums of `terms` scores stay below it,
-/// so no partial sum (or log-sum-exp) overflows.
-const MAX_TOTAL: f64 = 1e300;
-
-/// Errors naming the argument with the largest finite magnitude unless
-/// `terms` times that magnitude stays below [`MAX_TOTAL`] (non-finite
-/// values are left to the core's checks, which name them).
-fn check_sums(parts: &[(&str, &[f64])], terms: usize) -> PyResult<()> {
+/// The largest finite magnitude of any part, and the part's name.
+fn largest<'a>(parts: &[(&'a str, &[f64])]) -> (&'a str, f64) {
     let mut worst = ("", 0.0f64);
     for &(name, v) in parts {
         let m = v
@@ -103,7 +78,18 @@ fn check_sums(parts: &[(&str, &[f64])], terms: usize) -> PyResult<()> {
             worst = (name, m);
         }
     }
-    let (name, m) = worst;
+    worst
+}
+
+/// Largest total a decoder may form: sums of `terms` scores stay below it,
+/// so no partial sum (or log-sum-exp) overflows.
+const MAX_TOTAL: f64 = 1e300;
+
+/// Errors naming the argument with the largest finite magnitude unless
+/// `terms` times that magnitude stays below [`MAX_TOTAL`] (non-finite
+/// values are left to the core's checks, which name them).
+fn check_sums(parts: &[(&str, &[f64])], terms: usize) -> PyResult<()> {
+    let (name, m) = largest(parts);
     if m * terms.max(1) as f64 > MAX_TOTAL {
         return Err(OmklError::invalid(
             name,
@@ -132,6 +118,19 @@ fn check_tree(name: &str, s: &[f64], side: usize, cost: f64) -> PyResult<()> {
     check_sums(&[(name, &[m]), ("cost", &[cost])], 2 * (side - 1))
 }
 
+/// The named score arrays of a chain.
+fn chain_parts<'a>(
+    em: &'a [f64],
+    tr: &'a [f64],
+    start: Option<&'a [f64]>,
+    stop: Option<&'a [f64]>,
+) -> Vec<(&'static str, &'a [f64])> {
+    let mut parts = vec![("emissions", em), ("transitions", tr)];
+    parts.extend(start.map(|s| ("start", s)));
+    parts.extend(stop.map(|s| ("stop", s)));
+    parts
+}
+
 /// [`check_sums`] for a chain: `2n + 1` terms (plus `n` costs).
 fn check_chain(
     em: &[f64],
@@ -142,16 +141,8 @@ fn check_chain(
     n: usize,
 ) -> PyResult<()> {
     let cost = cost.map(|c| [c]);
-    let mut parts = vec![("emissions", em), ("transitions", tr)];
-    if let Some(s) = start {
-        parts.push(("start", s));
-    }
-    if let Some(s) = stop {
-        parts.push(("stop", s));
-    }
-    if let Some(c) = cost.as_ref() {
-        parts.push(("cost", c));
-    }
+    let mut parts = chain_parts(em, tr, start, stop);
+    parts.extend(cost.as_ref().map(|c| ("cost", &c[..])));
     check_sums(&parts, 3 * n + 1)
 }
 
@@ -169,19 +160,7 @@ fn check_log_space(
     stop: Option<&[f64]>,
     n: usize,
 ) -> PyResult<()> {
-    let mut parts = vec![("emissions", em), ("transitions", tr)];
-    parts.extend(start.map(|s| ("start", s)));
-    parts.extend(stop.map(|s| ("stop", s)));
-    let (mut name, mut m) = ("", 0.0f64);
-    for (p, v) in parts {
-        let pm = v
-            .iter()
-            .filter(|x| x.is_finite())
-            .fold(0.0f64, |a, x| a.max(x.abs()));
-        if pm > m {
-            (name, m) = (p, pm);
-        }
-    }
+    let (name, m) = largest(&chain_parts(em, tr, start, stop));
     let total = m * (2 * n + 1) as f64;
     if total > MAX_LOG_TOTAL {
         return Err(OmklError::invalid(
@@ -206,47 +185,70 @@ type BatchOut<'py> = (Vec<Bound<'py, PyArray1<i64>>>, Bound<'py, PyArray1<f64>>)
 
 /// Converts integer labels or heads to `usize`, rejecting negative values.
 fn indices(name: &str, a: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<usize>> {
-    a.as_array()
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| {
-            usize::try_from(v)
-                .map_err(|_| OmklError::invalid(name, format!("element {i} is {v}, expected >= 0")))
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .py()
+    crate::convert::to_indices(name, a, |i, v| format!("element {i} is {v}, expected >= 0"))
 }
 
 fn to_i64<'py>(py: Python<'py>, v: &[usize]) -> Bound<'py, PyArray1<i64>> {
-    v.iter()
-        .map(|&x| x as i64)
-        .collect::<Vec<_>>()
-        .into_pyarray(py)
+    index_array(py, v.iter().copied())
 }
 
 /// Transitions must be square; the chain's own check names the rest.
 fn chain_dims(em: (usize, usize), tr: (usize, usize)) -> PyResult<(usize, usize)> {
-    if tr.0 != tr.1 || tr.0 != em.1 {
-        return Err(OmklError::shape(
-            "transitions",
-            format!("{} x {} (L x L, L = emissions.shape[1])", em.1, em.1),
-            format!("{} x {}", tr.0, tr.1),
-        ))
-        .py();
-    }
+    let ok = tr.0 == tr.1 && tr.0 == em.1;
+    let expected = format!("{} x {} (L x L, L = emissions.shape[1])", em.1, em.1);
+    ensure_shape(ok, "transitions", expected, format!("{} x {}", tr.0, tr.1))?;
     Ok(em)
 }
 
 fn square(name: &str, r: usize, c: usize) -> PyResult<usize> {
-    if r != c || r == 0 {
-        return Err(OmklError::shape(
-            name,
-            "(n + 1) x (n + 1) with n >= 1",
-            format!("{r} x {c}"),
-        ))
-        .py();
-    }
+    let expected = "(n + 1) x (n + 1) with n >= 1";
+    ensure_shape(r == c && r != 0, name, expected, format!("{r} x {c}"))?;
     Ok(r - 1)
+}
+
+/// The converted inputs of a chain decoder: row-major emissions (`n × L`)
+/// and transitions (`L × L`, checked), and the optional start and stop
+/// scores.
+struct Chain<'a> {
+    em: Cow<'a, [f64]>,
+    tr: Cow<'a, [f64]>,
+    start: Option<Cow<'a, [f64]>>,
+    stop: Option<Cow<'a, [f64]>>,
+    n: usize,
+    l: usize,
+}
+
+impl<'a> Chain<'a> {
+    fn new(
+        emissions: &'a PyReadonlyArray2<'_, f64>,
+        transitions: &'a PyReadonlyArray2<'_, f64>,
+        start: &'a Option<PyReadonlyArray1<'_, f64>>,
+        stop: &'a Option<PyReadonlyArray1<'_, f64>>,
+    ) -> PyResult<Self> {
+        let (em, n, l) = rows("emissions", emissions)?;
+        let (tr, a, b) = rows("transitions", transitions)?;
+        chain_dims((n, l), (a, b))?;
+        let (start, stop) = (opt_vec("start", start)?, opt_vec("stop", stop)?);
+        Ok(Chain {
+            em,
+            tr,
+            start,
+            stop,
+            n,
+            l,
+        })
+    }
+
+    /// [`check_chain`] with a Hamming `cost` if given.
+    fn check(&self, cost: Option<f64>) -> PyResult<()> {
+        let (start, stop) = (self.start.as_deref(), self.stop.as_deref());
+        check_chain(&self.em, &self.tr, start, stop, cost, self.n)
+    }
+
+    fn scores(&self) -> omkl_core::Result<ChainScores<'_>> {
+        let (start, stop) = (self.start.as_deref(), self.stop.as_deref());
+        ChainScores::new(&self.em, &self.tr, start, stop, self.n, self.l)
+    }
 }
 
 /// Viterbi: the best labelling of a chain and its score.
@@ -259,17 +261,15 @@ fn viterbi<'py>(
     start: Option<PyReadonlyArray1<'py, f64>>,
     stop: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
-    let (em, n, l) = rows("emissions", &emissions)?;
-    let (tr, a, b) = rows("transitions", &transitions)?;
-    chain_dims((n, l), (a, b))?;
-    let start = start.as_ref().map(|a| vec1("start", a)).transpose()?;
-    let stop = stop.as_ref().map(|a| vec1("stop", a)).transpose()?;
-    check_chain(&em, &tr, start.as_deref(), stop.as_deref(), None, n)?;
-    let mut out = vec![0; n];
+    let ch = Chain::new(&emissions, &transitions, &start, &stop)?;
+    ch.check(None)?;
+    let mut out = vec![0; ch.n];
     let score = py
         .detach(|| {
-            let c = ChainScores::new(&em, &tr, start.as_deref(), stop.as_deref(), n, l)?;
-            with_ws(&VITERBI_WS, n * l, |ws| vit::viterbi(&c, ws, &mut out))
+            let c = ch.scores()?;
+            with_ws(&VITERBI_WS, ch.n * ch.l, |ws| {
+                vit::viterbi(&c, ws, &mut out)
+            })
         })
         .py()?;
     Ok((to_i64(py, &out), score))
@@ -288,18 +288,14 @@ fn viterbi_hamming<'py>(
     start: Option<PyReadonlyArray1<'py, f64>>,
     stop: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
-    let (em, n, l) = rows("emissions", &emissions)?;
-    let (tr, a, b) = rows("transitions", &transitions)?;
-    chain_dims((n, l), (a, b))?;
+    let ch = Chain::new(&emissions, &transitions, &start, &stop)?;
     let gold = indices("gold", &gold)?;
-    let start = start.as_ref().map(|a| vec1("start", a)).transpose()?;
-    let stop = stop.as_ref().map(|a| vec1("stop", a)).transpose()?;
-    check_chain(&em, &tr, start.as_deref(), stop.as_deref(), Some(cost), n)?;
-    let mut out = vec![0; n];
+    ch.check(Some(cost))?;
+    let mut out = vec![0; ch.n];
     let value = py
         .detach(|| {
-            let c = ChainScores::new(&em, &tr, start.as_deref(), stop.as_deref(), n, l)?;
-            with_ws(&VITERBI_WS, n * l, |ws| {
+            let c = ch.scores()?;
+            with_ws(&VITERBI_WS, ch.n * ch.l, |ws| {
                 vit::viterbi_hamming(&c, &gold, cost, ws, &mut out)
             })
         })
@@ -318,37 +314,23 @@ fn viterbi_batch<'py>(
     stop: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<BatchOut<'py>> {
     let (tr, a, b) = rows("transitions", &transitions)?;
-    let ems = emissions
-        .iter()
-        .enumerate()
-        .map(|(k, e)| rows(&format!("emissions[{k}]"), e))
-        .collect::<PyResult<Vec<_>>>()?;
+    let ems = each("emissions", &emissions, rows)?;
     for (k, e) in ems.iter().enumerate() {
-        if a != b || a != e.2 {
-            return Err(OmklError::shape(
-                format!("transitions (for emissions[{k}])"),
-                format!("{} x {}", e.2, e.2),
-                format!("{a} x {b}"),
-            ))
-            .py();
-        }
+        let name = format!("transitions (for emissions[{k}])");
+        let expected = format!("{} x {}", e.2, e.2);
+        ensure_shape(a == b && a == e.2, name, expected, format!("{a} x {b}"))?;
     }
-    let start = start.as_ref().map(|a| vec1("start", a)).transpose()?;
-    let stop = stop.as_ref().map(|a| vec1("stop", a)).transpose()?;
+    let (start, stop) = (opt_vec("start", &start)?, opt_vec("stop", &stop)?);
+    let (start, stop) = (start.as_deref(), stop.as_deref());
     for (em, n, _) in &ems {
-        check_chain(em, &tr, start.as_deref(), stop.as_deref(), None, *n)?;
+        check_chain(em, &tr, start, stop, None, *n)?;
     }
     let mut outs: Vec<Vec<usize>> = ems.iter().map(|e| vec![0; e.1]).collect();
     let scores = py
         .detach(|| {
-            let chains = ems
-                .iter()
-                .enumerate()
-                .map(|(k, (em, n, l))| {
-                    ChainScores::new(em, &tr, start.as_deref(), stop.as_deref(), *n, *l)
-                        .map_err(|e| OmklError::invalid(format!("emissions[{k}]"), e.to_string()))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
+            let chains = each_core("emissions", &ems, |(em, n, l)| {
+                ChainScores::new(em, &tr, start, stop, *n, *l)
+            })?;
             batch::viterbi_batch(&chains, &mut outs)
         })
         .py()?;
@@ -371,18 +353,14 @@ fn viterbi_batch_array<'py>(
 ) -> PyResult<LabelTable<'py>> {
     let shape = emissions.shape();
     let (count, max_n, l) = (shape[0], shape[1], shape[2]);
-    let em: Cow<'_, [f64]> = match emissions.as_slice() {
-        Ok(s) if emissions.is_c_contiguous() => Cow::Borrowed(s),
-        _ => Cow::Owned(copy_elems("emissions", emissions.as_array().iter())?),
-    };
+    let em = row_major("emissions", &emissions)?;
     let (tr, a, b) = rows("transitions", &transitions)?;
     chain_dims((max_n, l), (a, b))?;
     let lengths = lengths
         .as_ref()
         .map(|x| indices("lengths", x))
         .transpose()?;
-    let start = start.as_ref().map(|a| vec1("start", a)).transpose()?;
-    let stop = stop.as_ref().map(|a| vec1("stop", a)).transpose()?;
+    let (start, stop) = (opt_vec("start", &start)?, opt_vec("stop", &stop)?);
     check_chain(&em, &tr, start.as_deref(), stop.as_deref(), None, max_n)?;
     let mut out = try_vec("emissions", &[count, max_n], usize::MAX).py()?;
     let mut scores = try_vec("emissions", &[count], 0.0).py()?;
@@ -404,10 +382,7 @@ fn viterbi_batch_array<'py>(
         .iter()
         .map(|&y| if y == usize::MAX { -1 } else { y as i64 })
         .collect();
-    let labels = ndarray::Array2::from_shape_vec((count, max_n), labels)
-        .expect("buffer has count * n elements")
-        .into_pyarray(py);
-    Ok((labels, scores.into_pyarray(py)))
+    Ok((array2(py, count, max_n, labels)?, scores.into_pyarray(py)))
 }
 
 /// Runs a tree decoder on a square `(n+1)×(n+1)` score matrix with the GIL
@@ -432,34 +407,57 @@ fn decode_tree<'py, W: Default + 'static>(
     Ok((to_i64(py, &heads), value))
 }
 
-/// Chu-Liu-Edmonds: the best non-projective tree and its score.
-#[pyfunction]
-#[pyo3(signature = (scores, single_root=false))]
-fn chu_liu_edmonds<'py>(
-    py: Python<'py>,
-    scores: PyReadonlyArray2<'py, f64>,
-    single_root: bool,
-) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
-    decode_tree(py, &scores, 0.0, &CLE_WS, |a, ws, heads| {
-        cle::chu_liu_edmonds(a, single_root, ws, heads)
-    })
+/// Defines a tree decoder and its loss-augmented variant (Hamming cost per
+/// wrong head) on top of [`decode_tree`].
+macro_rules! tree_decoders {
+    ($(#[$doc:meta])* $name:ident => $decode:path,
+     $(#[$hdoc:meta])* $hamming:ident => $decode_hamming:path, $ws:ident) => {
+        $(#[$doc])*
+        #[pyfunction]
+        #[pyo3(signature = (scores, single_root=false))]
+        fn $name<'py>(
+            py: Python<'py>,
+            scores: PyReadonlyArray2<'py, f64>,
+            single_root: bool,
+        ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
+            decode_tree(py, &scores, 0.0, &$ws, |a, ws, heads| {
+                $decode(a, single_root, ws, heads)
+            })
+        }
+
+        $(#[$hdoc])*
+        #[pyfunction]
+        #[pyo3(signature = (scores, gold, cost=1.0, single_root=false))]
+        fn $hamming<'py>(
+            py: Python<'py>,
+            scores: PyReadonlyArray2<'py, f64>,
+            gold: PyReadonlyArray1<'py, i64>,
+            cost: f64,
+            single_root: bool,
+        ) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
+            let gold = indices("gold", &gold)?;
+            decode_tree(py, &scores, cost, &$ws, |a, ws, heads| {
+                $decode_hamming(a, &gold, cost, single_root, ws, heads)
+            })
+        }
+    };
 }
 
-/// Loss-augmented Chu-Liu-Edmonds with a Hamming cost per wrong head.
-#[pyfunction]
-#[pyo3(signature = (scores, gold, cost=1.0, single_root=false))]
-fn chu_liu_edmonds_hamming<'py>(
-    py: Python<'py>,
-    scores: PyReadonlyArray2<'py, f64>,
-    gold: PyReadonlyArray1<'py, i64>,
-    cost: f64,
-    single_root: bool,
-) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
-    let gold = indices("gold", &gold)?;
-    decode_tree(py, &scores, cost, &CLE_WS, |a, ws, heads| {
-        cle::chu_liu_edmonds_hamming(a, &gold, cost, single_root, ws, heads)
-    })
-}
+tree_decoders!(
+    /// Chu-Liu-Edmonds: the best non-projective tree and its score.
+    chu_liu_edmonds => cle::chu_liu_edmonds,
+    /// Loss-augmented Chu-Liu-Edmonds with a Hamming cost per wrong head.
+    chu_liu_edmonds_hamming => cle::chu_liu_edmonds_hamming,
+    CLE_WS
+);
+
+tree_decoders!(
+    /// Eisner: the best projective tree and its score.
+    eisner => eis::eisner,
+    /// Loss-augmented Eisner with a Hamming cost per wrong head.
+    eisner_hamming => eis::eisner_hamming,
+    EISNER_WS
+);
 
 /// Chu-Liu-Edmonds on a list of sentences, in parallel.
 #[pyfunction]
@@ -469,40 +467,21 @@ fn chu_liu_edmonds_batch<'py>(
     scores: Vec<PyReadonlyArray2<'py, f64>>,
     single_root: bool,
 ) -> PyResult<BatchOut<'py>> {
-    let mats = scores
-        .iter()
-        .enumerate()
-        .map(|(k, e)| rows(&format!("scores[{k}]"), e))
-        .collect::<PyResult<Vec<_>>>()?;
-    let mut ns = Vec::with_capacity(mats.len());
-    for (k, (s, r, c)) in mats.iter().enumerate() {
-        let n = square(&format!("scores[{k}]"), *r, *c)?;
-        check_tree(&format!("scores[{k}]"), s, *r, 0.0)?;
-        ns.push(n);
-    }
-    let mut heads: Vec<Vec<usize>> = ns.iter().map(|n| vec![0; n + 1]).collect();
+    let mats = each("scores", &scores, |name, e| {
+        let (s, r, c) = rows(name, e)?;
+        let n = square(name, r, c)?;
+        check_tree(name, &s, r, 0.0)?;
+        Ok((s, n))
+    })?;
+    let mut heads: Vec<Vec<usize>> = mats.iter().map(|(_, n)| vec![0; n + 1]).collect();
     let out = py
         .detach(|| {
-            let arcs = mats
-                .iter()
-                .zip(&ns)
-                .enumerate()
-                .map(|(k, ((s, _, _), n))| {
-                    ArcScores::new(s, *n)
-                        .map_err(|e| OmklError::invalid(format!("scores[{k}]"), e.to_string()))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
+            let arcs = each_core("scores", &mats, |(s, n)| ArcScores::new(s, *n))?;
             batch::chu_liu_edmonds_batch(&arcs, single_root, &mut heads)
         })
         .py()?;
     let hs = heads.iter().map(|h| to_i64(py, h)).collect();
     Ok((hs, out.into_pyarray(py)))
-}
-
-fn to_2d<'py>(py: Python<'py>, v: Vec<f64>, r: usize, c: usize) -> Bound<'py, PyArray2<f64>> {
-    ndarray::Array2::from_shape_vec((r, c), v)
-        .expect("buffer has r * c elements")
-        .into_pyarray(py)
 }
 
 /// Forward-backward: log Z, position marginals (n x L), transition
@@ -518,13 +497,10 @@ fn forward_backward<'py>(
     stop: Option<PyReadonlyArray1<'py, f64>>,
     pairwise: bool,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    let (em, n, l) = rows("emissions", &emissions)?;
-    let (tr, a, b) = rows("transitions", &transitions)?;
-    chain_dims((n, l), (a, b))?;
-    let start = start.as_ref().map(|a| vec1("start", a)).transpose()?;
-    let stop = stop.as_ref().map(|a| vec1("stop", a)).transpose()?;
-    check_chain(&em, &tr, start.as_deref(), stop.as_deref(), None, n)?;
-    check_log_space(&em, &tr, start.as_deref(), stop.as_deref(), n)?;
+    let ch = Chain::new(&emissions, &transitions, &start, &stop)?;
+    let (n, l) = (ch.n, ch.l);
+    ch.check(None)?;
+    check_log_space(&ch.em, &ch.tr, ch.start.as_deref(), ch.stop.as_deref(), n)?;
     let mut node = try_vec("emissions", &[n, l], 0.0).py()?;
     let mut trans = try_vec("transitions", &[l, l], 0.0).py()?;
     let pair_dims = if pairwise {
@@ -535,7 +511,7 @@ fn forward_backward<'py>(
     let mut pair = try_vec("pairwise", &pair_dims, 0.0).py()?;
     let log_z = py
         .detach(|| {
-            let c = ChainScores::new(&em, &tr, start.as_deref(), stop.as_deref(), n, l)?;
+            let c = ch.scores()?;
             with_ws(&FB_WS, n * l, |ws| {
                 if pairwise {
                     fb::forward_backward_pairwise(&c, ws, &mut node, &mut trans, &mut pair)
@@ -545,8 +521,8 @@ fn forward_backward<'py>(
             })
         })
         .py()?;
-    let node = to_2d(py, node, n, l);
-    let trans = to_2d(py, trans, l, l);
+    let node = array2(py, n, l, node)?;
+    let trans = array2(py, l, l, trans)?;
     if pairwise {
         let pair = ndarray::Array3::from_shape_vec((n - 1, l, l), pair)
             .expect("buffer has (n - 1) * L * L elements")
@@ -584,20 +560,17 @@ fn viterbi_nbest<'py>(
     start: Option<PyReadonlyArray1<'py, f64>>,
     stop: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<LabelTable<'py>> {
-    let (em, n, l) = rows("emissions", &emissions)?;
-    let (tr, a, b) = rows("transitions", &transitions)?;
-    chain_dims((n, l), (a, b))?;
+    let ch = Chain::new(&emissions, &transitions, &start, &stop)?;
+    let (n, l) = (ch.n, ch.l);
     let k = usize::try_from(k)
         .ok()
         .filter(|&k| k >= 1)
         .ok_or_else(|| OmklError::invalid("k", format!("k = {k}, expected at least 1")))
         .py()?;
-    let start = start.as_ref().map(|a| vec1("start", a)).transpose()?;
-    let stop = stop.as_ref().map(|a| vec1("stop", a)).transpose()?;
-    check_chain(&em, &tr, start.as_deref(), stop.as_deref(), None, n)?;
+    ch.check(None)?;
     let (paths, scores) = py
         .detach(|| {
-            let c = ChainScores::new(&em, &tr, start.as_deref(), stop.as_deref(), n, l)?;
+            let c = ch.scores()?;
             // At most L^n labellings exist: never size buffers beyond that.
             let total = (0..n).try_fold(1usize, |acc, _| acc.checked_mul(l).filter(|&t| t < k));
             let k = total.map_or(k, |t| t.max(1));
@@ -614,10 +587,7 @@ fn viterbi_nbest<'py>(
         .py()?;
     let m = scores.len();
     let paths: Vec<i64> = paths.iter().map(|&y| y as i64).collect();
-    let paths = ndarray::Array2::from_shape_vec((m, n), paths)
-        .expect("buffer has m * n elements")
-        .into_pyarray(py);
-    Ok((paths, scores.into_pyarray(py)))
+    Ok((array2(py, m, n, paths)?, scores.into_pyarray(py)))
 }
 
 /// Matrix-tree theorem: log Z and arc marginals ((n+1) x (n+1)).
@@ -639,42 +609,13 @@ fn matrix_tree<'py>(
             })
         })
         .py()?;
-    Ok((log_z, to_2d(py, mu, r, r)))
-}
-
-/// Eisner: the best projective tree and its score.
-#[pyfunction]
-#[pyo3(signature = (scores, single_root=false))]
-fn eisner<'py>(
-    py: Python<'py>,
-    scores: PyReadonlyArray2<'py, f64>,
-    single_root: bool,
-) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
-    decode_tree(py, &scores, 0.0, &EISNER_WS, |a, ws, heads| {
-        eis::eisner(a, single_root, ws, heads)
-    })
-}
-
-/// Loss-augmented Eisner with a Hamming cost per wrong head.
-#[pyfunction]
-#[pyo3(signature = (scores, gold, cost=1.0, single_root=false))]
-fn eisner_hamming<'py>(
-    py: Python<'py>,
-    scores: PyReadonlyArray2<'py, f64>,
-    gold: PyReadonlyArray1<'py, i64>,
-    cost: f64,
-    single_root: bool,
-) -> PyResult<(Bound<'py, PyArray1<i64>>, f64)> {
-    let gold = indices("gold", &gold)?;
-    decode_tree(py, &scores, cost, &EISNER_WS, |a, ws, heads| {
-        eis::eisner_hamming(a, &gold, cost, single_root, ws, heads)
-    })
+    Ok((log_z, array2(py, r, r, mu)?))
 }
 
 /// Multiclass argmax: the best label and its score.
 #[pyfunction]
 fn argmax(scores: PyReadonlyArray1<'_, f64>) -> PyResult<(usize, f64)> {
-    am::argmax(&vec1("scores", &scores)?).py()
+    am::argmax(&row_major("scores", &scores)?).py()
 }
 
 /// Loss-augmented argmax with cost for every label other than `gold`.
@@ -688,25 +629,28 @@ fn argmax_hamming(
     let gold = usize::try_from(gold)
         .map_err(|_| OmklError::invalid("gold", format!("label {gold}, expected >= 0")))
         .py()?;
-    let s = vec1("scores", &scores)?;
+    let s = row_major("scores", &scores)?;
     check_sums(&[("scores", &s), ("cost", &[cost])], 2)?;
     am::argmax_hamming(&s, gold, cost).py()
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(viterbi, m)?)?;
-    m.add_function(wrap_pyfunction!(viterbi_hamming, m)?)?;
-    m.add_function(wrap_pyfunction!(viterbi_batch, m)?)?;
-    m.add_function(wrap_pyfunction!(viterbi_batch_array, m)?)?;
-    m.add_function(wrap_pyfunction!(viterbi_nbest, m)?)?;
-    m.add_function(wrap_pyfunction!(chu_liu_edmonds, m)?)?;
-    m.add_function(wrap_pyfunction!(chu_liu_edmonds_hamming, m)?)?;
-    m.add_function(wrap_pyfunction!(chu_liu_edmonds_batch, m)?)?;
-    m.add_function(wrap_pyfunction!(forward_backward, m)?)?;
-    m.add_function(wrap_pyfunction!(matrix_tree, m)?)?;
-    m.add_function(wrap_pyfunction!(eisner, m)?)?;
-    m.add_function(wrap_pyfunction!(eisner_hamming, m)?)?;
-    m.add_function(wrap_pyfunction!(argmax, m)?)?;
-    m.add_function(wrap_pyfunction!(argmax_hamming, m)?)?;
+    add_functions!(
+        m,
+        viterbi,
+        viterbi_hamming,
+        viterbi_batch,
+        viterbi_batch_array,
+        viterbi_nbest,
+        chu_liu_edmonds,
+        chu_liu_edmonds_hamming,
+        chu_liu_edmonds_batch,
+        forward_backward,
+        matrix_tree,
+        eisner,
+        eisner_hamming,
+        argmax,
+        argmax_hamming
+    )?;
     Ok(())
 }

@@ -1,13 +1,21 @@
 //! Python binding for `omkl_core::kernel`.
 
-use ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use omkl_core::kernel::{self as core, GramCache, Kernel, SparseGram, SupportStore};
 use omkl_core::OmklError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::convert::{
+    add_functions, array2 as to_matrix, contiguous as vector, ensure_shape, index_array, matrix,
+};
 use crate::errors::IntoPyResult;
+
+/// A float32 or float64 matrix result.
+type Matrix<'py, T> = PyResult<Bound<'py, PyArray2<T>>>;
+
+/// Coefficients to multiply a Gram matrix by.
+type Alpha<'py, T> = PyReadonlyArray2<'py, T>;
 
 /// A kernel function with its hyperparameters (validated on construction).
 #[pyclass(module = "omkl._omkl", name = "Kernel", frozen, eq)]
@@ -183,29 +191,6 @@ fn py_bool(b: bool) -> &'static str {
     }
 }
 
-/// A C-contiguous 2-D float32 array as `(slice, rows, cols)`.
-fn matrix<'a>(name: &str, a: &'a PyReadonlyArray2<'_, f32>) -> PyResult<(&'a [f32], usize, usize)> {
-    let (n, d) = a.as_array().dim();
-    let s = a
-        .as_slice()
-        .map_err(|_| OmklError::invalid(name, "expected a C-contiguous array"))
-        .py()?;
-    Ok((s, n, d))
-}
-
-/// A row-major vector as a 2-D numpy array of shape `(rows, cols)`.
-fn to_matrix<T: numpy::Element>(
-    py: Python<'_>,
-    rows: usize,
-    cols: usize,
-    data: Vec<T>,
-) -> PyResult<Bound<'_, PyArray2<T>>> {
-    let arr = Array2::from_shape_vec((rows, cols), data)
-        .map_err(|e| OmklError::invalid("output", e.to_string()))
-        .py()?;
-    Ok(arr.into_pyarray(py))
-}
-
 /// Row-major inputs of a Gram call: `x` with its rows and `y` (if given)
 /// with its rows, and the common dimension.
 struct Inputs<'a> {
@@ -228,14 +213,8 @@ fn with_inputs<'py, T: Send>(
         None => None,
         Some(y) => {
             let (ys, ny, dy) = matrix("Y", y)?;
-            if dy != d {
-                return Err(OmklError::shape(
-                    "Y",
-                    format!("{d} columns (as many as X)"),
-                    format!("{dy} columns"),
-                ))
-                .py();
-            }
+            let expected = format!("{d} columns (as many as X)");
+            ensure_shape(dy == d, "Y", expected, format!("{dy} columns"))?;
             Some((ys, ny))
         }
     };
@@ -251,7 +230,7 @@ fn gram<'py>(
     kernel: &PyKernel,
     x: PyReadonlyArray2<'py, f32>,
     y: Option<PyReadonlyArray2<'py, f32>>,
-) -> PyResult<Bound<'py, PyArray2<f32>>> {
+) -> Matrix<'py, f32> {
     let k = &kernel.inner;
     let (out, nx, ny) = with_inputs(py, &x, y.as_ref(), |i| match i.y {
         None => Ok((core::gram_symmetric(k, i.x, i.nx, i.d)?, i.nx, i.nx)),
@@ -284,17 +263,6 @@ pub struct PySparseGram {
     pub(crate) inner: SparseGram,
 }
 
-/// `alpha` as a C-contiguous float64 matrix with one row per column of the
-/// Gram matrix.
-fn alpha_slice<'a>(a: &'a PyReadonlyArray2<'_, f64>) -> PyResult<(&'a [f64], usize)> {
-    let (_, labels) = a.as_array().dim();
-    let s = a
-        .as_slice()
-        .map_err(|_| OmklError::invalid("alpha", "expected a C-contiguous array"))
-        .py()?;
-    Ok((s, labels))
-}
-
 impl PySparseGram {
     /// Converts `alpha` (`columns × labels`, or `labels × columns` if
     /// `label_major`), runs `score` with the GIL released and returns its
@@ -305,13 +273,9 @@ impl PySparseGram {
         alpha: &PyReadonlyArray2<'py, T>,
         label_major: bool,
         score: impl FnOnce(&SparseGram, &[T], usize) -> omkl_core::Result<Vec<T>> + Send,
-    ) -> PyResult<Bound<'py, PyArray2<T>>> {
-        let (r, c) = alpha.as_array().dim();
+    ) -> Matrix<'py, T> {
+        let (a, r, c) = matrix("alpha", alpha)?;
         let labels = if label_major { r } else { c };
-        let a = alpha
-            .as_slice()
-            .map_err(|_| OmklError::invalid("alpha", "expected a C-contiguous array"))
-            .py()?;
         let out = py.detach(|| score(&self.inner, a, labels)).py()?;
         let rows = self.inner.shape().0;
         if label_major {
@@ -333,16 +297,9 @@ impl PySparseGram {
         indices: PyReadonlyArray1<'_, i64>,
         data: PyReadonlyArray1<'_, f32>,
     ) -> PyResult<Self> {
-        let to_usize = |name: &str, v: i64| -> omkl_core::Result<usize> {
-            usize::try_from(v)
-                .map_err(|_| OmklError::invalid(name, format!("expected indices >= 0, got {v}")))
-        };
-        let indptr = indptr
-            .as_array()
-            .iter()
-            .map(|&v| to_usize("indptr", v))
-            .collect::<omkl_core::Result<Vec<_>>>()
-            .py()?;
+        let indptr = crate::convert::to_indices("indptr", &indptr, |_, v| {
+            format!("expected indices >= 0, got {v}")
+        })?;
         let indices = indices
             .as_array()
             .iter()
@@ -404,46 +361,30 @@ impl PySparseGram {
         Bound<'py, PyArray1<f32>>,
     ) {
         let (p, i, v) = self.inner.csr();
-        let p: Vec<i64> = p.iter().map(|&x| x as i64).collect();
         let i: Vec<i64> = i.iter().map(|&x| i64::from(x)).collect();
-        (
-            p.into_pyarray(py),
-            i.into_pyarray(py),
-            v.to_vec().into_pyarray(py),
-        )
+        let p = index_array(py, p.iter().copied());
+        (p, i.into_pyarray(py), v.to_vec().into_pyarray(py))
     }
 
-    fn to_dense<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    fn to_dense<'py>(&self, py: Python<'py>) -> Matrix<'py, f32> {
         let (r, c) = self.inner.shape();
         let dense = py.detach(|| self.inner.try_to_dense()).py()?;
         to_matrix(py, r, c, dense)
     }
 
     /// `K @ alpha` for `alpha` of shape `(columns, labels)`.
-    fn scores<'py>(
-        &self,
-        py: Python<'py>,
-        alpha: PyReadonlyArray2<'py, f64>,
-    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    fn scores<'py>(&self, py: Python<'py>, alpha: Alpha<'py, f64>) -> Matrix<'py, f64> {
         self.score_with(py, &alpha, false, SparseGram::scores)
     }
 
     /// `K @ alpha` in float32 for float32 `alpha` of shape `(columns, labels)`.
-    fn scores_f32<'py>(
-        &self,
-        py: Python<'py>,
-        alpha: PyReadonlyArray2<'py, f32>,
-    ) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    fn scores_f32<'py>(&self, py: Python<'py>, alpha: Alpha<'py, f32>) -> Matrix<'py, f32> {
         self.score_with(py, &alpha, false, SparseGram::scores_f32)
     }
 
     /// `(K @ alpha.T).T` for label-major `alpha` of shape `(labels, columns)`:
     /// the scores as `(labels, rows)`.
-    fn scores_label_major<'py>(
-        &self,
-        py: Python<'py>,
-        alpha: PyReadonlyArray2<'py, f64>,
-    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    fn scores_label_major<'py>(&self, py: Python<'py>, alpha: Alpha<'py, f64>) -> Matrix<'py, f64> {
         self.score_with(py, &alpha, true, SparseGram::scores_label_major)
     }
 
@@ -454,7 +395,7 @@ impl PySparseGram {
         i: usize,
         alpha: PyReadonlyArray2<'py, f64>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let (a, labels) = alpha_slice(&alpha)?;
+        let (a, _, labels) = matrix("alpha", &alpha)?;
         let mut out = vec![0.0; labels];
         self.inner.score_row(i, a, &mut out).py()?;
         Ok(out.into_pyarray(py))
@@ -489,13 +430,6 @@ fn b1_bandwidth(
 ) -> PyResult<f64> {
     let (xs, n, d) = matrix("X", &x)?;
     py.detach(|| core::b1_bandwidth(xs, n, d, zero_fraction, max_sample))
-        .py()
-}
-
-/// A 1-D C-contiguous float32 input.
-fn vector<'a>(name: &str, a: &'a PyReadonlyArray1<'_, f32>) -> PyResult<&'a [f32]> {
-    a.as_slice()
-        .map_err(|_| OmklError::invalid(name, "expected a C-contiguous array"))
         .py()
 }
 
@@ -546,7 +480,7 @@ impl PySupportStore {
     }
 
     /// All inputs as an `(n, d)` float32 array, in id order.
-    fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    fn data<'py>(&self, py: Python<'py>) -> Matrix<'py, f32> {
         let s = &self.inner;
         to_matrix(py, s.len(), s.dim(), s.data().to_vec())
     }
@@ -600,7 +534,7 @@ impl PyGramCache {
     }
 
     /// All support inputs, `(n, d)` float32.
-    fn support<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    fn support<'py>(&self, py: Python<'py>) -> Matrix<'py, f32> {
         let s = self.inner.support();
         to_matrix(py, s.len(), s.dim(), s.data().to_vec())
     }
@@ -632,9 +566,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySupportStore>()?;
     m.add_class::<PyGramCache>()?;
     m.add_class::<PySparseGram>()?;
-    m.add_function(wrap_pyfunction!(gram, m)?)?;
-    m.add_function(wrap_pyfunction!(gram_many, m)?)?;
-    m.add_function(wrap_pyfunction!(sparse_gram, m)?)?;
-    m.add_function(wrap_pyfunction!(b1_bandwidth, m)?)?;
+    add_functions!(m, gram, gram_many, sparse_gram, b1_bandwidth)?;
     Ok(())
 }

@@ -11,6 +11,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 
+use crate::convert::to_indices;
 use crate::errors::IntoPyResult;
 
 /// Feature names (as Python strings) and values of a feature dict. Non-str
@@ -52,6 +53,28 @@ fn many(xs: &[Bound<'_, PyDict>]) -> PyResult<Vec<(Vec<String>, Vec<f64>)>> {
             Ok((names, values))
         })
         .collect()
+}
+
+impl OnlineProximalLearner {
+    /// Trains on many feature dicts with their targets, without the GIL;
+    /// returns the mean loss.
+    fn learn_many(
+        &mut self,
+        py: Python<'_>,
+        xs: &[Bound<'_, PyDict>],
+        targets: Vec<Target>,
+    ) -> PyResult<f64> {
+        let data = many(xs)?;
+        let inner = &mut self.inner;
+        py.detach(|| {
+            let refs: Vec<(Vec<&str>, Vec<f64>)> = data
+                .iter()
+                .map(|(n, v)| (n.iter().map(String::as_str).collect(), v.clone()))
+                .collect();
+            inner.learn_many(&refs, &targets)
+        })
+        .py()
+    }
 }
 
 /// Alg. 1 (online proximal learning) on named, grouped, hashed features.
@@ -136,17 +159,8 @@ impl OnlineProximalLearner {
         xs: Vec<Bound<'_, PyDict>>,
         ys: Vec<usize>,
     ) -> PyResult<f64> {
-        let data = many(&xs)?;
-        let targets: Vec<Target> = ys.into_iter().map(Target::Class).collect();
-        let inner = &mut self.inner;
-        py.detach(|| {
-            let refs: Vec<(Vec<&str>, Vec<f64>)> = data
-                .iter()
-                .map(|(n, v)| (n.iter().map(String::as_str).collect(), v.clone()))
-                .collect();
-            inner.learn_many(&refs, &targets)
-        })
-        .py()
+        let targets = ys.into_iter().map(Target::Class).collect();
+        self.learn_many(py, &xs, targets)
     }
 
     /// Trains on many dicts with real targets, without the GIL.
@@ -156,17 +170,8 @@ impl OnlineProximalLearner {
         xs: Vec<Bound<'_, PyDict>>,
         ys: Vec<f64>,
     ) -> PyResult<f64> {
-        let data = many(&xs)?;
-        let targets: Vec<Target> = ys.into_iter().map(Target::Value).collect();
-        let inner = &mut self.inner;
-        py.detach(|| {
-            let refs: Vec<(Vec<&str>, Vec<f64>)> = data
-                .iter()
-                .map(|(n, v)| (n.iter().map(String::as_str).collect(), v.clone()))
-                .collect();
-            inner.learn_many(&refs, &targets)
-        })
-        .py()
+        let targets = ys.into_iter().map(Target::Value).collect();
+        self.learn_many(py, &xs, targets)
     }
 
     /// Registers groups by name; returns their ids (for pre-hashed data).
@@ -188,17 +193,8 @@ impl OnlineProximalLearner {
         values: PyReadonlyArray1<'_, f64>,
         classes: PyReadonlyArray1<'_, i64>,
     ) -> PyResult<f64> {
-        let to_usize = |name: &str, a: &PyReadonlyArray1<'_, i64>| -> PyResult<Vec<usize>> {
-            a.as_array()
-                .iter()
-                .map(|&v| {
-                    usize::try_from(v).map_err(|_| {
-                        PyValueError::new_err(format!(
-                            "invalid value for `{name}`: expected integers >= 0, got {v}"
-                        ))
-                    })
-                })
-                .collect()
+        let to_usize = |name: &str, a: &PyReadonlyArray1<'_, i64>| {
+            to_indices(name, a, |_, v| format!("expected integers >= 0, got {v}"))
         };
         let batch = SparseBatch {
             indptr: to_usize("indptr", &indptr)?,

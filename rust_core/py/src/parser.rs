@@ -13,6 +13,7 @@ use omkl_core::OmklError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
+use crate::convert::{add_functions, ensure_shape};
 use crate::errors::IntoPyResult;
 
 /// `(form, lemma, upos, xpos, feats)` of one word.
@@ -94,15 +95,8 @@ fn build_corpus(sentences: Vec<Sentence>, source: Option<String>) -> ParseCorpus
 impl ParseCorpus {
     /// An error unless `n` (the number of head lists) is one per sentence.
     fn check_heads_len(&self, n: usize) -> PyResult<()> {
-        if n != self.sentences.len() {
-            return Err(OmklError::shape(
-                "heads",
-                format!("{} sentences", self.sentences.len()),
-                n.to_string(),
-            ))
-            .py();
-        }
-        Ok(())
+        let m = self.sentences.len();
+        ensure_shape(n == m, "heads", format!("{m} sentences"), n)
     }
 }
 
@@ -538,8 +532,7 @@ fn default_template_names() -> Vec<String> {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(read_conllu_file, m)?)?;
-    m.add_function(wrap_pyfunction!(default_template_names, m)?)?;
+    add_functions!(m, read_conllu_file, default_template_names)?;
     m.add_class::<ParseCorpus>()?;
     m.add_class::<ArcParserCore>()?;
     m.add_class::<ArcLabelerCore>()?;
@@ -593,14 +586,13 @@ impl ArcLabelerCore {
         heads: Vec<usize>,
         deprels: Vec<String>,
     ) -> PyResult<f64> {
-        if deprels.len() != tokens.len() {
-            return Err(OmklError::shape(
-                "deprels",
-                format!("{} relations for sentence {sentence_id:?}", tokens.len()),
-                deprels.len().to_string(),
-            ))
-            .py();
-        }
+        let expected = format!("{} relations for sentence {sentence_id:?}", tokens.len());
+        ensure_shape(
+            deprels.len() == tokens.len(),
+            "deprels",
+            expected,
+            deprels.len(),
+        )?;
         let toks = to_tokens(tokens, Some(deprels));
         py.detach(|| self.inner.learn_sentence(&toks, &heads, sentence_id))
             .py()

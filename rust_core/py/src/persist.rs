@@ -4,6 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use crate::convert::add_functions;
 use crate::errors::IntoPyResult;
 
 /// The envelope header of the payload `b"".join(parts)` for `format` at
@@ -61,8 +62,6 @@ fn open_sealed_parts<'py>(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(seal_header, m)?)?;
-    m.add_function(wrap_pyfunction!(open_sealed, m)?)?;
-    m.add_function(wrap_pyfunction!(open_sealed_parts, m)?)?;
+    add_functions!(m, seal_header, open_sealed, open_sealed_parts)?;
     Ok(())
 }

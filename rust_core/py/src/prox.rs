@@ -2,7 +2,6 @@
 //! are turned into contiguous blocks by `omkl_core::prox::groups`.
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
-use omkl_core::error::try_vec;
 use omkl_core::prox::groups::{apply_with_ids, group_norms_with_ids};
 use omkl_core::prox::{
     elastic_net, group_lasso, l1, l1_ball, l21_ball, l2_squared, l2q, sparse_group_lasso,
@@ -11,9 +10,16 @@ use omkl_core::prox::{
 use omkl_core::{OmklError, Result};
 use pyo3::prelude::*;
 
+use crate::convert::{add_functions, copy_elems, row_major};
 use crate::errors::IntoPyResult;
 
 type Out<'py> = PyResult<Bound<'py, PyArray1<f64>>>;
+
+/// A float64 vector argument.
+type F64s<'py> = PyReadonlyArray1<'py, f64>;
+
+/// Group ids, one per entry of `x`.
+type Ids<'py> = PyReadonlyArray1<'py, i64>;
 
 /// Magnitudes in `[2^-SAFE_EXP, 2^SAFE_EXP]` need no rescaling: squares and
 /// sums of squares of up to 2^63 of them stay normal and finite.
@@ -128,18 +134,30 @@ where
     Ok(())
 }
 
+/// Runs an operator `op(v, offsets, c)` that is not separable over the
+/// groups once: on `v` itself (`c` = 1), or, when `v` has magnitudes outside
+/// the safe range, on `v / c` for a power of two `c` (after a call on a zero
+/// vector, so that parameter errors name the values the caller passed).
+fn whole<F>(v: &mut [f64], offsets: &[usize], op: F) -> Result<()>
+where
+    F: Fn(&mut [f64], &[usize], f64) -> Result<()>,
+{
+    match rescale_factor(v) {
+        None => op(v, offsets, 1.0),
+        Some(c) => {
+            op(&mut [0.0], &[0, 1], 1.0)?;
+            scaled(v, c, |v| op(v, offsets, c))
+        }
+    }
+}
+
 /// A fresh copy of `x`, or `MemoryError` naming `name`.
 fn copy(name: &str, x: &PyReadonlyArray1<'_, f64>) -> PyResult<Vec<f64>> {
-    let a = x.as_array();
-    let mut out = try_vec(name, &[a.len()], 0.0).py()?;
-    for (o, v) in out.iter_mut().zip(a.iter()) {
-        *o = *v;
-    }
-    Ok(out)
+    copy_elems(name, x.as_array().iter())
 }
 
 /// Copies `x`, applies `op` without the GIL, returns the new array.
-fn elementwise<'py, F>(py: Python<'py>, x: PyReadonlyArray1<'py, f64>, op: F) -> Out<'py>
+fn elementwise<'py, F>(py: Python<'py>, x: F64s<'py>, op: F) -> Out<'py>
 where
     F: FnOnce(&mut [f64]) -> Result<()> + Send,
 {
@@ -149,57 +167,45 @@ where
 }
 
 /// Applies a grouped operator to `x` grouped by `groups` without the GIL.
-fn grouped<'py, F>(
-    py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    groups: PyReadonlyArray1<'py, i64>,
-    op: F,
-) -> Out<'py>
+fn grouped<'py, F>(py: Python<'py>, x: F64s<'py>, groups: Ids<'py>, op: F) -> Out<'py>
 where
     F: FnOnce(&mut [f64], &[usize]) -> Result<()> + Send,
 {
     let xs = copy("x", &x)?;
-    let ids = groups.as_array();
-    let out = match ids.as_slice() {
-        Some(ids) => py.detach(|| apply_with_ids(xs, ids, op)),
-        None => {
-            let ids = ids.to_vec();
-            py.detach(|| apply_with_ids(xs, &ids, op))
-        }
-    }
-    .py()?;
+    let ids = row_major("groups", &groups)?;
+    let out = py.detach(|| apply_with_ids(xs, &ids, op)).py()?;
     Ok(out.into_pyarray(py))
+}
+
+/// [`grouped`] for an operator separable over the groups (see [`separable`]).
+fn grouped_separable<'py, F>(py: Python<'py>, x: F64s<'py>, groups: Ids<'py>, op: F) -> Out<'py>
+where
+    F: Fn(&mut [f64], &[usize], f64) -> Result<()> + Send,
+{
+    grouped(py, x, groups, |v, o| separable(v, o, op))
 }
 
 /// Soft-thresholding, the prox of `tau * ||x||_1`. Returns a new array.
 #[pyfunction]
-fn soft_threshold<'py>(py: Python<'py>, x: PyReadonlyArray1<'py, f64>, tau: f64) -> Out<'py> {
+fn soft_threshold<'py>(py: Python<'py>, x: F64s<'py>, tau: f64) -> Out<'py> {
     elementwise(py, x, |v| l1::soft_threshold(v, tau))
 }
 
 /// The prox of `(tau/2) * ||x||^2`.
 #[pyfunction]
-fn prox_l2_squared<'py>(py: Python<'py>, x: PyReadonlyArray1<'py, f64>, tau: f64) -> Out<'py> {
+fn prox_l2_squared<'py>(py: Python<'py>, x: F64s<'py>, tau: f64) -> Out<'py> {
     elementwise(py, x, |v| l2_squared::prox_l2_squared(v, tau))
 }
 
 /// The prox of `(tau/2) * ||x||_1^2` (Alg. 2), `method` "sort" or "select".
 #[pyfunction]
 #[pyo3(signature = (x, tau, method = "sort"))]
-fn prox_squared_l1<'py>(
-    py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    tau: f64,
-    method: &str,
-) -> Out<'py> {
+fn prox_squared_l1<'py>(py: Python<'py>, x: F64s<'py>, tau: f64, method: &str) -> Out<'py> {
     let method: squared_l1::ThresholdMethod = method.parse().py()?;
     // (tau/2) ||x||_1^2 is 2-homogeneous: prox(c v) = c prox(v).
-    elementwise(py, x, |v| match rescale_factor(v) {
-        None => squared_l1::prox_squared_l1(v, tau, method),
-        Some(c) => {
-            squared_l1::prox_squared_l1(&mut [0.0], tau, method)?;
-            scaled(v, c, |v| squared_l1::prox_squared_l1(v, tau, method))
-        }
+    elementwise(py, x, |v| {
+        let o = [0, v.len()];
+        whole(v, &o, |v, _, _| squared_l1::prox_squared_l1(v, tau, method))
     })
 }
 
@@ -207,8 +213,8 @@ fn prox_squared_l1<'py>(
 #[pyfunction]
 fn prox_weighted_squared_l1<'py>(
     py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    d: PyReadonlyArray1<'py, f64>,
+    x: F64s<'py>,
+    d: F64s<'py>,
     tau: f64,
 ) -> Out<'py> {
     let mut d = copy("d", &d)?;
@@ -243,44 +249,29 @@ fn prox_weighted_squared_l1<'py>(
 
 /// Euclidean projection onto `{u : ||u||_1 <= radius}`.
 #[pyfunction]
-fn project_l1_ball<'py>(py: Python<'py>, x: PyReadonlyArray1<'py, f64>, radius: f64) -> Out<'py> {
+fn project_l1_ball<'py>(py: Python<'py>, x: F64s<'py>, radius: f64) -> Out<'py> {
     let sort = squared_l1::ThresholdMethod::Sort;
-    elementwise(py, x, |v| match rescale_factor(v) {
-        None => l1_ball::project_l1_ball(v, radius, sort),
-        Some(c) => {
-            l1_ball::project_l1_ball(&mut [0.0], radius, sort)?;
-            scaled(v, c, |v| l1_ball::project_l1_ball(v, radius / c, sort))
-        }
+    elementwise(py, x, |v| {
+        let o = [0, v.len()];
+        whole(v, &o, |v, _, c| {
+            l1_ball::project_l1_ball(v, radius / c, sort)
+        })
     })
 }
 
 /// Block soft-thresholding, the prox of `tau * sum_g ||x_g||`.
 #[pyfunction]
-fn prox_group_lasso<'py>(
-    py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    groups: PyReadonlyArray1<'py, i64>,
-    tau: f64,
-) -> Out<'py> {
-    grouped(py, x, groups, |v, o| {
-        separable(v, o, |g, o, c| group_lasso::prox_group_lasso(g, o, tau / c))
+fn prox_group_lasso<'py>(py: Python<'py>, x: F64s<'py>, groups: Ids<'py>, tau: f64) -> Out<'py> {
+    grouped_separable(py, x, groups, |g, o, c| {
+        group_lasso::prox_group_lasso(g, o, tau / c)
     })
 }
 
 /// Euclidean projection onto `{u : sum_g ||u_g|| <= radius}`.
 #[pyfunction]
-fn project_l21_ball<'py>(
-    py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    groups: PyReadonlyArray1<'py, i64>,
-    radius: f64,
-) -> Out<'py> {
-    grouped(py, x, groups, |v, o| match rescale_factor(v) {
-        None => l21_ball::project_l21_ball(v, o, radius),
-        Some(c) => {
-            l21_ball::project_l21_ball(&mut [0.0], &[0, 1], radius)?;
-            scaled(v, c, |v| l21_ball::project_l21_ball(v, o, radius / c))
-        }
+fn project_l21_ball<'py>(py: Python<'py>, x: F64s<'py>, groups: Ids<'py>, radius: f64) -> Out<'py> {
+    grouped(py, x, groups, |v, o| {
+        whole(v, o, |v, o, c| l21_ball::project_l21_ball(v, o, radius / c))
     })
 }
 
@@ -288,15 +279,13 @@ fn project_l21_ball<'py>(
 #[pyfunction]
 fn prox_sparse_group_lasso<'py>(
     py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    groups: PyReadonlyArray1<'py, i64>,
+    x: F64s<'py>,
+    groups: Ids<'py>,
     tau1: f64,
     tau2: f64,
 ) -> Out<'py> {
-    grouped(py, x, groups, |v, o| {
-        separable(v, o, |g, o, c| {
-            sparse_group_lasso::prox_sparse_group_lasso(g, o, tau1 / c, tau2 / c)
-        })
+    grouped_separable(py, x, groups, |g, o, c| {
+        sparse_group_lasso::prox_sparse_group_lasso(g, o, tau1 / c, tau2 / c)
     })
 }
 
@@ -304,73 +293,50 @@ fn prox_sparse_group_lasso<'py>(
 #[pyfunction]
 fn prox_elastic_net_mkl<'py>(
     py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    groups: PyReadonlyArray1<'py, i64>,
+    x: F64s<'py>,
+    groups: Ids<'py>,
     tau: f64,
     l1_ratio: f64,
 ) -> Out<'py> {
-    grouped(py, x, groups, |v, o| {
-        // On x = c x': the l1 part scales by 1/c, the squared part is unchanged.
-        separable(v, o, |g, o, c| {
-            if c == 1.0 || !(0.0..=1.0).contains(&l1_ratio) || tau.is_nan() {
-                return elastic_net::prox_elastic_net_mkl(g, o, tau, l1_ratio);
-            }
-            let (l1, l2) = (tau * l1_ratio / c, tau * (1.0 - l1_ratio));
-            let t = param("tau", l1 + l2)?;
-            let rho = if t > 0.0 { l1 / t } else { l1_ratio };
-            elastic_net::prox_elastic_net_mkl(g, o, t, rho)
-        })
+    // On x = c x': the l1 part scales by 1/c, the squared part is unchanged.
+    grouped_separable(py, x, groups, |g, o, c| {
+        if c == 1.0 || !(0.0..=1.0).contains(&l1_ratio) || tau.is_nan() {
+            return elastic_net::prox_elastic_net_mkl(g, o, tau, l1_ratio);
+        }
+        let (l1, l2) = (tau * l1_ratio / c, tau * (1.0 - l1_ratio));
+        let t = param("tau", l1 + l2)?;
+        let rho = if t > 0.0 { l1 / t } else { l1_ratio };
+        elastic_net::prox_elastic_net_mkl(g, o, t, rho)
     })
 }
 
 /// The prox of `tau * sum_g ||x_g||^q`, `q >= 1`.
 #[pyfunction]
-fn prox_l2q<'py>(
-    py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    groups: PyReadonlyArray1<'py, i64>,
-    tau: f64,
-    q: f64,
-) -> Out<'py> {
-    grouped(py, x, groups, |v, o| {
-        // tau ||c x'||^q = c^2 (tau c^(q-2)) ||x'||^q.
-        separable(v, o, |g, o, c| {
-            let t = if c == 1.0 || !q.is_finite() {
-                tau
-            } else {
-                param("tau", tau * c.powf(q - 2.0))?
-            };
-            l2q::prox_l2q(g, o, t, q)
-        })
+fn prox_l2q<'py>(py: Python<'py>, x: F64s<'py>, groups: Ids<'py>, tau: f64, q: f64) -> Out<'py> {
+    // tau ||c x'||^q = c^2 (tau c^(q-2)) ||x'||^q.
+    grouped_separable(py, x, groups, |g, o, c| {
+        let t = if c == 1.0 || !q.is_finite() {
+            tau
+        } else {
+            param("tau", tau * c.powf(q - 2.0))?
+        };
+        l2q::prox_l2q(g, o, t, q)
     })
 }
 
 /// The prox of `(tau/2) * (sum_g ||x_g||)^2` (the MKL regulariser).
 #[pyfunction]
-fn prox_squared_l21<'py>(
-    py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    groups: PyReadonlyArray1<'py, i64>,
-    tau: f64,
-) -> Out<'py> {
-    grouped(py, x, groups, |v, o| match rescale_factor(v) {
-        None => squared_l1::prox_squared_l21(v, o, tau),
-        Some(c) => {
-            squared_l1::prox_squared_l21(&mut [0.0], &[0, 1], tau)?;
-            scaled(v, c, |v| squared_l1::prox_squared_l21(v, o, tau))
-        }
+fn prox_squared_l21<'py>(py: Python<'py>, x: F64s<'py>, groups: Ids<'py>, tau: f64) -> Out<'py> {
+    grouped(py, x, groups, |v, o| {
+        whole(v, o, |v, o, _| squared_l1::prox_squared_l21(v, o, tau))
     })
 }
 
 /// Euclidean norms of the groups, indexed by group id.
 #[pyfunction]
-fn group_norms<'py>(
-    py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    groups: PyReadonlyArray1<'py, i64>,
-) -> Out<'py> {
+fn group_norms<'py>(py: Python<'py>, x: F64s<'py>, groups: Ids<'py>) -> Out<'py> {
     let xs = copy("x", &x)?;
-    let ids = groups.as_array().to_vec();
+    let ids = row_major("groups", &groups)?;
     let out = py
         .detach(|| {
             let out = group_norms_with_ids(&xs, &ids)?;
@@ -387,17 +353,19 @@ fn group_norms<'py>(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(soft_threshold, m)?)?;
-    m.add_function(wrap_pyfunction!(prox_l2_squared, m)?)?;
-    m.add_function(wrap_pyfunction!(prox_squared_l1, m)?)?;
-    m.add_function(wrap_pyfunction!(prox_weighted_squared_l1, m)?)?;
-    m.add_function(wrap_pyfunction!(project_l1_ball, m)?)?;
-    m.add_function(wrap_pyfunction!(prox_group_lasso, m)?)?;
-    m.add_function(wrap_pyfunction!(project_l21_ball, m)?)?;
-    m.add_function(wrap_pyfunction!(prox_sparse_group_lasso, m)?)?;
-    m.add_function(wrap_pyfunction!(prox_elastic_net_mkl, m)?)?;
-    m.add_function(wrap_pyfunction!(prox_l2q, m)?)?;
-    m.add_function(wrap_pyfunction!(prox_squared_l21, m)?)?;
-    m.add_function(wrap_pyfunction!(group_norms, m)?)?;
-    Ok(())
+    add_functions!(
+        m,
+        soft_threshold,
+        prox_l2_squared,
+        prox_squared_l1,
+        prox_weighted_squared_l1,
+        project_l1_ball,
+        prox_group_lasso,
+        project_l21_ball,
+        prox_sparse_group_lasso,
+        prox_elastic_net_mkl,
+        prox_l2q,
+        prox_squared_l21,
+        group_norms,
+    )
 }

@@ -1,10 +1,7 @@
 //! Python binding for `omkl_core::learner::stream_mkl`: the streaming
 //! Alg. 3 learner behind `omkl.MKLClassifier` and `omkl.SequenceTagger`.
 
-use ndarray::Array2;
-use numpy::{
-    IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
-};
+use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use std::sync::Arc;
 
 use omkl_core::learner::spec::{parse_regularizer, parse_schedule};
@@ -15,6 +12,7 @@ use omkl_core::OmklError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
+use crate::convert::{array2, each, ensure_shape, index_array, matrix, row_major};
 use crate::errors::IntoPyResult;
 use crate::kernel::{PyKernel, PySparseGram};
 
@@ -41,18 +39,13 @@ impl PyPrecomputedGram {
             .map_err(|_| OmklError::invalid("gram", "expected a 2-D float32 array or a SparseGram"))
             .py()?;
         let (rows, cols) = (a.shape()[0], a.shape()[1]);
-        if rows != cols {
-            return Err(OmklError::shape(
-                "gram",
-                "a square matrix",
-                format!("{rows} x {cols}"),
-            ))
-            .py();
-        }
-        let data: Vec<f32> = match a.as_slice() {
-            Ok(v) => v.to_vec(),
-            Err(_) => a.as_array().iter().copied().collect(),
-        };
+        ensure_shape(
+            rows == cols,
+            "gram",
+            "a square matrix",
+            format!("{rows} x {cols}"),
+        )?;
+        let data = row_major("gram", &a)?.into_owned();
         let inner = py
             .detach(|| PrecomputedGram::dense(Arc::new(data), rows))
             .py()?;
@@ -71,6 +64,17 @@ fn ids_of(name: &str, v: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<usize>> {
     labels(name, v)
 }
 
+/// Chains of precomputed inputs: `(ids, labels, offsets)` as indices.
+fn chains(
+    ids: &PyReadonlyArray1<'_, i64>,
+    labels: &PyReadonlyArray1<'_, i64>,
+    offsets: &PyReadonlyArray1<'_, i64>,
+) -> PyResult<(Vec<usize>, Vec<usize>, Vec<usize>)> {
+    let ids = ids_of("ids", ids)?;
+    let ys = self::labels("labels", labels)?;
+    Ok((ids, ys, ids_of("offsets", offsets)?))
+}
+
 fn iterate(average: bool) -> Iterate {
     if average {
         Iterate::Average
@@ -79,29 +83,11 @@ fn iterate(average: bool) -> Iterate {
     }
 }
 
-/// A C-contiguous float32 matrix as (slice, rows, columns).
-fn matrix<'a>(name: &str, x: &'a PyReadonlyArray2<'_, f32>) -> PyResult<(&'a [f32], usize, usize)> {
-    let (n, d) = (x.shape()[0], x.shape()[1]);
-    let s = x
-        .as_slice()
-        .map_err(|_| OmklError::invalid(name, "expected a C-contiguous array"))
-        .py()?;
-    Ok((s, n, d))
-}
-
 /// Labels as indices (negative values are refused).
 fn labels(name: &str, y: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<usize>> {
-    y.as_array()
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| {
-            usize::try_from(v)
-                .map_err(|_| {
-                    OmklError::invalid(name, format!("expected labels >= 0, but {name}[{i}] = {v}"))
-                })
-                .py()
-        })
-        .collect()
+    crate::convert::to_indices(name, y, |i, v| {
+        format!("expected labels >= 0, but {name}[{i}] = {v}")
+    })
 }
 
 /// The streaming Alg. 3 learner (multiclass or linear chains).
@@ -207,12 +193,10 @@ impl PyStreamMkl {
             passive_aggressive,
             transition_lam,
         };
-        let mut rows = Vec::with_capacity(features.len());
-        for (e, f) in features.iter().enumerate() {
-            let (x, n, d) = matrix(&format!("features[{e}]"), f)?;
-            let r = py.detach(|| FeatureRows::new(x, n, d)).py()?;
-            rows.push(Arc::new(r));
-        }
+        let rows = each("features", &features, |name, f| {
+            let (x, n, d) = matrix(name, f)?;
+            Ok(Arc::new(py.detach(|| FeatureRows::new(x, n, d)).py()?))
+        })?;
         let grams = grams.iter().map(|g| g.inner.clone()).collect();
         Ok(PyStreamMkl {
             inner: StreamMkl::new_precomputed(config, grams, rows, n_labels).py()?,
@@ -245,11 +229,7 @@ impl PyStreamMkl {
     ) -> PyResult<Bound<'py, PyArray1<i64>>> {
         let ids = ids_of("x", &ids)?;
         let out = py.detach(|| self.inner.predict_ids(&ids)).py()?;
-        Ok(out
-            .into_iter()
-            .map(|v| v as i64)
-            .collect::<Vec<_>>()
-            .into_pyarray(py))
+        Ok(index_array(py, out))
     }
 
     /// Emission scores (n × L) of the precomputed inputs `ids` under the
@@ -267,10 +247,7 @@ impl PyStreamMkl {
                     .example_scores(omkl_core::learner::stream_mkl::Example::Ids(&ids))
             })
             .py()?;
-        let arr = Array2::from_shape_vec((ids.len(), self.inner.n_labels()), out)
-            .map_err(|e| OmklError::invalid("x", e.to_string()))
-            .py()?;
-        Ok(arr.into_pyarray(py))
+        array2(py, ids.len(), self.inner.n_labels(), out)
     }
 
     /// Trains by epochs on chains of precomputed inputs (chain `c`:
@@ -292,9 +269,7 @@ impl PyStreamMkl {
         objective_last_only: bool,
         on_epoch: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let ids = ids_of("ids", &ids)?;
-        let ys = self::labels("labels", &labels)?;
-        let offsets = ids_of("offsets", &offsets)?;
+        let (ids, ys, offsets) = chains(&ids, &labels, &offsets)?;
         let opts = FitOptions {
             epochs,
             shuffle,
@@ -337,9 +312,7 @@ impl PyStreamMkl {
         labels: PyReadonlyArray1<'_, i64>,
         offsets: PyReadonlyArray1<'_, i64>,
     ) -> PyResult<f64> {
-        let ids = ids_of("ids", &ids)?;
-        let ys = self::labels("labels", &labels)?;
-        let offsets = ids_of("offsets", &offsets)?;
+        let (ids, ys, offsets) = chains(&ids, &labels, &offsets)?;
         py.detach(|| self.inner.objective_ids(&ids, &ys, &offsets))
             .py()
     }
@@ -353,12 +326,8 @@ impl PyStreamMkl {
         average: bool,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         self.group_index(k, self.inner.n_kernel_groups())?;
-        let l = self.inner.n_labels();
         let v = self.inner.kernel_coef(k, iterate(average));
-        let s = v.len() / l;
-        Ok(Array2::from_shape_vec((l, s), v)
-            .expect("L x S coefficients")
-            .into_pyarray(py))
+        self.by_label(py, v)
     }
 
     /// Weights of explicit group `e` (L × width).
@@ -369,12 +338,8 @@ impl PyStreamMkl {
         average: bool,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         self.group_index(e, self.inner.n_groups() - self.inner.n_kernel_groups())?;
-        let l = self.inner.n_labels();
         let v = self.inner.explicit_coef(e, iterate(average));
-        let w = v.len() / l;
-        Ok(Array2::from_shape_vec((l, w), v)
-            .expect("L x D weights")
-            .into_pyarray(py))
+        self.by_label(py, v)
     }
 
     /// Transition weights ((L + 2) × L: bigrams, start row, stop row).
@@ -385,10 +350,7 @@ impl PyStreamMkl {
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let l = self.inner.n_labels();
         let v = self.inner.transition_coef(iterate(average));
-        let rows = v.len() / l;
-        Ok(Array2::from_shape_vec((rows, l), v)
-            .expect("(L + 2) x L weights")
-            .into_pyarray(py))
+        array2(py, v.len() / l.max(1), l, v)
     }
 
     /// Group norms (kernel, explicit, then transitions) of the averaged
@@ -410,14 +372,8 @@ impl PyStreamMkl {
     ) -> PyResult<f64> {
         let (xs, n, d) = matrix("x", &x)?;
         let ys = labels("y", &y)?;
-        if ys.len() != n {
-            return Err(OmklError::shape(
-                "y",
-                format!("{n} labels (one per row of x)"),
-                ys.len().to_string(),
-            ))
-            .py();
-        }
+        let expected = format!("{n} labels (one per row of x)");
+        ensure_shape(ys.len() == n, "y", expected, ys.len())?;
         self.inner
             .learn_extending(xs, d, &ys, n_labels, grow_dim)
             .py()
@@ -454,20 +410,11 @@ impl PyStreamMkl {
         x: PyReadonlyArray2<'py, f32>,
     ) -> PyResult<Bound<'py, PyArray1<i64>>> {
         let (xs, n, d) = matrix("x", &x)?;
-        if n > 0 && d != self.inner.dim() {
-            return Err(OmklError::shape(
-                "x",
-                format!("{} columns", self.inner.dim()),
-                d.to_string(),
-            ))
-            .py();
+        if n > 0 {
+            self.check_columns(d)?;
         }
         let out = py.detach(|| self.inner.predict(xs)).py()?;
-        Ok(out
-            .into_iter()
-            .map(|v| v as i64)
-            .collect::<Vec<_>>()
-            .into_pyarray(py))
+        Ok(index_array(py, out))
     }
 
     /// The labellings of the examples stored one after the other in `x`
@@ -480,22 +427,14 @@ impl PyStreamMkl {
     ) -> PyResult<Bound<'py, PyArray1<i64>>> {
         let (xs, n, d) = matrix("x", &x)?;
         let lens = labels("lens", &lens)?;
-        if d != self.inner.dim() {
-            return Err(OmklError::shape(
-                "x",
-                format!("{} columns", self.inner.dim()),
-                d.to_string(),
-            ))
-            .py();
-        }
-        if lens.iter().sum::<usize>() != n {
-            return Err(OmklError::shape(
-                "lens",
-                format!("lengths summing to {n}"),
-                format!("{lens:?}"),
-            ))
-            .py();
-        }
+        self.check_columns(d)?;
+        let total = lens.iter().sum::<usize>();
+        ensure_shape(
+            total == n,
+            "lens",
+            format!("lengths summing to {n}"),
+            format!("{lens:?}"),
+        )?;
         let out = py
             .detach(|| {
                 let mut out = Vec::with_capacity(n);
@@ -507,11 +446,7 @@ impl PyStreamMkl {
                 Ok(out)
             })
             .py()?;
-        Ok(out
-            .into_iter()
-            .map(|v| v as i64)
-            .collect::<Vec<_>>()
-            .into_pyarray(py))
+        Ok(index_array(py, out))
     }
 
     /// Emission scores (n × L) of `x` (n × d); with `rows=True`, every row
@@ -524,14 +459,7 @@ impl PyStreamMkl {
         rows: bool,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let (xs, n, d) = matrix("x", &x)?;
-        if d != self.inner.dim() {
-            return Err(OmklError::shape(
-                "x",
-                format!("{} columns", self.inner.dim()),
-                d.to_string(),
-            ))
-            .py();
-        }
+        self.check_columns(d)?;
         let l = self.inner.n_labels();
         let out = py
             .detach(|| {
@@ -546,10 +474,7 @@ impl PyStreamMkl {
                 }
             })
             .py()?;
-        let arr = Array2::from_shape_vec((n, l), out)
-            .map_err(|e| OmklError::invalid("x", e.to_string()))
-            .py()?;
-        Ok(arr.into_pyarray(py))
+        array2(py, n, l, out)
     }
 
     /// Grows the dimension to `d` and the labels to `n_labels` (no score
@@ -621,6 +546,18 @@ impl PyStreamMkl {
 }
 
 impl PyStreamMkl {
+    /// A shape error naming `x` unless it has `d` = `dim` columns.
+    fn check_columns(&self, d: usize) -> PyResult<()> {
+        let dim = self.inner.dim();
+        ensure_shape(d == dim, "x", format!("{dim} columns"), d)
+    }
+
+    /// Coefficients laid out label by label as an `L × (len / L)` array.
+    fn by_label<'py>(&self, py: Python<'py>, v: Vec<f64>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let l = self.inner.n_labels();
+        array2(py, l, v.len() / l.max(1), v)
+    }
+
     fn group_index(&self, g: usize, n: usize) -> PyResult<()> {
         if g >= n {
             return Err(OmklError::invalid(
