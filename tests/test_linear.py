@@ -233,3 +233,29 @@ def test_hashed_batch_entry_point_validates_its_input():
     assert m.rounds == 2
     w = m.dense_weights().reshape(2, 8, 3)
     assert w[0, 1, 2] > 0 and w[0, 1, 0] < 0  # class 2 pushed up, the runner-up down
+
+
+def test_growth_that_cannot_be_allocated_is_memory_error_and_changes_nothing():
+    """A new group of 2**28 buckets for a second class asks for tens of GB:
+    MemoryError, the model byte-identical (run apart, so that an abort fails
+    this test instead of the suite)."""
+    import subprocess
+    import sys
+
+    code = """
+import pickle, resource
+import omkl
+resource.setrlimit(resource.RLIMIT_AS, (8 * 2**30, 8 * 2**30))
+m = omkl.ProximalClassifier(n_buckets=2**28)
+m.learn_one({"a_x": 1.0}, "p")
+before = pickle.dumps(m)
+try:
+    m.learn_one({"b_x": 1.0}, "q")
+    print("learned")
+except MemoryError as e:
+    print("MemoryError", "n_outputs" in str(e) or "n_buckets" in str(e))
+print("unchanged", pickle.dumps(m) == before)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["MemoryError", "True", "unchanged", "True"], out.stdout
