@@ -119,3 +119,31 @@ def test_pickle_and_save_load(tmp_path):
     path.write_bytes(path.read_bytes()[:100])
     with pytest.raises(ValueError, match="tagger.omkl.*truncated"):
         SequenceTagger.load(path)
+
+
+def test_precomputed_gram_tagger_learns_predicts_and_refuses_to_pickle():
+    """Positions are input ids of the precomputed Gram matrix; such a model
+    is not self-contained, so pickling it is a clear ValueError."""
+    import pickle
+
+    import omkl
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 3)).astype(np.float32)
+    tagger = omkl.SequenceTagger(
+        kernels={"lin": omkl.PrecomputedGram(X @ X.T)},
+        explicit_groups={"raw": X},
+        labels=["neg", "pos"],
+        transition_lam=1e-3,
+    )
+    seqs = [rng.integers(0, 40, size=4) for _ in range(60)]
+    ys = [["pos" if X[i, 0] > 0 else "neg" for i in s] for s in seqs]
+    tagger.fit(seqs, ys, epochs=3, shuffle=True)
+    pred = [tagger.predict_one(s) for s in seqs]
+    acc = np.mean(np.concatenate(pred) == np.concatenate(ys))
+    assert acc > 0.9
+    assert set(tagger.coef_) == {"lin", "raw"} and tagger.coef_["lin"].shape == (2, 40)
+    with pytest.raises(ValueError, match="precomputed Gram"):
+        pickle.dumps(tagger)
+    with pytest.raises(ValueError, match="unseen label"):
+        tagger.learn_one(seqs[0], ["neg", "other", "pos", "neg"])

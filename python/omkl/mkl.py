@@ -755,6 +755,12 @@ class _StreamMkl(base.Base):
     # --- persistence ------------------------------------------------------
 
     def __getstate__(self) -> dict[str, Any]:
+        if self._precomputed:
+            raise ValueError(
+                f"a {type(self).__name__} over precomputed Gram matrices cannot be saved or "
+                "pickled: the matrices are not part of it (keep them, and the coefficients "
+                "in `coef_`; `clone()` builds a fresh model on the same matrices)"
+            )
         state = self.__dict__.copy()
         state["_state"] = None if self._state is None else self._state.to_bytes()
         return state

@@ -531,8 +531,16 @@ impl PyStreamMkl {
     }
 
     /// Deterministic, versioned bytes of the model.
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.to_bytes())
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        if self.inner.is_precomputed() {
+            return Err(OmklError::invalid(
+                "model",
+                "a model over precomputed Gram matrices cannot be saved or pickled: the \
+                 matrices are not part of it (keep them, and the coefficients in `coef_`)",
+            ))
+            .py();
+        }
+        Ok(PyBytes::new(py, &self.inner.to_bytes()))
     }
 
     /// Reads bytes from `to_bytes`; `ValueError` on another format,
