@@ -18,6 +18,7 @@ pub mod bandwidth;
 pub mod cache;
 mod dense_reference;
 pub mod fast_exp;
+mod finite;
 pub mod gram;
 pub mod gram_cache;
 pub mod gram_many;

@@ -163,7 +163,7 @@ impl SparseGram {
     pub fn scaled(&self, c: f32) -> Result<Self> {
         check_finite("c", &[f64::from(c)])?;
         let values: Vec<f32> = self.values.iter().map(|&v| v * c).collect();
-        super::gram::check_finite_f32("values", &values)?;
+        super::finite::check_finite_f32("values", &values)?;
         let out = SparseGram::new(
             self.nrows,
             self.ncols,
@@ -342,7 +342,7 @@ impl SparseGram {
                 ));
             }
         }
-        super::gram::check_finite_f32("values", &values)?;
+        super::finite::check_finite_f32("values", &values)?;
         Ok(SparseGram::new(nrows, ncols, indptr, indices, values))
     }
 
@@ -464,7 +464,7 @@ impl SparseGram {
                 format!("{} elements", alpha.len()),
             ));
         }
-        super::gram::check_finite_f32("alpha", alpha)?;
+        super::finite::check_finite_f32("alpha", alpha)?;
         let mut out = try_vec("alpha", &[self.nrows, labels], 0.0f32)?;
         self.scores_unchecked(alpha, labels, false, &mut out);
         Ok(out)
