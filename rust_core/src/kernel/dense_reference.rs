@@ -30,7 +30,7 @@ pub(crate) fn check_alpha(alpha: &[f64], m: usize, labels: usize) -> Result<()> 
 }
 
 /// Dense scoring `S = K α` from a dense row-major Gram `k` (`rows × m`),
-/// the reference that [`SparseGram::scores`] is compared with.
+/// the reference that [`SparseGram::scores`](super::SparseGram::scores) is compared with.
 ///
 /// # Complexity
 /// O(rows · m · labels), in parallel over rows.

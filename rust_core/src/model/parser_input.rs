@@ -14,7 +14,7 @@ use crate::features::arc_templates::WordAtoms;
 use crate::model::parser_decode::TreeDecoder;
 use crate::prox::Regularizer;
 
-/// Hyper-parameters of [`ArcParser`].
+/// Hyper-parameters of [`ArcParser`](crate::model::parser::ArcParser).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParserConfig {
     /// Must act on group norms (`L2Squared`, `SquaredL21`, ...).
