@@ -9,7 +9,7 @@
 //!
 //! # Example
 //! ```
-//! use omkl_core::features::arc_templates::mix;
+//! use omkl_core::features::arc_hash::mix;
 //! use omkl_core::features::batch_hash::{mix_into, shift_into};
 //! let mut keys = vec![1u64, 2, 3];
 //! mix_into(&mut keys, &[7, 8, 9]);
@@ -19,7 +19,7 @@
 //! assert_eq!(slots[2], (mix(3, 9) >> 60) as u32);
 //! ```
 
-use crate::features::arc_templates::mix;
+use crate::features::arc_hash::mix;
 
 /// Runs `$body` (an `#[inline(always)]` function) through a copy compiled
 /// for AVX-512 when the CPU has it.

@@ -8,22 +8,11 @@
 //! The symmetric case ([`gram_symmetric`]) computes only the tiles on and
 //! above the diagonal and writes each also to its mirror place.
 
+pub(crate) use super::finite::check_finite_f32;
 use super::map::Prepared;
 use super::tiles::{fill_rect, fill_symmetric, Job, Mapped};
 use super::Kernel;
 use crate::error::{try_resize, try_vec, OmklError, Result};
-
-/// Returns an error naming `name` if any element is NaN or infinite.
-pub(crate) fn check_finite_f32(name: &str, xs: &[f32]) -> Result<()> {
-    match xs.iter().position(|v| !v.is_finite()) {
-        None => Ok(()),
-        Some(index) => Err(OmklError::NonFinite {
-            name: name.to_string(),
-            index,
-            value: f64::from(xs[index]),
-        }),
-    }
-}
 
 /// Checks that `x` is a finite row-major `n × d` matrix with `n, d >= 1`.
 pub(crate) fn check_matrix(name: &str, x: &[f32], n: usize, d: usize) -> Result<()> {

@@ -16,14 +16,19 @@
 
 pub mod bandwidth;
 pub mod cache;
+mod dense_reference;
 pub mod fast_exp;
+mod finite;
 pub mod gram;
 pub mod gram_cache;
 pub mod gram_many;
 mod map;
 pub mod sparse;
 mod sparse_binary;
+mod sparse_csr;
+mod sparse_isa;
 mod sparse_layout;
+mod sparse_rows;
 mod sparse_scores;
 #[cfg(target_arch = "x86_64")]
 mod sparse_simd;

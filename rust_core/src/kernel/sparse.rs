@@ -6,7 +6,10 @@ use rayon::prelude::*;
 use super::gram::{check_matrix, job};
 use std::sync::OnceLock;
 
+use super::dense_reference::check_alpha;
+pub use super::dense_reference::dense_scores;
 use super::sparse_binary::{b1_csr, Packed};
+use super::sparse_csr::{concat_pieces, mirror_upper, Piece};
 use super::sparse_layout::ScoreLayout;
 use super::sparse_scores::{Acc, Isa};
 use super::tiles::{sparse_row_block, SparseScratch, RECT_ROWS};
@@ -18,38 +21,6 @@ use crate::error::{alloc_len, check_finite, try_vec, OmklError, Result};
 /// Gram's row block, so both compute every entry the same way and the
 /// sparse matrix equals the dense one with zeros dropped, bit for bit.
 const BUILD_ROWS: usize = RECT_ROWS;
-/// The CSR arrays of one block of rows: the number of entries of each
-/// row, then the rows' column indices and values.
-#[derive(Default)]
-pub(super) struct Piece {
-    pub(super) counts: Vec<usize>,
-    pub(super) idx: Vec<u32>,
-    pub(super) val: Vec<f32>,
-}
-
-/// The CSR arrays `(indptr, indices, values)` of `nrows` rows given as
-/// consecutive blocks, in row order.
-pub(super) fn concat_pieces(nrows: usize, pieces: Vec<Piece>) -> Result<Csr> {
-    let nnz = pieces.iter().map(|p| p.idx.len()).sum();
-    let mut indptr = Vec::with_capacity(nrows + 1);
-    indptr.push(0);
-    let mut indices = try_vec("X", &[nnz], 0u32)?;
-    let mut values = try_vec("X", &[nnz], 0.0f32)?;
-    indices.clear();
-    values.clear();
-    for p in pieces {
-        for c in p.counts {
-            indptr.push(indptr[indptr.len() - 1] + c);
-        }
-        indices.extend_from_slice(&p.idx);
-        values.extend_from_slice(&p.val);
-    }
-    Ok((indptr, indices, values))
-}
-
-/// CSR arrays `(indptr, indices, values)`.
-pub(super) type Csr = (Vec<usize>, Vec<u32>, Vec<f32>);
-
 /// Builds below this many multiply-adds run on the calling thread.
 const PARALLEL_MIN_BUILD: usize = 1 << 21;
 
@@ -192,7 +163,7 @@ impl SparseGram {
     pub fn scaled(&self, c: f32) -> Result<Self> {
         check_finite("c", &[f64::from(c)])?;
         let values: Vec<f32> = self.values.iter().map(|&v| v * c).collect();
-        super::gram::check_finite_f32("values", &values)?;
+        super::finite::check_finite_f32("values", &values)?;
         let out = SparseGram::new(
             self.nrows,
             self.ncols,
@@ -371,7 +342,7 @@ impl SparseGram {
                 ));
             }
         }
-        super::gram::check_finite_f32("values", &values)?;
+        super::finite::check_finite_f32("values", &values)?;
         Ok(SparseGram::new(nrows, ncols, indptr, indices, values))
     }
 
@@ -493,7 +464,7 @@ impl SparseGram {
                 format!("{} elements", alpha.len()),
             ));
         }
-        super::gram::check_finite_f32("alpha", alpha)?;
+        super::finite::check_finite_f32("alpha", alpha)?;
         let mut out = try_vec("alpha", &[self.nrows, labels], 0.0f32)?;
         self.scores_unchecked(alpha, labels, false, &mut out);
         Ok(out)
@@ -577,48 +548,6 @@ impl SparseGram {
     }
 }
 
-/// The full symmetric CSR matrix from its upper triangle (row `i` holding
-/// columns `j >= i`, ascending): entry `(i, j)`, `j > i`, is also stored
-/// as `(j, i)`, so the result is exactly symmetric. Lower entries come
-/// first in each row, in ascending order since rows are visited in order.
-///
-/// # Complexity
-/// O(rows + nnz).
-fn mirror_upper(indptr: &[usize], indices: &[u32], values: &[f32]) -> Result<Csr> {
-    let n = indptr.len() - 1;
-    let mut lower = vec![0usize; n];
-    for i in 0..n {
-        for &j in &indices[indptr[i]..indptr[i + 1]] {
-            if j as usize > i {
-                lower[j as usize] += 1;
-            }
-        }
-    }
-    let mut ptr = Vec::with_capacity(n + 1);
-    ptr.push(0);
-    for i in 0..n {
-        ptr.push(ptr[i] + lower[i] + indptr[i + 1] - indptr[i]);
-    }
-    let nnz = ptr[n];
-    let (mut idx, mut val) = (try_vec("X", &[nnz], 0u32)?, try_vec("X", &[nnz], 0.0f32)?);
-    let mut cursor = ptr[..n].to_vec();
-    for i in 0..n {
-        let (b, e) = (indptr[i], indptr[i + 1]);
-        let start = ptr[i] + lower[i];
-        idx[start..start + e - b].copy_from_slice(&indices[b..e]);
-        val[start..start + e - b].copy_from_slice(&values[b..e]);
-        for (&j, &v) in indices[b..e].iter().zip(&values[b..e]) {
-            let j = j as usize;
-            if j > i {
-                idx[cursor[j]] = i as u32;
-                val[cursor[j]] = v;
-                cursor[j] += 1;
-            }
-        }
-    }
-    Ok((ptr, idx, val))
-}
-
 /// Labels per block of the single-row path.
 const ROW_BLOCK: usize = 8;
 
@@ -658,56 +587,4 @@ fn score_row_generic(idx: &[u32], val: &[f32], alpha: &[f64], s: &mut [f64]) {
             }
         }
     }
-}
-
-/// Checks that `alpha` is a finite `m × labels` matrix with `labels >= 1`.
-pub(crate) fn check_alpha(alpha: &[f64], m: usize, labels: usize) -> Result<()> {
-    if labels == 0 {
-        return Err(OmklError::empty("alpha"));
-    }
-    if alpha.len() != m * labels {
-        return Err(OmklError::shape(
-            "alpha",
-            format!("{m} x {labels} = {} elements", m * labels),
-            format!("{} elements", alpha.len()),
-        ));
-    }
-    check_finite("alpha", alpha)
-}
-
-/// Dense scoring `S = K α` from a dense row-major Gram `k` (`rows × m`),
-/// the reference that [`SparseGram::scores`] is compared with.
-///
-/// # Complexity
-/// O(rows · m · labels), in parallel over rows.
-pub fn dense_scores(
-    k: &[f32],
-    rows: usize,
-    m: usize,
-    alpha: &[f64],
-    labels: usize,
-) -> Result<Vec<f64>> {
-    if k.len() != rows * m {
-        return Err(OmklError::shape(
-            "K",
-            format!("{rows} x {m} elements"),
-            format!("{} elements", k.len()),
-        ));
-    }
-    check_alpha(alpha, m, labels)?;
-    let mut out = vec![0.0f64; rows * labels];
-    if m == 0 {
-        return Ok(out);
-    }
-    out.par_chunks_mut(labels)
-        .zip(k.par_chunks(m))
-        .for_each(|(s, krow)| {
-            for (&kv, a) in krow.iter().zip(alpha.chunks_exact(labels)) {
-                let kv = f64::from(kv);
-                for (o, &w) in s.iter_mut().zip(a) {
-                    *o += kv * w;
-                }
-            }
-        });
-    Ok(out)
 }

@@ -10,7 +10,7 @@
 
 use rayon::prelude::*;
 
-use super::sparse::{concat_pieces, Csr, Piece};
+use super::sparse_csr::{concat_pieces, Csr, Piece};
 use crate::error::Result;
 
 /// Rows per parallel task.

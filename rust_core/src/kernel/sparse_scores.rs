@@ -31,6 +31,8 @@
 use rayon::prelude::*;
 use std::sync::Mutex;
 
+pub(crate) use super::sparse_isa::Isa;
+use super::sparse_rows::{Dest, Index, Labels, Rows};
 #[cfg(target_arch = "x86_64")]
 use super::sparse_simd as simd;
 
@@ -42,72 +44,6 @@ const TASKS_PER_THREAD: usize = 8;
 const PARALLEL_MIN_WORK: usize = 1 << 16;
 /// Alignment of the padded coefficients (one cache line).
 const ALIGN: usize = 64;
-
-/// An instruction set of the scoring loops.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Isa {
-    /// Scalar loop, no FMA.
-    Portable,
-    /// ymm registers with fused multiply-adds.
-    Avx2,
-    /// zmm registers with fused multiply-adds.
-    Avx512,
-}
-
-impl Isa {
-    /// The widest instruction set this CPU supports.
-    pub(crate) fn detect() -> Isa {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                return Isa::Avx512;
-            }
-            if std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma")
-            {
-                return Isa::Avx2;
-            }
-        }
-        Isa::Portable
-    }
-
-    /// Every instruction set this CPU supports (for tests).
-    #[cfg(test)]
-    pub(crate) fn available() -> Vec<Isa> {
-        let mut all = vec![Isa::Portable];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma")
-            {
-                all.push(Isa::Avx2);
-            }
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                all.push(Isa::Avx512);
-            }
-        }
-        all
-    }
-}
-
-/// Column indices of the scoring loops (u16 or u32).
-pub(crate) trait Index: Copy + Send + Sync {
-    fn at(self) -> usize;
-}
-
-impl Index for u16 {
-    #[inline(always)]
-    fn at(self) -> usize {
-        usize::from(self)
-    }
-}
-
-impl Index for u32 {
-    #[inline(always)]
-    fn at(self) -> usize {
-        self as usize
-    }
-}
 
 /// The number types of the scoring loops (f64 and f32).
 pub(crate) trait Acc:
@@ -138,23 +74,6 @@ pub(crate) trait Acc:
 
     /// The reusable coefficient buffer of this number type.
     fn scratch(s: &Scratch) -> &Mutex<Vec<Self>>;
-}
-
-/// A block of CSR rows: `indptr` holds absolute offsets into the full
-/// `indices` and `values` arrays.
-#[derive(Clone, Copy)]
-pub(crate) struct Rows<'a, I> {
-    pub indptr: &'a [usize],
-    pub indices: &'a [I],
-    pub values: &'a [f32],
-}
-
-/// The labels of an output row written by one pass: `l0..l1` of `labels`.
-#[derive(Clone, Copy)]
-pub(crate) struct Labels {
-    pub labels: usize,
-    pub l0: usize,
-    pub l1: usize,
 }
 
 /// `$entry::<$simd, I, NV, SETS>(rows, ap, out, lab)` for the number `$nv`
@@ -318,48 +237,6 @@ pub(crate) fn pad_into<'b, T: Acc>(
         }
     }
     &buf[off..off + len]
-}
-
-/// Where the scores of a block of rows go: block row `r` (row `r0 + r` in
-/// the scoring order) is output row `map[r0 + r]`, or `r0 + r` without a
-/// map, in a row-major output of `labels` columns starting at `ptr`.
-pub(crate) struct Dest<'a, T> {
-    ptr: *mut T,
-    map: Option<&'a [u32]>,
-    r0: usize,
-}
-
-impl<T> Clone for Dest<'_, T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T> Copy for Dest<'_, T> {}
-
-// SAFETY: a `Dest` is shared by tasks that write disjoint output rows (the
-// map is a permutation and the tasks' row ranges are disjoint), while the
-// output is mutably borrowed by `Job::run`.
-unsafe impl<T: Send> Send for Dest<'_, T> {}
-unsafe impl<T: Send> Sync for Dest<'_, T> {}
-
-impl<T: Copy> Dest<'_, T> {
-    /// Writes `s[..l1 - l0]` to labels `l0..l1` of the output row of block
-    /// row `r`.
-    ///
-    /// # Safety
-    /// That output row exists, `s` holds at least `l1 - l0` values and no
-    /// other thread accesses those labels of that row.
-    #[inline(always)]
-    pub(crate) unsafe fn write(&self, r: usize, lab: Labels, s: &[T]) {
-        let i = self.map.map_or(self.r0 + r, |m| m[self.r0 + r] as usize);
-        let w = lab.l1 - lab.l0;
-        debug_assert!(s.len() >= w);
-        // SAFETY: see the contract above.
-        unsafe {
-            std::ptr::copy_nonoverlapping(s.as_ptr(), self.ptr.add(i * lab.labels + lab.l0), w)
-        };
-    }
 }
 
 /// Row boundaries `0 = b_0 <= … <= b_tasks = rows` splitting the rows into

@@ -7,7 +7,7 @@
 //! by `K_ij` and adds them to one of `SETS` independent sets of sums, so
 //! that up to `SETS · NV` fused multiply-adds are in flight.
 
-use super::sparse_scores::{Dest, Index, Labels, Rows};
+use super::sparse_rows::{Dest, Index, Labels, Rows};
 use std::arch::x86_64::*;
 
 /// One SIMD register type: its number type, its lanes and the

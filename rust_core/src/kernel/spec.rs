@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_nonneg, check_positive, OmklError, Result};
-use crate::kernel::gram::check_finite_f32;
+use crate::kernel::finite::check_finite_f32;
 
 /// A positive (semi-)definite similarity `K(x, x')` between two input
 /// vectors, with its hyperparameters.

@@ -3,7 +3,8 @@
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use super::gram::{check_finite_f32, sq_norm};
+use super::finite::check_finite_f32;
+use super::gram::sq_norm;
 use crate::error::{OmklError, Result};
 
 /// Support inputs of dimension `d`, each stored once: an input seen again

@@ -86,7 +86,7 @@ impl Sentence {
                 "corpus",
             ));
         };
-        crate::model::parser::check_tree(&heads, &self.id).map_err(|e| match e {
+        crate::model::parser_input::check_tree(&heads, &self.id).map_err(|e| match e {
             OmklError::InvalidValue { name, reason } => at(reason, &name),
             other => other,
         })?;

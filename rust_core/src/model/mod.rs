@@ -3,7 +3,14 @@
 pub mod conllu;
 pub mod parser;
 pub mod parser_decode;
+pub mod parser_input;
 pub mod parser_labels;
+mod parser_learn;
+mod parser_persist;
 pub mod parser_prune;
+mod parser_score;
 pub mod parser_slots;
+pub mod parser_state;
+#[cfg(test)]
+mod parser_toy;
 pub mod template_weights;

@@ -1,5 +1,6 @@
-//! Glue between the parser's score matrices and the tree decoders of
-//! [`crate::decode`], with one reusable workspace per thread.
+//! The parser's tree decoders ([`TreeDecoder`]): glue between its score
+//! matrices and the decoders of [`crate::decode`], with one reusable
+//! workspace per thread.
 
 use std::cell::RefCell;
 
@@ -7,7 +8,46 @@ use crate::decode::arcs::ArcScores;
 use crate::decode::chu_liu_edmonds::{chu_liu_edmonds, CleWorkspace};
 use crate::decode::eisner::{eisner, EisnerWorkspace};
 use crate::error::{OmklError, Result};
-use crate::model::parser::TreeDecoder;
+
+/// The tree decoder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeDecoder {
+    /// Non-projective maximum spanning arborescence with one root child.
+    ChuLiuEdmonds,
+    /// Projective trees (Eisner's algorithm).
+    Eisner,
+}
+
+impl TreeDecoder {
+    /// Parses `"chu-liu-edmonds"` or `"eisner"`.
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "chu-liu-edmonds" => Ok(TreeDecoder::ChuLiuEdmonds),
+            "eisner" => Ok(TreeDecoder::Eisner),
+            _ => Err(OmklError::invalid(
+                "decoder",
+                format!("expected \"chu-liu-edmonds\" or \"eisner\", got {name:?}"),
+            )),
+        }
+    }
+
+    /// The name accepted by [`TreeDecoder::from_name`].
+    pub fn name(self) -> &'static str {
+        match self {
+            TreeDecoder::ChuLiuEdmonds => "chu-liu-edmonds",
+            TreeDecoder::Eisner => "eisner",
+        }
+    }
+
+    /// Best tree for `scores[h * n1 + m]` (`n1` = words + 1); returns the
+    /// head of each word `1..n1`.
+    pub fn decode(self, scores: &[f64], n1: usize) -> Result<Vec<usize>> {
+        decode_tree(self, scores, n1)
+    }
+}
+
+/// A tree decoder: `(scores[h * n1 + m], n1) -> heads of words 1..n1`.
+pub type DecodeFn<'a> = dyn FnMut(&[f64], usize) -> Result<Vec<usize>> + 'a;
 
 thread_local! {
     static CLE: RefCell<CleWorkspace> = RefCell::new(CleWorkspace::new());
@@ -41,7 +81,7 @@ pub fn decode_tree(decoder: TreeDecoder, scores: &[f64], n1: usize) -> Result<Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::parser::check_tree;
+    use crate::model::parser_input::check_tree;
 
     fn projective(heads: &[usize]) -> bool {
         // no two arcs (h, m), (h', m') cross

@@ -145,7 +145,7 @@ impl ArcLabeler {
                 heads.len().to_string(),
             ));
         }
-        crate::model::parser::check_tree(heads, id)
+        crate::model::parser_input::check_tree(heads, id)
     }
 
     /// One Alg. 1 round per word on the tree `heads` with the gold relations

@@ -28,11 +28,10 @@
 
 use crate::error::{OmklError, Result};
 use crate::features::arc_templates::{default_templates, ArcFeaturizer, WordAtoms};
-use crate::model::parser::{ArcParser, ParserConfig, ParserInput};
+use crate::model::parser_input::{ParserConfig, ParserInput};
+use crate::model::parser_state::ArcParser;
+pub use crate::model::parser_state::{ArcPruner, KeptArcs, PRUNED_SCORE};
 use crate::prox::Regularizer;
-
-/// Score offset of a pruned arc (finite, so decoders accept it).
-pub const PRUNED_SCORE: f64 = -1.0e6;
 
 /// Names of the pruner's templates in [`default_templates`] (each has one
 /// feature per arc).
@@ -106,28 +105,6 @@ fn softmax_heads(s: &[f64], n1: usize, heads: &[usize], arcs: &mut Vec<(u32, u32
         }
     }
     loss
-}
-
-/// The kept arcs of one sentence: `keep[h * n1 + m]`, and the first-pass
-/// score of every arc.
-#[derive(Debug, Clone)]
-pub struct KeptArcs {
-    pub n1: usize,
-    pub keep: Vec<bool>,
-    pub first_pass: Vec<f64>,
-}
-
-/// The first-pass model, the number `k` of heads kept per word and the
-/// score margin: a word keeps its candidate heads that score within
-/// `margin` of its best candidate, at most `k` of them (`margin = ∞` keeps
-/// the top `k`). The first-pass scores are log-probabilities of head
-/// selection up to a per-word constant, so the margin is a log-odds bound:
-/// a head is dropped when it is `e^margin` times less likely than the best.
-#[derive(Debug, Clone)]
-pub struct ArcPruner {
-    model: ArcParser,
-    k: usize,
-    margin: f64,
 }
 
 impl ArcPruner {
@@ -329,7 +306,7 @@ impl ArcPruner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::parser::check_tree;
+    use crate::model::parser_input::check_tree;
 
     #[test]
     fn pruner_templates_are_distinct_single_feature_templates() {

@@ -1,0 +1,206 @@
+//! The state of the parser and of its first-pass pruner, which hold each
+//! other (the parser owns an optional pruner, the pruner is a small parser):
+//! [`ArcParser`] with its constructors and accessors, [`ArcPruner`], the
+//! [`KeptArcs`] of one sentence and [`PRUNED_SCORE`]. Scoring, learning,
+//! pruning, persistence and prediction are implemented in the sibling
+//! `parser_*` modules.
+//!
+//! # Example
+//! ```
+//! use omkl_core::model::parser::{ArcParser, ParserConfig};
+//! let p = ArcParser::with_templates(ParserConfig::default(), Some(&[0, 5])).unwrap();
+//! assert_eq!(p.template_ids(), &[0, 5]);
+//! assert!(p.pruner().is_none());
+//! ```
+
+use std::sync::Arc;
+
+use crate::error::{check_positive, OmklError, Result};
+use crate::features::arc_templates::{
+    default_templates, fitted_bits, Template, WordAtoms, MAX_BITS, MIN_BITS,
+};
+use crate::model::parser_input::{ParserConfig, ParserInput};
+use crate::model::template_weights::TemplateWeights;
+
+/// Score offset of a pruned arc (finite, so decoders accept it).
+pub const PRUNED_SCORE: f64 = -1.0e6;
+
+/// The kept arcs of one sentence: `keep[h * n1 + m]`, and the first-pass
+/// score of every arc.
+#[derive(Debug, Clone)]
+pub struct KeptArcs {
+    pub n1: usize,
+    pub keep: Vec<bool>,
+    pub first_pass: Vec<f64>,
+}
+
+/// The first-pass model, the number `k` of heads kept per word and the
+/// score margin: a word keeps its candidate heads that score within
+/// `margin` of its best candidate, at most `k` of them (`margin = ∞` keeps
+/// the top `k`). The first-pass scores are log-probabilities of head
+/// selection up to a per-word constant, so the margin is a log-odds bound:
+/// a head is dropped when it is `e^margin` times less likely than the best.
+#[derive(Debug, Clone)]
+pub struct ArcPruner {
+    pub(super) model: ArcParser,
+    pub(super) k: usize,
+    pub(super) margin: f64,
+}
+
+/// The parser: templates, per-template weights and the β trajectory.
+#[derive(Debug, Clone)]
+pub struct ArcParser {
+    pub config: ParserConfig,
+    /// Shared with the featurisation of later sentences during training.
+    pub(super) templates: Arc<Vec<Template>>,
+    /// Indices of `templates` in [`default_templates`].
+    pub(super) template_ids: Vec<usize>,
+    pub(super) weights: TemplateWeights,
+    /// Averaged parameters (flattened), refreshed by [`ArcParser::finalize`].
+    pub(super) averaged: Option<Vec<f32>>,
+    /// Templates whose averaged table is not all zero.
+    pub(super) live: Option<Vec<bool>>,
+    /// β after each epoch.
+    pub beta_trajectory: Vec<Vec<f64>>,
+    /// First-pass arc pruner (scores only its kept arcs once it is trained).
+    pub(super) pruner: Option<Box<ArcPruner>>,
+}
+
+impl ArcParser {
+    /// A zero parser with all default templates.
+    pub fn new(config: ParserConfig) -> Result<Self> {
+        Self::with_templates(config, None)
+    }
+
+    /// A zero parser with the default templates of the given indices (all
+    /// when `None`); indices must be distinct and in range.
+    pub fn with_templates(config: ParserConfig, template_ids: Option<&[usize]>) -> Result<Self> {
+        check_positive("eta", config.eta)?;
+        let all = default_templates();
+        let ids: Vec<usize> = match template_ids {
+            None => (0..all.len()).collect(),
+            Some(ids) => {
+                let mut seen = vec![false; all.len()];
+                for &i in ids {
+                    if i >= all.len() || seen[i] {
+                        return Err(OmklError::invalid(
+                            "templates",
+                            format!("expected distinct indices below {}, got {i}", all.len()),
+                        ));
+                    }
+                    seen[i] = true;
+                }
+                ids.to_vec()
+            }
+        };
+        if ids.is_empty() {
+            return Err(OmklError::empty("templates"));
+        }
+        let templates: Vec<Template> = ids.iter().map(|&i| all[i].clone()).collect();
+        config.regularizer.check(templates.len())?;
+        if !config.regularizer.acts_on_group_norms() {
+            return Err(OmklError::invalid(
+                "regularizer",
+                format!(
+                    "expected a function of the template norms, got {:?}",
+                    config.regularizer
+                ),
+            ));
+        }
+        let sizes: Vec<usize> = templates.iter().map(|t| t.table_size()).collect();
+        Ok(ArcParser {
+            config,
+            template_ids: ids,
+            weights: TemplateWeights::new(&sizes),
+            templates: Arc::new(templates),
+            averaged: None,
+            live: None,
+            beta_trajectory: Vec::new(),
+            pruner: None,
+        })
+    }
+
+    pub fn templates(&self) -> &[Template] {
+        &self.templates
+    }
+
+    /// Indices of the parser's templates in [`default_templates`].
+    pub fn template_ids(&self) -> &[usize] {
+        &self.template_ids
+    }
+
+    pub fn weights(&self) -> &TemplateWeights {
+        &self.weights
+    }
+
+    /// Replaces the weights (used when loading a saved model).
+    pub fn set_state(
+        &mut self,
+        weights: TemplateWeights,
+        averaged: Option<Vec<f32>>,
+    ) -> Result<()> {
+        let sizes_ok = (0..weights.n_groups()).all(|t| {
+            let s = weights.group_size(t);
+            s.is_power_of_two() && (MIN_BITS..=MAX_BITS).contains(&s.trailing_zeros())
+        });
+        if weights.n_groups() != self.templates.len() || !sizes_ok {
+            return Err(OmklError::invalid(
+                "state",
+                "table sizes do not match the templates",
+            ));
+        }
+        for (t, tpl) in Arc::make_mut(&mut self.templates).iter_mut().enumerate() {
+            tpl.bits = weights.group_size(t).trailing_zeros();
+        }
+        if let Some(a) = &averaged {
+            if a.len() != weights.n_slots() {
+                return Err(OmklError::invalid(
+                    "state",
+                    "averaged table has the wrong size",
+                ));
+            }
+        }
+        self.weights = weights;
+        self.averaged = None;
+        self.live = None;
+        if averaged.is_some() {
+            self.finalize();
+        }
+        Ok(())
+    }
+
+    pub fn averaged(&self) -> Option<&[f32]> {
+        self.averaged.as_deref()
+    }
+
+    /// Resizes every template's table to fit the number of distinct features
+    /// seen on the gold arcs of `sents` (see [`fitted_bits`]); only before
+    /// the first step.
+    pub fn fit_table_sizes(
+        &mut self,
+        sents: &[(&ParserInput, Vec<usize>)],
+        slots_per_feature: f64,
+        max_bits: u32,
+    ) -> Result<()> {
+        check_positive("slots_per_feature", slots_per_feature)?;
+        if self.weights.steps() > 0 {
+            return Err(OmklError::invalid(
+                "table sizes",
+                "can only be fitted before the first training step",
+            ));
+        }
+        let data: Vec<(&[WordAtoms], &[usize])> = sents
+            .iter()
+            .map(|(s, h)| (s.words.as_slice(), h.as_slice()))
+            .collect();
+        let bits = fitted_bits(&self.templates, &data, slots_per_feature, max_bits);
+        for (tpl, b) in Arc::make_mut(&mut self.templates).iter_mut().zip(bits) {
+            tpl.bits = b;
+        }
+        let sizes: Vec<usize> = self.templates.iter().map(|t| t.table_size()).collect();
+        self.weights = TemplateWeights::new(&sizes);
+        self.averaged = None;
+        self.live = None;
+        Ok(())
+    }
+}
