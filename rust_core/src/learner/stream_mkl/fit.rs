@@ -2,8 +2,8 @@
 //! of precomputed inputs: the passes of Alg. 3 in a seeded order, with the
 //! objective and `β` after each epoch.
 
-use super::round::Scratch;
 use super::scoring::Example;
+use super::scratch::Scratch;
 use super::state::StreamMkl;
 use crate::error::{OmklError, Result};
 

@@ -14,6 +14,7 @@
 //! * [`scoring`]: per-group scores and prediction.
 //! * [`learn`]: the entry points of a round.
 //! * [`round`]: one round (decode, step, prox, averaging).
+//! * [`scratch`]: the buffers a round reuses.
 //! * [`norms`]: the §3.4 norm identity of a round.
 //! * [`coefficients`]: coefficients and norms of either iterate.
 //! * [`fit`]: epochs over a corpus of precomputed inputs, the objective.
@@ -35,6 +36,7 @@ pub mod persist;
 pub mod precomputed;
 pub mod round;
 pub mod scoring;
+pub mod scratch;
 pub mod shared_dot;
 pub mod state;
 pub mod support;

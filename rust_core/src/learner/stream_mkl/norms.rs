@@ -3,8 +3,8 @@
 //! from kernel values or feature products between the changed positions,
 //! computed before anything changes.
 
-use super::round::Scratch;
 use super::scoring::Example;
+use super::scratch::Scratch;
 use super::shared_dot::{dot_f32, kernel_from_dot};
 use super::state::StreamMkl;
 use super::support::sq_norm_f32;

@@ -5,44 +5,12 @@
 
 use super::config::StreamLoss;
 use super::scoring::{Example, Iterate};
+use super::scratch::Scratch;
 use super::state::StreamMkl;
-use crate::decode::forward_backward::{forward_backward, ForwardBackwardWorkspace};
-use crate::decode::viterbi::{viterbi_hamming, ViterbiWorkspace};
+use crate::decode::forward_backward::forward_backward;
+use crate::decode::viterbi::viterbi_hamming;
 use crate::error::{check_finite, Result};
 use crate::prox::Regularizer;
-
-/// Buffers reused from round to round (never saved or compared).
-#[derive(Debug, Clone, Default)]
-pub struct Scratch {
-    pub(super) gs: Vec<f64>,
-    pub(super) em: Vec<f64>,
-    pub(super) tr: Vec<f64>,
-    pub(super) out: Vec<usize>,
-    pub(super) node: Vec<f64>,
-    pub(super) pair: Vec<f64>,
-    pub(super) c: Vec<f64>,
-    pub(super) dtr: Vec<f64>,
-    /// Indices of the non-zero entries of `dtr`, in increasing order.
-    pub(super) dtr_nz: Vec<usize>,
-    /// The label count `c`'s rows were laid out for.
-    pub(super) c_labels: usize,
-    pub(super) touched: Vec<usize>,
-    pub(super) sq: Vec<f64>,
-    pub(super) ip: Vec<f64>,
-    pub(super) dd: Vec<f64>,
-    pub(super) norms: Vec<f64>,
-    pub(super) shrunk: Vec<f64>,
-    pub(super) active: Vec<(usize, usize)>,
-    pub(super) acc: Vec<f64>,
-    pub(super) vws: ViterbiWorkspace,
-    pub(super) fbws: ForwardBackwardWorkspace,
-}
-
-impl PartialEq for Scratch {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
 
 impl StreamMkl {
     /// The loss of `(ex, y)` under the current iterate (no change): the

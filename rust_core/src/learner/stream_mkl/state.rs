@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::block::ScaledBlock;
 use super::config::StreamMklConfig;
 use super::precomputed::{FeatureRows, PrecomputedGram};
-use super::round::Scratch;
+use super::scratch::Scratch;
 use super::support::SupportSet;
 use crate::error::{OmklError, Result};
 use crate::kernel::gram::check_finite_f32;

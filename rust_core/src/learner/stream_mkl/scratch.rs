@@ -1,0 +1,37 @@
+//! The buffers one round of Alg. 3 reuses from round to round.
+
+use crate::decode::forward_backward::ForwardBackwardWorkspace;
+use crate::decode::viterbi::ViterbiWorkspace;
+
+/// Buffers reused from round to round (never saved or compared).
+#[derive(Debug, Clone, Default)]
+pub struct Scratch {
+    pub(super) gs: Vec<f64>,
+    pub(super) em: Vec<f64>,
+    pub(super) tr: Vec<f64>,
+    pub(super) out: Vec<usize>,
+    pub(super) node: Vec<f64>,
+    pub(super) pair: Vec<f64>,
+    pub(super) c: Vec<f64>,
+    pub(super) dtr: Vec<f64>,
+    /// Indices of the non-zero entries of `dtr`, in increasing order.
+    pub(super) dtr_nz: Vec<usize>,
+    /// The label count `c`'s rows were laid out for.
+    pub(super) c_labels: usize,
+    pub(super) touched: Vec<usize>,
+    pub(super) sq: Vec<f64>,
+    pub(super) ip: Vec<f64>,
+    pub(super) dd: Vec<f64>,
+    pub(super) norms: Vec<f64>,
+    pub(super) shrunk: Vec<f64>,
+    pub(super) active: Vec<(usize, usize)>,
+    pub(super) acc: Vec<f64>,
+    pub(super) vws: ViterbiWorkspace,
+    pub(super) fbws: ForwardBackwardWorkspace,
+}
+
+impl PartialEq for Scratch {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
