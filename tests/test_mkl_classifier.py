@@ -11,7 +11,7 @@ import pytest
 from river import checks
 
 import omkl
-from omkl import MKLClassifier
+from omkl import MKLClassifier, SequenceTagger
 
 
 def test_river_check_estimator():
@@ -286,3 +286,31 @@ def test_passive_aggressive_option():
         MKLClassifier(passive_aggressive=True, loss="crf")
     with pytest.raises(ValueError, match="passive_aggressive"):
         MKLClassifier(passive_aggressive=1)
+
+
+@pytest.mark.parametrize("make", [MKLClassifier, SequenceTagger])
+def test_copies_are_independent_models(make):
+    """copy.copy, copy.deepcopy and river's clone(include_attributes=True)
+    give models whose vocabularies and Rust state move together, apart from
+    the original's: the copy learns a new feature and label, the original
+    predicts as before."""
+    import copy
+
+    m = make()
+    chain = make is SequenceTagger
+    for x, y in [({"a": 1.0}, "p"), ({"a": -1.0}, "q")] * 3:
+        if chain:
+            m.learn_one([x], [y])
+        else:
+            m.learn_one(x, y)
+    probe = {"a": 1.0, "b": 1.0}
+    before = m.predict_one([probe]) if chain else m.predict_one(probe)
+    copies = [copy.copy(m), copy.deepcopy(m), m.clone(include_attributes=True)]
+    for c in copies:
+        if chain:
+            c.learn_one([{"b": 2.0}], ["r"])
+        else:
+            c.learn_one({"b": 2.0}, "r")
+        assert c.n_rounds_ == m.n_rounds_ + 1
+    assert (m.predict_one([probe]) if chain else m.predict_one(probe)) == before
+    assert m.n_rounds_ == 6

@@ -65,6 +65,7 @@ endless stream.
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -753,6 +754,21 @@ class _StreamMkl(base.Base):
         return 0 if self._state is None else self._state.rounds
 
     # --- persistence ------------------------------------------------------
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        """An independent model: the vocabularies, labels and the Rust state
+        are copied (precomputed Gram matrices, immutable, are shared)."""
+        new = object.__new__(type(self))
+        memo[id(self)] = new
+        for k, v in self.__dict__.items():
+            new.__dict__[k] = copy.deepcopy(v, memo)
+        return new
+
+    def __copy__(self) -> Any:
+        """As ``copy.deepcopy``: a copy that shared the vocabularies with
+        the original but not the Rust state would let the two fall out of
+        step."""
+        return copy.deepcopy(self)
 
     def __getstate__(self) -> dict[str, Any]:
         if self._precomputed:

@@ -57,6 +57,16 @@ impl PyPrecomputedGram {
     fn n_inputs(&self) -> usize {
         self.inner.n_inputs()
     }
+
+    /// The matrix is immutable: a copy is the same object.
+    fn __copy__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// The matrix is immutable: a deep copy is the same object.
+    fn __deepcopy__(slf: Py<Self>, _memo: Bound<'_, PyAny>) -> Py<Self> {
+        slf
+    }
 }
 
 /// Input ids as indices (negative values are refused).
@@ -201,6 +211,19 @@ impl PyStreamMkl {
         Ok(PyStreamMkl {
             inner: StreamMkl::new_precomputed(config, grams, rows, n_labels).py()?,
         })
+    }
+
+    /// An independent copy of the model (precomputed matrices are shared:
+    /// they are immutable).
+    fn __copy__(&self) -> Self {
+        PyStreamMkl {
+            inner: self.inner.clone(),
+        }
+    }
+
+    /// As `__copy__`: nothing of the model is shared but immutable data.
+    fn __deepcopy__(&self, _memo: Bound<'_, PyAny>) -> Self {
+        self.__copy__()
     }
 
     /// `True` for a model over precomputed inputs.
