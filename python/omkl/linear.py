@@ -79,6 +79,7 @@ from river import base
 from omkl import _omkl
 from omkl._params import SCHEDULES, check_choice, renamed
 from omkl._persist import index_of, load_estimator, named_errors, save_estimator
+from omkl._sync import synchronized
 
 __all__ = ["ProximalClassifier", "ProximalRegressor"]
 
@@ -139,20 +140,24 @@ class _Proximal(base.Base):
         )
 
     @property
+    @synchronized
     def group_norms_(self) -> dict[str, float]:
         """``{group: ||w_g||}`` of the prediction model (averaged or last)."""
         return dict(self._state.group_norms())
 
     @property
+    @synchronized
     def selected_groups_(self) -> list[str]:
         """Groups with a non-zero weight norm, in order of first appearance."""
         return [g for g, n in self._state.group_norms() if n > 0.0]
 
     @property
+    @synchronized
     def n_rounds_(self) -> int:
         """Number of examples learned so far."""
         return self._state.rounds
 
+    @synchronized
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_state"] = self._state.to_bytes()
@@ -163,11 +168,13 @@ class _Proximal(base.Base):
         state["_state"] = _omkl.OnlineProximalLearner.from_bytes(state["_state"])
         self.__dict__.update(state)
 
+    @synchronized
     def __sizeof__(self) -> int:
         return object.__sizeof__(self) + self._state.__sizeof__()
 
     _SAVE_VERSION = 1
 
+    @synchronized
     def save(self, path: str | os.PathLike[str]) -> None:
         """Saves the model to ``path`` atomically (see :func:`omkl._persist.save_bytes`):
         one checksummed file with the constructor parameters, the classes and
@@ -306,10 +313,12 @@ class ProximalClassifier(_Proximal, base.Classifier):
         return True
 
     @property
+    @synchronized
     def classes_(self) -> list[Hashable]:
         """Classes in order of first appearance."""
         return list(self._classes)
 
+    @synchronized
     def learn_one(self, x: dict, y: Hashable) -> None:
         k = self._class_index.get(y)
         if k is None:
@@ -320,6 +329,7 @@ class ProximalClassifier(_Proximal, base.Classifier):
         else:
             self._state.learn_class(x, k)
 
+    @synchronized
     def learn_batch(self, xs: Sequence[dict], ys: Sequence[Hashable]) -> None:
         """Learns many examples in order, in Rust, with the GIL released.
 
@@ -350,6 +360,7 @@ class ProximalClassifier(_Proximal, base.Classifier):
     def _scores(self, x: dict) -> list[float]:
         return self._state.scores(x)[: len(self._classes)]
 
+    @synchronized
     def predict_proba_one(self, x: dict) -> dict[Hashable, float]:
         if not self._classes:
             return {}
@@ -359,6 +370,7 @@ class ProximalClassifier(_Proximal, base.Classifier):
         s = sum(e)
         return {c: v / s for c, v in zip(self._classes, e, strict=True)}
 
+    @synchronized
     def predict_one(self, x: dict) -> Hashable | None:
         if not self._classes:
             return None
@@ -425,6 +437,7 @@ class ProximalRegressor(_Proximal, base.Regressor):
         self.n_buckets = n_buckets
         self._state = self._make_state()
 
+    @synchronized
     def learn_one(self, x: dict, y: float) -> None:
         try:
             y = float(y)
@@ -432,12 +445,14 @@ class ProximalRegressor(_Proximal, base.Regressor):
             raise ValueError(f"invalid value for `y`: expected a real number, got {y!r}") from None
         self._state.learn_value(x, y)
 
+    @synchronized
     def learn_batch(self, xs: Sequence[dict], ys: Sequence[float]) -> None:
         """Learns many examples in order, in Rust, with the GIL released."""
         if len(xs) != len(ys):
             raise ValueError(f"expected as many targets as examples ({len(xs)}), got {len(ys)}")
         self._state.learn_many_values(list(xs), [float(y) for y in ys])
 
+    @synchronized
     def predict_one(self, x: dict) -> float:
         return self._state.scores(x)[0]
 

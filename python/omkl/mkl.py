@@ -79,6 +79,7 @@ from omkl import _omkl
 from omkl._omkl import Kernel
 from omkl._params import SCHEDULES, check_choice
 from omkl._persist import index_of, load_estimator, named_errors, save_estimator
+from omkl._sync import synchronized
 
 __all__ = ["BANDWIDTH_GRID", "MKLClassifier", "PrecomputedGram", "SequenceTagger"]
 
@@ -659,6 +660,7 @@ class _StreamMkl(base.Base):
         self._state = state
         self._commit_labels(new_labels)
 
+    @synchronized
     def objective(
         self,
         X: Sequence[Any],
@@ -689,6 +691,7 @@ class _StreamMkl(base.Base):
         return self._state.objective_ids(ids, lab, offsets)
 
     @property
+    @synchronized
     def coef_(self) -> dict[str, npt.NDArray[np.float64]]:
         """Coefficients of each group of the prediction iterate (the average
         when ``average=True``): ``labels x support`` for a kernel group (the
@@ -707,6 +710,7 @@ class _StreamMkl(base.Base):
         return out
 
     @property
+    @synchronized
     def group_norms_(self) -> dict[str, float]:
         """``||theta_g||`` of each group of the prediction iterate
         (``"transitions"`` too for sequence taggers)."""
@@ -724,6 +728,7 @@ class _StreamMkl(base.Base):
     # --- fitted attributes ------------------------------------------------
 
     @property
+    @synchronized
     def kernel_weights_(self) -> dict[str, float]:
         """``{group name: beta}`` over the kernels and explicit groups,
         ``beta_k = ||theta_k|| / sum_l ||theta_l||`` (current iterate;
@@ -734,6 +739,7 @@ class _StreamMkl(base.Base):
         return dict(zip(names, self._state.beta(), strict=True))
 
     @property
+    @synchronized
     def kernel_weights_history_(self) -> list[tuple[int, dict[str, float]]]:
         """The ``beta`` trajectory: ``(round, {name: beta})`` recorded every
         ``history_every`` rounds (if > 0) and after every epoch of ``fit``."""
@@ -744,17 +750,20 @@ class _StreamMkl(base.Base):
         return [(r, dict(zip(names, b, strict=True))) for r, b in zip(rounds, betas, strict=True)]
 
     @property
+    @synchronized
     def n_support_(self) -> int:
         """Number of (distinct) support inputs of the kernel expansions."""
         return 0 if self._state is None else self._state.n_support
 
     @property
+    @synchronized
     def n_rounds_(self) -> int:
         """Number of examples learned so far."""
         return 0 if self._state is None else self._state.rounds
 
     # --- persistence ------------------------------------------------------
 
+    @synchronized
     def __deepcopy__(self, memo: dict[int, Any]) -> Any:
         """An independent model: the vocabularies, labels and the Rust state
         are copied (precomputed Gram matrices, immutable, are shared)."""
@@ -770,6 +779,7 @@ class _StreamMkl(base.Base):
         step."""
         return copy.deepcopy(self)
 
+    @synchronized
     def __getstate__(self) -> dict[str, Any]:
         if self._precomputed:
             raise ValueError(
@@ -787,9 +797,11 @@ class _StreamMkl(base.Base):
             state["_state"] = _omkl.StreamMkl.from_bytes(state["_state"])
         self.__dict__.update(state)
 
+    @synchronized
     def __sizeof__(self) -> int:
         return object.__sizeof__(self) + (0 if self._state is None else self._state.nbytes)
 
+    @synchronized
     def save(self, path: str | os.PathLike[str]) -> None:
         """Saves the model to ``path`` atomically (see :func:`omkl._persist.save_bytes`):
         one checksummed file with the constructor parameters, the feature
@@ -942,10 +954,12 @@ class MKLClassifier(_StreamMkl, base.Classifier):
         return True
 
     @property
+    @synchronized
     def classes_(self) -> list[Hashable]:
         """Classes in order of first appearance."""
         return list(self._labels)
 
+    @synchronized
     def learn_one(self, x: Mapping[Hashable, float] | npt.ArrayLike, y: Hashable) -> None:
         self._learn_rows([x], [y])
 
@@ -955,6 +969,7 @@ class MKLClassifier(_StreamMkl, base.Classifier):
             return self._state.scores_ids(self._ids([x]))[0].tolist()
         return self._state.scores(self._predict_rows([x]))[0].tolist()
 
+    @synchronized
     def predict_proba_one(self, x: Mapping[Hashable, float] | npt.ArrayLike) -> dict:
         if self._state is None or not self._labels:
             return {}
@@ -964,6 +979,7 @@ class MKLClassifier(_StreamMkl, base.Classifier):
         s = sum(e)
         return {c: v / s for c, v in zip(self._labels, e, strict=True)}
 
+    @synchronized
     def predict_one(self, x: Mapping[Hashable, float] | npt.ArrayLike) -> Hashable | None:
         if self._state is None or not self._labels:
             return None
@@ -971,6 +987,7 @@ class MKLClassifier(_StreamMkl, base.Classifier):
             return self._labels[int(self._state.predict_ids(self._ids([x]))[0])]
         return self._labels[int(self._state.predict(self._predict_rows([x]))[0])]
 
+    @synchronized
     def fit(
         self,
         X: Sequence[Any] | npt.ArrayLike,
@@ -995,6 +1012,7 @@ class MKLClassifier(_StreamMkl, base.Classifier):
         self._fit([[r] for r in rows], [[t] for t in y], epochs, progress, shuffle)
         return self
 
+    @synchronized
     def predict(self, X: Sequence[Any] | npt.ArrayLike) -> list[Hashable]:
         """Predicted labels of the rows of ``X`` (GIL released)."""
         rows = list(X)
@@ -1041,11 +1059,13 @@ class SequenceTagger(_StreamMkl):
     _chain = True
 
     @property
+    @synchronized
     def labels_(self) -> list[Hashable]:
         """Labels in order of first appearance."""
         return list(self._labels)
 
     @property
+    @synchronized
     def transitions_(self) -> dict[str, npt.NDArray[np.float64]]:
         """Transition weights of the prediction iterate, indexed like
         ``labels_``: ``"bigram"`` (``L x L``, ``[previous, next]``),
@@ -1071,6 +1091,7 @@ class SequenceTagger(_StreamMkl):
             )
         return list(xs)
 
+    @synchronized
     def learn_one(self, xs: Sequence[Any] | npt.ArrayLike, ys: Sequence[Hashable]) -> None:
         """One round on the sequence ``xs`` (a list of dicts or an ``n x d``
         array) labelled ``ys``; on error nothing changes."""
@@ -1079,6 +1100,7 @@ class SequenceTagger(_StreamMkl):
             raise ValueError("`xs` must not be empty (a sequence of at least one position)")
         self._learn_rows(pos, list(ys))
 
+    @synchronized
     def predict_one(self, xs: Sequence[Any] | npt.ArrayLike) -> list[Hashable]:
         """The Viterbi labelling of ``xs`` (empty before any learning)."""
         pos = self._positions(xs)
@@ -1092,6 +1114,7 @@ class SequenceTagger(_StreamMkl):
             ids = self._state.predict(self._predict_rows(pos))
         return [self._labels[int(i)] for i in ids]
 
+    @synchronized
     def fit(
         self,
         X_seqs: Sequence[Any],
@@ -1146,6 +1169,7 @@ class SequenceTagger(_StreamMkl):
         self._fit(seqs, [list(ys) for ys in Y_seqs], epochs, progress, shuffle)
         return self
 
+    @synchronized
     def predict(self, X_seqs: Sequence[Any]) -> list[list[Hashable]]:
         """Viterbi labellings of many sequences (GIL released)."""
         seqs = [self._positions(xs) for xs in X_seqs]

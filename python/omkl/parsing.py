@@ -38,6 +38,7 @@ from typing import Any
 from omkl import _omkl
 from omkl._params import check_choice, check_positive, renamed, renamed_value
 from omkl._persist import load_estimator, named_errors, save_estimator
+from omkl._sync import synchronized
 
 __all__ = ["DependencyParser", "read_conllu", "attachment_scores"]
 
@@ -370,6 +371,7 @@ class DependencyParser:
 
     # --- online interface -------------------------------------------------
 
+    @synchronized
     def learn_one(self, sentence: Sentence, heads: Sequence[int], sentence_id: str = "") -> None:
         """One online step on a sentence with gold ``heads``."""
         sid = sentence_id or "<learn_one>"
@@ -380,6 +382,7 @@ class DependencyParser:
         if self.label_epochs > 0 and all(r not in ("", "_") for r in rels):
             self._labeler.learn_one(sid, toks, hs, rels)
 
+    @synchronized
     def predict_one(self, sentence: Sentence, sentence_id: str = "") -> list[int]:
         """Predicted head of each word (0 = root)."""
         sid = sentence_id or "<predict_one>"
@@ -387,6 +390,7 @@ class DependencyParser:
 
     # --- batch interface --------------------------------------------------
 
+    @synchronized
     def fit(
         self,
         data: PathLike | Sequence[Sentence],
@@ -466,15 +470,18 @@ class DependencyParser:
             if bar is not None:
                 bar.close()
 
+    @synchronized
     def pruner_recall(self, data: PathLike | Sequence[Sentence]) -> float:
         """Percentage of gold arcs kept by the trained first-pass pruner."""
         hit, total = self._core.pruner_recall(_training_corpus(data))
         return 100.0 * hit / total
 
+    @synchronized
     def parse(self, data: PathLike | Sequence[Sentence]) -> list[list[int]]:
         """Predicted heads of every sentence (parsed in parallel)."""
         return self._core.predict_corpus(_corpus(data))
 
+    @synchronized
     def parse_with_labels(
         self, data: PathLike | Sequence[Sentence]
     ) -> tuple[list[list[int]], list[list[str]]]:
@@ -484,6 +491,7 @@ class DependencyParser:
         heads = self._core.predict_corpus(corpus)
         return heads, self._labeler.predict_corpus(corpus, heads)
 
+    @synchronized
     def score(self, data: PathLike | Sequence[Sentence]) -> dict[str, float | None]:
         """``{"uas": ..., "las": ...}`` in percent over non-punctuation words.
         ``las`` is ``None`` when the label stage is untrained."""
@@ -498,6 +506,7 @@ class DependencyParser:
             [g or [] for g in gold], pred, corpus.upos(), corpus.deprels(), labels
         )
 
+    @synchronized
     def write_conllu(self, data: PathLike | Sequence[Sentence], path: PathLike) -> None:
         """Parses ``data`` and writes it to ``path`` as CoNLL-U with predicted
         heads (and relations once the label stage is trained)."""
@@ -509,33 +518,39 @@ class DependencyParser:
     # --- introspection ----------------------------------------------------
 
     @property
+    @synchronized
     def template_names_(self) -> list[str]:
         """Name of each feature template, in index order."""
         return self._core.template_names()
 
     @property
+    @synchronized
     def template_weights_(self) -> list[float]:
         """β_t = ‖θ_t‖ / Σ‖θ‖ of the current (sparse) iterate θ."""
         return self._core.template_weights()
 
     @property
+    @synchronized
     def averaged_template_weights_(self) -> list[float] | None:
         """β of the averaged parameters used for prediction (dense even under
         MKL); ``None`` before the first epoch."""
         return self._core.averaged_template_weights()
 
     @property
+    @synchronized
     def template_weights_trajectory_(self) -> list[list[float]]:
         """β after each epoch."""
         return self._core.beta_trajectory()
 
     @property
+    @synchronized
     def table_sizes_(self) -> list[int]:
         """Slots of each template's weight table (powers of two)."""
         return self._core.table_sizes()
 
     # --- persistence ------------------------------------------------------
 
+    @synchronized
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_core"] = self._core.__getstate__()
@@ -552,6 +567,7 @@ class DependencyParser:
         state["_labeler"] = labeler
         self.__dict__.update(state)
 
+    @synchronized
     def save(self, path: PathLike) -> None:
         """Saves the parser to ``path`` atomically (see
         :func:`omkl._persist.save_bytes`): one checksummed file with the
