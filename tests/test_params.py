@@ -185,3 +185,27 @@ def test_shared_concepts_have_one_name_in_every_estimator():
     for cls in estimators[:4]:
         names = set(inspect.signature(cls.__init__).parameters)
         assert {"schedule", "average"} <= names, cls
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: omkl.MKLClassifier(max_support=True), "max_support"),
+        (lambda: omkl.MKLClassifier(history_every=-1), "history_every"),
+        (lambda: omkl.MKLClassifier(kernels=[None]), "kernels"),
+        (lambda: omkl.ProximalClassifier(n_buckets=2.5), "n_buckets"),
+        (lambda: omkl.ProximalClassifier(n_buckets=True), "n_buckets"),
+        (lambda: omkl.ProximalClassifier(groups=[1, 2]), "groups"),
+        (lambda: omkl.MKLClassifier().learn_one({"a": "1.5"}, 1), r"x\['a'\]"),
+        (lambda: omkl.ProximalRegressor().learn_one({"a": 1.0}, "2.5"), "`y`"),
+    ],
+)
+def test_loose_values_are_refused_by_name(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_boolean_features_count_as_zero_or_one():
+    m = omkl.MKLClassifier()
+    m.learn_one({"a": True, "b": 0.5}, "p")
+    assert m.n_rounds_ == 1

@@ -30,7 +30,15 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["SCHEDULES", "check_choice", "check_positive", "renamed", "renamed_value"]
+__all__ = [
+    "SCHEDULES",
+    "check_choice",
+    "check_int",
+    "check_positive",
+    "check_real",
+    "renamed",
+    "renamed_value",
+]
 
 #: Learning-rate schedules accepted by every estimator with a ``schedule``.
 SCHEDULES = ("constant", "inv_sqrt", "inv_linear")
@@ -114,4 +122,47 @@ def check_positive(name: str, value: Any) -> float:
         raise ValueError(f"invalid value for `{name}`: expected a number > 0, got {value!r}")
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"invalid value for `{name}`: expected a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def check_int(name: str, value: Any, minimum: int, allow_none: bool = False) -> Any:
+    """``value`` if it is an integer ``>= minimum`` (``None`` too with
+    ``allow_none``); else ``ValueError`` naming ``name``. Booleans and floats
+    are refused, even integral ones.
+
+    >>> check_int("n_buckets", 64, 1)
+    64
+    >>> check_int("max_support", True, 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid value for `max_support`: expected an integer >= 1, got True
+    """
+    import numbers
+
+    if value is None and allow_none:
+        return value
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        none = "None or " if allow_none else ""
+        raise ValueError(
+            f"invalid value for `{name}`: expected {none}an integer >= {minimum}, got {value!r}"
+        )
+    return int(value)
+
+
+def check_real(name: str, value: Any, allow_bool: bool = False) -> float:
+    """``value`` as a float if it is a real number (not a string; a boolean
+    only with ``allow_bool``, as 0 or 1); else ``ValueError`` naming
+    ``name``.
+
+    >>> check_real("y", 2.5)
+    2.5
+    >>> check_real("y", "2.5")
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid value for `y`: expected a real number, got '2.5'
+    """
+    import numbers
+
+    if (isinstance(value, bool) and not allow_bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"invalid value for `{name}`: expected a real number, got {value!r}")
     return float(value)

@@ -77,7 +77,7 @@ from typing import Any
 from river import base
 
 from omkl import _omkl
-from omkl._params import SCHEDULES, check_choice, renamed
+from omkl._params import SCHEDULES, check_choice, check_int, check_real, renamed
 from omkl._persist import index_of, load_estimator, named_errors, save_estimator
 from omkl._sync import synchronized
 
@@ -123,6 +123,11 @@ class _Proximal(base.Base):
     _loss_name: str
 
     def _make_state(self) -> _omkl.OnlineProximalLearner:
+        if self.groups is not None and not isinstance(self.groups, Mapping):
+            raise ValueError(
+                "invalid value for `groups`: expected None or a dict {feature name: group "
+                f"name}}, got {self.groups!r}"
+            )
         groups = {} if self.groups is None else {str(k): str(v) for k, v in self.groups.items()}
         return _omkl.OnlineProximalLearner(
             self._loss_name,
@@ -136,7 +141,7 @@ class _Proximal(base.Base):
             getattr(self, "clip_gradient", None),
             self.separator,
             groups,
-            int(self.n_buckets),
+            check_int("n_buckets", self.n_buckets, 1),
         )
 
     @property
@@ -439,18 +444,14 @@ class ProximalRegressor(_Proximal, base.Regressor):
 
     @synchronized
     def learn_one(self, x: dict, y: float) -> None:
-        try:
-            y = float(y)
-        except (TypeError, ValueError):
-            raise ValueError(f"invalid value for `y`: expected a real number, got {y!r}") from None
-        self._state.learn_value(x, y)
+        self._state.learn_value(x, check_real("y", y))
 
     @synchronized
     def learn_batch(self, xs: Sequence[dict], ys: Sequence[float]) -> None:
         """Learns many examples in order, in Rust, with the GIL released."""
         if len(xs) != len(ys):
             raise ValueError(f"expected as many targets as examples ({len(xs)}), got {len(ys)}")
-        self._state.learn_many_values(list(xs), [float(y) for y in ys])
+        self._state.learn_many_values(list(xs), [check_real("y", y) for y in ys])
 
     @synchronized
     def predict_one(self, x: dict) -> float:

@@ -77,7 +77,7 @@ from river import base
 
 from omkl import _omkl
 from omkl._omkl import Kernel
-from omkl._params import SCHEDULES, check_choice
+from omkl._params import SCHEDULES, check_choice, check_int, check_real
 from omkl._persist import index_of, load_estimator, named_errors, save_estimator
 from omkl._sync import synchronized
 
@@ -139,6 +139,11 @@ def _kernel_list(
         items = []
         seen: dict[str, int] = {}
         for k in kernels:
+            if not isinstance(k, (str, Kernel, _omkl.PrecomputedGram)):
+                raise ValueError(
+                    "invalid value for `kernels`: expected omkl.Kernel objects, kernel names or "
+                    f"omkl.PrecomputedGram objects, got {k!r}"
+                )
             base_name = (
                 k
                 if isinstance(k, str)
@@ -229,11 +234,8 @@ class _StreamMkl(base.Base):
             )
         groups = {} if explicit_groups is None else dict(explicit_groups)
         self._kernel_specs = _kernel_list(kernels, self._default_kernels, allow_empty=bool(groups))
-        if max_support is not None and (not isinstance(max_support, int) or max_support < 1):
-            raise ValueError(
-                f"invalid value for `max_support`: expected None or an integer >= 1, "
-                f"got {max_support!r}"
-            )
+        check_int("max_support", max_support, 1, allow_none=True)
+        check_int("history_every", history_every, 0)
         self._group_names = [str(g) for g in groups]
         self._precomputed = any(
             isinstance(k, _omkl.PrecomputedGram) for _, k in self._kernel_specs
@@ -422,12 +424,7 @@ class _StreamMkl(base.Base):
                 j = index.get(k)
                 if j is None:
                     continue
-                try:
-                    m[i, j] = float(v)
-                except (TypeError, ValueError):
-                    raise ValueError(
-                        f"invalid value for `x[{k!r}]`: expected a real number, got {v!r}"
-                    ) from None
+                m[i, j] = check_real(f"x[{k!r}]", v, allow_bool=True)
         return m, new
 
     def _commit_features(self, kind: str, new: list[Hashable]) -> None:
