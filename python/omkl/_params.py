@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import numbers
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -137,8 +138,6 @@ def check_int(name: str, value: Any, minimum: int, allow_none: bool = False) -> 
     ...
     ValueError: invalid value for `max_support`: expected an integer >= 1, got True
     """
-    import numbers
-
     if value is None and allow_none:
         return value
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
@@ -161,8 +160,9 @@ def check_real(name: str, value: Any, allow_bool: bool = False) -> float:
     ...
     ValueError: invalid value for `y`: expected a real number, got '2.5'
     """
-    import numbers
-
-    if (isinstance(value, bool) and not allow_bool) or not isinstance(value, numbers.Real):
+    kind = type(value)
+    if kind is float or kind is int:  # the common case, without the ABC check
+        return float(value)
+    if (kind is bool and not allow_bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"invalid value for `{name}`: expected a real number, got {value!r}")
     return float(value)

@@ -67,7 +67,8 @@ def synchronized(method: F) -> F:
 
     @functools.wraps(method)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with model_lock(self):
+        lock = self.__dict__.get("_lock") or model_lock(self)
+        with lock:
             return method(self, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]

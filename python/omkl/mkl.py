@@ -424,7 +424,11 @@ class _StreamMkl(base.Base):
                 j = index.get(k)
                 if j is None:
                     continue
-                m[i, j] = check_real(f"x[{k!r}]", v, allow_bool=True)
+                kind = type(v)
+                if kind is float or kind is int:  # the common case, checked inline
+                    m[i, j] = v
+                else:
+                    m[i, j] = check_real(f"x[{k!r}]", v, allow_bool=True)
         return m, new
 
     def _commit_features(self, kind: str, new: list[Hashable]) -> None:
