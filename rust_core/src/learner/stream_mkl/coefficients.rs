@@ -15,25 +15,15 @@ impl StreamMkl {
     }
 
     /// Weights of explicit group `e` of the current iterate, `W[y, f]` at
-    /// `y·|cols_e| + f` (stored feature-major).
+    /// `y·|cols_e| + f` ([`StreamMkl::explicit_coef`] of the last iterate).
     pub fn explicit_weights(&self, e: usize) -> Vec<f64> {
-        let b = &self.egroups[e];
-        let (l, w) = (self.l, b.len() / self.l);
-        let mut out = vec![0.0; b.len()];
-        for f in 0..w {
-            for y in 0..l {
-                out[y * w + f] = b.get(f * l + y);
-            }
-        }
-        out
+        self.explicit_coef(e, Iterate::Last)
     }
 
     /// Transition weights `(L + 2) × L` (bigrams, start row, stop row) of
     /// the current iterate; empty for multiclass models.
     pub fn transition_weights(&self) -> Vec<f64> {
-        self.trans
-            .as_ref()
-            .map_or_else(Vec::new, |b| (0..b.len()).map(|i| b.get(i)).collect())
+        self.transition_coef(Iterate::Last)
     }
 }
 
