@@ -172,6 +172,42 @@ def test_learn_batch_equals_learn_one():
     assert many.predict_proba_one(data[0][0]).keys() == set(many.classes_)
 
 
+class _SameHash(str):
+    """A feature name whose Python hash is that of every other such name."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:
+        return 7
+
+
+def test_feature_names_resolve_alike_whatever_their_python_hash_or_type():
+    """The learner remembers where each feature name goes, keyed by Python's
+    hash of the name: names whose hashes collide, names that are not
+    ``str`` (named by ``str()``), and names first seen in prediction (before
+    their group exists) must all end in the model the batch path gives on
+    the ``str()`` of the names, which resolves every name afresh."""
+    data = list(stream(150))
+    variants = {
+        "str": lambda x: x,
+        "colliding": lambda x: {_SameHash(k): v for k, v in x.items()},
+        "non-str": lambda x: {(k[0], int(k[2:])): v for k, v in x.items()},
+    }
+    for name, convert in variants.items():
+        xs = [convert(x) for x, _ in data]
+        named = [{str(k): v for k, v in x.items()} for x in xs]
+        batch = omkl.ProximalClassifier(average=True)
+        batch.learn_batch(named, [y for _, y in data])
+        model = omkl.ProximalClassifier(average=True)
+        for x, (_, y) in zip(xs, data, strict=True):
+            model.predict_proba_one(x)
+            model.learn_one(x, y)
+        assert len(model.group_norms_) == (4 if name != "non-str" else 12), name
+        assert pickle.dumps(model) == pickle.dumps(batch), name
+        for x, n in zip(xs[:20], named, strict=False):
+            assert model.predict_proba_one(x) == batch.predict_proba_one(n), name
+
+
 def test_regressor_fits_a_linear_target():
     rng = np.random.default_rng(0)
     model = omkl.ProximalRegressor(regularizer=("group_lasso", 1e-3), eta0=0.2, average=True)

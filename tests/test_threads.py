@@ -25,7 +25,11 @@ def _data(seed: int, n: int = 300):
     return xs, ys
 
 
-def _learn(model, xs, ys):
+def _learn(model, xs, ys, one_by_one=False):
+    if one_by_one:
+        for x, y in zip(xs, ys, strict=True):
+            model.learn_one(x, y)
+        return
     for a in range(0, len(xs), 50):
         if isinstance(model, omkl.MKLClassifier):
             model.fit(xs[a : a + 50], ys[a : a + 50])
@@ -33,8 +37,15 @@ def _learn(model, xs, ys):
             model.learn_batch(xs[a : a + 50], ys[a : a + 50])
 
 
-@pytest.mark.parametrize("make", [omkl.MKLClassifier, omkl.ProximalClassifier])
-def test_predicting_while_learning_on_other_threads(make):
+@pytest.mark.parametrize(
+    ("make", "one_by_one"),
+    [
+        (omkl.MKLClassifier, False),
+        (omkl.ProximalClassifier, False),
+        (omkl.ProximalClassifier, True),
+    ],
+)
+def test_predicting_while_learning_on_other_threads(make, one_by_one):
     xs, ys = _data(0)
     shared, alone = make(), make()
     errors: list[BaseException] = []
@@ -55,13 +66,13 @@ def test_predicting_while_learning_on_other_threads(make):
     for t in readers:
         t.start()
     try:
-        _learn(shared, xs, ys)
+        _learn(shared, xs, ys, one_by_one)
     finally:
         done.set()
         for t in readers:
             t.join()
     assert errors == []
-    _learn(alone, xs, ys)
+    _learn(alone, xs, ys, one_by_one)
     shared.__dict__.pop("_lock", None)
     alone.__dict__.pop("_lock", None)
     assert pickle.dumps(shared) == pickle.dumps(alone)

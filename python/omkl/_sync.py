@@ -21,27 +21,20 @@ lock, so other threads wait without holding the GIL.
 
 from __future__ import annotations
 
+import _thread
 import functools
-import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class ModelLock:
+class ModelLock(_thread.RLock):  # type: ignore[misc]
     """A re-entrant lock that a copy or a pickle of its model replaces with
-    a fresh, unlocked one."""
+    a fresh, unlocked one. It is the interpreter's own ``RLock`` type, so
+    ``with model._lock:`` costs no Python-level call."""
 
-    def __init__(self) -> None:
-        self._lock = threading.RLock()
-
-    def __enter__(self) -> ModelLock:
-        self._lock.acquire()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._lock.release()
+    __slots__ = ()
 
     def __reduce__(self) -> tuple[type[ModelLock], tuple[()]]:
         return (ModelLock, ())
@@ -62,13 +55,30 @@ def model_lock(model: Any) -> ModelLock:
     return lock
 
 
+class _LockAttribute:
+    """The ``_lock`` attribute of a :class:`Synchronized` model: the lock in
+    the instance's ``__dict__``, made there by the first access (a model
+    restored without one, e.g. by ``__setstate__``, gets one too)."""
+
+    def __get__(self, model: Any, owner: type | None = None) -> Any:
+        if model is None:
+            return self
+        return model_lock(model)
+
+
+class Synchronized:
+    """Base of the models with one lock each: ``with self._lock:`` runs a
+    block under the model's lock."""
+
+    _lock: ModelLock = _LockAttribute()  # type: ignore[assignment]
+
+
 def synchronized(method: F) -> F:
     """Runs ``method`` under its model's lock."""
 
     @functools.wraps(method)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        lock = self.__dict__.get("_lock") or model_lock(self)
-        with lock:
+        with self.__dict__.get("_lock") or model_lock(self):
             return method(self, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]

@@ -79,7 +79,7 @@ from river import base
 from omkl import _omkl
 from omkl._params import SCHEDULES, check_choice, check_int, check_real, renamed
 from omkl._persist import index_of, load_estimator, named_errors, save_estimator
-from omkl._sync import synchronized
+from omkl._sync import Synchronized, synchronized
 
 __all__ = ["ProximalClassifier", "ProximalRegressor"]
 
@@ -119,7 +119,7 @@ def _regularizers(
     return out
 
 
-class _Proximal(base.Base):
+class _Proximal(Synchronized, base.Base):
     _loss_name: str
 
     def _make_state(self) -> _omkl.OnlineProximalLearner:
@@ -323,16 +323,16 @@ class ProximalClassifier(_Proximal, base.Classifier):
         """Classes in order of first appearance."""
         return list(self._classes)
 
-    @synchronized
     def learn_one(self, x: dict, y: Hashable) -> None:
-        k = self._class_index.get(y)
-        if k is None:
+        with self._lock:
+            k = self._class_index.get(y)
+            if k is not None:
+                self._state.learn_class(x, k)
+                return
             k = len(self._classes)
             self._state.learn_class(x, k)
             self._classes.append(y)
             self._class_index[y] = k
-        else:
-            self._state.learn_class(x, k)
 
     @synchronized
     def learn_batch(self, xs: Sequence[dict], ys: Sequence[Hashable]) -> None:
@@ -365,21 +365,21 @@ class ProximalClassifier(_Proximal, base.Classifier):
     def _scores(self, x: dict) -> list[float]:
         return self._state.scores(x)[: len(self._classes)]
 
-    @synchronized
     def predict_proba_one(self, x: dict) -> dict[Hashable, float]:
-        if not self._classes:
-            return {}
-        z = self._scores(x)
-        m = max(z)
-        e = [math.exp(v - m) for v in z]
-        s = sum(e)
-        return {c: v / s for c, v in zip(self._classes, e, strict=True)}
+        with self._lock:
+            if not self._classes:
+                return {}
+            z = self._scores(x)
+            m = max(z)
+            e = [math.exp(v - m) for v in z]
+            s = sum(e)
+            return {c: v / s for c, v in zip(self._classes, e, strict=True)}
 
-    @synchronized
     def predict_one(self, x: dict) -> Hashable | None:
-        if not self._classes:
-            return None
-        return self._classes[self._state.predict_class(x)]
+        with self._lock:
+            if not self._classes:
+                return None
+            return self._classes[self._state.predict_class(x)]
 
     @classmethod
     def _unit_test_params(cls):
@@ -442,9 +442,9 @@ class ProximalRegressor(_Proximal, base.Regressor):
         self.n_buckets = n_buckets
         self._state = self._make_state()
 
-    @synchronized
     def learn_one(self, x: dict, y: float) -> None:
-        self._state.learn_value(x, check_real("y", y))
+        with self._lock:
+            self._state.learn_value(x, check_real("y", y))
 
     @synchronized
     def learn_batch(self, xs: Sequence[dict], ys: Sequence[float]) -> None:
@@ -453,9 +453,9 @@ class ProximalRegressor(_Proximal, base.Regressor):
             raise ValueError(f"expected as many targets as examples ({len(xs)}), got {len(ys)}")
         self._state.learn_many_values(list(xs), [check_real("y", y) for y in ys])
 
-    @synchronized
     def predict_one(self, x: dict) -> float:
-        return self._state.scores(x)[0]
+        with self._lock:
+            return self._state.scores(x)[0]
 
     @classmethod
     def _unit_test_params(cls):

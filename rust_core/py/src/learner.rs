@@ -1,9 +1,10 @@
 //! Python binding for `omkl_core::learner`: Alg. 1 on named features.
 
 use std::collections::BTreeMap;
+use std::sync::{Mutex, PoisonError};
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
-use omkl_core::features::{Grouping, SparseBatch, HASH_NAME, HASH_SEED};
+use omkl_core::features::{Grouping, SparseBatch, SparseExample, HASH_NAME, HASH_SEED};
 use omkl_core::learner::named::NamedLearner;
 use omkl_core::learner::spec::{parse_loss, parse_regularizer, parse_schedule};
 use omkl_core::learner::{Alg1Config, Target};
@@ -13,12 +14,24 @@ use pyo3::types::{PyBytes, PyDict, PyString};
 
 use crate::convert::to_indices;
 use crate::errors::IntoPyResult;
+use crate::name_cache::NameCache;
 
-/// Feature names (as Python strings) and values of a feature dict. Non-str
-/// keys are converted with `str()`; values must convert to float.
-fn features<'py>(x: &Bound<'py, PyDict>) -> PyResult<(Vec<Bound<'py, PyString>>, Vec<f64>)> {
-    let mut names = Vec::with_capacity(x.len());
-    let mut values = Vec::with_capacity(x.len());
+/// A feature dict read once: its names (as Python strings, non-str keys
+/// converted with `str()`), their Python hashes and their values.
+struct Features<'py> {
+    names: Vec<Bound<'py, PyString>>,
+    hashes: Vec<isize>,
+    values: Vec<f64>,
+}
+
+/// Reads a feature dict; its values must convert to float.
+fn features<'py>(x: &Bound<'py, PyDict>) -> PyResult<Features<'py>> {
+    let n = x.len();
+    let mut f = Features {
+        names: Vec::with_capacity(n),
+        hashes: Vec::with_capacity(n),
+        values: Vec::with_capacity(n),
+    };
     for (k, v) in x.iter() {
         let name = match k.cast::<PyString>() {
             Ok(s) => s.clone(),
@@ -34,10 +47,11 @@ fn features<'py>(x: &Bound<'py, PyDict>) -> PyResult<(Vec<Bound<'py, PyString>>,
                 name.to_string()
             ))
         })?;
-        names.push(name);
-        values.push(value);
+        f.hashes.push(name.hash()?);
+        f.names.push(name);
+        f.values.push(value);
     }
-    Ok((names, values))
+    Ok(f)
 }
 
 fn strs<'a>(names: &'a [Bound<'_, PyString>]) -> PyResult<Vec<&'a str>> {
@@ -48,14 +62,64 @@ fn strs<'a>(names: &'a [Bound<'_, PyString>]) -> PyResult<Vec<&'a str>> {
 fn many(xs: &[Bound<'_, PyDict>]) -> PyResult<Vec<(Vec<String>, Vec<f64>)>> {
     xs.iter()
         .map(|x| {
-            let (names, values) = features(x)?;
-            let names = names.iter().map(|n| n.to_string()).collect();
-            Ok((names, values))
+            let f = features(x)?;
+            let names = f.names.iter().map(|n| n.to_string()).collect();
+            Ok((names, f.values))
         })
         .collect()
 }
 
 impl OnlineProximalLearner {
+    fn wrap(inner: NamedLearner) -> Self {
+        OnlineProximalLearner {
+            inner,
+            names: Mutex::default(),
+        }
+    }
+
+    /// The entries of `f` whose groups are registered, and whether that is
+    /// all of them.
+    fn locate(&self, f: &Features<'_>, names: &[&str]) -> (SparseExample, bool) {
+        let mut cache = self.names.lock().unwrap_or_else(PoisonError::into_inner);
+        let space = self.inner.space();
+        let n = names.len();
+        let mut x = SparseExample {
+            groups: Vec::with_capacity(n),
+            indices: Vec::with_capacity(n),
+            values: Vec::with_capacity(n),
+        };
+        let mut all = true;
+        for ((name, &hash), &v) in names.iter().zip(&f.hashes).zip(&f.values) {
+            match cache.locate(space, name, hash) {
+                Some((g, b)) => x.push(g, b, v),
+                None => all = false,
+            }
+        }
+        (x, all)
+    }
+
+    /// One round on a feature dict. An example whose groups are all
+    /// registered, with finite values and a target the model already has,
+    /// goes straight to the Alg. 1 state; any other takes the named
+    /// learner's path, which registers groups and classes and names errors.
+    fn learn_one(&mut self, x: &Bound<'_, PyDict>, target: Target) -> PyResult<f64> {
+        let f = features(x)?;
+        let names = strs(&f.names)?;
+        let (example, all) = self.locate(&f, &names);
+        let model = self.inner.model();
+        if all
+            && f.values.iter().all(|v| v.is_finite())
+            && model
+                .config()
+                .loss
+                .check_target(model.n_outputs(), target)
+                .is_ok()
+        {
+            return self.inner.model_mut().learn(&example, target).py();
+        }
+        self.inner.learn(&names, &f.values, target).py()
+    }
+
     /// Trains on many feature dicts with their targets, without the GIL;
     /// returns the mean loss.
     fn learn_many(
@@ -81,6 +145,7 @@ impl OnlineProximalLearner {
 #[pyclass(module = "omkl._omkl")]
 pub struct OnlineProximalLearner {
     inner: NamedLearner,
+    names: Mutex<NameCache>,
 }
 
 #[pymethods]
@@ -120,35 +185,41 @@ impl OnlineProximalLearner {
             mapping: groups,
         };
         let inner = NamedLearner::new(config, grouping, n_buckets).py()?;
-        Ok(OnlineProximalLearner { inner })
+        Ok(Self::wrap(inner))
     }
 
     /// One round on a feature dict with class index `y`; returns the loss.
     fn learn_class(&mut self, x: &Bound<'_, PyDict>, y: usize) -> PyResult<f64> {
-        let (names, values) = features(x)?;
-        self.inner
-            .learn(&strs(&names)?, &values, Target::Class(y))
-            .py()
+        self.learn_one(x, Target::Class(y))
     }
 
     /// One round on a feature dict with real target `y`; returns the loss.
     fn learn_value(&mut self, x: &Bound<'_, PyDict>, y: f64) -> PyResult<f64> {
-        let (names, values) = features(x)?;
-        self.inner
-            .learn(&strs(&names)?, &values, Target::Value(y))
-            .py()
+        self.learn_one(x, Target::Value(y))
     }
 
-    /// Scores of the prediction model, one per output.
+    /// Scores of the prediction model, one per output (features of groups
+    /// not seen in training have no weight).
     fn scores(&self, x: &Bound<'_, PyDict>) -> PyResult<Vec<f64>> {
-        let (names, values) = features(x)?;
-        self.inner.scores(&strs(&names)?, &values).py()
+        let f = features(x)?;
+        let names = strs(&f.names)?;
+        if !f.values.iter().all(|v| v.is_finite()) {
+            return self.inner.scores(&names, &f.values).py();
+        }
+        let (example, _) = self.locate(&f, &names);
+        self.inner.model().scores(&example).py()
     }
 
-    /// Index of the highest score.
+    /// Index of the highest score (the lowest index among ties).
     fn predict_class(&self, x: &Bound<'_, PyDict>) -> PyResult<usize> {
-        let (names, values) = features(x)?;
-        self.inner.predict_class(&strs(&names)?, &values).py()
+        let z = self.scores(x)?;
+        let mut best = 0;
+        for (k, &v) in z.iter().enumerate() {
+            if v > z[best] {
+                best = k;
+            }
+        }
+        Ok(best)
     }
 
     /// Trains on many dicts with class indices, without the GIL; returns the
@@ -259,9 +330,7 @@ impl OnlineProximalLearner {
     /// Rebuilds a learner from `to_bytes`.
     #[staticmethod]
     fn from_bytes(data: &[u8]) -> PyResult<Self> {
-        Ok(OnlineProximalLearner {
-            inner: NamedLearner::from_bytes(data).py()?,
-        })
+        Ok(Self::wrap(NamedLearner::from_bytes(data).py()?))
     }
 
     fn __reduce__<'py>(
@@ -273,7 +342,8 @@ impl OnlineProximalLearner {
     }
 
     fn __sizeof__(&self) -> usize {
-        std::mem::size_of::<Self>() + self.inner.heap_bytes()
+        let cache = self.names.lock().unwrap_or_else(PoisonError::into_inner);
+        std::mem::size_of::<Self>() + self.inner.heap_bytes() + cache.heap_bytes()
     }
 }
 

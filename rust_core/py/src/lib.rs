@@ -10,6 +10,7 @@ mod decode;
 mod errors;
 mod kernel;
 mod learner;
+mod name_cache;
 mod parser;
 mod persist;
 mod prox;
