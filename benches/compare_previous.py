@@ -487,8 +487,10 @@ def run_workload(
 # the table
 
 
-def med(runs: Any, *path: str) -> float | None:
-    if not isinstance(runs, list) or not runs:
+def _values(runs: Any, path: tuple[str, ...], least: int) -> list[float] | None:
+    """The value at ``path`` of every repeat in ``runs``, or ``None`` if
+    there are fewer than ``least`` repeats or one lacks the value."""
+    if not isinstance(runs, list) or len(runs) < least:
         return None
     vals = []
     for r in runs:
@@ -498,21 +500,19 @@ def med(runs: Any, *path: str) -> float | None:
         if v is None:
             return None
         vals.append(float(v))
-    return statistics.median(vals)
+    return vals
+
+
+def med(runs: Any, *path: str) -> float | None:
+    vals = _values(runs, path, 1)
+    return None if vals is None else statistics.median(vals)
 
 
 def spread(runs: Any, *path: str) -> float | None:
     """(max - min) / median over the repeats of one side, in percent."""
-    if not isinstance(runs, list) or len(runs) < 2:
+    vals = _values(runs, path, 2)
+    if vals is None:
         return None
-    vals = []
-    for r in runs:
-        v: Any = r
-        for p in path:
-            v = v.get(p) if isinstance(v, dict) else None
-        if v is None:
-            return None
-        vals.append(float(v))
     m = statistics.median(vals)
     return 100.0 * (max(vals) - min(vals)) / m if m else None
 

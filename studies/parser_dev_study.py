@@ -14,25 +14,20 @@ Example::
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import pathlib
-import resource
 import time
 from typing import Any
+
+import _ewt
 
 from omkl import _omkl
 from omkl.parsing import DependencyParser, read_conllu
 
-DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "ud-english-ewt"
-
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--train", default=str(DATA / "en_ewt-ud-train.conllu"))
-    ap.add_argument("--dev", default=str(DATA / "en_ewt-ud-dev.conllu"))
-    ap.add_argument("--max-train", type=int, default=4000, help="first N sentences (0: all)")
+    ap = _ewt.arguments(__doc__, 4000)
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--configs", default="l2_squared:1e-6:0.1", help="regularizer:lam:eta,...")
     ap.add_argument("--prune-k", type=int, default=DependencyParser().prune_k)
@@ -45,9 +40,7 @@ def main() -> None:
     )
     ap.add_argument("--label-epochs", type=int, default=3)
     ap.add_argument("--json", default="", help="also write the rows as JSON here")
-    args = ap.parse_args()
-    if "test" in os.path.basename(args.dev):
-        raise SystemExit("the study must be run on the dev file, not the test file")
+    args = _ewt.parse_dev_only(ap)
 
     train: Any = read_conllu(args.train)
     if args.max_train:
@@ -114,7 +107,7 @@ def main() -> None:
                 f"{s['las']:.2f} | | |",
                 flush=True,
             )
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = _ewt.peak_rss_mb()
     print(f"peak memory {peak:.0f} MB; load average {os.getloadavg()[0]:.2f}")
     if args.json:
         pathlib.Path(args.json).write_text(

@@ -14,37 +14,25 @@ Example::
 
 from __future__ import annotations
 
-import argparse
 import os
-import pathlib
 import random
-import resource
 import time
+
+import _ewt
 
 from omkl import _omkl
 from omkl.parsing import attachment_scores
 
-DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "ud-english-ewt"
-
-
-def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--train", default=str(DATA / "en_ewt-ud-train.conllu"))
-    ap.add_argument("--dev", default=str(DATA / "en_ewt-ud-dev.conllu"))
-    ap.add_argument("--max-train", type=int, default=0, help="first N sentences (0: all)")
+    ap = _ewt.arguments(__doc__, 0)
     ap.add_argument("--epochs", type=int, default=3)
-    args = ap.parse_args()
-    if "test" in os.path.basename(args.dev):
-        raise SystemExit("the study must be run on the dev file, not the test file")
+    args = _ewt.parse_dev_only(ap)
 
     train = _omkl.ParseCorpus.from_path(args.train)
     dev = _omkl.ParseCorpus.from_path(args.dev)
     n = len(train) if not args.max_train else min(args.max_train, len(train))
-    rss0 = _rss_mb()
+    rss0 = _ewt.peak_rss_mb()
     lab = _omkl.ArcLabelerCore(0.1, 1e-6)
     rng = random.Random(0)
     t0 = time.process_time()
@@ -53,7 +41,7 @@ def main() -> None:
         rng.shuffle(order)
         lab.fit_epoch(train, order)
     cpu = time.process_time() - t0
-    grown = _rss_mb() - rss0
+    grown = _ewt.peak_rss_mb() - rss0
     gold = [list(h or []) for h in dev.gold_heads()]
     pred = lab.predict_corpus(dev, gold)
     las = attachment_scores(gold, gold, dev.upos(), dev.deprels(), pred)["las"]

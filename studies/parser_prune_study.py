@@ -13,32 +13,25 @@ Example::
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
-import pathlib
 import time
 from typing import Any
 
-from omkl.parsing import DependencyParser, read_conllu
+import _ewt
 
-DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "ud-english-ewt"
+from omkl.parsing import DependencyParser, read_conllu
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--train", default=str(DATA / "en_ewt-ud-train.conllu"))
-    ap.add_argument("--dev", default=str(DATA / "en_ewt-ud-dev.conllu"))
-    ap.add_argument("--max-train", type=int, default=4000)
+    ap = _ewt.arguments(__doc__, 4000)
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--mkl-lams", default="1e-6")
     ap.add_argument("--eta", type=float, default=DependencyParser().eta0)
     ap.add_argument("--svm-lam", type=float, default=DependencyParser().lam)
     ap.add_argument("--fraction", type=float, default=0.4)
     ap.add_argument("--no-full", action="store_true", help="skip the all-templates SVM")
-    args = ap.parse_args()
-    if "test" in os.path.basename(args.dev):
-        raise SystemExit("the study must be run on the dev file, not the test file")
+    args = _ewt.parse_dev_only(ap)
     train: Any = read_conllu(args.train)[: args.max_train or None]
     kw = {"eta0": args.eta, "epochs": args.epochs, "label_epochs": 0}
 

@@ -20,30 +20,22 @@ Example::
 
 from __future__ import annotations
 
-import argparse
 import os
-import pathlib
-import resource
 import time
 from typing import Any
 
-from omkl.parsing import DependencyParser, _corpus, read_conllu
+import _ewt
 
-DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "ud-english-ewt"
+from omkl.parsing import DependencyParser, _corpus, read_conllu
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--train", default=str(DATA / "en_ewt-ud-train.conllu"))
-    ap.add_argument("--dev", default=str(DATA / "en_ewt-ud-dev.conllu"))
-    ap.add_argument("--max-train", type=int, default=0, help="first N sentences (0: all)")
+    ap = _ewt.arguments(__doc__, 0)
     ap.add_argument("--pruner-epochs", default="1,3", help="comma-separated pass counts")
     ap.add_argument("--ks", default="3,5,8,10,15,20")
     ap.add_argument("--prune-k", type=int, default=20, help="the k cap of the margin rule")
     ap.add_argument("--margins", default="3,4,5,6,8,10")
-    args = ap.parse_args()
-    if "test" in os.path.basename(args.dev):
-        raise SystemExit("the study must be run on the dev file, not the test file")
+    args = _ewt.parse_dev_only(ap)
 
     train: Any = read_conllu(args.train)
     if args.max_train:
@@ -73,7 +65,7 @@ def main() -> None:
                 f"| {100.0 * kept / cand:.1f} |",
                 flush=True,
             )
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = _ewt.peak_rss_mb()
     print(f"\npeak memory {peak:.0f} MB; load average {os.getloadavg()[0]:.2f}")
 
 

@@ -50,6 +50,7 @@ def renamed(
     given: Mapping[str, Any],
     aliases: Mapping[str, str],
     current: Mapping[str, Any],
+    stacklevel: int = 3,
 ) -> dict[str, Any]:
     """``{new name: value}`` for the deprecated keyword arguments ``given``
     of ``owner``'s constructor.
@@ -59,7 +60,9 @@ def renamed(
     used warns with a ``DeprecationWarning`` naming the new one. A keyword
     that is no alias raises ``TypeError``, as Python does for an unexpected
     keyword; so does a deprecated name given together with its new name
-    (the new name set to other than its default).
+    (the new name set to other than its default). The warning points
+    ``stacklevel`` frames up (3: the caller of the constructor that calls
+    this function).
     """
     init = owner.__init__  # type: ignore[misc]
     defaults = {n: p.default for n, p in inspect.signature(init).parameters.items()}
@@ -74,7 +77,7 @@ def renamed(
         warnings.warn(
             f"{name}: `{old}` is deprecated, use `{new}` instead",
             DeprecationWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
         out[new] = value
     return out

@@ -122,6 +122,30 @@ def _regularizers(
 class _Proximal(Synchronized, base.Base):
     _loss_name: str
 
+    #: Constructor parameters shared by both estimators.
+    _PARAMS = (
+        "regularizer",
+        "schedule",
+        "eta0",
+        "sigma",
+        "radius",
+        "average",
+        "fit_intercept",
+        "separator",
+        "groups",
+        "n_buckets",
+    )
+
+    def _configure(self, given: dict[str, Any], *own: str) -> None:
+        """Stores the constructor's arguments ``given`` (its ``locals()``,
+        with the deprecated names in ``given["kwargs"]`` mapped to the new
+        ones) as same-named attributes, ``own`` names first, and builds the
+        learner."""
+        new = renamed(type(self), given["kwargs"], _ALIASES, given, stacklevel=4)
+        for name in (*own, *self._PARAMS):
+            setattr(self, name, new.get(name, given[name]))
+        self._state = self._make_state()
+
     def _make_state(self) -> _omkl.OnlineProximalLearner:
         if self.groups is not None and not isinstance(self.groups, Mapping):
             raise ValueError(
@@ -292,24 +316,10 @@ class ProximalClassifier(_Proximal, base.Classifier):
         n_buckets: int = 64,
         **kwargs: Any,
     ):
-        new = renamed(type(self), kwargs, _ALIASES, locals())
-        schedule = new.get("schedule", schedule)
-        average = new.get("average", average)
         if loss not in ("log", "hinge"):
             raise ValueError(f"invalid value for `loss`: expected 'log' or 'hinge', got {loss!r}")
-        self.loss = loss
-        self.regularizer = regularizer
-        self.schedule = schedule
-        self.eta0 = eta0
-        self.sigma = sigma
-        self.radius = radius
-        self.average = average
-        self.fit_intercept = fit_intercept
-        self.separator = separator
-        self.groups = groups
-        self.n_buckets = n_buckets
         self._loss_name = loss
-        self._state = self._make_state()
+        self._configure(locals(), "loss")
         self._classes: list[Hashable] = []
         self._class_index: dict[Hashable, int] = {}
 
@@ -426,21 +436,7 @@ class ProximalRegressor(_Proximal, base.Regressor):
         n_buckets: int = 64,
         **kwargs: Any,
     ):
-        new = renamed(type(self), kwargs, _ALIASES, locals())
-        schedule = new.get("schedule", schedule)
-        average = new.get("average", average)
-        self.clip_gradient = clip_gradient
-        self.regularizer = regularizer
-        self.schedule = schedule
-        self.eta0 = eta0
-        self.sigma = sigma
-        self.radius = radius
-        self.average = average
-        self.fit_intercept = fit_intercept
-        self.separator = separator
-        self.groups = groups
-        self.n_buckets = n_buckets
-        self._state = self._make_state()
+        self._configure(locals(), "clip_gradient")
 
     def learn_one(self, x: dict, y: float) -> None:
         with self._lock:
