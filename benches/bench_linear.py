@@ -19,16 +19,10 @@ from __future__ import annotations
 import argparse
 import time
 
-from river import datasets, dummy, evaluate, linear_model, metrics, preprocessing
+from _common import progressive
+from river import datasets, dummy, linear_model, preprocessing
 
 import omkl
-
-
-def progressive(make, data):
-    model = make()
-    t0 = time.perf_counter()
-    acc = evaluate.progressive_val_score(data, model, metrics.Accuracy())
-    return time.perf_counter() - t0, acc.get(), model
 
 
 def scaler_only(data):

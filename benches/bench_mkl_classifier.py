@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from river import datasets, evaluate, linear_model, metrics, multiclass, neighbors, preprocessing
+from _common import progressive
+from river import datasets, linear_model, multiclass, neighbors, preprocessing
 
 import omkl
 
@@ -48,13 +48,6 @@ def load(name: str, seed: int) -> Stream:
     X, y = getattr(skd, f"load_{name}")(return_X_y=True)
     order = np.random.default_rng(seed).permutation(len(y))
     return [({f"x{j}": float(v) for j, v in enumerate(X[i])}, int(y[i])) for i in order]
-
-
-def progressive(make: Callable[[], Any], data: Stream) -> tuple[float, float, Any]:
-    model = make()
-    t0 = time.perf_counter()
-    acc = evaluate.progressive_val_score(data, model, metrics.Accuracy())
-    return time.perf_counter() - t0, acc.get(), model
 
 
 def peak_python_memory(make: Callable[[], Any], data: Stream) -> int:

@@ -31,10 +31,10 @@ import argparse
 import os
 import pathlib
 import resource
-import time
 
 import networkx as nx
 import numpy as np
+from _common import timed
 
 from omkl import _omkl
 from omkl.decode import chu_liu_edmonds
@@ -63,12 +63,6 @@ def python_reader(path: pathlib.Path) -> int:
     if cur:
         sents.append(cur)
     return len(sents)
-
-
-def timed(f):  # type: ignore[no-untyped-def]
-    w, c = time.perf_counter(), time.process_time()
-    out = f()
-    return out, time.perf_counter() - w, time.process_time() - c
 
 
 def train_epoch(

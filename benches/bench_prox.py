@@ -23,10 +23,10 @@ import json
 import resource
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 
 import numpy as np
+from _common import best_time
 
 from omkl import prox
 
@@ -61,16 +61,6 @@ def operations(p: int, n_groups: int) -> dict[str, Callable[[], object]]:
             u, lambda1=tau_group, regul="group-lasso-l2", groups=g32, numThreads=1
         )
     return ops
-
-
-def best_time(f: Callable[[], object], repeat: int) -> float:
-    f()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def peak_rss_mb(name: str, p: int, n_groups: int) -> float:
@@ -158,7 +148,7 @@ def main() -> int:
     else:
         print("SPAMS not installed: group-lasso peer skipped")
 
-    times = {name: best_time(f, args.repeat) for name, f in ops.items()}
+    times = {name: best_time(f, args.repeat, warmup=True) for name, f in ops.items()}
     mem = {name: peak_rss_mb(name, p, n_groups) for name in ops}
 
     print(f"{'operation':<22}{'time (ms)':>12}{'peak +RSS (MiB)':>18}{'ratio':>10}  peer")

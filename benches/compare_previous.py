@@ -170,15 +170,9 @@ def child_parser(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _timed(run: Any) -> tuple[Any, float, float]:
-    """``run()``, its wall seconds and the process's CPU seconds (all threads)."""
-    w, c = time.perf_counter(), time.process_time()
-    out = run()
-    return out, time.perf_counter() - w, time.process_time() - c
-
-
 def child_mkl(args: argparse.Namespace) -> dict[str, Any]:
     import bench_mkl_classifier as bench
+    from _common import timed
     from river import preprocessing
 
     import omkl
@@ -188,13 +182,14 @@ def child_mkl(args: argparse.Namespace) -> dict[str, Any]:
     wall = cpu = float("inf")
     for _ in range(args.inner):
         make = lambda: preprocessing.StandardScaler() | omkl.MKLClassifier()  # noqa: E731
-        (_, acc, _), w, c = _timed(lambda: bench.progressive(make, data))  # noqa: B023
+        (_, acc, _), w, c = timed(lambda: bench.progressive(make, data))  # noqa: B023
         wall, cpu = min(wall, w), min(cpu, c)
     return {"us_per_sample": 1e6 * wall / n, "cpu_us_per_sample": 1e6 * cpu / n, "accuracy": acc}
 
 
 def child_linear(args: argparse.Namespace) -> dict[str, Any]:
     import bench_linear as bench
+    from _common import timed
     from river import linear_model, preprocessing
 
     import omkl
@@ -208,10 +203,10 @@ def child_linear(args: argparse.Namespace) -> dict[str, Any]:
     cpu = dict(wall)
     accuracy = {}
     for _ in range(args.inner):
-        _, w, c = _timed(lambda: bench.scaler_only(data))
+        _, w, c = timed(lambda: bench.scaler_only(data))
         wall["scaler"], cpu["scaler"] = min(wall["scaler"], w), min(cpu["scaler"], c)
         for name, make in contenders.items():
-            (_, accuracy[name], _), w, c = _timed(lambda: bench.progressive(make, data))  # noqa: B023
+            (_, accuracy[name], _), w, c = timed(lambda: bench.progressive(make, data))  # noqa: B023
             wall[name], cpu[name] = min(wall[name], w), min(cpu[name], c)
     n = len(data)
     out: dict[str, Any] = {
