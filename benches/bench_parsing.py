@@ -32,9 +32,9 @@ import os
 import pathlib
 import resource
 
-import networkx as nx
 import numpy as np
 from _common import timed
+from bench_decode import networkx_cle
 
 from omkl import _omkl
 from omkl.decode import chu_liu_edmonds
@@ -89,16 +89,6 @@ def recall_at(ranks: list[int], ks: list[int]) -> list[float]:
     """Share (percent) of gold arcs whose rank is below each ``k``."""
     r = np.asarray(ranks)
     return [100.0 * float(np.mean(r < k)) for k in ks]
-
-
-def nx_decode(s: np.ndarray) -> float:
-    n = s.shape[0] - 1
-    g = nx.DiGraph()
-    g.add_weighted_edges_from(
-        (h, m, float(s[h, m])) for h in range(n + 1) for m in range(1, n + 1) if h != m
-    )
-    t = nx.maximum_spanning_arborescence(g)
-    return float(sum(s[h, m] for h, m in t.edges()))
 
 
 def main() -> None:
@@ -196,7 +186,7 @@ def main() -> None:
         for m in p._core.score_matrices(dev_corpus)[: args.decode_sentences]
     ]
     _, w_cle, _ = timed(lambda: [chu_liu_edmonds(m) for m in mats])
-    vals, w_nx, _ = timed(lambda: [nx_decode(m) for m in mats])
+    vals, w_nx, _ = timed(lambda: [networkx_cle(m) for m in mats])
     ours_vals = [chu_liu_edmonds(m)[1] for m in mats]
     assert np.allclose(ours_vals, vals, rtol=1e-9, atol=1e-6)
     k = len(mats)

@@ -673,28 +673,21 @@ def build_rows(results: dict[str, Any], args: argparse.Namespace) -> list[Row]:
                 min_current=None if q else UAS_MIN,
             )
         )
-        rows.append(
-            ratio_row(
-                "parser",
-                "train sent/s",
-                runs,
-                ("train_sentences_per_s",),
-                min_ratio=1 / TIME_RATIO,
-                min_current=None if q else TRAIN_RATE_MIN,
-                fmt="{:.0f}",
+        for path, metric, floor in (
+            ("train_sentences_per_s", "train sent/s", TRAIN_RATE_MIN),
+            ("parse_sentences_per_s", "parse sent/s", PARSE_RATE_MIN),
+        ):
+            rows.append(
+                ratio_row(
+                    "parser",
+                    metric,
+                    runs,
+                    (path,),
+                    min_ratio=1 / TIME_RATIO,
+                    min_current=None if q else floor,
+                    fmt="{:.0f}",
+                )
             )
-        )
-        rows.append(
-            ratio_row(
-                "parser",
-                "parse sent/s",
-                runs,
-                ("parse_sentences_per_s",),
-                min_ratio=1 / TIME_RATIO,
-                min_current=None if q else PARSE_RATE_MIN,
-                fmt="{:.0f}",
-            )
-        )
         for path, metric in (("fit_cpu_s", "fit CPU s"), ("parse_cpu_s", "parse CPU s (test)")):
             rows.append(
                 ratio_row("parser", metric, runs, (path,), max_ratio=TIME_RATIO, fmt="{:.2f}")

@@ -69,7 +69,6 @@ the separator rule (here ``x3`` has no separator and is a group of its own):
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
@@ -77,6 +76,7 @@ from typing import Any
 from river import base
 
 from omkl import _omkl
+from omkl._classifier import SoftmaxClassifier
 from omkl._params import SCHEDULES, check_choice, check_int, check_real, renamed
 from omkl._persist import index_of, load_estimator, named_errors, save_estimator
 from omkl._sync import Synchronized, synchronized
@@ -240,7 +240,7 @@ class _Proximal(Synchronized, base.Base):
         return model
 
 
-class ProximalClassifier(_Proximal, base.Classifier):
+class ProximalClassifier(SoftmaxClassifier, _Proximal, base.Classifier):
     """Multiclass linear classifier trained online by proximal steps (Alg. 1).
 
     Each round takes a subgradient step on the loss, then one prox step per
@@ -323,15 +323,8 @@ class ProximalClassifier(_Proximal, base.Classifier):
         self._classes: list[Hashable] = []
         self._class_index: dict[Hashable, int] = {}
 
-    @property
-    def _multiclass(self) -> bool:
-        return True
-
-    @property
-    @synchronized
-    def classes_(self) -> list[Hashable]:
-        """Classes in order of first appearance."""
-        return list(self._classes)
+    def _class_list(self) -> list[Hashable]:
+        return self._classes
 
     def learn_one(self, x: dict, y: Hashable) -> None:
         with self._lock:
@@ -374,16 +367,6 @@ class ProximalClassifier(_Proximal, base.Classifier):
 
     def _scores(self, x: dict) -> list[float]:
         return self._state.scores(x)[: len(self._classes)]
-
-    def predict_proba_one(self, x: dict) -> dict[Hashable, float]:
-        with self._lock:
-            if not self._classes:
-                return {}
-            z = self._scores(x)
-            m = max(z)
-            e = [math.exp(v - m) for v in z]
-            s = sum(e)
-            return {c: v / s for c, v in zip(self._classes, e, strict=True)}
 
     def predict_one(self, x: dict) -> Hashable | None:
         with self._lock:

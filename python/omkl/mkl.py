@@ -66,7 +66,6 @@ endless stream.
 from __future__ import annotations
 
 import copy
-import math
 import os
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
@@ -76,6 +75,7 @@ import numpy.typing as npt
 from river import base
 
 from omkl import _omkl
+from omkl._classifier import SoftmaxClassifier
 from omkl._omkl import Kernel
 from omkl._params import SCHEDULES, check_choice, check_int, check_real
 from omkl._persist import index_of, load_estimator, named_errors, save_estimator
@@ -850,7 +850,7 @@ class _StreamMkl(base.Base):
         return model
 
 
-class MKLClassifier(_StreamMkl, base.Classifier):
+class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):
     """Multiclass classifier that learns a combination of kernels online (Alg. 3).
 
     See the module documentation of :mod:`omkl.mkl` for the model, the
@@ -950,35 +950,19 @@ class MKLClassifier(_StreamMkl, base.Classifier):
 
     _default_kernels = _LINEAR_GAUSSIAN_GRID
 
-    @property
-    def _multiclass(self) -> bool:
-        return True
-
-    @property
-    @synchronized
-    def classes_(self) -> list[Hashable]:
-        """Classes in order of first appearance."""
-        return list(self._labels)
+    def _class_list(self) -> list[Hashable]:
+        return self._labels
 
     @synchronized
     def learn_one(self, x: Mapping[Hashable, float] | npt.ArrayLike, y: Hashable) -> None:
         self._learn_rows([x], [y])
 
-    def _scores(self, x: Any) -> list[float]:
-        assert self._state is not None
+    def _scores(self, x: Any) -> list[float] | None:
+        if self._state is None:
+            return None
         if self._precomputed:
             return self._state.scores_ids(self._ids([x]))[0].tolist()
         return self._state.scores(self._predict_rows([x]))[0].tolist()
-
-    @synchronized
-    def predict_proba_one(self, x: Mapping[Hashable, float] | npt.ArrayLike) -> dict:
-        if self._state is None or not self._labels:
-            return {}
-        z = self._scores(x)
-        top = max(z)
-        e = [math.exp(v - top) for v in z]
-        s = sum(e)
-        return {c: v / s for c, v in zip(self._labels, e, strict=True)}
 
     @synchronized
     def predict_one(self, x: Mapping[Hashable, float] | npt.ArrayLike) -> Hashable | None:
