@@ -79,23 +79,23 @@ impl OnlineProximalLearner {
 
     /// The entries of `f` whose groups are registered, and whether that is
     /// all of them.
-    fn locate(&self, f: &Features<'_>, names: &[&str]) -> (SparseExample, bool) {
+    fn locate(&self, f: &Features<'_>) -> PyResult<(SparseExample, bool)> {
         let mut cache = self.names.lock().unwrap_or_else(PoisonError::into_inner);
         let space = self.inner.space();
-        let n = names.len();
+        let n = f.names.len();
         let mut x = SparseExample {
             groups: Vec::with_capacity(n),
             indices: Vec::with_capacity(n),
             values: Vec::with_capacity(n),
         };
         let mut all = true;
-        for ((name, &hash), &v) in names.iter().zip(&f.hashes).zip(&f.values) {
-            match cache.locate(space, name, hash) {
+        for ((name, &hash), &v) in f.names.iter().zip(&f.hashes).zip(&f.values) {
+            match cache.locate(space, name, hash)? {
                 Some((g, b)) => x.push(g, b, v),
                 None => all = false,
             }
         }
-        (x, all)
+        Ok((x, all))
     }
 
     /// One round on a feature dict. An example whose groups are all
@@ -104,8 +104,7 @@ impl OnlineProximalLearner {
     /// learner's path, which registers groups and classes and names errors.
     fn learn_one(&mut self, x: &Bound<'_, PyDict>, target: Target) -> PyResult<f64> {
         let f = features(x)?;
-        let names = strs(&f.names)?;
-        let (example, all) = self.locate(&f, &names);
+        let (example, all) = self.locate(&f)?;
         let model = self.inner.model();
         if all
             && f.values.iter().all(|v| v.is_finite())
@@ -117,7 +116,7 @@ impl OnlineProximalLearner {
         {
             return self.inner.model_mut().learn(&example, target).py();
         }
-        self.inner.learn(&names, &f.values, target).py()
+        self.inner.learn(&strs(&f.names)?, &f.values, target).py()
     }
 
     /// Trains on many feature dicts with their targets, without the GIL;
@@ -202,11 +201,10 @@ impl OnlineProximalLearner {
     /// not seen in training have no weight).
     fn scores(&self, x: &Bound<'_, PyDict>) -> PyResult<Vec<f64>> {
         let f = features(x)?;
-        let names = strs(&f.names)?;
         if !f.values.iter().all(|v| v.is_finite()) {
-            return self.inner.scores(&names, &f.values).py();
+            return self.inner.scores(&strs(&f.names)?, &f.values).py();
         }
-        let (example, _) = self.locate(&f, &names);
+        let (example, _) = self.locate(&f)?;
         self.inner.model().scores(&example).py()
     }
 
