@@ -28,7 +28,7 @@
 //! maximises the score, with no large constant and no rounding.
 
 use super::arcs::ArcScores;
-use crate::error::{check_nonneg, try_resize, OmklError, Result};
+use crate::error::{try_resize, OmklError, Result};
 
 const NONE: u32 = u32::MAX;
 
@@ -109,14 +109,7 @@ fn check_heads_out(arcs: &ArcScores<'_>, heads: &[usize]) -> Result<()> {
     if (arcs.n + 1) * (arcs.n + 1) > u32::MAX as usize {
         return Err(OmklError::invalid("scores", "more than 65534 words"));
     }
-    if heads.len() != arcs.n + 1 {
-        return Err(OmklError::shape(
-            "heads",
-            format!("{} elements (n + 1)", arcs.n + 1),
-            format!("{} elements", heads.len()),
-        ));
-    }
-    Ok(())
+    arcs.check_heads_out(heads)
 }
 
 /// The maximum-score spanning arborescence rooted at 0, written into `heads`
@@ -166,9 +159,7 @@ pub fn chu_liu_edmonds_hamming(
     heads: &mut [usize],
 ) -> Result<f64> {
     check_heads_out(arcs, heads)?;
-    arcs.check_gold(gold)?;
-    check_nonneg("cost", cost)?;
-    let aug = |h: usize, m: usize| arcs.arc(h, m) + if gold[m] == h { 0.0 } else { cost };
+    let aug = arcs.hamming(gold, cost)?;
     decode(arcs, single_root, ws, heads, aug)?;
     Ok((1..=arcs.n).map(|m| aug(heads[m], m)).sum())
 }
