@@ -30,7 +30,7 @@
 //!   probability that following heads from `h` (each word `j` moving to head
 //!   `i` with probability proportional to `A[i, j]`) reaches the root before
 //!   `m`. All `n²` probabilities come from one divide-and-conquer state
-//!   reduction ([`reach_root`]): the words of one half are eliminated (a
+//!   reduction (`reach_root`): the words of one half are eliminated (a
 //!   subtraction-free factorisation and `n/2` solves), the reduced chain of
 //!   the other half is solved recursively, and the eliminated words read
 //!   their probabilities off their exit distributions. The cost is O(n³)
@@ -343,33 +343,38 @@ fn reach_root<D: Domain>(
             }
             gth_solve_left::<D>(&lu, &piv, r, row);
         }
-        // The chain watched on T.
+        // The chain watched on T: column j gathers its weights into R once.
         let mut sub_net = try_vec(what, &[t, t], D::ZERO)?;
         let mut sub_root = try_vec(what, &[t], D::ZERO)?;
+        let mut col = try_vec(what, &[r], D::ZERO)?;
         for (b, &j) in tset.iter().enumerate() {
-            for (a, &i) in tset.iter().enumerate().filter(|&(a, _)| a != b) {
-                let mut v = net[i * k + j];
-                for (c, &q) in rset.iter().enumerate() {
-                    v = D::add(v, D::mul(net[q * k + j], exit[a * r + c]));
-                }
-                sub_net[a * t + b] = v;
-            }
-            let mut v = root[j];
             for (c, &q) in rset.iter().enumerate() {
-                v = D::add(v, D::mul(net[q * k + j], exit[t * r + c]));
+                col[c] = net[q * k + j];
             }
-            sub_root[b] = v;
+            let via_r = |row: &[f64]| {
+                row.iter()
+                    .zip(&col)
+                    .fold(D::ZERO, |acc, (&x, &y)| D::add(acc, D::mul(x, y)))
+            };
+            for (a, &i) in tset.iter().enumerate().filter(|&(a, _)| a != b) {
+                sub_net[a * t + b] = D::add(net[i * k + j], via_r(&exit[a * r..(a + 1) * r]));
+            }
+            sub_root[b] = D::add(root[j], via_r(&exit[t * r..]));
         }
         let sub_ids: Vec<usize> = tset.iter().map(|&i| ids[i]).collect();
         reach_root::<D>(&sub_ids, &sub_net, &sub_root, stride, out)?;
+        // p[h, m] for h in R, accumulated over the exits x (rows of `exit`).
         for &m in &tset {
             let gm = ids[m];
-            for (c, &h) in rset.iter().enumerate() {
-                let mut v = exit[t * r + c];
-                for (x, &i) in tset.iter().enumerate().filter(|&(_, &i)| i != m) {
-                    v = D::add(v, D::mul(exit[x * r + c], out[ids[i] * stride + gm]));
+            col.copy_from_slice(&exit[t * r..]);
+            for (x, &i) in tset.iter().enumerate().filter(|&(_, &i)| i != m) {
+                let p = out[ids[i] * stride + gm];
+                for (v, &e) in col.iter_mut().zip(&exit[x * r..(x + 1) * r]) {
+                    *v = D::add(*v, D::mul(e, p));
                 }
-                out[ids[h] * stride + gm] = v;
+            }
+            for (c, &h) in rset.iter().enumerate() {
+                out[ids[h] * stride + gm] = col[c];
             }
         }
     }
