@@ -8,6 +8,7 @@ import itertools
 
 import numpy as np
 import pytest
+from decode_reference import chain_score
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,15 +19,6 @@ SETTINGS = settings(max_examples=60, deadline=None)
 
 
 # --- brute force -----------------------------------------------------------
-
-
-def chain_score(em, tr, y, start=None, stop=None) -> float:
-    s = sum(em[i, yi] for i, yi in enumerate(y)) + sum(tr[a, b] for a, b in itertools.pairwise(y))
-    if start is not None:
-        s += start[y[0]]
-    if stop is not None:
-        s += stop[y[-1]]
-    return float(s)
 
 
 @functools.cache
