@@ -55,13 +55,18 @@ pub fn check_offsets(offsets: &[usize], p: usize) -> Result<usize> {
     Ok(offsets.len() - 1)
 }
 
-/// Validates a grouped input: `x` non-empty and finite, `offsets` a valid
-/// grouping of `0..x.len()`. Returns the number of groups `G`.
-pub fn check_grouped(x: &[f64], offsets: &[usize]) -> Result<usize> {
+/// Returns an error unless `x` is non-empty and finite.
+pub fn check_x(x: &[f64]) -> Result<()> {
     if x.is_empty() {
         return Err(OmklError::empty("x"));
     }
-    check_finite("x", x)?;
+    check_finite("x", x)
+}
+
+/// Validates a grouped input: `x` non-empty and finite, `offsets` a valid
+/// grouping of `0..x.len()`. Returns the number of groups `G`.
+pub fn check_grouped(x: &[f64], offsets: &[usize]) -> Result<usize> {
+    check_x(x)?;
     check_offsets(offsets, x.len())
 }
 
@@ -209,9 +214,7 @@ impl Grouping {
 /// Checks that `x` is non-empty and finite, with one group id per
 /// coefficient.
 fn check_x_and_ids(x: &[f64], ids: &[i64]) -> Result<()> {
-    if x.is_empty() {
-        return Err(OmklError::empty("x"));
-    }
+    check_x(x)?;
     if ids.len() != x.len() {
         return Err(OmklError::shape(
             "groups",
@@ -219,7 +222,7 @@ fn check_x_and_ids(x: &[f64], ids: &[i64]) -> Result<()> {
             format!("length {}", ids.len()),
         ));
     }
-    check_finite("x", x)
+    Ok(())
 }
 
 /// Applies a grouped operator `op(x, offsets)` to `x` (taken by value and
