@@ -8,6 +8,7 @@ import itertools
 
 import numpy as np
 import pytest
+from decode_reference import chain_score
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,15 +19,6 @@ SETTINGS = settings(max_examples=60, deadline=None)
 
 
 # --- brute force -----------------------------------------------------------
-
-
-def chain_score(em, tr, y, start=None, stop=None) -> float:
-    s = sum(em[i, yi] for i, yi in enumerate(y)) + sum(tr[a, b] for a, b in itertools.pairwise(y))
-    if start is not None:
-        s += start[y[0]]
-    if stop is not None:
-        s += stop[y[-1]]
-    return float(s)
 
 
 @functools.cache
@@ -256,6 +248,47 @@ def test_matrix_tree_equals_enumeration(s, single_root):
     got_z, got_mu = decode.matrix_tree(s, single_root)
     assert got_z == pytest.approx(log_z, abs=1e-8)
     np.testing.assert_allclose(got_mu, mu, atol=1e-8)
+
+
+def single_root_by_root_child(s: np.ndarray) -> tuple[float, np.ndarray]:
+    """log Z and marginals of single-root trees, one root child ``r`` at a time:
+    the trees under ``r`` are the arborescences of the words rooted at ``r``,
+    counted by a minor of the word Laplacian (numpy ``slogdet``/``inv``)."""
+    n = s.shape[0] - 1
+    a = np.exp(s - s[:, 1:].max())
+    a[:, 0] = 0.0
+    np.fill_diagonal(a, 0.0)
+    lap = -a[1:, 1:]
+    lap[np.arange(n), np.arange(n)] = a[1:, 1:].sum(axis=0)
+    log_w, cond = np.zeros(n), np.zeros((n, n + 1, n + 1))
+    for r in range(n):
+        keep = [j for j in range(n) if j != r]
+        cond[r, 0, r + 1] = 1.0
+        if not keep:
+            continue
+        minor = lap[np.ix_(keep, keep)]
+        log_w[r] = np.linalg.slogdet(minor)[1]
+        g = np.zeros((n, n))
+        g[np.ix_(keep, keep)] = np.linalg.inv(minor)
+        for m in keep:
+            for h in range(n):
+                if h != m:
+                    cond[r, h + 1, m + 1] = a[h + 1, m + 1] * (g[m, m] - g[m, h])
+    terms = np.log(a[0, 1:]) + log_w
+    log_z = float(np.logaddexp.reduce(terms))
+    mu = np.tensordot(np.exp(terms - log_z), cond, axes=1)
+    return log_z + n * s[:, 1:].max(), mu
+
+
+@pytest.mark.parametrize("n", [1, 2, 9, 16, 33])
+def test_single_root_matrix_tree_equals_sum_over_root_children(n):
+    rng = np.random.default_rng(n)
+    s = rng.normal(scale=2.0, size=(n + 1, n + 1))
+    ref_z, ref_mu = single_root_by_root_child(s)
+    got_z, got_mu = decode.matrix_tree(s, single_root=True)
+    assert got_z == pytest.approx(ref_z, abs=1e-9)
+    np.testing.assert_allclose(got_mu, ref_mu, atol=1e-9)
+    np.testing.assert_allclose(got_mu.sum(axis=0)[1:], 1.0, atol=1e-12)
 
 
 def is_projective(heads) -> bool:

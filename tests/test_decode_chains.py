@@ -8,21 +8,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from decode_reference import chain_score
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omkl import decode
 
 SETTINGS = settings(max_examples=60, deadline=None)
-
-
-def chain_score(em, tr, y, start=None, stop=None) -> float:
-    s = sum(em[i, yi] for i, yi in enumerate(y)) + sum(tr[a, b] for a, b in itertools.pairwise(y))
-    if start is not None:
-        s += start[y[0]]
-    if stop is not None:
-        s += stop[y[-1]]
-    return float(s)
 
 
 @st.composite

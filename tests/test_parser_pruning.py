@@ -99,3 +99,50 @@ def test_estimator_prune_margin_is_validated_and_applied() -> None:
     _, _, kept_narrow, cand2 = narrow._core.pruner_stats(corpus)
     assert cand == cand2 and kept_narrow < kept_wide
     assert pickle.loads(pickle.dumps(narrow))._core.prune_margin() == 0.5
+
+
+LONG_SENTENCE = """
+import resource, sys
+from omkl.parsing import DependencyParser
+
+tags = ["DET", "ADJ", "NOUN", "VERB", "ADP", "PUNCT"]
+def tok(j, t, head):
+    return {"form": f"{t.lower()}{j % 7}", "lemma": t.lower(), "upos": t, "xpos": t,
+            "feats": "_", "head": head}
+train = [[tok(0, "DET", 2), tok(1, "NOUN", 3), tok(2, "VERB", 0), tok(3, "PUNCT", 3)]] * 20
+parser = DependencyParser(epochs=1, label_epochs=0).fit(train)
+sentence = [tok(j, tags[(j * 5) % 6], 0) for j in range(1200)]
+extra_mb = int(sys.argv[1])
+if extra_mb:
+    with open("/proc/self/statm") as f:
+        used = int(f.read().split()[0]) * resource.getpagesize()
+    limit = used + extra_mb * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+try:
+    heads = parser.predict_one(sentence)
+except MemoryError as e:
+    print("MemoryError:", e)
+else:
+    assert len(heads) == 1200 and sum(h == 0 for h in heads) == 1
+    print("parsed")
+"""
+
+
+@pytest.mark.parametrize("extra_mb", [0, 8, 40])
+def test_a_1200_word_sentence_parses_or_raises_memory_error(extra_mb: int) -> None:
+    """A default parser predicts a 1,200-word sentence; with little memory to
+    spare it raises MemoryError instead of aborting."""
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-c", LONG_SENTENCE, str(extra_mb)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    if extra_mb == 0:
+        assert run.stdout.strip() == "parsed"
+    else:
+        assert run.stdout.startswith(("parsed", "MemoryError: cannot allocate")), run.stdout

@@ -44,7 +44,7 @@ fn bench_chains(c: &mut Criterion) {
         let em = scores(n * l, 1);
         let tr = scores(l * l, 2);
         let chain = ChainScores::new(&em, &tr, None, None, n, l).unwrap();
-        let mut ws = ViterbiWorkspace::with_capacity(n, l);
+        let mut ws = ViterbiWorkspace::with_capacity(n, l).unwrap();
         let mut out = vec![0; n];
         g.throughput(Throughput::Elements((n * l * l) as u64));
         g.bench_function(BenchmarkId::new("viterbi", format!("n{n}_L{l}")), |b| {

@@ -108,7 +108,7 @@ fn bench_parser(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     let n1 = s.words.len() + 1;
     let fz = ArcFeaturizer::new(full.templates(), &s.words);
-    let scores = full.arc_scores(&fz);
+    let scores = full.arc_scores(&fz).unwrap();
     g.bench_function("chu_liu_edmonds/n=20", |b| {
         b.iter(|| {
             black_box(

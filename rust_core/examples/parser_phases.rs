@@ -94,10 +94,10 @@ fn main() {
     let mut kept_arcs = 0usize;
     for (s, h) in part {
         let t = Instant::now();
-        let k = pr.keep(&s.words, Some(h));
+        let k = pr.keep(&s.words, Some(h)).unwrap();
         tk += t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let sl = ArcSlots::new(&tpl, &s.words, Some(&k.keep));
+        let sl = ArcSlots::new(&tpl, &s.words, Some(&k.keep)).unwrap();
         ts += t.elapsed().as_secs_f64();
         kept_arcs += sl.arcs().len();
         std::hint::black_box(sl);
@@ -105,8 +105,8 @@ fn main() {
     let (mut tsc, mut tdec) = (0.0, 0.0);
     let dec = TreeDecoder::from_name("chu-liu-edmonds").unwrap();
     for (s, h) in part {
-        let k = pr.keep(&s.words, Some(h));
-        let sl = ArcSlots::new(&tpl, &s.words, Some(&k.keep));
+        let k = pr.keep(&s.words, Some(h)).unwrap();
+        let sl = ArcSlots::new(&tpl, &s.words, Some(&k.keep)).unwrap();
         let n1 = sl.len_with_root();
         let t = Instant::now();
         let mut sc = vec![0.0f64; n1 * n1];
@@ -150,7 +150,7 @@ fn main() {
     let (mut tk, mut tf, mut tp) = (0.0, 0.0, 0.0);
     for (s, _) in &dev {
         let t = Instant::now();
-        std::hint::black_box(pr.keep(&s.words, None));
+        std::hint::black_box(pr.keep(&s.words, None).unwrap());
         tk += t.elapsed().as_secs_f64();
         let t = Instant::now();
         std::hint::black_box(ArcFeaturizer::new(&tpl, &s.words));

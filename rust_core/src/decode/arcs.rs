@@ -10,7 +10,7 @@
 //! of length `n+1`: `heads[m]` is the head of word `m` for `m` in `1..=n`;
 //! `heads[0]` is unused (decoders set it to 0).
 
-use crate::error::{OmklError, Result};
+use crate::error::{check_nonneg, OmklError, Result};
 
 /// A borrowed, validated view of the arc scores of one sentence.
 ///
@@ -154,6 +154,31 @@ impl<'a> ArcScores<'a> {
             ));
         }
         Ok(())
+    }
+
+    /// Checks an output buffer of heads: `n+1` entries.
+    pub fn check_heads_out(&self, heads: &[usize]) -> Result<()> {
+        if heads.len() != self.n + 1 {
+            return Err(OmklError::shape(
+                "heads",
+                format!("{} elements (n + 1)", self.n + 1),
+                format!("{} elements", heads.len()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The arc scores of loss-augmented decoding, `s[h, m] + cost` unless
+    /// `gold[m] == h` (Hamming cost on heads), after checking `gold`
+    /// ([`ArcScores::check_gold`]) and `cost ≥ 0`.
+    pub fn hamming<'g>(
+        &'g self,
+        gold: &'g [usize],
+        cost: f64,
+    ) -> Result<impl Fn(usize, usize) -> f64 + Copy + 'g> {
+        self.check_gold(gold)?;
+        check_nonneg("cost", cost)?;
+        Ok(move |h: usize, m: usize| self.arc(h, m) + if gold[m] == h { 0.0 } else { cost })
     }
 }
 

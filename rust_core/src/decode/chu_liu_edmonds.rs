@@ -28,7 +28,7 @@
 //! maximises the score, with no large constant and no rounding.
 
 use super::arcs::ArcScores;
-use crate::error::{check_nonneg, OmklError, Result};
+use crate::error::{try_resize, OmklError, Result};
 
 const NONE: u32 = u32::MAX;
 
@@ -105,24 +105,11 @@ impl CleWorkspace {
     }
 }
 
-fn grow<T: Clone>(v: &mut Vec<T>, len: usize, fill: T) {
-    if v.len() < len {
-        v.resize(len, fill);
-    }
-}
-
 fn check_heads_out(arcs: &ArcScores<'_>, heads: &[usize]) -> Result<()> {
     if (arcs.n + 1) * (arcs.n + 1) > u32::MAX as usize {
         return Err(OmklError::invalid("scores", "more than 65534 words"));
     }
-    if heads.len() != arcs.n + 1 {
-        return Err(OmklError::shape(
-            "heads",
-            format!("{} elements (n + 1)", arcs.n + 1),
-            format!("{} elements", heads.len()),
-        ));
-    }
-    Ok(())
+    arcs.check_heads_out(heads)
 }
 
 /// The maximum-score spanning arborescence rooted at 0, written into `heads`
@@ -152,7 +139,7 @@ pub fn chu_liu_edmonds(
     heads: &mut [usize],
 ) -> Result<f64> {
     check_heads_out(arcs, heads)?;
-    decode(arcs, single_root, ws, heads, |h, m| arcs.arc(h, m));
+    decode(arcs, single_root, ws, heads, |h, m| arcs.arc(h, m))?;
     Ok(arcs.score_of_unchecked(heads))
 }
 
@@ -172,10 +159,8 @@ pub fn chu_liu_edmonds_hamming(
     heads: &mut [usize],
 ) -> Result<f64> {
     check_heads_out(arcs, heads)?;
-    arcs.check_gold(gold)?;
-    check_nonneg("cost", cost)?;
-    let aug = |h: usize, m: usize| arcs.arc(h, m) + if gold[m] == h { 0.0 } else { cost };
-    decode(arcs, single_root, ws, heads, aug);
+    let aug = arcs.hamming(gold, cost)?;
+    decode(arcs, single_root, ws, heads, aug)?;
     Ok((1..=arcs.n).map(|m| aug(heads[m], m)).sum())
 }
 
@@ -185,18 +170,45 @@ fn decode<F: Fn(usize, usize) -> f64>(
     ws: &mut CleWorkspace,
     heads: &mut [usize],
     score: F,
-) {
+) -> Result<()> {
     if single_root {
         let mut t = std::mem::take(&mut ws.penalised);
-        run(arcs.n, &mut t, ws, heads, |h, m| {
-            Penalised(if h == 0 { -1 } else { 0 }, score(h, m))
-        });
+        let done = reserve(arcs.n, &mut t, ws);
+        if done.is_ok() {
+            run(arcs.n, &mut t, ws, heads, |h, m| {
+                Penalised(if h == 0 { -1 } else { 0 }, score(h, m))
+            });
+        }
         ws.penalised = t;
+        done
     } else {
         let mut t = std::mem::take(&mut ws.plain);
-        run(arcs.n, &mut t, ws, heads, score);
+        let done = reserve(arcs.n, &mut t, ws);
+        if done.is_ok() {
+            run(arcs.n, &mut t, ws, heads, score);
+        }
         ws.plain = t;
+        done
     }
+}
+
+/// Grows the buffers to a sentence of `n` words, or [`OmklError::Alloc`].
+fn reserve<W: Weight>(n: usize, t: &mut Tables<W>, ws: &mut CleWorkspace) -> Result<()> {
+    let (side, ids) = (n + 1, 2 * n + 1);
+    let what = "Chu-Liu-Edmonds workspace";
+    try_resize(what, &mut t.w, &[side, side], W::NEG_INF)?;
+    try_resize(what, &mut t.in_w, &[side], W::NEG_INF)?;
+    try_resize(what, &mut ws.orig_m, &[side, side], 0)?;
+    try_resize(what, &mut ws.merged, &[side], false)?;
+    try_resize(what, &mut ws.status, &[side], 0)?;
+    for v in [&mut ws.rep, &mut ws.first, &mut ws.last, &mut ws.id_of] {
+        try_resize(what, v, &[side], 0)?;
+    }
+    try_resize(what, &mut ws.next, &[side], NONE)?;
+    for v in [&mut ws.parent, &mut ws.in_h, &mut ws.in_m] {
+        try_resize(what, v, &[ids], NONE)?;
+    }
+    Ok(())
 }
 
 /// The path-growing Chu-Liu-Edmonds on nodes `0..=n` with arc weights
@@ -226,19 +238,6 @@ fn run<W: Weight, F: Fn(usize, usize) -> W>(
     const BLOCK: usize = 16;
     let side = n + 1;
     let ids = 2 * n + 1;
-    grow(&mut t.w, side * side, W::NEG_INF);
-    grow(&mut t.in_w, side, W::NEG_INF);
-    grow(&mut ws.orig_m, side * side, 0);
-    grow(&mut ws.merged, side, false);
-    grow(&mut ws.status, side, UNVISITED);
-    grow(&mut ws.rep, side, 0);
-    grow(&mut ws.next, side, NONE);
-    grow(&mut ws.first, side, 0);
-    grow(&mut ws.last, side, 0);
-    grow(&mut ws.id_of, side, 0);
-    grow(&mut ws.parent, ids, NONE);
-    grow(&mut ws.in_h, ids, NONE);
-    grow(&mut ws.in_m, ids, NONE);
     let w = &mut t.w[..side * side];
     let in_w = &mut t.in_w[..side];
     let orig_m = &mut ws.orig_m[..side * side];
@@ -441,5 +440,13 @@ mod tests {
         assert!(chu_liu_edmonds_hamming(&arcs, &[0, 0], 1.0, false, &mut ws, &mut h).is_err());
         assert!(chu_liu_edmonds_hamming(&arcs, &[0, 0, 3], 1.0, false, &mut ws, &mut h).is_err());
         assert!(chu_liu_edmonds_hamming(&arcs, &[0, 0, 1], -1.0, false, &mut ws, &mut h).is_err());
+    }
+
+    #[test]
+    fn workspaces_too_large_for_memory_are_errors() {
+        let mut ws = CleWorkspace::new();
+        let mut t = std::mem::take(&mut ws.plain);
+        let e = reserve(1 << 40, &mut t, &mut ws).unwrap_err();
+        assert!(matches!(e, OmklError::Alloc { ref what, .. } if what.contains("Chu-Liu-Edmonds")));
     }
 }

@@ -14,7 +14,7 @@
 //! one child `m`: the best is `max_m score(0 → m) + C[1,m,←] + C[m,n,→]`.
 
 use super::arcs::ArcScores;
-use crate::error::{check_nonneg, try_resize, OmklError, Result};
+use crate::error::{try_resize, Result};
 
 /// Reusable buffers of [`eisner`]: four `(n+1) × (n+1)` score tables and
 /// their split points.
@@ -66,7 +66,7 @@ pub fn eisner(
     ws: &mut EisnerWorkspace,
     heads: &mut [usize],
 ) -> Result<f64> {
-    check_heads(arcs, heads)?;
+    arcs.check_heads_out(heads)?;
     run(arcs.n, single_root, ws, heads, |h, m| arcs.arc(h, m))?;
     Ok(arcs.score_of_unchecked(heads))
 }
@@ -85,23 +85,29 @@ pub fn eisner_hamming(
     ws: &mut EisnerWorkspace,
     heads: &mut [usize],
 ) -> Result<f64> {
-    check_heads(arcs, heads)?;
-    arcs.check_gold(gold)?;
-    check_nonneg("cost", cost)?;
-    let aug = |h: usize, m: usize| arcs.arc(h, m) + if gold[m] == h { 0.0 } else { cost };
+    arcs.check_heads_out(heads)?;
+    let aug = arcs.hamming(gold, cost)?;
     run(arcs.n, single_root, ws, heads, aug)?;
     Ok((1..=arcs.n).map(|m| aug(heads[m], m)).sum())
 }
 
-fn check_heads(arcs: &ArcScores<'_>, heads: &[usize]) -> Result<()> {
-    if heads.len() != arcs.n + 1 {
-        return Err(OmklError::shape(
-            "heads",
-            format!("{} elements (n + 1)", arcs.n + 1),
-            format!("{} elements", heads.len()),
-        ));
+/// The first `r` of `range` with the largest `f(r)` above −∞ and its value,
+/// or `(−∞, default)` when there is none.
+#[inline(always)]
+fn argmax(
+    range: impl Iterator<Item = usize>,
+    default: usize,
+    f: impl Fn(usize) -> f64,
+) -> (f64, usize) {
+    let (mut best, mut arg) = (f64::NEG_INFINITY, default);
+    for r in range {
+        let v = f(r);
+        if v > best {
+            best = v;
+            arg = r;
+        }
     }
-    Ok(())
+    (best, arg)
 }
 
 fn run<F: Fn(usize, usize) -> f64>(
@@ -127,14 +133,7 @@ fn run<F: Fn(usize, usize) -> f64>(
         for s in 0..side - width {
             let t = s + width;
             // Incomplete items: a new arc between s and t.
-            let (mut best, mut arg) = (f64::NEG_INFINITY, s);
-            for r in s..t {
-                let v = c[at(s, r, CR)] + c[at(r + 1, t, CL)];
-                if v > best {
-                    best = v;
-                    arg = r;
-                }
-            }
+            let (best, arg) = argmax(s..t, s, |r| c[at(s, r, CR)] + c[at(r + 1, t, CL)]);
             c[at(s, t, IL)] = if s == 0 {
                 f64::NEG_INFINITY // no arc into the root
             } else {
@@ -144,24 +143,10 @@ fn run<F: Fn(usize, usize) -> f64>(
             c[at(s, t, IR)] = best + score(s, t);
             b[at(s, t, IR)] = arg as u32;
             // Complete items.
-            let (mut best, mut arg) = (f64::NEG_INFINITY, s);
-            for r in s..t {
-                let v = c[at(s, r, CL)] + c[at(r, t, IL)];
-                if v > best {
-                    best = v;
-                    arg = r;
-                }
-            }
+            let (best, arg) = argmax(s..t, s, |r| c[at(s, r, CL)] + c[at(r, t, IL)]);
             c[at(s, t, CL)] = best;
             b[at(s, t, CL)] = arg as u32;
-            let (mut best, mut arg) = (f64::NEG_INFINITY, t);
-            for r in s + 1..=t {
-                let v = c[at(s, r, IR)] + c[at(r, t, CR)];
-                if v > best {
-                    best = v;
-                    arg = r;
-                }
-            }
+            let (best, arg) = argmax(s + 1..=t, t, |r| c[at(s, r, IR)] + c[at(r, t, CR)]);
             c[at(s, t, CR)] = best;
             b[at(s, t, CR)] = arg as u32;
         }
@@ -171,14 +156,9 @@ fn run<F: Fn(usize, usize) -> f64>(
     let stack = &mut ws.stack;
     stack.clear();
     if single_root {
-        let (mut best, mut root_child) = (f64::NEG_INFINITY, 1);
-        for m in 1..side {
-            let v = score(0, m) + c[at(1, m, CL)] + c[at(m, n, CR)];
-            if v > best {
-                best = v;
-                root_child = m;
-            }
-        }
+        let (_, root_child) = argmax(1..side, 1, |m| {
+            score(0, m) + c[at(1, m, CL)] + c[at(m, n, CR)]
+        });
         heads[root_child] = 0;
         stack.push((1, root_child as u32, CL as u8));
         stack.push((root_child as u32, n as u32, CR as u8));

@@ -24,11 +24,17 @@
 //! * Marginals: `μ[h, m] = A[h, m] (L⁻¹[m, m] − L⁻¹[m, h])`,
 //!   `μ[0, m] = A[0, m] L⁻¹[m, m]`. The difference can cancel; its error is
 //!   at most `ε · L⁻¹[m, m] Σ_h A[h, m]` for the relative error `ε` of the
-//!   inverse. When that amplification exceeds `1e3`, column `m` is
-//!   recomputed without subtraction: `μ[h, m] = A[h, m] p_h / (A[0, m] +
-//!   Σ_h' A[h', m] p_h')` where `p_h` is the probability that following heads
-//!   from `h` reaches the root before `m`, the solution of `pᵀ L₋ₘ = A[0, ·]`
-//!   (one more factorisation, O(n³) for that column).
+//!   inverse. When that amplification exceeds `1e3` for some column, the
+//!   marginals are computed without subtraction: `μ[h, m] = A[h, m] p[h, m]
+//!   / (A[0, m] + Σ_h' A[h', m] p[h', m])`, where `p[h, m]` is the
+//!   probability that following heads from `h` (each word `j` moving to head
+//!   `i` with probability proportional to `A[i, j]`) reaches the root before
+//!   `m`. All `n²` probabilities come from one divide-and-conquer state
+//!   reduction (`reach_root`): the words of one half are eliminated (a
+//!   subtraction-free factorisation and `n/2` solves), the reduced chain of
+//!   the other half is solved recursively, and the eliminated words read
+//!   their probabilities off their exit distributions. The cost is O(n³)
+//!   in all (`T(n) = 2 T(n/2) + O(n³)`).
 //! * Single root: `Z₁ = lim_{t→0} Z(t)/t` where `Z(t)` is the multi-root
 //!   partition function with root weights multiplied by `t`. With
 //!   `t = exp(−(D + ln n + 50))`, `D` the range of the arc scores, the trees
@@ -39,7 +45,7 @@
 
 use super::arcs::ArcScores;
 use super::lu::{gth_factor, gth_inverse, gth_solve_left, Domain, Linear, Log};
-use crate::error::{try_resize, OmklError, Result};
+use crate::error::{try_resize, try_vec, OmklError, Result};
 
 /// Columns whose scaled weights span at most `e^LINEAR_SPREAD` are handled
 /// in plain `f64`: every entry of the elimination then stays within
@@ -65,11 +71,8 @@ pub struct MatrixTreeWorkspace {
     weights: Vec<f64>,
     lap: Vec<f64>,
     inv: Vec<f64>,
-    sub: Vec<f64>,
     excess: Vec<f64>,
     piv: Vec<f64>,
-    sub_excess: Vec<f64>,
-    sub_piv: Vec<f64>,
     shift: Vec<f64>,
 }
 
@@ -83,14 +86,7 @@ impl MatrixTreeWorkspace {
         try_resize("scores", &mut self.weights, &[n + 1, n + 1], 0.0)?;
         try_resize("matrix-tree workspace", &mut self.lap, &[n, n], 0.0)?;
         try_resize("matrix-tree workspace", &mut self.inv, &[n, n], 0.0)?;
-        try_resize("matrix-tree workspace", &mut self.sub, &[n, n], 0.0)?;
-        for v in [
-            &mut self.excess,
-            &mut self.piv,
-            &mut self.sub_excess,
-            &mut self.sub_piv,
-            &mut self.shift,
-        ] {
+        for v in [&mut self.excess, &mut self.piv, &mut self.shift] {
             try_resize("matrix-tree workspace", v, &[n], 0.0)?;
         }
         Ok(())
@@ -107,9 +103,7 @@ impl MatrixTreeWorkspace {
 /// `log Z` is not a finite `f64`.
 ///
 /// # Complexity
-/// O(n³) time, O(n²) memory; O(n³) more for each column whose marginals
-/// need the subtraction-free path (always the case with `single_root`, so
-/// up to O(n⁴)).
+/// O(n³) time, O(n²) memory, with or without `single_root`.
 ///
 /// # Example
 /// ```
@@ -236,58 +230,153 @@ fn solve<D: Domain>(
     let piv = &mut ws.piv[..n];
     let log_det = gth_factor::<D>(lap, excess, piv, n, "scores")?;
     let inv = &mut ws.inv[..n * n];
+    marginals.fill(0.0);
     // With a single root the amplification is about 1/t: every column takes
     // the subtraction-free path, and the inverse is not needed.
-    let fast = root_offset == 0.0;
-    if fast {
+    if root_offset == 0.0 {
         gth_inverse::<D>(lap, piv, n, inv);
-    }
-    marginals.fill(0.0);
-    let limit = MAX_AMPLIFICATION.ln();
-    for m in 1..side {
-        let im = m - 1;
-        let gmm = inv[im * n + im];
-        let mut in_words = D::ZERO;
-        if fast {
+        let limit = MAX_AMPLIFICATION.ln();
+        let mut exact = true;
+        for m in 1..side {
+            let im = m - 1;
+            let gmm = inv[im * n + im];
+            let mut in_words = D::ZERO;
             for h in (1..side).filter(|&h| h != m) {
                 in_words = D::add(in_words, w(h, m));
             }
-        }
-        if fast && D::ln(D::mul(gmm, in_words)) <= limit {
+            if D::ln(D::mul(gmm, in_words)) > limit {
+                exact = false;
+                break;
+            }
             marginals[m] = D::value(D::mul(w(0, m), gmm));
             for h in (1..side).filter(|&h| h != m) {
                 let d = D::sub_clamped(gmm, inv[im * n + h - 1]);
                 marginals[h * side + m] = D::value(D::mul(w(h, m), d));
             }
-        } else {
-            let k = n - 1;
-            let sub = &mut ws.sub[..k * k];
-            let sub_excess = &mut ws.sub_excess[..k];
-            let p = &mut ws.excess[..k];
-            // Words other than m, in order, as indices 0..k.
-            let word = |j: usize| if j + 1 < m { j + 1 } else { j + 2 };
-            for i in 0..k {
-                for j in 0..k {
-                    sub[i * k + j] = if i == j { D::ZERO } else { w(word(i), word(j)) };
-                }
-            }
-            for j in 0..k {
-                sub_excess[j] = D::add(w(0, word(j)), w(m, word(j)));
-                p[j] = w(0, word(j));
-            }
-            let sub_piv = &mut ws.sub_piv[..k];
-            gth_factor::<D>(sub, sub_excess, sub_piv, k, "scores")?;
-            gth_solve_left::<D>(sub, sub_piv, k, p);
-            let mut denom = w(0, m);
-            for (j, &pj) in p.iter().enumerate() {
-                denom = D::add(denom, D::mul(w(word(j), m), pj));
-            }
-            marginals[m] = D::value(D::div(w(0, m), denom));
-            for (j, &pj) in p.iter().enumerate() {
-                let h = word(j);
-                marginals[h * side + m] = D::value(D::div(D::mul(w(h, m), pj), denom));
-            }
+        }
+        if exact {
+            return Ok(log_det);
+        }
+    }
+    // p[h, m] (words as 0..n) into `inv`, from the words' weights.
+    let mut net = try_vec("matrix-tree workspace", &[n, n], D::ZERO)?;
+    let mut root = try_vec("matrix-tree workspace", &[n], D::ZERO)?;
+    for j in 0..n {
+        root[j] = w(0, j + 1);
+        for i in (0..n).filter(|&i| i != j) {
+            net[i * n + j] = w(i + 1, j + 1);
+        }
+    }
+    let ids: Vec<usize> = (0..n).collect();
+    reach_root::<D>(&ids, &net, &root, n, inv)?;
+    for m in 1..side {
+        let mut denom = w(0, m);
+        for h in (1..side).filter(|&h| h != m) {
+            denom = D::add(denom, D::mul(w(h, m), inv[(h - 1) * n + m - 1]));
+        }
+        marginals[m] = D::value(D::div(w(0, m), denom));
+        for h in (1..side).filter(|&h| h != m) {
+            let p = inv[(h - 1) * n + m - 1];
+            marginals[h * side + m] = D::value(D::div(D::mul(w(h, m), p), denom));
         }
     }
     Ok(log_det)
+}
+
+/// Writes `p[h, m]` into `out[ids[h] * stride + ids[m]]` for every pair
+/// `h ≠ m` of the `k = ids.len()` states of a chain: the probability that
+/// the walk started at `h` is absorbed by the root before it visits `m`.
+/// State `j` moves to state `i` with weight `net[i * k + j]` and to the root
+/// with weight `root[j]` (all in domain `D`, the diagonal of `net` ignored).
+///
+/// Divide and conquer over the states: for each half `T` (the other half
+/// `R`), the walk is watched only on `T`: `R` is eliminated with one
+/// [`gth_factor`] and the exit distributions `H[x][h]` (the probability that
+/// the walk from `h ∈ R` first leaves `R` at `x ∈ T` or at the root) come
+/// from `|T| + 1` solves. The chain watched on `T` has weights
+/// `net[i, j] + Σ_r net[r, j] H[i][r]` and is solved recursively; then
+/// `p[h, m] = H[root][h] + Σ_{x ∈ T, x ≠ m} H[x][h] p[x, m]` for `h ∈ R`.
+/// Only non-negative terms are added.
+///
+/// # Complexity
+/// O(k³) time, O(k²) memory.
+fn reach_root<D: Domain>(
+    ids: &[usize],
+    net: &[f64],
+    root: &[f64],
+    stride: usize,
+    out: &mut [f64],
+) -> Result<()> {
+    let k = ids.len();
+    if k < 2 {
+        return Ok(());
+    }
+    let what = "matrix-tree workspace";
+    let half = k / 2;
+    for (t_range, r_range) in [(0..half, half..k), (half..k, 0..half)] {
+        let tset: Vec<usize> = t_range.collect();
+        let rset: Vec<usize> = r_range.collect();
+        let (t, r) = (tset.len(), rset.len());
+        // R's sub-chain: leaving R (to T or the root) is its excess.
+        let mut lu = try_vec(what, &[r, r], D::ZERO)?;
+        let mut exc = try_vec(what, &[r], D::ZERO)?;
+        let mut piv = try_vec(what, &[r], D::ZERO)?;
+        for (b, &j) in rset.iter().enumerate() {
+            let mut e = root[j];
+            for &i in &tset {
+                e = D::add(e, net[i * k + j]);
+            }
+            exc[b] = e;
+            for (a, &i) in rset.iter().enumerate() {
+                if a != b {
+                    lu[a * r + b] = net[i * k + j];
+                }
+            }
+        }
+        gth_factor::<D>(&mut lu, &mut exc, &mut piv, r, "scores")?;
+        // Row x of `exit`: the probabilities of leaving R at T[x] (x < t) or
+        // at the root (x = t), from each state of R.
+        let mut exit = try_vec(what, &[t + 1, r], D::ZERO)?;
+        for (x, row) in exit.chunks_exact_mut(r).enumerate() {
+            for (b, &j) in rset.iter().enumerate() {
+                row[b] = if x < t { net[tset[x] * k + j] } else { root[j] };
+            }
+            gth_solve_left::<D>(&lu, &piv, r, row);
+        }
+        // The chain watched on T: column j gathers its weights into R once.
+        let mut sub_net = try_vec(what, &[t, t], D::ZERO)?;
+        let mut sub_root = try_vec(what, &[t], D::ZERO)?;
+        let mut col = try_vec(what, &[r], D::ZERO)?;
+        for (b, &j) in tset.iter().enumerate() {
+            for (c, &q) in rset.iter().enumerate() {
+                col[c] = net[q * k + j];
+            }
+            let via_r = |row: &[f64]| {
+                row.iter()
+                    .zip(&col)
+                    .fold(D::ZERO, |acc, (&x, &y)| D::add(acc, D::mul(x, y)))
+            };
+            for (a, &i) in tset.iter().enumerate().filter(|&(a, _)| a != b) {
+                sub_net[a * t + b] = D::add(net[i * k + j], via_r(&exit[a * r..(a + 1) * r]));
+            }
+            sub_root[b] = D::add(root[j], via_r(&exit[t * r..]));
+        }
+        let sub_ids: Vec<usize> = tset.iter().map(|&i| ids[i]).collect();
+        reach_root::<D>(&sub_ids, &sub_net, &sub_root, stride, out)?;
+        // p[h, m] for h in R, accumulated over the exits x (rows of `exit`).
+        for &m in &tset {
+            let gm = ids[m];
+            col.copy_from_slice(&exit[t * r..]);
+            for (x, &i) in tset.iter().enumerate().filter(|&(_, &i)| i != m) {
+                let p = out[ids[i] * stride + gm];
+                for (v, &e) in col.iter_mut().zip(&exit[x * r..(x + 1) * r]) {
+                    *v = D::add(*v, D::mul(e, p));
+                }
+            }
+            for (c, &h) in rset.iter().enumerate() {
+                out[ids[h] * stride + gm] = col[c];
+            }
+        }
+    }
+    Ok(())
 }

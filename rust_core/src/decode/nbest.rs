@@ -41,12 +41,6 @@ impl NbestWorkspace {
     }
 }
 
-fn grow<T: Clone>(v: &mut Vec<T>, len: usize, fill: T) {
-    if v.len() < len {
-        v.resize(len, fill);
-    }
-}
-
 /// The tables of one run: cell `(i, y)` owns the slots
 /// `((i * L + y) * k)..((i * L + y) * k + count)`.
 struct Tables<'w> {
@@ -160,12 +154,13 @@ pub fn viterbi_nbest(
     try_resize("k", &mut ws.score, &[n, l, k], 0.0)?;
     try_resize("k", &mut ws.back_label, &[n, l, k], NONE)?;
     try_resize("k", &mut ws.back_rank, &[n, l, k], NONE)?;
-    grow(&mut ws.count, n * l, 0);
-    grow(&mut ws.head, l, 0);
-    grow(&mut ws.vals, l, 0.0);
-    grow(&mut ws.heap, l, 0);
-    grow(&mut ws.seq_a, n, 0);
-    grow(&mut ws.seq_b, n, 0);
+    let what = "N-best workspace";
+    try_resize(what, &mut ws.count, &[n, l], 0)?;
+    try_resize(what, &mut ws.head, &[l], 0)?;
+    try_resize(what, &mut ws.vals, &[l], 0.0)?;
+    try_resize(what, &mut ws.heap, &[l], 0)?;
+    try_resize(what, &mut ws.seq_a, &[n], 0)?;
+    try_resize(what, &mut ws.seq_b, &[n], 0)?;
     let head = &mut ws.head[..l];
     let vals = &mut ws.vals[..l];
     let heap = &mut ws.heap[..l];

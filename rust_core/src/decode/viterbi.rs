@@ -7,7 +7,7 @@
 //! allocation-free.
 
 use super::chain::ChainScores;
-use crate::error::{check_nonneg, OmklError, Result};
+use crate::error::{check_nonneg, try_resize, OmklError, Result};
 
 /// Reusable buffers of [`viterbi`]: two score rows of length `L` and the
 /// `n × L` back-pointer table. Buffers grow to the largest problem seen and
@@ -26,22 +26,20 @@ impl ViterbiWorkspace {
         Self::default()
     }
 
-    /// A workspace already sized for chains of `n` positions and `l` labels.
-    pub fn with_capacity(n: usize, l: usize) -> Self {
+    /// A workspace already sized for chains of `n` positions and `l` labels,
+    /// or [`OmklError::Alloc`] if that does not fit in memory.
+    pub fn with_capacity(n: usize, l: usize) -> Result<Self> {
         let mut ws = Self::default();
-        ws.reserve(n, l);
-        ws
+        ws.reserve(n, l)?;
+        Ok(ws)
     }
 
-    fn reserve(&mut self, n: usize, l: usize) {
-        if self.delta.len() < l {
-            self.delta.resize(l, 0.0);
-            self.best.resize(l, 0.0);
-            self.arg.resize(l, 0.0);
+    fn reserve(&mut self, n: usize, l: usize) -> Result<()> {
+        let what = "Viterbi workspace";
+        for v in [&mut self.delta, &mut self.best, &mut self.arg] {
+            try_resize(what, v, &[l], 0.0)?;
         }
-        if self.back.len() < n * l {
-            self.back.resize(n * l, 0);
-        }
+        try_resize(what, &mut self.back, &[n, l], 0)
     }
 }
 
@@ -85,7 +83,7 @@ pub fn viterbi(
     out: &mut [usize],
 ) -> Result<f64> {
     check_out(chain, out)?;
-    Ok(run(chain, ws, out, |_, row| row))
+    run(chain, ws, out, |_, row| row)
 }
 
 /// Loss-augmented Viterbi: maximises `score(y) + cost · #{i : yᵢ ≠ goldᵢ}`
@@ -117,25 +115,30 @@ pub fn viterbi_hamming(
     check_out(chain, out)?;
     chain.check_labels("gold", gold)?;
     check_nonneg("cost", cost)?;
-    Ok(run(chain, ws, out, |i, row| {
+    run(chain, ws, out, |i, row| {
         for (y, v) in row.iter_mut().enumerate() {
             if y != gold[i] {
                 *v += cost;
             }
         }
         row
-    }))
+    })
 }
 
 /// The Viterbi recursion. `augment(i, row)` adds a per-position cost to the
 /// row of scores at position `i` (after the emission was added).
 #[inline]
-fn run<F>(chain: &ChainScores<'_>, ws: &mut ViterbiWorkspace, out: &mut [usize], augment: F) -> f64
+fn run<F>(
+    chain: &ChainScores<'_>,
+    ws: &mut ViterbiWorkspace,
+    out: &mut [usize],
+    augment: F,
+) -> Result<f64>
 where
     F: Fn(usize, &mut [f64]) -> &mut [f64],
 {
     let (n, l) = (chain.n, chain.l);
-    ws.reserve(n, l);
+    ws.reserve(n, l)?;
     let delta = &mut ws.delta[..l];
     let best = &mut ws.best[..l];
     let arg = &mut ws.arg[..l];
@@ -182,7 +185,7 @@ where
         y = back[i * l + y] as usize;
         out[i - 1] = y;
     }
-    score
+    Ok(score)
 }
 
 /// `best[y] = max_p delta[p] + tr[p, y]` and `arg[y]` its first arg-max,
@@ -296,6 +299,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn workspaces_too_large_for_memory_are_errors() {
+        let e = ViterbiWorkspace::with_capacity(1 << 40, 1 << 61).unwrap_err();
+        assert!(matches!(e, OmklError::Alloc { ref what, .. } if what.contains("Viterbi")));
+    }
+
+    #[test]
     fn single_position_is_argmax_with_start_stop() {
         let em = [0.0, 1.0, 0.5];
         let tr = [0.0; 9];
@@ -339,7 +348,7 @@ mod tests {
 
     #[test]
     fn workspace_reuse_across_sizes() {
-        let mut ws = ViterbiWorkspace::with_capacity(4, 3);
+        let mut ws = ViterbiWorkspace::with_capacity(4, 3).unwrap();
         for (n, l) in [(4, 3), (1, 1), (6, 2), (2, 5)] {
             let em: Vec<f64> = (0..n * l).map(|k| ((k * 7) % 5) as f64).collect();
             let tr: Vec<f64> = (0..l * l).map(|k| ((k * 3) % 4) as f64 - 1.0).collect();

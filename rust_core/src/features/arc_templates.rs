@@ -36,6 +36,7 @@
 //! assert_eq!(count, templates.len() - 18);
 //! ```
 
+use crate::error::{try_vec, Result};
 pub use crate::features::arc_distance::{distance_bin, fine_distance_bin, FINE_BINS};
 pub use crate::features::arc_hash::{hash_str, mix, HASH_NAME, HASH_SEED};
 use crate::features::arc_template::N_ATTR;
@@ -43,6 +44,7 @@ pub use crate::features::arc_template::{
     default_templates, Attr, Conj, Multi, Pos, Side, Template, CONJ_CODES, MAX_BITS, MIN_BITS,
 };
 use crate::features::batch_hash::{gather_mix, mix_into, shift_into};
+use crate::features::try_room;
 pub use crate::features::word_atoms::WordAtoms;
 use crate::features::word_atoms::{IS_CCONJ, IS_PUNCT, IS_VERB};
 
@@ -123,7 +125,8 @@ impl<'a> ArcFeaturizer<'a> {
     /// Appends to `out` the slot of every arc of `batch` for template `t`,
     /// which must have one feature per arc ([`Template::is_single`]); equal
     /// to [`ArcFeaturizer::template_features`] arc by arc, computed in
-    /// batches (`keys` is scratch space).
+    /// batches (`keys` is scratch space). Errors with [`OmklError::Alloc`](crate::error::OmklError::Alloc)
+    /// if `keys` or `out` cannot grow.
     ///
     /// # Panics
     /// If the template has several features per arc.
@@ -133,7 +136,7 @@ impl<'a> ArcFeaturizer<'a> {
         batch: &ArcBatch,
         keys: &mut Vec<u64>,
         out: &mut Vec<u32>,
-    ) {
+    ) -> Result<()> {
         let tpl = &self.templates[t];
         assert!(
             tpl.is_single(),
@@ -142,6 +145,7 @@ impl<'a> ArcFeaturizer<'a> {
         let n1 = self.n1;
         let a = batch.ah.len();
         keys.clear();
+        try_room("arc features", keys, a)?;
         keys.resize(a, 0);
         gather_mix(
             &self.hpart[t * n1..(t + 1) * n1],
@@ -160,35 +164,40 @@ impl<'a> ArcFeaturizer<'a> {
             mix_into(keys, &batch.counts);
         }
         let start = out.len();
+        try_room("arc slot lists", out, a)?;
         out.resize(start + a, 0);
         shift_into(keys, 64 - tpl.bits, &mut out[start..]);
+        Ok(())
     }
 
-    /// The per-arc values that [`ArcFeaturizer::single_slots`] mixes in.
-    pub fn batch(&self, arcs: &[(u32, u32)]) -> ArcBatch {
+    /// The per-arc values that [`ArcFeaturizer::single_slots`] mixes in, or
+    /// [`OmklError::Alloc`](crate::error::OmklError::Alloc) if they do not fit in memory.
+    pub fn batch(&self, arcs: &[(u32, u32)]) -> Result<ArcBatch> {
         let dir = |h: usize, m: usize| (h < m) as u64 + 1;
+        let a = arcs.len();
+        let what = "arc features";
         let mut b = ArcBatch {
-            ah: Vec::with_capacity(arcs.len()),
-            am: Vec::with_capacity(arcs.len()),
-            dir: Vec::with_capacity(arcs.len()),
-            dir_dist: Vec::with_capacity(arcs.len()),
-            dir_fine: Vec::with_capacity(arcs.len()),
-            counts: Vec::with_capacity(arcs.len()),
+            ah: try_vec(what, &[a], 0)?,
+            am: try_vec(what, &[a], 0)?,
+            dir: try_vec(what, &[a], 0)?,
+            dir_dist: try_vec(what, &[a], 0)?,
+            dir_fine: try_vec(what, &[a], 0)?,
+            counts: try_vec(what, &[a], 0)?,
         };
-        for &(h, m) in arcs {
+        for (i, &(h, m)) in arcs.iter().enumerate() {
             let (h, m) = (h as usize, m as usize);
             assert!(
                 h < self.n1 && m < self.n1,
                 "batch: arc {h} -> {m} out of range"
             );
-            b.ah.push(h as u32);
-            b.am.push(m as u32);
-            b.dir.push(dir(h, m));
-            b.dir_dist.push(dir(h, m) * 16 + distance_bin(h, m));
-            b.dir_fine.push(dir(h, m) * 64 + fine_distance_bin(h, m));
-            b.counts.push(self.between_counts(h, m));
+            b.ah[i] = h as u32;
+            b.am[i] = m as u32;
+            b.dir[i] = dir(h, m);
+            b.dir_dist[i] = dir(h, m) * 16 + distance_bin(h, m);
+            b.dir_fine[i] = dir(h, m) * 64 + fine_distance_bin(h, m);
+            b.counts[i] = self.between_counts(h, m);
         }
-        b
+        Ok(b)
     }
 
     #[inline(always)]

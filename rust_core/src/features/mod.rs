@@ -18,3 +18,19 @@ pub mod word_atoms;
 pub use hashing::{bucket_of, hash_name, HASH_NAME, HASH_SEED};
 pub use space::{FeatureSpace, Grouping};
 pub use sparse::{SparseBatch, SparseExample};
+
+use crate::error::{OmklError, Result};
+
+/// Makes room for `extra` more elements in `v` (growing its capacity
+/// geometrically, as `push` does), or [`OmklError::Alloc`] naming `what`.
+pub(crate) fn try_room<T>(what: &str, v: &mut Vec<T>, extra: usize) -> Result<()> {
+    if v.capacity() - v.len() >= extra {
+        return Ok(());
+    }
+    v.try_reserve(extra.max(v.len()))
+        .map_err(|_| OmklError::Alloc {
+            what: what.to_string(),
+            bytes: (v.len() as u128 + extra.max(v.len()) as u128)
+                * std::mem::size_of::<T>() as u128,
+        })
+}

@@ -30,7 +30,7 @@ use crate::model::parser_input::{check_gold, check_nonempty};
 pub use crate::model::parser_input::{check_tree, ParserConfig, ParserInput};
 pub use crate::model::parser_persist::{FORMAT, FORMAT_VERSION};
 use crate::model::parser_prune::ArcPruner;
-use crate::model::parser_score::close_scores;
+use crate::model::parser_score::{close_scores, CHUNK_ARCS};
 use crate::model::parser_slots::{ArcSlots, SlotLists};
 pub use crate::model::parser_state::ArcParser;
 use crate::model::parser_state::KeptArcs;
@@ -101,11 +101,12 @@ impl ArcParser {
         Ok(())
     }
 
-    fn kept_arcs(&self, sent: &ParserInput, gold: Option<&[usize]>) -> Option<KeptArcs> {
+    fn kept_arcs(&self, sent: &ParserInput, gold: Option<&[usize]>) -> Result<Option<KeptArcs>> {
         self.pruner
             .as_deref()
             .filter(|p| p.is_trained())
             .map(|p| p.keep(&sent.words, gold))
+            .transpose()
     }
 
     /// One online step on a sentence with gold `heads`. Returns the hinge
@@ -123,9 +124,9 @@ impl ArcParser {
         decode: &mut DecodeFn<'_>,
     ) -> Result<f64> {
         check_gold(sent, heads)?;
-        let kept = self.kept_arcs(sent, Some(heads));
+        let kept = self.kept_arcs(sent, Some(heads))?;
         let templates = Arc::clone(&self.templates);
-        let slots = ArcSlots::new(&templates, &sent.words, kept.as_ref().map(|k| &k.keep[..]));
+        let slots = ArcSlots::new(&templates, &sent.words, kept.as_ref().map(|k| &k.keep[..]))?;
         self.learn_checked(heads, kept.as_ref(), &slots, decode)
     }
 
@@ -166,9 +167,9 @@ impl ArcParser {
                 .iter()
                 .map(|&(s, h)| {
                     check_gold(s, h)?;
-                    let kept = trained.map(|p| p.keep(&s.words, Some(h)));
+                    let kept = trained.map(|p| p.keep(&s.words, Some(h))).transpose()?;
                     let slots =
-                        ArcSlots::new(&templates, &s.words, kept.as_ref().map(|k| &k.keep[..]));
+                        ArcSlots::new(&templates, &s.words, kept.as_ref().map(|k| &k.keep[..]))?;
                     Ok((kept, slots))
                 })
                 .collect()
@@ -219,9 +220,9 @@ impl ArcParser {
     /// Heads of one sentence (averaged parameters when available).
     pub fn predict(&self, sent: &ParserInput) -> Result<Vec<usize>> {
         check_nonempty(sent)?;
-        let kept = self.kept_arcs(sent, None);
+        let kept = self.kept_arcs(sent, None)?;
         let fz = ArcFeaturizer::new(&self.templates, &sent.words);
-        let scores = self.scores_with(&fz, kept.as_ref());
+        let scores = self.scores_with(&fz, kept.as_ref())?;
         self.config.decoder.decode(&scores, fz.len_with_root())
     }
 
@@ -234,18 +235,36 @@ impl ArcParser {
         let tabs = self.prediction_tables();
         let mut lists = Vec::with_capacity(sents.len());
         let mut scores = Vec::with_capacity(sents.len());
+        // long sentences are scored alone, a band of modifiers at a time
+        let mut shared = Vec::with_capacity(sents.len());
         for sent in sents {
             check_nonempty(sent)?;
-            let kept = self.kept_arcs(sent, None);
+            let kept = self.kept_arcs(sent, None)?;
             let fz = ArcFeaturizer::new(&self.templates, &sent.words);
-            let (l, s) = self.unscored(&fz, kept.as_ref(), &tabs);
-            lists.push(l);
-            scores.push(s);
+            let n1 = fz.len_with_root();
+            shared.push(n1 * n1 <= CHUNK_ARCS);
+            if n1 * n1 <= CHUNK_ARCS {
+                let (l, s) = self.unscored(&fz, kept.as_ref(), &tabs)?;
+                lists.push(l);
+                scores.push(s);
+            } else {
+                scores.push(self.scores_checked(&fz, kept.as_ref(), &tabs)?);
+            }
         }
         let refs: Vec<&SlotLists> = lists.iter().collect();
-        let mut outs: Vec<&mut [f64]> = scores.iter_mut().map(|s| &mut s[..]).collect();
+        let mut outs: Vec<&mut [f64]> = scores
+            .iter_mut()
+            .zip(&shared)
+            .filter(|(_, &sh)| sh)
+            .map(|(s, _)| &mut s[..])
+            .collect();
         SlotLists::add_scores_many(&refs, &mut outs, |t| tabs[t]);
-        for (sent, s) in sents.iter().zip(&mut scores) {
+        for ((sent, s), _) in sents
+            .iter()
+            .zip(&mut scores)
+            .zip(&shared)
+            .filter(|(_, &sh)| sh)
+        {
             close_scores(s, sent.words.len() + 1);
         }
         Ok(scores)
@@ -258,9 +277,9 @@ impl ArcParser {
         if sent.words.is_empty() {
             return Err(OmklError::empty("sentence"));
         }
-        let kept = self.kept_arcs(sent, None);
+        let kept = self.kept_arcs(sent, None)?;
         let fz = ArcFeaturizer::new(&self.templates, &sent.words);
-        Ok(self.scores_with(&fz, kept.as_ref()))
+        self.scores_with(&fz, kept.as_ref())
     }
 
     /// Heads of many sentences, in parallel.
@@ -343,12 +362,12 @@ mod tests {
         for (s, h) in data.iter().chain(&data) {
             p.learn_one(s, h).unwrap();
             let fz = ArcFeaturizer::new(&p.templates, &s.words);
-            assert_eq!(p.arc_scores(&fz), reference_scores(&p, &fz, false));
+            assert_eq!(p.arc_scores(&fz).unwrap(), reference_scores(&p, &fz, false));
         }
         p.end_epoch();
         for (s, _) in &data {
             let fz = ArcFeaturizer::new(&p.templates, &s.words);
-            let got = p.arc_scores(&fz);
+            let got = p.arc_scores(&fz).unwrap();
             assert_eq!(got, reference_scores(&p, &fz, true));
             assert!(got.iter().any(|&x| x.is_finite() && x != 0.0));
         }
@@ -410,6 +429,40 @@ mod tests {
         let p = ArcParser::new(ParserConfig::default()).unwrap();
         let e = p.predict_many(&bad).unwrap_err().to_string();
         assert!(e.contains("s45") && e.contains("empty"), "{e}");
+    }
+
+    #[test]
+    fn long_sentences_scored_band_by_band_equal_the_definition_exactly() {
+        let tags = ["DET", "NOUN", "VERB", "ADJ", "PUNCT", "CCONJ"];
+        let feats = ["Number=Sing", "_", "Definite=Def|PronType=Art", "Mood=Ind"];
+        let sent = |n: usize, id: &str| ParserInput {
+            id: id.to_string(),
+            words: (0..n)
+                .map(|j| {
+                    let t = tags[(j * 5) % tags.len()];
+                    WordAtoms::new(&format!("x{}", j % 13), t, t, t, feats[j % 4])
+                })
+                .collect(),
+        };
+        // 270 words: two bands of modifiers
+        let long = sent(270, "long");
+        assert!(long.words.len().pow(2) > CHUNK_ARCS);
+        let mut p = ArcParser::new(ParserConfig::default()).unwrap();
+        for (s, h) in &toy() {
+            p.learn_one(s, h).unwrap();
+        }
+        p.end_epoch();
+        let fz = ArcFeaturizer::new(&p.templates, &long.words);
+        assert_eq!(p.arc_scores(&fz).unwrap(), reference_scores(&p, &fz, true));
+        let short = sent(7, "short");
+        let block = p
+            .score_block(&[short.clone(), long.clone(), short.clone()])
+            .unwrap();
+        for (s, got) in [&short, &long, &short].into_iter().zip(&block) {
+            assert_eq!(got, &p.score_matrix(s).unwrap(), "sentence {}", s.id);
+        }
+        let heads = p.predict(&long).unwrap();
+        check_tree(&heads, "long").unwrap();
     }
 
     #[test]

@@ -26,9 +26,10 @@
 //! assert_eq!(p.model().template_ids(), &pruner_template_ids()[..]);
 //! ```
 
-use crate::error::{OmklError, Result};
+use crate::error::{try_vec, OmklError, Result};
 use crate::features::arc_templates::{default_templates, ArcFeaturizer, WordAtoms};
 use crate::model::parser_input::{ParserConfig, ParserInput};
+use crate::model::parser_score::abort_alloc;
 use crate::model::parser_state::ArcParser;
 pub use crate::model::parser_state::{ArcPruner, KeptArcs, PRUNED_SCORE};
 use crate::prox::Regularizer;
@@ -208,12 +209,14 @@ impl ArcPruner {
 
     /// The kept arcs of a sentence: the `k` best heads of every word by the
     /// first-pass score, less those scoring more than `margin` below the
-    /// word's best, plus `gold[m - 1]` for every word when given.
-    pub fn keep(&self, words: &[WordAtoms], gold: Option<&[usize]>) -> KeptArcs {
+    /// word's best, plus `gold[m - 1]` for every word when given. Errors
+    /// with [`OmklError::Alloc`](crate::error::OmklError::Alloc) if the
+    /// sentence's arcs do not fit in memory.
+    pub fn keep(&self, words: &[WordAtoms], gold: Option<&[usize]>) -> Result<KeptArcs> {
         let fz = ArcFeaturizer::new(self.model.templates(), words);
         let n1 = fz.len_with_root();
-        let first_pass = self.model.arc_scores(&fz);
-        let mut keep = vec![false; n1 * n1];
+        let first_pass = self.model.arc_scores(&fz)?;
+        let mut keep = try_vec("kept arcs", &[n1, n1], false)?;
         let mut col: Vec<(f64, usize)> = Vec::with_capacity(n1);
         for m in 1..n1 {
             col.clear();
@@ -236,11 +239,18 @@ impl ArcPruner {
                 keep[g[m - 1] * n1 + m] = true;
             }
         }
-        KeptArcs {
+        Ok(KeptArcs {
             n1,
             keep,
             first_pass,
-        }
+        })
+    }
+
+    /// [`ArcPruner::keep`] without gold arcs, for the corpus statistics,
+    /// which cannot fail (an allocation failure ends the process).
+    fn keep_or_abort(&self, words: &[WordAtoms]) -> KeptArcs {
+        self.keep(words, None)
+            .unwrap_or_else(|_| abort_alloc(words.len() + 1))
     }
 
     /// The rank of every gold arc among its word's candidate heads by the
@@ -254,7 +264,10 @@ impl ArcPruner {
             .flat_map_iter(|(s, heads)| {
                 let fz = ArcFeaturizer::new(self.model.templates(), &s.words);
                 let n1 = fz.len_with_root();
-                let sc = self.model.arc_scores(&fz);
+                let sc = self
+                    .model
+                    .arc_scores(&fz)
+                    .unwrap_or_else(|_| abort_alloc(n1));
                 (1..n1)
                     .map(|m| {
                         let g = sc[heads[m - 1] * n1 + m];
@@ -273,7 +286,7 @@ impl ArcPruner {
         sents
             .par_iter()
             .map(|(s, heads)| {
-                let kept = self.keep(&s.words, None);
+                let kept = self.keep_or_abort(&s.words);
                 let n1 = kept.n1;
                 let hit = (1..n1)
                     .filter(|&m| kept.keep[heads[m - 1] * n1 + m])
@@ -293,7 +306,7 @@ impl ArcPruner {
         sents
             .par_iter()
             .map(|(s, heads)| {
-                let kept = self.keep(&s.words, None);
+                let kept = self.keep_or_abort(&s.words);
                 let hit = (1..kept.n1)
                     .filter(|&m| kept.keep[heads[m - 1] * kept.n1 + m])
                     .count();
@@ -307,6 +320,7 @@ impl ArcPruner {
 mod tests {
     use super::*;
     use crate::model::parser_input::check_tree;
+    use crate::model::parser_toy::sent;
 
     #[test]
     fn pruner_templates_are_distinct_single_feature_templates() {
@@ -324,17 +338,6 @@ mod tests {
                 all[i].name
             );
             assert!(!all[i].is_inert(), "{} is inert", all[i].name);
-        }
-    }
-
-    fn sent(id: &str, tags: &[&str]) -> ParserInput {
-        ParserInput {
-            id: id.into(),
-            words: tags
-                .iter()
-                .enumerate()
-                .map(|(i, t)| WordAtoms::new(&format!("w{i}{t}"), t, t, t, "_"))
-                .collect(),
         }
     }
 
@@ -358,7 +361,7 @@ mod tests {
         let data = toy();
         let p = ArcPruner::new(2).unwrap();
         let (s, gold) = &data[2];
-        let kept = p.keep(&s.words, Some(gold));
+        let kept = p.keep(&s.words, Some(gold)).unwrap();
         for m in 1..kept.n1 {
             let n = (0..kept.n1).filter(|&h| kept.keep[h * kept.n1 + m]).count();
             assert!((2..=3).contains(&n), "word {m} keeps {n}");
@@ -450,10 +453,10 @@ mod tests {
         }
         assert!(p.set_margin(0.0).is_err() && p.set_margin(f64::NAN).is_err());
         let (s, _) = &data[2];
-        let top = p.keep(&s.words, None);
+        let top = p.keep(&s.words, None).unwrap();
         for margin in [0.5, 2.0, 1e9] {
             p.set_margin(margin).unwrap();
-            let kept = p.keep(&s.words, None);
+            let kept = p.keep(&s.words, None).unwrap();
             let n1 = kept.n1;
             for m in 1..n1 {
                 let best = (0..n1)

@@ -33,12 +33,20 @@
 //!     WordAtoms::new("the", "the", "DET", "DT", "_"),
 //!     WordAtoms::new("dog", "dog", "NOUN", "NN", "Number=Sing"),
 //! ];
-//! let slots = ArcSlots::new(&templates, &words, None);
+//! let slots = ArcSlots::new(&templates, &words, None).unwrap();
 //! // 2 words: arcs 0->1, 0->2, 1->2, 2->1
 //! assert_eq!(slots.arcs().len(), 4);
 //! ```
 
+use std::ops::Range;
+
+use crate::error::{try_vec, Result};
 use crate::features::arc_templates::{ArcFeaturizer, Conj, Side, Template, WordAtoms, CONJ_CODES};
+use crate::features::try_room;
+
+/// Slots reserved per entry beyond one per word between head and modifier
+/// (the morphological features of a word are far fewer).
+const MAX_FEATS: usize = 64;
 
 /// Where template `t`'s slots are.
 #[derive(Debug, Clone, Copy)]
@@ -70,8 +78,12 @@ struct EntryMap {
 /// without the featurizer they were computed with.
 pub struct SlotLists {
     n1: usize,
+    /// The lists hold arcs into modifiers `m0..m0 + width`.
+    m0: usize,
+    width: usize,
     arcs: Vec<(u32, u32)>,
-    /// Position of arc `h -> m` in `arcs` at `h * n1 + m` (`u32::MAX`: absent).
+    /// Position of arc `h -> m` in `arcs` at `h * width + m - m0`
+    /// (`u32::MAX`: absent).
     index: Vec<u32>,
     per_tpl: Vec<Layout>,
     slots: Vec<u32>,
@@ -83,28 +95,47 @@ impl SlotLists {
     /// Slots of all arcs `h -> m` (`h != m`, `m >= 1`), or of those with
     /// `keep[h * n1 + m]` when `keep` is given, for every template but the
     /// inert ones ([`Template::is_inert`]) and those with `skip(t)`.
+    /// Errors with [`OmklError::Alloc`](crate::error::OmklError::Alloc) if the lists do not fit in memory.
     pub fn build(
         fz: &ArcFeaturizer<'_>,
         templates: &[Template],
         keep: Option<&[bool]>,
         skip: impl Fn(usize) -> bool,
-    ) -> Self {
+    ) -> Result<Self> {
+        Self::build_range(fz, templates, keep, skip, 1..fz.len_with_root())
+    }
+
+    /// [`SlotLists::build`] for the arcs into the modifiers `mods` only
+    /// (clipped to `1..n1`), so that a long sentence can be scored a band of
+    /// modifiers at a time.
+    pub fn build_range(
+        fz: &ArcFeaturizer<'_>,
+        templates: &[Template],
+        keep: Option<&[bool]>,
+        skip: impl Fn(usize) -> bool,
+        mods: Range<usize>,
+    ) -> Result<Self> {
+        const WHAT: &str = "arc slot lists";
         let n1 = fz.len_with_root();
+        let m0 = mods.start.clamp(1, n1);
+        let width = mods.end.clamp(m0, n1) - m0;
         let mut arcs = Vec::new();
-        let mut index = vec![u32::MAX; n1 * n1];
+        try_room(WHAT, &mut arcs, n1 * width)?;
+        let mut index = try_vec(WHAT, &[n1, width], u32::MAX)?;
         for h in 0..n1 {
-            for m in 1..n1 {
-                if h != m && keep.is_none_or(|k| k[h * n1 + m]) {
-                    index[h * n1 + m] = arcs.len() as u32;
+            for m in (m0..m0 + width).filter(|&m| m != h) {
+                if keep.is_none_or(|k| k[h * n1 + m]) {
+                    index[h * width + m - m0] = arcs.len() as u32;
                     arcs.push((h as u32, m as u32));
                 }
             }
         }
         let a = arcs.len();
-        let batch = fz.batch(&arcs);
-        let mut keys: Vec<u64> = Vec::with_capacity(a);
+        let batch = fz.batch(&arcs)?;
+        let mut keys: Vec<u64> = Vec::new();
         let mut per_tpl = Vec::with_capacity(templates.len());
-        let mut slots: Vec<u32> = Vec::with_capacity(a * templates.len());
+        let mut slots: Vec<u32> = Vec::new();
+        try_room(WHAT, &mut slots, a * templates.len())?;
         let mut ent_off: Vec<u32> = vec![0];
         let mut maps: Vec<u32> = Vec::new();
         // one map per (side, conjunction), built on first use
@@ -118,7 +149,7 @@ impl SlotLists {
             let side = tpl.side();
             if side == Side::Pair && tpl.is_single() {
                 let start = slots.len();
-                fz.single_slots(t, &batch, &mut keys, &mut slots);
+                fz.single_slots(t, &batch, &mut keys, &mut slots)?;
                 per_tpl.push(Layout::PerArc { start });
                 continue;
             }
@@ -132,6 +163,9 @@ impl SlotLists {
                         Conj::DirDist => 2,
                         Conj::DirFineDist => 3,
                     };
+                if groups[g].is_none() {
+                    try_room(WHAT, &mut maps, a)?;
+                }
                 Some(groups[g].get_or_insert_with(|| {
                     entry_of.fill(u32::MAX);
                     let start = maps.len();
@@ -153,6 +187,7 @@ impl SlotLists {
             match map {
                 Some(g) if tpl.is_single() => {
                     let start = slots.len();
+                    try_room(WHAT, &mut slots, g.reps.len())?;
                     for &(h, m) in &g.reps {
                         fz.template_features(t, h as usize, m as usize, |s| slots.push(s as u32));
                     }
@@ -169,13 +204,14 @@ impl SlotLists {
                         ent_off.push(slots.len() as u32);
                     }
                     let e0 = ent_off.len() - 1;
-                    let mut push_entry = |h: u32, m: u32| {
+                    let reps = map.map_or(&arcs, |g| &g.reps);
+                    try_room(WHAT, &mut ent_off, reps.len())?;
+                    for &(h, m) in reps {
+                        // at most one feature per word between, or per
+                        // morphological feature
+                        try_room(WHAT, &mut slots, n1 + MAX_FEATS)?;
                         fz.template_features(t, h as usize, m as usize, |s| slots.push(s as u32));
                         ent_off.push(slots.len() as u32);
-                    };
-                    let reps = map.map_or(&arcs, |g| &g.reps);
-                    for &(h, m) in reps {
-                        push_entry(h, m);
                     }
                     per_tpl.push(Layout::Lists {
                         e0,
@@ -185,15 +221,17 @@ impl SlotLists {
                 }
             }
         }
-        SlotLists {
+        Ok(SlotLists {
             n1,
+            m0,
+            width,
             arcs,
             index,
             per_tpl,
             slots,
             ent_off,
             maps,
-        }
+        })
     }
 
     /// The arcs `(h, m)`, in row-major order.
@@ -300,7 +338,11 @@ impl SlotLists {
         m: usize,
         mut f: impl FnMut(usize, usize),
     ) {
-        let i = self.index[h * self.n1 + m];
+        let i = if (self.m0..self.m0 + self.width).contains(&m) {
+            self.index[h * self.width + m - self.m0]
+        } else {
+            u32::MAX
+        };
         if i == u32::MAX {
             fz.for_each_feature(h, m, f);
             return;
@@ -337,10 +379,15 @@ impl<'a> ArcSlots<'a> {
     /// Slots of all arcs `h -> m` (`h != m`, `m >= 1`) of `words`, or of
     /// those with `keep[h * n1 + m]` when `keep` is given; inert templates
     /// ([`Template::is_inert`]) are not hashed.
-    pub fn new(templates: &'a [Template], words: &[WordAtoms], keep: Option<&[bool]>) -> Self {
+    /// Errors with [`OmklError::Alloc`](crate::error::OmklError::Alloc) if the slots do not fit in memory.
+    pub fn new(
+        templates: &'a [Template],
+        words: &[WordAtoms],
+        keep: Option<&[bool]>,
+    ) -> Result<Self> {
         let fz = ArcFeaturizer::new(templates, words);
-        let lists = SlotLists::build(&fz, templates, keep, |_| false);
-        ArcSlots { fz, lists }
+        let lists = SlotLists::build(&fz, templates, keep, |_| false)?;
+        Ok(ArcSlots { fz, lists })
     }
 
     /// Number of words including the root.
@@ -476,7 +523,7 @@ mod tests {
         let n1 = ws.len() + 1;
         let keep: Vec<bool> = (0..n1 * n1).map(|i| i % 3 != 0).collect();
         for k in [None, Some(keep.as_slice())] {
-            let sl = ArcSlots::new(&tpls, &ws, k);
+            let sl = ArcSlots::new(&tpls, &ws, k).unwrap();
             let fz = ArcFeaturizer::new(&tpls, &ws);
             for h in 0..n1 {
                 for m in 1..n1 {
@@ -514,7 +561,7 @@ mod tests {
                 1.0 + t as f64 * 0.01
             }
         };
-        let sl = ArcSlots::new(&tpls, &ws, None);
+        let sl = ArcSlots::new(&tpls, &ws, None).unwrap();
         let mut got = vec![0.0f64; n1 * n1];
         sl.add_scores(&mut got, |t| (scale(t), tables[t].as_slice()));
         let fz = ArcFeaturizer::new(&tpls, &ws);

@@ -55,13 +55,18 @@ pub fn check_offsets(offsets: &[usize], p: usize) -> Result<usize> {
     Ok(offsets.len() - 1)
 }
 
-/// Validates a grouped input: `x` non-empty and finite, `offsets` a valid
-/// grouping of `0..x.len()`. Returns the number of groups `G`.
-pub fn check_grouped(x: &[f64], offsets: &[usize]) -> Result<usize> {
+/// Returns an error unless `x` is non-empty and finite.
+pub fn check_x(x: &[f64]) -> Result<()> {
     if x.is_empty() {
         return Err(OmklError::empty("x"));
     }
-    check_finite("x", x)?;
+    check_finite("x", x)
+}
+
+/// Validates a grouped input: `x` non-empty and finite, `offsets` a valid
+/// grouping of `0..x.len()`. Returns the number of groups `G`.
+pub fn check_grouped(x: &[f64], offsets: &[usize]) -> Result<usize> {
+    check_x(x)?;
     check_offsets(offsets, x.len())
 }
 
@@ -206,6 +211,20 @@ impl Grouping {
     }
 }
 
+/// Checks that `x` is non-empty and finite, with one group id per
+/// coefficient.
+fn check_x_and_ids(x: &[f64], ids: &[i64]) -> Result<()> {
+    check_x(x)?;
+    if ids.len() != x.len() {
+        return Err(OmklError::shape(
+            "groups",
+            format!("one group id per coefficient (length {})", x.len()),
+            format!("length {}", ids.len()),
+        ));
+    }
+    Ok(())
+}
+
 /// Applies a grouped operator `op(x, offsets)` to `x` (taken by value and
 /// reused when the ids are already sorted) grouped by arbitrary
 /// ids (one per coefficient, see [`Grouping::from_ids`]) and returns the
@@ -226,17 +245,7 @@ pub fn apply_with_ids<F>(x: Vec<f64>, ids: &[i64], op: F) -> Result<Vec<f64>>
 where
     F: FnOnce(&mut [f64], &[usize]) -> Result<()>,
 {
-    if x.is_empty() {
-        return Err(OmklError::empty("x"));
-    }
-    if ids.len() != x.len() {
-        return Err(OmklError::shape(
-            "groups",
-            format!("one group id per coefficient (length {})", x.len()),
-            format!("length {}", ids.len()),
-        ));
-    }
-    check_finite("x", &x)?;
+    check_x_and_ids(&x, ids)?;
     let grouping = Grouping::from_ids(ids)?;
     let mut sorted = match grouping.order {
         None => x,
@@ -252,17 +261,7 @@ where
 /// # Complexity
 /// O(p + G).
 pub fn group_norms_with_ids(x: &[f64], ids: &[i64]) -> Result<Vec<f64>> {
-    if x.is_empty() {
-        return Err(OmklError::empty("x"));
-    }
-    if ids.len() != x.len() {
-        return Err(OmklError::shape(
-            "groups",
-            format!("one group id per coefficient (length {})", x.len()),
-            format!("length {}", ids.len()),
-        ));
-    }
-    check_finite("x", x)?;
+    check_x_and_ids(x, ids)?;
     let grouping = Grouping::from_ids(ids)?;
     Ok(group_norms(&grouping.gather(x), &grouping.offsets))
 }

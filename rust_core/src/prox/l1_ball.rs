@@ -1,9 +1,10 @@
 //! Euclidean projection onto the ℓ1 ball `{u : ‖u‖₁ ≤ r}`.
 
+use super::groups::check_x;
 use super::l1::soft_threshold_unchecked;
 use super::squared_l1::ThresholdMethod;
 use super::threshold::{support_candidates, threshold_by_select, threshold_by_sort, L1BallRule};
-use crate::error::{check_finite, check_nonneg, OmklError, Result};
+use crate::error::{check_nonneg, Result};
 
 /// In place, `x ← argmin_{‖u‖₁ ≤ r} ‖u − x‖₂`: unchanged when already
 /// inside, otherwise soft-thresholding by the θ > 0 with
@@ -22,10 +23,7 @@ use crate::error::{check_finite, check_nonneg, OmklError, Result};
 /// ```
 pub fn project_l1_ball(x: &mut [f64], radius: f64, method: ThresholdMethod) -> Result<()> {
     check_nonneg("radius", radius)?;
-    if x.is_empty() {
-        return Err(OmklError::empty("x"));
-    }
-    check_finite("x", x)?;
+    check_x(x)?;
     project_l1_ball_unchecked(x, radius, method);
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! The prox of the squared Euclidean norm `(τ/2)‖x‖²`: a plain shrinkage.
 
-use crate::error::{check_finite, check_nonneg, OmklError, Result};
+use super::groups::check_x;
+use crate::error::{check_nonneg, Result};
 
 /// In place, `x ← prox_{(τ/2)‖·‖²}(x) = x / (1 + τ)`.
 ///
@@ -15,10 +16,7 @@ use crate::error::{check_finite, check_nonneg, OmklError, Result};
 /// ```
 pub fn prox_l2_squared(x: &mut [f64], tau: f64) -> Result<()> {
     check_nonneg("tau", tau)?;
-    if x.is_empty() {
-        return Err(OmklError::empty("x"));
-    }
-    check_finite("x", x)?;
+    check_x(x)?;
     prox_l2_squared_unchecked(x, tau);
     Ok(())
 }

@@ -5,9 +5,10 @@
 //! solution itself; with `k` surviving coordinates whose magnitudes sum to
 //! `S`, `θ = τ S / (1 + kτ)`.
 
+use super::groups::check_x;
 use super::l1::soft_threshold_unchecked;
 use super::threshold::{support_candidates, threshold_by_select, threshold_by_sort, SquaredL1Rule};
-use crate::error::{check_finite, check_nonneg, OmklError, Result};
+use crate::error::{check_nonneg, OmklError, Result};
 
 /// How to find the threshold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -48,10 +49,7 @@ impl std::str::FromStr for ThresholdMethod {
 /// ```
 pub fn prox_squared_l1(x: &mut [f64], tau: f64, method: ThresholdMethod) -> Result<()> {
     check_nonneg("tau", tau)?;
-    if x.is_empty() {
-        return Err(OmklError::empty("x"));
-    }
-    check_finite("x", x)?;
+    check_x(x)?;
     prox_squared_l1_unchecked(x, tau, method);
     Ok(())
 }

@@ -7,6 +7,7 @@
 //! longest prefix with `|x_k|/d_k > θ_k`, where
 //! `θ_k = τ Σ_{i≤k} d_i |x_i| / (1 + τ Σ_{i≤k} d_i²)`.
 
+use super::groups::check_x;
 use crate::error::{check_finite, check_nonneg, OmklError, Result};
 
 /// In place, `x ← prox_{(τ/2)(Σ d_i|·_i|)²}(x)`.
@@ -25,10 +26,7 @@ use crate::error::{check_finite, check_nonneg, OmklError, Result};
 /// ```
 pub fn prox_weighted_squared_l1(x: &mut [f64], d: &[f64], tau: f64) -> Result<()> {
     check_nonneg("tau", tau)?;
-    if x.is_empty() {
-        return Err(OmklError::empty("x"));
-    }
-    check_finite("x", x)?;
+    check_x(x)?;
     check_weights_named("d", d, x.len())?;
     prox_weighted_squared_l1_unchecked(x, d, tau);
     Ok(())
