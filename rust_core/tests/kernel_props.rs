@@ -621,20 +621,23 @@ mod cache {
 
     #[test]
     fn support_store_dedups_and_round_trips() {
-        let mut s = SupportStore::new(3).unwrap();
+        let mut s = SupportStore::with_dim(3).unwrap();
         let rows = [
             [1.0f32, 2.0, 3.0],
             [0.0, 0.0, 0.0],
             [-0.0, 0.0, 0.0],
             [1.0, 2.0, 3.0],
         ];
-        let ids: Vec<u32> = rows.iter().map(|r| s.insert(r).unwrap().0).collect();
+        let ids: Vec<u32> = rows
+            .iter()
+            .map(|r| s.insert_checked(r).unwrap().0)
+            .collect();
         assert_eq!(ids, vec![0, 1, 2, 0]);
         assert_eq!(s.len(), 3);
         let t = SupportStore::from_data(3, s.data()).unwrap();
-        assert_eq!(t.find(&[1.0, 2.0, 3.0]).unwrap(), Some(0));
-        assert_eq!(t.find(&[9.0, 2.0, 3.0]).unwrap(), None);
+        assert_eq!(t.find_checked(&[1.0, 2.0, 3.0]).unwrap(), Some(0));
+        assert_eq!(t.find_checked(&[9.0, 2.0, 3.0]).unwrap(), None);
         assert!(SupportStore::from_data(3, &[1.0, 1.0, 1.0, 1.0, 1.0, 1.0]).is_err());
-        assert!(SupportStore::new(0).is_err());
+        assert!(SupportStore::with_dim(0).is_err());
     }
 }
