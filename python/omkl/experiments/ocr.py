@@ -372,7 +372,9 @@ class FoldGrams:
     def precomputed(self, names: tuple[str, ...], scale: float = 1.0) -> PrecomputedGram:
         """The kernel group ``names`` times ``scale`` as a validated
         :class:`omkl.PrecomputedGram`, made once per fold and shared by every
-        training run; its making counts in the group's Gram time."""
+        training run; its making counts in the group's Gram time. A dense
+        matrix is made read-only and shared with the PrecomputedGram (one
+        copy in memory, which :meth:`group` and :meth:`scores` keep using)."""
         key = (names, scale)
         if key not in self._precomputed:
             t = time.perf_counter()
@@ -380,7 +382,11 @@ class FoldGrams:
                 g = PrecomputedGram(self.sparse_scaled(names[0], scale))
             else:
                 k = self.group(names)
-                g = PrecomputedGram(k if scale == 1.0 else k * np.float32(scale))
+                if scale != 1.0:
+                    k = k * np.float32(scale)
+                # read-only: PrecomputedGram reads the array in place, no copy
+                k.flags.writeable = False
+                g = PrecomputedGram(k)
             self._precomputed[key] = g
             self.seconds[f"precomputed {names} {scale}"] = time.perf_counter() - t
         return self._precomputed[key]
