@@ -117,12 +117,8 @@ pub fn gram(
     ny: usize,
     d: usize,
 ) -> Result<Vec<f32>> {
-    kernel.check()?;
-    check_matrix("X", x, nx, d)?;
-    check_matrix("Y", y, ny, d)?;
-    let mut out = try_vec("Y", &[nx, ny], 0.0f32)?;
-    let (job, _) = job(std::slice::from_ref(kernel), x, nx, Some((y, ny)), d);
-    fill_rect(&job, &mut [&mut out]);
+    let mut out = Vec::new();
+    gram_into(kernel, x, nx, y, ny, d, &mut out)?;
     Ok(out)
 }
 
