@@ -263,7 +263,6 @@ fn sq_dist(x: &[f32], y: &[f32]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::support::sq_norm_f32;
 
     #[test]
     fn check_rejects_bad_hyperparameters() {
@@ -308,32 +307,5 @@ mod tests {
         assert_eq!(Kernel::B1Spline { h: 1.0 }.eval(&x, &y), 0.0);
         let cos = Kernel::Linear { normalize: true };
         assert_eq!(cos.eval(&[0.0, 0.0], &x), 0.0);
-    }
-
-    #[test]
-    fn from_dot_agrees_with_eval() {
-        let x = [0.3f32, -1.2, 2.0, 0.5, 0.1];
-        let y = [1.1f32, 0.4, -0.7, 0.0, 2.5];
-        let kernels = [
-            Kernel::Linear { normalize: false },
-            Kernel::Linear { normalize: true },
-            Kernel::Polynomial {
-                degree: 3,
-                offset: 1.0,
-                normalize: true,
-            },
-            Kernel::Polynomial {
-                degree: 2,
-                offset: 0.5,
-                normalize: false,
-            },
-            Kernel::Gaussian { sigma2: 2.0 },
-            Kernel::B1Spline { h: 5.0 },
-            Kernel::B1Spline { h: 1.0 },
-        ];
-        for k in &kernels {
-            let v = k.from_dot(dot_f32(&x, &y), sq_norm_f32(&x), sq_norm_f32(&y));
-            assert!((v - k.eval(&x, &y)).abs() < 1e-12, "{k:?}");
-        }
     }
 }
