@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import sys
 
 import numpy as np
 import pytest
@@ -268,3 +269,75 @@ def test_hostile_parameters_and_inputs_are_refused_by_name():
         kernels.gram(np.full((2, 2), 1e30), kernel="linear")
     with pytest.raises(ValueError, match="`degree`"):
         kernels.gram(np.full((2, 2), 10.0), kernel="polynomial", degree=100)
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "name", "error"),
+    [
+        ((5,), {}, "kind", TypeError),
+        (("gaussian",), {"sigma2": "a"}, "sigma2", TypeError),
+        (("gaussian",), {"sigma2": 1j}, "sigma2", TypeError),
+        (("b1_spline",), {"h": [1.0]}, "h", TypeError),
+        (("polynomial",), {"offset": "1"}, "offset", TypeError),
+        (("linear",), {"normalize": "yes"}, "normalize", TypeError),
+        (("linear",), {"normalize": 1}, "normalize", TypeError),
+        (("polynomial",), {"degree": 2.5}, "degree", TypeError),
+        (("polynomial",), {"degree": True}, "degree", TypeError),
+        (("polynomial",), {"degree": 0}, "degree", ValueError),
+        (("gaussian",), {"sigma2": -1.0}, "sigma2", ValueError),
+        (("b1_spline",), {"h": float("nan")}, "h", ValueError),
+        (("cosine",), {}, "kernel", ValueError),
+    ],
+)
+def test_kernel_constructor_names_the_bad_argument(args, kwargs, name, error):
+    with pytest.raises(error, match=f"`{name}`: expected"):
+        kernels.Kernel(*args, **kwargs)
+
+
+def test_kernel_constructor_takes_numpy_scalars_and_round_trips():
+    k = kernels.Kernel("polynomial", degree=np.int64(3), offset=np.float32(0.5), normalize=np.True_)
+    assert k == kernels.polynomial(3, 0.5, normalize=True)
+    assert kernels.Kernel(*k.args()) == k
+    assert pickle.loads(pickle.dumps(k)) == k
+    assert kernels.Kernel("gaussian", sigma2=None) == kernels.gaussian(5.0)
+
+
+def _tagger_coef(gram: object, ids: np.ndarray, y: np.ndarray) -> np.ndarray:
+    from omkl.mkl import SequenceTagger
+
+    tagger = SequenceTagger(kernels={"k": gram}, labels=[0, 1, 2], lam=1e-3, average=True)
+    tagger.fit(ids, y, epochs=3, shuffle=True, lengths=np.full(len(ids) // 4, 4))
+    return tagger.coef_["k"]
+
+
+def test_precomputed_gram_reads_a_read_only_array_in_place_and_copies_others():
+    from omkl.mkl import PrecomputedGram
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(24, 5)).astype(np.float32)
+    K = kernels.gram(X, kernel="gaussian", sigma2=2.0)
+    ids = rng.integers(0, 24, 40)
+    y = rng.integers(0, 3, 40)
+    # a read-only array is held (one more reference), not copied
+    ro = K.copy()
+    ro.flags.writeable = False
+    refs = sys.getrefcount(ro)
+    shared = PrecomputedGram(ro)
+    assert sys.getrefcount(ro) == refs + 1
+    # a writeable array, or a read-only view of one, is copied: changing it
+    # afterwards does not change the matrix
+    w = K.copy()
+    view = w[:]
+    view.flags.writeable = False
+    refs_w, refs_v = sys.getrefcount(w), sys.getrefcount(view)
+    copied, copied_view = PrecomputedGram(w), PrecomputedGram(view)
+    assert (sys.getrefcount(w), sys.getrefcount(view)) == (refs_w, refs_v)
+    want = _tagger_coef(PrecomputedGram(K.copy()), ids, y)
+    w[:] = 0.0
+    del ro
+    for g in (shared, copied, copied_view):
+        np.testing.assert_array_equal(_tagger_coef(g, ids, y), want)
+    # a non-contiguous read-only array is copied as well
+    fortran = np.asfortranarray(K)
+    fortran.flags.writeable = False
+    np.testing.assert_array_equal(_tagger_coef(PrecomputedGram(fortran), ids, y), want)

@@ -84,7 +84,8 @@ from omkl._sync import synchronized
 __all__ = ["BANDWIDTH_GRID", "MKLClassifier", "PrecomputedGram", "SequenceTagger"]
 
 #: A Gram matrix precomputed over a fixed set of inputs ``0..m-1`` (a float32
-#: ``m x m`` array, copied once, or an :class:`omkl.kernels.SparseGram`),
+#: ``m x m`` array, read in place when it is C-contiguous and read-only,
+#: copied once otherwise; or an :class:`omkl.kernels.SparseGram`),
 #: validated (square, symmetric, finite) once. Given as the kernels of
 #: :class:`SequenceTagger` or :class:`MKLClassifier`, it makes each position
 #: an input id (a row of the matrix), as ``kernel="precomputed"`` does in

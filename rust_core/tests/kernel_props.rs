@@ -1,5 +1,7 @@
 //! Property tests of the kernel module against naive references.
 
+use omkl_core::kernel::spec::dot_f32;
+use omkl_core::kernel::support::sq_norm_f32;
 use omkl_core::kernel::{gram, gram_many, gram_many_symmetric, gram_symmetric, Kernel};
 use proptest::prelude::*;
 
@@ -621,20 +623,46 @@ mod cache {
 
     #[test]
     fn support_store_dedups_and_round_trips() {
-        let mut s = SupportStore::new(3).unwrap();
+        let mut s = SupportStore::with_dim(3).unwrap();
         let rows = [
             [1.0f32, 2.0, 3.0],
             [0.0, 0.0, 0.0],
             [-0.0, 0.0, 0.0],
             [1.0, 2.0, 3.0],
         ];
-        let ids: Vec<u32> = rows.iter().map(|r| s.insert(r).unwrap().0).collect();
+        let ids: Vec<u32> = rows
+            .iter()
+            .map(|r| s.insert_checked(r).unwrap().0)
+            .collect();
         assert_eq!(ids, vec![0, 1, 2, 0]);
         assert_eq!(s.len(), 3);
         let t = SupportStore::from_data(3, s.data()).unwrap();
-        assert_eq!(t.find(&[1.0, 2.0, 3.0]).unwrap(), Some(0));
-        assert_eq!(t.find(&[9.0, 2.0, 3.0]).unwrap(), None);
+        assert_eq!(t.find_checked(&[1.0, 2.0, 3.0]).unwrap(), Some(0));
+        assert_eq!(t.find_checked(&[9.0, 2.0, 3.0]).unwrap(), None);
         assert!(SupportStore::from_data(3, &[1.0, 1.0, 1.0, 1.0, 1.0, 1.0]).is_err());
-        assert!(SupportStore::new(0).is_err());
+        assert!(SupportStore::with_dim(0).is_err());
+    }
+}
+
+proptest! {
+    /// `Kernel::from_dot` (the formulas behind the streaming scores) from
+    /// the dot product and squared norms agrees with `Kernel::eval` from
+    /// the vectors; distances formed from norms lose up to `ε (‖x‖² +
+    /// ‖y‖²)` to cancellation, which the B1-spline's `√` magnifies.
+    #[test]
+    fn from_dot_agrees_with_eval(
+        k in kernels(),
+        xy in prop::collection::vec(-1.0f32..1.0, 10),
+        same in any::<bool>(),
+    ) {
+        let (x, y) = if same { (&xy[..5], &xy[..5]) } else { (&xy[..5], &xy[5..]) };
+        let (sxx, syy) = (sq_norm_f32(x), sq_norm_f32(y));
+        let got = k.from_dot(dot_f32(x, y), sxx, syy);
+        let want = k.eval(x, y);
+        let tol = match k {
+            Kernel::B1Spline { h } => 1e-12 + (1e-15 * (sxx + syy)).sqrt() / h,
+            _ => 1e-12,
+        };
+        prop_assert!((got - want).abs() <= tol, "{:?}: {} vs {}", k, got, want);
     }
 }

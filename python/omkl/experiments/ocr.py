@@ -192,9 +192,12 @@ class Corpus:
 def kernel_from_dots(name: str, D: F32, na: F32, nb: F32, h: float) -> F32:
     """Base kernel ``name`` from inner products ``D = Xa Xbᵀ`` and squared norms.
 
-    Linear and quadratic kernels are normalised to unit diagonal; the
-    Gaussian is ``exp(-|x-x'|² / (2 sigma²))`` with sigma² = 5 and the
-    B1-spline ``max(0, 1 - |x-x'| / h)``.
+    An independent numpy reference, not used by the experiment (whose Gram
+    matrices come from the Rust formulas through :func:`base_kernel` and
+    :mod:`omkl.kernels`): the tests and ``benches/bench_ocr_grams.py``
+    compare the Rust matrices with it. Linear and quadratic kernels are
+    normalised to unit diagonal; the Gaussian is ``exp(-|x-x'|² / (2
+    sigma²))`` with sigma² = 5 and the B1-spline ``max(0, 1 - |x-x'| / h)``.
     """
     if name == "L":
         inv_a = 1.0 / np.sqrt(np.maximum(na, 1e-12))
@@ -294,8 +297,9 @@ def _popcount_distances(X: F32, i: I64, j: I64) -> npt.NDArray[np.integer[Any]]:
 
 
 def base_kernel(name: str, h: float = float("nan")) -> kernels.Kernel:
-    """The Rust kernel of base kernel ``name`` (same definitions as
-    :func:`kernel_from_dots`, which is kept as the numpy reference).
+    """The Rust kernel of base kernel ``name``, which every Gram matrix of
+    the experiment uses (same definitions as the numpy reference
+    :func:`kernel_from_dots`).
 
     >>> base_kernel("Q")
     Kernel('polynomial', degree=2, offset=1.0, normalize=True)
@@ -372,7 +376,9 @@ class FoldGrams:
     def precomputed(self, names: tuple[str, ...], scale: float = 1.0) -> PrecomputedGram:
         """The kernel group ``names`` times ``scale`` as a validated
         :class:`omkl.PrecomputedGram`, made once per fold and shared by every
-        training run; its making counts in the group's Gram time."""
+        training run; its making counts in the group's Gram time. A dense
+        matrix is made read-only and shared with the PrecomputedGram (one
+        copy in memory, which :meth:`group` and :meth:`scores` keep using)."""
         key = (names, scale)
         if key not in self._precomputed:
             t = time.perf_counter()
@@ -380,7 +386,11 @@ class FoldGrams:
                 g = PrecomputedGram(self.sparse_scaled(names[0], scale))
             else:
                 k = self.group(names)
-                g = PrecomputedGram(k if scale == 1.0 else k * np.float32(scale))
+                if scale != 1.0:
+                    k = k * np.float32(scale)
+                # read-only: PrecomputedGram reads the array in place, no copy
+                k.flags.writeable = False
+                g = PrecomputedGram(k)
             self._precomputed[key] = g
             self.seconds[f"precomputed {names} {scale}"] = time.perf_counter() - t
         return self._precomputed[key]

@@ -3,13 +3,14 @@
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use omkl_core::kernel::{self as core, GramCache, Kernel, SparseGram, SupportStore};
 use omkl_core::OmklError;
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBool, PyDict, PyInt, PyString};
 
 use crate::convert::{
     add_functions, array2 as to_matrix, contiguous as vector, ensure_shape, index_array, matrix,
 };
-use crate::errors::IntoPyResult;
+use crate::errors::{to_py, IntoPyResult};
 
 /// A float32 or float64 matrix result.
 type Matrix<'py, T> = PyResult<Bound<'py, PyArray2<T>>>;
@@ -22,6 +23,16 @@ type Alpha<'py, T> = PyReadonlyArray2<'py, T>;
 #[derive(Clone, PartialEq)]
 pub struct PyKernel {
     pub inner: Kernel,
+}
+
+/// A `TypeError` naming the argument `name`, what it expects and the value.
+fn wrong_type(name: &str, expected: &str, got: &Bound<'_, PyAny>) -> PyErr {
+    let got = got
+        .repr()
+        .map_or_else(|_| "an unprintable value".to_owned(), |r| r.to_string());
+    PyTypeError::new_err(format!(
+        "invalid value for `{name}`: expected {expected}, got {got}"
+    ))
 }
 
 /// Builds a core kernel from its name and keyword parameters.
@@ -65,40 +76,62 @@ fn build(
 
 #[pymethods]
 impl PyKernel {
+    /// `Kernel(kind, degree=2, offset=1.0, normalize=False, sigma2=5.0,
+    /// h=1.0)`; `None` stands for the default. A value of the wrong type is
+    /// a `TypeError` and a bad value a `ValueError`, both naming the
+    /// argument and what was expected.
     #[new]
     #[pyo3(
-        signature = (kind, degree=None, offset=1.0, normalize=false, sigma2=5.0, h=1.0),
+        signature = (kind, degree=None, offset=None, normalize=None, sigma2=None, h=None),
         text_signature = "(kind, degree=2, offset=1.0, normalize=False, sigma2=5.0, h=1.0)"
     )]
     fn new(
-        kind: &str,
+        kind: &Bound<'_, PyAny>,
         degree: Option<&Bound<'_, PyAny>>,
-        offset: f64,
-        normalize: bool,
-        sigma2: f64,
-        h: f64,
+        offset: Option<&Bound<'_, PyAny>>,
+        normalize: Option<&Bound<'_, PyAny>>,
+        sigma2: Option<&Bound<'_, PyAny>>,
+        h: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let kind: String = kind
+            .extract()
+            .map_err(|_| wrong_type("kind", "a kernel name (str)", kind))?;
         // An int too large for i64 is a bad value (ValueError), not an
-        // OverflowError; a non-integer stays a TypeError.
+        // OverflowError; a non-integer (a bool or a float too) is a TypeError.
         let degree: i64 = match degree.map(|d| (d, d.extract())) {
             None => 2,
+            Some((d, _)) if d.is_instance_of::<PyBool>() => {
+                return Err(wrong_type("degree", "an integer >= 1", d));
+            }
             Some((_, Ok(v))) => v,
-            Some((d, Err(_))) if d.is_instance_of::<pyo3::types::PyInt>() => {
-                return Err(OmklError::invalid(
+            Some((d, Err(_))) if d.is_instance_of::<PyInt>() => {
+                return Err(to_py(OmklError::invalid(
                     "degree",
                     format!("expected an integer >= 1 and < 2**32, got {d}"),
-                ))
-                .py();
+                )));
             }
-            Some((d, Err(_))) => {
-                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-                    "invalid value for `degree`: expected an integer >= 1, got {}",
-                    d.repr()?
-                )))
-            }
+            Some((d, Err(_))) => return Err(wrong_type("degree", "an integer >= 1", d)),
         };
+        let normalize = match normalize {
+            None => false,
+            Some(v) => v
+                .extract()
+                .map_err(|_| wrong_type("normalize", "True or False", v))?,
+        };
+        let real = |name: &str, v: Option<&Bound<'_, PyAny>>, default: f64| match v {
+            None => Ok(default),
+            Some(v) if v.is_instance_of::<PyString>() => Err(wrong_type(name, "a real number", v)),
+            Some(v) => v
+                .extract::<f64>()
+                .map_err(|_| wrong_type(name, "a real number", v)),
+        };
+        let (offset, sigma2, h) = (
+            real("offset", offset, 1.0)?,
+            real("sigma2", sigma2, 5.0)?,
+            real("h", h, 1.0)?,
+        );
         Ok(PyKernel {
-            inner: build(kind, degree, offset, normalize, sigma2, h).py()?,
+            inner: build(&kind, degree, offset, normalize, sigma2, h).py()?,
         })
     }
 
@@ -444,7 +477,7 @@ impl PySupportStore {
     #[new]
     fn new(d: usize) -> PyResult<Self> {
         Ok(PySupportStore {
-            inner: SupportStore::new(d).py()?,
+            inner: SupportStore::with_dim(d).py()?,
         })
     }
 
@@ -459,12 +492,12 @@ impl PySupportStore {
 
     /// Stores `x` once; returns `(id, is_new)`.
     fn add(&mut self, x: PyReadonlyArray1<'_, f32>) -> PyResult<(u32, bool)> {
-        self.inner.insert(vector("x", &x)?).py()
+        self.inner.insert_checked(vector("x", &x)?).py()
     }
 
     /// The id of `x`, or None.
     fn find(&self, x: PyReadonlyArray1<'_, f32>) -> PyResult<Option<u32>> {
-        self.inner.find(vector("x", &x)?).py()
+        self.inner.find_checked(vector("x", &x)?).py()
     }
 
     fn get<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyArray1<f32>>> {

@@ -1,12 +1,15 @@
 //! Python binding for `omkl_core::learner::stream_mkl`: the streaming
 //! Alg. 3 learner behind `omkl.MKLClassifier` and `omkl.SequenceTagger`.
 
-use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{
+    PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArray, PyUntypedArrayMethods,
+};
 use std::sync::Arc;
 
 use omkl_core::learner::spec::{parse_regularizer, parse_schedule};
 use omkl_core::learner::stream_mkl::{
-    FeatureRows, FitOptions, Iterate, PrecomputedGram, StreamLoss, StreamMkl, StreamMklConfig,
+    FeatureRows, FitOptions, GramStorage, Iterate, PrecomputedGram, StreamLoss, StreamMkl,
+    StreamMklConfig,
 };
 use omkl_core::OmklError;
 use pyo3::prelude::*;
@@ -23,10 +26,52 @@ pub struct PyPrecomputedGram {
     inner: PrecomputedGram,
 }
 
+/// The values of a C-contiguous float32 NumPy array that numpy will not
+/// let anyone write (the array and every array it views are read-only),
+/// read in place: the array is kept alive by the reference held here.
+struct NumpyGram {
+    _owner: Py<PyArray2<f32>>,
+    ptr: *const f32,
+    len: usize,
+}
+
+// SAFETY: the values are never written through this struct, and the owner
+// reference keeps the buffer alive and unmoved (numpy does not reallocate
+// the data of an array that is still referenced).
+unsafe impl Send for NumpyGram {}
+// SAFETY: as for `Send`: shared reads of immutable memory.
+unsafe impl Sync for NumpyGram {}
+
+impl GramStorage for NumpyGram {
+    fn values(&self) -> &[f32] {
+        // SAFETY: `ptr` points at `len` initialised f32 values of the
+        // C-contiguous array held by `_owner` (checked when it was made).
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+/// `true` when numpy refuses writes to `a` and to every array it is a view
+/// of (a read-only view of a writeable array is not enough).
+fn read_only(a: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let mut cur = a.clone();
+    loop {
+        if cur.getattr("flags")?.getattr("writeable")?.is_truthy()? {
+            return Ok(false);
+        }
+        let base = cur.getattr("base")?;
+        if base.is_none() || base.cast::<PyUntypedArray>().is_err() {
+            return Ok(true);
+        }
+        cur = base;
+    }
+}
+
 #[pymethods]
 impl PyPrecomputedGram {
-    /// `gram`: a float32 `m × m` array (copied once) or a `SparseGram`
-    /// (its CSR storage is shared).
+    /// `gram`: a float32 `m × m` array or a `SparseGram` (its CSR storage
+    /// is shared). A C-contiguous array that is read-only (and not a view
+    /// of a writeable one) is shared without a copy; any other is copied
+    /// once.
     #[new]
     fn new(py: Python<'_>, gram: Bound<'_, PyAny>) -> PyResult<Self> {
         if let Ok(g) = gram.cast::<PySparseGram>() {
@@ -45,10 +90,15 @@ impl PyPrecomputedGram {
             "a square matrix",
             format!("{rows} x {cols}"),
         )?;
-        let data = row_major("gram", &a)?.into_owned();
-        let inner = py
-            .detach(|| PrecomputedGram::dense(Arc::new(data), rows))
-            .py()?;
+        let data: Arc<dyn GramStorage> = match a.as_slice() {
+            Ok(v) if a.is_c_contiguous() && read_only(&gram)? => Arc::new(NumpyGram {
+                _owner: a.as_unbound().clone_ref(py),
+                ptr: v.as_ptr(),
+                len: v.len(),
+            }),
+            _ => Arc::new(row_major("gram", &a)?.into_owned()),
+        };
+        let inner = py.detach(|| PrecomputedGram::dense(data, rows)).py()?;
         Ok(PyPrecomputedGram { inner })
     }
 

@@ -33,9 +33,7 @@ pub(crate) fn check_matrix(name: &str, x: &[f32], n: usize, d: usize) -> Result<
 }
 
 /// Squared norm of one input, summed in f64.
-pub(crate) fn sq_norm(r: &[f32]) -> f64 {
-    r.iter().map(|&v| f64::from(v) * f64::from(v)).sum()
-}
+pub(crate) use super::support::sq_norm_f32 as sq_norm;
 
 /// Squared row norms of a row-major `n × d` matrix, in f64.
 pub(crate) fn sq_norms(x: &[f32], d: usize) -> Vec<f64> {
@@ -119,12 +117,8 @@ pub fn gram(
     ny: usize,
     d: usize,
 ) -> Result<Vec<f32>> {
-    kernel.check()?;
-    check_matrix("X", x, nx, d)?;
-    check_matrix("Y", y, ny, d)?;
-    let mut out = try_vec("Y", &[nx, ny], 0.0f32)?;
-    let (job, _) = job(std::slice::from_ref(kernel), x, nx, Some((y, ny)), d);
-    fill_rect(&job, &mut [&mut out]);
+    let mut out = Vec::new();
+    gram_into(kernel, x, nx, y, ny, d, &mut out)?;
     Ok(out)
 }
 

@@ -68,7 +68,7 @@ impl GramCache {
         kernel.check()?;
         Ok(GramCache {
             kernel,
-            store: SupportStore::new(d)?,
+            store: SupportStore::with_dim(d)?,
             rows: RowCache::new(budget),
             hits: 0,
             extensions: 0,
@@ -80,7 +80,7 @@ impl GramCache {
 
     /// Adds a support input (deduplicated) and returns its id.
     pub fn add(&mut self, x: &[f32]) -> Result<u32> {
-        Ok(self.store.insert(x)?.0)
+        Ok(self.store.insert_checked(x)?.0)
     }
 
     /// The support store.

@@ -49,11 +49,7 @@ pub fn gram_many(
     check_kernels(kernels)?;
     check_matrix("X", x, nx, d)?;
     check_matrix("Y", y, ny, d)?;
-    alloc_len("Y", &[kernels.len(), nx, ny], 4)?;
-    let mut outs = kernels
-        .iter()
-        .map(|_| try_vec("Y", &[nx, ny], 0.0f32))
-        .collect::<Result<Vec<_>>>()?;
+    let mut outs = outputs("Y", kernels.len(), nx, ny)?;
     let (job, _) = job(kernels, x, nx, Some((y, ny)), d);
     let mut views: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
     fill_rect(&job, &mut views);
@@ -84,11 +80,7 @@ pub fn gram_many_symmetric(
 ) -> Result<Vec<Vec<f32>>> {
     check_kernels(kernels)?;
     check_matrix("X", x, n, d)?;
-    alloc_len("X", &[kernels.len(), n, n], 4)?;
-    let mut outs = kernels
-        .iter()
-        .map(|_| try_vec("X", &[n, n], 0.0f32))
-        .collect::<Result<Vec<_>>>()?;
+    let mut outs = outputs("X", kernels.len(), n, n)?;
     let (job, norms) = job(kernels, x, n, None, d);
     let diag: Vec<Vec<f32>> = job
         .kernels
@@ -98,4 +90,13 @@ pub fn gram_many_symmetric(
     let mut views: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
     fill_symmetric(&job, &diag, &mut views);
     Ok(outs)
+}
+
+/// `count` zeroed `rows × cols` outputs, refused by name (`name`) when
+/// their total size cannot be allocated.
+fn outputs(name: &str, count: usize, rows: usize, cols: usize) -> Result<Vec<Vec<f32>>> {
+    alloc_len(name, &[count, rows, cols], 4)?;
+    (0..count)
+        .map(|_| try_vec(name, &[rows, cols], 0.0f32))
+        .collect()
 }

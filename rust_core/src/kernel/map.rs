@@ -201,11 +201,17 @@ fn map_into_generic(prep: &Prepared, src: &[f32], dst: &mut [f32], ax: f32, ay: 
         }
         Prepared::B1 { inv_h } => {
             for ((v, &ip), &n) in dst.iter_mut().zip(src).zip(ay) {
-                let d = (ax + n - 2.0 * ip).max(0.0);
-                *v = (1.0 - d.sqrt() * inv_h).max(0.0);
+                *v = b1_f32((ax + n - 2.0 * ip).max(0.0), inv_h);
             }
         }
     }
+}
+
+/// `max(0, 1 − √d2 · inv_h)`: the B1-spline of a squared distance in f32
+/// (the f32 form of [`Kernel::from_sq_dist`], shared by every Gram path).
+#[inline(always)]
+pub(crate) fn b1_f32(d2: f32, inv_h: f32) -> f32 {
+    (1.0 - d2.sqrt() * inv_h).max(0.0)
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 
 use rayon::prelude::*;
 
+use super::map::b1_f32;
 use super::sparse_csr::{concat_pieces, Csr, Piece};
 use crate::error::Result;
 
@@ -61,9 +62,7 @@ impl Packed {
 /// `max(0, 1 − √k · inv_h)` for every integer squared distance `k ≤ d`,
 /// cut after the last non-zero value (the values do not increase with k).
 fn b1_table(inv_h: f32, d: usize) -> Vec<f32> {
-    let mut table: Vec<f32> = (0..=d)
-        .map(|k| (1.0 - (k as f32).sqrt() * inv_h).max(0.0))
-        .collect();
+    let mut table: Vec<f32> = (0..=d).map(|k| b1_f32(k as f32, inv_h)).collect();
     let keep = table.iter().rposition(|&v| v != 0.0).map_or(0, |k| k + 1);
     table.truncate(keep);
     table

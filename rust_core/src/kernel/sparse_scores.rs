@@ -89,78 +89,53 @@ macro_rules! by_registers {
     };
 }
 
-impl Acc for f64 {
-    #[inline(always)]
-    fn lanes(isa: Isa) -> usize {
-        match isa {
-            Isa::Avx512 => 8,
-            _ => 4,
+/// `impl Acc` for one number type: its lanes per AVX-512 and AVX2 register,
+/// its scratch buffer, and the register layouts (`registers => sets of
+/// sums`) of its SIMD loops.
+macro_rules! impl_acc {
+    ($t:ty, $field:ident, $l512:literal, $z:ty, ($($n5:literal => $s5:literal),+),
+     $l2:literal, $y:ty, ($($n2:literal => $s2:literal),+)) => {
+        impl Acc for $t {
+            #[inline(always)]
+            fn lanes(isa: Isa) -> usize {
+                match isa {
+                    Isa::Avx512 => $l512,
+                    _ => $l2,
+                }
+            }
+
+            #[inline(always)]
+            fn of(v: f32) -> Self {
+                <$t>::from(v)
+            }
+
+            fn scratch(s: &Scratch) -> &Mutex<Vec<$t>> {
+                &s.$field
+            }
+
+            #[cfg(target_arch = "x86_64")]
+            unsafe fn rows_simd<I: Index>(
+                isa: Isa,
+                p: usize,
+                rows: Rows<'_, I>,
+                ap: &[$t],
+                out: Dest<'_, $t>,
+                lab: Labels,
+            ) {
+                // Sums in at most 16 registers, the rest for loads and broadcasts.
+                match isa {
+                    Isa::Avx512 => by_registers!(avx512, $z, p / $l512, (rows, ap, out, lab),
+                        $($n5 => $s5),+),
+                    _ => by_registers!(avx2, $y, p / $l2, (rows, ap, out, lab), $($n2 => $s2),+),
+                }
+            }
         }
-    }
-
-    #[inline(always)]
-    fn of(v: f32) -> Self {
-        f64::from(v)
-    }
-
-    fn scratch(s: &Scratch) -> &Mutex<Vec<f64>> {
-        &s.f64
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    unsafe fn rows_simd<I: Index>(
-        isa: Isa,
-        p: usize,
-        rows: Rows<'_, I>,
-        ap: &[f64],
-        out: Dest<'_, f64>,
-        lab: Labels,
-    ) {
-        // Sums in at most 16 registers, the rest for loads and broadcasts.
-        match isa {
-            Isa::Avx512 => by_registers!(avx512, simd::Z64, p / 8, (rows, ap, out, lab),
-                1 => 8, 2 => 4, 3 => 4, 4 => 4),
-            _ => by_registers!(avx2, simd::Y64, p / 4, (rows, ap, out, lab),
-                1 => 4, 2 => 4, 3 => 2, 4 => 2, 5 => 2, 6 => 2, 7 => 1, 8 => 1),
-        }
-    }
+    };
 }
 
-impl Acc for f32 {
-    #[inline(always)]
-    fn lanes(isa: Isa) -> usize {
-        match isa {
-            Isa::Avx512 => 16,
-            _ => 8,
-        }
-    }
-
-    #[inline(always)]
-    fn of(v: f32) -> Self {
-        v
-    }
-
-    fn scratch(s: &Scratch) -> &Mutex<Vec<f32>> {
-        &s.f32
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    unsafe fn rows_simd<I: Index>(
-        isa: Isa,
-        p: usize,
-        rows: Rows<'_, I>,
-        ap: &[f32],
-        out: Dest<'_, f32>,
-        lab: Labels,
-    ) {
-        match isa {
-            Isa::Avx512 => by_registers!(avx512, simd::Z32, p / 16, (rows, ap, out, lab),
-                1 => 8, 2 => 4),
-            _ => by_registers!(avx2, simd::Y32, p / 8, (rows, ap, out, lab),
-                1 => 4, 2 => 4, 3 => 2, 4 => 2),
-        }
-    }
-}
+impl_acc!(f64, f64, 8, simd::Z64, (1 => 8, 2 => 4, 3 => 4, 4 => 4),
+    4, simd::Y64, (1 => 4, 2 => 4, 3 => 2, 4 => 2, 5 => 2, 6 => 2, 7 => 1, 8 => 1));
+impl_acc!(f32, f32, 16, simd::Z32, (1 => 8, 2 => 4), 8, simd::Y32, (1 => 4, 2 => 4, 3 => 2, 4 => 2));
 
 /// Reusable buffers of padded coefficients, one per number type, so that
 /// repeated scoring calls neither allocate nor page-fault them (a call

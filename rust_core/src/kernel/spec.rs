@@ -120,7 +120,10 @@ impl Kernel {
     }
 
     /// `K(x, y)` in f64, computed directly from the two vectors (the
-    /// reference path; the Gram routines use GEMM instead).
+    /// reference path; the Gram routines use GEMM instead): the radial
+    /// kernels from `‖x − y‖²` summed coordinate by coordinate, the others
+    /// from the inner products, both through the formulas of
+    /// [`Kernel::from_dot`].
     /// Assumes [`Kernel::check`] passed and `x.len() == y.len()`; extra
     /// elements of the longer slice are ignored.
     ///
@@ -134,12 +137,37 @@ impl Kernel {
                 .sum()
         };
         match *self {
+            Kernel::Gaussian { .. } | Kernel::B1Spline { .. } => self.from_sq_dist(sq_dist(x, y)),
+            Kernel::Linear { normalize: false } => dot(x, y),
+            _ => self.from_dot(dot(x, y), dot(x, x), dot(y, y)),
+        }
+    }
+
+    /// `K(x, y)` from `dot = ⟨x, y⟩`, `sxx = ‖x‖²` and `syy = ‖y‖²`, in
+    /// f64: the one definition of every kernel formula (the f32 Gram map
+    /// folds the same formulas' constants). Distances are formed as
+    /// `sxx + syy − 2 dot`, clamped at 0; a normaliser of 0 gives 0.
+    ///
+    /// # Complexity
+    /// O(1).
+    ///
+    /// # Example
+    /// ```
+    /// use omkl_core::kernel::Kernel;
+    /// let k = Kernel::Gaussian { sigma2: 0.5 };
+    /// let (x, y) = ([0.0f32, 1.0], [1.0f32, 1.0]);
+    /// assert!((k.from_dot(1.0, 1.0, 2.0) - k.eval(&x, &y)).abs() < 1e-12);
+    /// let cos = Kernel::Linear { normalize: true };
+    /// assert_eq!(cos.from_dot(3.0, 4.0, 9.0), 0.5);
+    /// ```
+    #[inline]
+    pub fn from_dot(&self, dot: f64, sxx: f64, syy: f64) -> f64 {
+        match *self {
             Kernel::Linear { normalize } => {
-                let k = dot(x, y);
                 if normalize {
-                    normalise(k, dot(x, x), dot(y, y))
+                    normalise(dot, sxx, syy)
                 } else {
-                    k
+                    dot
                 }
             }
             Kernel::Polynomial {
@@ -148,17 +176,54 @@ impl Kernel {
                 normalize,
             } => {
                 let p = |v: f64| (v + offset).powi(degree as i32);
-                let k = p(dot(x, y));
                 if normalize {
-                    normalise(k, p(dot(x, x)), p(dot(y, y)))
+                    normalise(p(dot), p(sxx), p(syy))
                 } else {
-                    k
+                    p(dot)
                 }
             }
-            Kernel::Gaussian { sigma2 } => (-sq_dist(x, y) / (2.0 * sigma2)).exp(),
-            Kernel::B1Spline { h } => (1.0 - sq_dist(x, y).sqrt() / h).max(0.0),
+            Kernel::Gaussian { .. } | Kernel::B1Spline { .. } => {
+                self.from_sq_dist((sxx + syy - 2.0 * dot).max(0.0))
+            }
         }
     }
+
+    /// `K(x, y)` of a radial kernel (Gaussian, B1-spline) from
+    /// `d2 = ‖x − y‖² ≥ 0`; NaN for the other kernels.
+    ///
+    /// # Example
+    /// ```
+    /// use omkl_core::kernel::Kernel;
+    /// assert_eq!(Kernel::B1Spline { h: 2.0 }.from_sq_dist(1.0), 0.5);
+    /// assert_eq!(Kernel::B1Spline { h: 2.0 }.from_sq_dist(9.0), 0.0);
+    /// ```
+    #[inline]
+    pub fn from_sq_dist(&self, d2: f64) -> f64 {
+        match *self {
+            Kernel::Gaussian { sigma2 } => (-d2 / (2.0 * sigma2)).exp(),
+            Kernel::B1Spline { h } => (1.0 - d2.sqrt() / h).max(0.0),
+            Kernel::Linear { .. } | Kernel::Polynomial { .. } => f64::NAN,
+        }
+    }
+}
+
+/// `⟨x, y⟩` in f64 over the first `min(len)` elements, in four running
+/// sums (the scoring loops' dot product).
+#[inline]
+pub fn dot_f32(x: &[f32], y: &[f32]) -> f64 {
+    let mut acc = [0.0f64; 4];
+    let (xc, yc) = (x.chunks_exact(4), y.chunks_exact(4));
+    let (xr, yr) = (xc.remainder(), yc.remainder());
+    for (a, b) in xc.zip(yc) {
+        for k in 0..4 {
+            acc[k] += f64::from(a[k]) * f64::from(b[k]);
+        }
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for (a, b) in xr.iter().zip(yr) {
+        s += f64::from(*a) * f64::from(*b);
+    }
+    s
 }
 
 /// The Gram routines work in f32 with `1/v`: reject `v` so small that it

@@ -18,7 +18,7 @@ use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
-use super::map::Prepared;
+use super::map::{b1_f32, Prepared};
 
 /// Rows of a rectangular tile (also the row block of sparse builds).
 pub(crate) const RECT_ROWS: usize = 128;
@@ -114,24 +114,33 @@ fn inner_products(xb: &[f32], yb: &[f32], d: usize, ip: &mut [f32]) {
 /// B1-spline (whose `√` magnifies that error near 0) recomputes it directly.
 const REFINE: f32 = 1e-2;
 
+/// The squared distance `max(0, s − 2 ip)` of a pair (`s = ‖x‖² + ‖y‖²`),
+/// recomputed from the vectors `xr` and `yr` in f64 when it is below
+/// [`REFINE`]` · s`.
+#[inline(always)]
+fn refined_sq_dist(s: f32, ip: f32, xr: &[f32], yr: &[f32]) -> f32 {
+    let d2 = (s - 2.0 * ip).max(0.0);
+    if d2 >= REFINE * s {
+        return d2;
+    }
+    xr.iter()
+        .zip(yr)
+        .map(|(&a, &b)| {
+            let t = f64::from(a) - f64::from(b);
+            t * t
+        })
+        .sum::<f64>() as f32
+}
+
 /// The B1-spline map of one row, recomputing close pairs' distances from
 /// the vectors in f64 (see [`REFINE`]).
 fn b1_row(inv_h: f32, ip: &[f32], dst: &mut [f32], ax: f32, ay: &[f32], xr: &[f32], ys: &[f32]) {
     let d = xr.len();
     for (j, ((v, &p), &n)) in dst.iter_mut().zip(ip).zip(ay).enumerate() {
-        let s = ax + n;
-        let mut d2 = (s - 2.0 * p).max(0.0);
-        if d2 < REFINE * s {
-            d2 = xr
-                .iter()
-                .zip(&ys[j * d..(j + 1) * d])
-                .map(|(&a, &b)| {
-                    let t = f64::from(a) - f64::from(b);
-                    t * t
-                })
-                .sum::<f64>() as f32;
-        }
-        *v = (1.0 - d2.sqrt() * inv_h).max(0.0);
+        *v = b1_f32(
+            refined_sq_dist(ax + n, p, xr, &ys[j * d..(j + 1) * d]),
+            inv_h,
+        );
     }
 }
 
@@ -271,22 +280,11 @@ fn b1_row_sparse(
     let d = xr.len();
     for (j, (&p, &n)) in ip.iter().zip(ay).enumerate() {
         let s = b.ax + n;
-        let mut d2 = (s - 2.0 * p).max(0.0);
-        let refine = d2 < REFINE * s;
-        if d2 > b.thr && !refine {
+        let d2 = (s - 2.0 * p).max(0.0);
+        if d2 > b.thr && d2 >= REFINE * s {
             continue;
         }
-        if refine {
-            d2 = xr
-                .iter()
-                .zip(&ys[j * d..(j + 1) * d])
-                .map(|(&a, &b)| {
-                    let t = f64::from(a) - f64::from(b);
-                    t * t
-                })
-                .sum::<f64>() as f32;
-        }
-        let v = (1.0 - d2.sqrt() * b.inv_h).max(0.0);
+        let v = b1_f32(refined_sq_dist(s, p, xr, &ys[j * d..(j + 1) * d]), b.inv_h);
         if v != 0.0 {
             idx.push((b.c0 + j) as u32);
             val.push(v);

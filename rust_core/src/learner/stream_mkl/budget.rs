@@ -2,7 +2,6 @@
 //! over `max_support`, with an exact update of the group norms.
 
 use super::scoring::{Example, Iterate};
-use super::shared_dot::kernel_from_dot;
 use super::state::StreamMkl;
 
 impl StreamMkl {
@@ -56,7 +55,7 @@ impl StreamMkl {
                 .zip(&gs[k * l..(k + 1) * l])
                 .map(|(a, f)| a * f)
                 .sum();
-            let kjj = kernel_from_dot(kern, sjj, sjj, sjj);
+            let kjj = kern.from_dot(sjj, sjj, sjj);
             let nn = kjj * alpha.iter().map(|a| a * a).sum::<f64>();
             let b = &mut self.kgroups[k];
             b.apply_norm_change(-ip, nn);

@@ -3,8 +3,8 @@
 
 use super::block::ScaledBlock;
 use super::scoring::Iterate;
-use super::shared_dot::{dot_f32, kernel_from_dot};
 use super::state::StreamMkl;
+use crate::kernel::spec::dot_f32;
 
 impl StreamMkl {
     /// Coefficients of kernel group `k` of the current iterate,
@@ -101,8 +101,7 @@ impl StreamMkl {
                             if cc != 0.0 {
                                 let dot = dot_f32(self.support.row(i), self.support.row(j));
                                 sq += cc
-                                    * kernel_from_dot(
-                                        kern,
+                                    * kern.from_dot(
                                         dot,
                                         self.support.sq_norm(i),
                                         self.support.sq_norm(j),

@@ -22,8 +22,9 @@
 //! * [`budget`]: the support budget and its removal rule.
 //! * [`persist`]: versioned bytes.
 //! * [`block`]: scale-factor storage with lazy averaging ([`ScaledBlock`]).
-//! * [`support`]: deduplicated support inputs with removal ([`SupportSet`]).
-//! * [`shared_dot`]: every kernel from one dot product.
+//!
+//! The support inputs are a [`crate::kernel::SupportStore`]; kernel values
+//! come from one dot product through [`crate::kernel::Kernel::from_dot`].
 
 pub mod block;
 pub mod budget;
@@ -37,15 +38,11 @@ pub mod precomputed;
 pub mod round;
 pub mod scoring;
 pub mod scratch;
-pub mod shared_dot;
 pub mod state;
-pub mod support;
 
 pub use block::ScaledBlock;
 pub use config::{StreamLoss, StreamMklConfig};
 pub use fit::{EpochReport, FitOptions};
 pub use precomputed::{FeatureRows, GramStorage, PrecomputedGram};
 pub use scoring::{Example, Iterate};
-pub use shared_dot::{dot_f32, kernel_from_dot};
 pub use state::StreamMkl;
-pub use support::SupportSet;

@@ -5,9 +5,9 @@
 
 use super::scoring::Example;
 use super::scratch::Scratch;
-use super::shared_dot::{dot_f32, kernel_from_dot};
 use super::state::StreamMkl;
-use super::support::sq_norm_f32;
+use crate::kernel::spec::dot_f32;
+use crate::kernel::support::sq_norm_f32;
 
 impl StreamMkl {
     /// `Σ_y c[p, y] c[q, y]`.
@@ -58,7 +58,7 @@ impl StreamMkl {
                         let (xp, xq) = (&x[p * d..(p + 1) * d], &x[q * d..(q + 1) * d]);
                         let dot = dot_f32(xp, xq);
                         for (k, kern) in self.config.kernels.iter().enumerate() {
-                            s.dd[k] += cc * kernel_from_dot(kern, dot, s.sq[a], s.sq[b]);
+                            s.dd[k] += cc * kern.from_dot(dot, s.sq[a], s.sq[b]);
                         }
                     }
                 }

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::block::ScaledBlock;
 use super::state::StreamMkl;
-use super::support::sq_norm_f32;
 use crate::error::{OmklError, Result};
+use crate::kernel::support::sq_norm_f32;
 use crate::persist::{check_scale, check_sq_norm};
 
 /// Format name of the envelope.

@@ -330,7 +330,10 @@ impl FeatureRows {
                 value: f64::from(x[i]),
             });
         }
-        let (mut idx, mut val, mut ptr) = (Vec::new(), Vec::new(), vec![0]);
+        let nnz = x.iter().filter(|&&v| v != 0.0).count();
+        let (mut idx, mut val) = (Vec::with_capacity(nnz), Vec::with_capacity(nnz));
+        let mut ptr = Vec::with_capacity(m + 1);
+        ptr.push(0);
         for r in x.chunks_exact(d) {
             for (f, &v) in r.iter().enumerate() {
                 if v != 0.0 {

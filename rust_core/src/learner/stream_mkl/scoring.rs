@@ -1,12 +1,12 @@
 //! Scoring: per-group scores of every `(position, label)` part, emission
 //! and transition scores, and prediction.
 
-use super::shared_dot::{dot_f32, kernel_from_dot};
 use super::state::StreamMkl;
-use super::support::sq_norm_f32;
 use crate::decode::chain::ChainScores;
 use crate::decode::viterbi::{viterbi, ViterbiWorkspace};
 use crate::error::Result;
+use crate::kernel::spec::dot_f32;
+use crate::kernel::support::sq_norm_f32;
 
 /// Which coefficients to score with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,7 +179,7 @@ impl StreamMkl {
                     let dot = dot_f32(xp, self.support.row(j));
                     let sjj = self.support.sq_norm(j);
                     for (v, kern) in kv.iter_mut().zip(&self.config.kernels) {
-                        *v = kernel_from_dot(kern, dot, sxx, sjj);
+                        *v = kern.from_dot(dot, sxx, sjj);
                     }
                     for (k, &v) in kv.iter().enumerate() {
                         if v == 0.0 && self.config.skip_zeros {

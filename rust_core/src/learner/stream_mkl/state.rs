@@ -9,9 +9,9 @@ use super::block::ScaledBlock;
 use super::config::StreamMklConfig;
 use super::precomputed::{FeatureRows, PrecomputedGram};
 use super::scratch::Scratch;
-use super::support::SupportSet;
 use crate::error::{OmklError, Result};
 use crate::kernel::gram::check_finite_f32;
+use crate::kernel::SupportStore;
 
 /// The streaming (one example at a time) Alg. 3 learner for multiclass
 /// problems (a chain of length 1 without transitions) and linear chains.
@@ -73,7 +73,7 @@ pub struct StreamMkl {
     pub(super) config: StreamMklConfig,
     pub(super) d: usize,
     pub(super) l: usize,
-    pub(super) support: SupportSet,
+    pub(super) support: SupportStore,
     /// Per kernel group, `α[j, y]` at `j·L + y`.
     pub(super) kgroups: Vec<ScaledBlock>,
     /// Per explicit group, `W[y, f]` at `y·|cols| + f`.
@@ -138,7 +138,7 @@ impl StreamMkl {
                 .map(|c| ScaledBlock::zeros(l * c.len()))
                 .collect(),
             trans: config.chain.then(|| ScaledBlock::zeros((l + 2) * l)),
-            support: SupportSet::new(d),
+            support: SupportStore::new(d),
             config,
             d,
             l,
@@ -224,7 +224,7 @@ impl StreamMkl {
                 .map(|f| ScaledBlock::zeros(f.dim() * l))
                 .collect(),
             trans: config.chain.then(|| ScaledBlock::zeros((l + 2) * l)),
-            support: SupportSet::new(m),
+            support: SupportStore::new(m),
             config,
             d: m,
             l,
