@@ -2,10 +2,9 @@
 //!
 //! The bytes are the envelope of [`crate::persist`] (format `omkl-alg1`,
 //! checksum) around a JSON payload (floats printed so that they read back
-//! exactly). Only
-//! the buckets ever written are stored, group by group in the order they
-//! were first written, so the size follows the model's support and equal
-//! states give equal bytes. The hash name and seed are recorded, and bytes
+//! exactly). Only the buckets holding a non-zero weight or averaging sum
+//! are stored, group by group in increasing order, so the size follows the
+//! model's support and equal states give equal bytes. The hash name and seed are recorded, and bytes
 //! saved with another hash are refused.
 
 use serde::{Deserialize, Serialize};
@@ -19,22 +18,25 @@ use crate::persist::{check_scale, check_sq_norm};
 
 /// Format name of the envelope.
 pub const FORMAT: &str = "omkl-alg1";
-/// Format version: 2 is the JSON payload inside the checksummed envelope.
-pub const VERSION: u32 = 2;
+/// Format version: 3 stores each group as one scale-factor block (2, the
+/// earlier layout of the averages, is refused with a clear error).
+pub const VERSION: u32 = 3;
 
 #[derive(Serialize, Deserialize)]
 struct SavedGroup {
     name: String,
+    /// The scale `s`, the raw squared norm `q` and the running sum of
+    /// scales `P` of the group's block.
     scale: f64,
     sq: f64,
     cum: f64,
-    /// Buckets ever written, with their `n_outputs` raw values each (and
-    /// the averager's accumulators when averaging).
-    touched: Vec<u32>,
-    live: Vec<u32>,
+    /// Buckets holding a non-zero value (increasing), with their
+    /// `n_outputs` raw values each (and averaging sums when averaging).
+    rows: Vec<u32>,
     raw: Vec<f64>,
-    acc: Vec<f64>,
-    last: Vec<f64>,
+    avg: Vec<f64>,
+    /// Buckets written since the group was last zero (`None`: too many).
+    live: Option<Vec<u32>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -103,25 +105,35 @@ impl NamedLearner {
     pub fn to_bytes(&self) -> Vec<u8> {
         let w = &self.model.weights;
         let kk = w.n_outputs;
-        let groups = (0..w.n_groups())
-            .map(|g| {
+        let groups = w
+            .blocks()
+            .iter()
+            .enumerate()
+            .map(|(g, blk)| {
+                let (b, p) = blk.average_parts();
                 let mut s = SavedGroup {
                     name: self.space.group_names()[g].clone(),
-                    scale: w.scale[g],
-                    sq: w.sq[g],
-                    cum: w.avg.as_ref().map_or(0.0, |a| a.cum[g]),
-                    touched: w.touched[g].clone(),
-                    live: w.live[g].clone(),
+                    scale: blk.scale(),
+                    sq: blk.raw_sq_norm(),
+                    cum: p,
+                    rows: Vec::new(),
                     raw: Vec::new(),
-                    acc: Vec::new(),
-                    last: Vec::new(),
+                    avg: Vec::new(),
+                    live: blk.live_rows().map(<[u32]>::to_vec),
                 };
-                for &b in &w.touched[g] {
-                    let base = w.slot(g, b as usize, 0);
-                    s.raw.extend_from_slice(&w.raw[base..base + kk]);
-                    if let Some(a) = &w.avg {
-                        s.acc.extend((base..base + kk).map(|i| a.acc(i)));
-                        s.last.extend((base..base + kk).map(|i| a.last(i)));
+                let a = blk.raw();
+                for r in 0..w.n_buckets {
+                    let span = r * kk..(r + 1) * kk;
+                    let nz = |v: &[f64]| {
+                        v.get(span.clone())
+                            .is_some_and(|x| x.iter().any(|&x| x != 0.0))
+                    };
+                    if nz(a) || nz(b) {
+                        s.rows.push(r as u32);
+                        s.raw.extend_from_slice(&a[span.clone()]);
+                        if !b.is_empty() {
+                            s.avg.extend_from_slice(&b[span]);
+                        }
                     }
                 }
                 s
@@ -179,57 +191,57 @@ impl NamedLearner {
         let averaged = model.config.averaged;
         let w: &mut GroupedWeights = &mut model.weights;
         for (g, sg) in s.groups.into_iter().enumerate() {
-            let n = sg.touched.len() * kk;
+            let n = sg.rows.len() * kk;
             let avg_len = if averaged { n } else { 0 };
-            if sg.raw.len() != n || sg.acc.len() != avg_len || sg.last.len() != avg_len {
+            if sg.raw.len() != n || sg.avg.len() != avg_len {
                 return Err(bad(format!(
                     "group {g}: value arrays do not match its buckets"
                 )));
             }
-            // 0 is a group zeroed by a prox step (cleared when next written)
-            if sg.scale != 0.0 {
-                check_scale(&format!("state of group {g}"), sg.scale)?;
-            }
-            check_sq_norm(&format!("state of group {g}"), sg.sq)?;
+            let what = format!("state of group {g}");
+            check_scale(&what, sg.scale)?;
+            check_sq_norm(&what, sg.sq)?;
             if !sg.cum.is_finite() {
                 return Err(bad(format!("group {g}: non-finite running sum of scales")));
             }
             check_finite("raw", &sg.raw)?;
-            check_finite("acc", &sg.acc)?;
-            check_finite("last", &sg.last)?;
-            w.scale[g] = sg.scale;
-            w.sq[g] = sg.sq.max(0.0);
-            for (j, &b) in sg.touched.iter().enumerate() {
-                let b = b as usize;
-                if b >= w.n_buckets || w.marked[g * w.n_buckets + b] {
-                    return Err(bad(format!("group {g}: bad or repeated bucket {b}")));
+            check_finite("avg", &sg.avg)?;
+            if let Some(b) = sg.rows.iter().find(|&&b| b as usize >= w.n_buckets) {
+                return Err(bad(format!("group {g}: bad bucket {b}")));
+            }
+            if sg.rows.windows(2).any(|p| p[0] >= p[1]) {
+                return Err(bad(format!(
+                    "group {g}: repeated bucket or buckets out of order"
+                )));
+            }
+            if let Some(live) = &sg.live {
+                let mut sorted = live.clone();
+                sorted.sort_unstable();
+                sorted.dedup();
+                if sorted.len() != live.len()
+                    || sorted.last().is_some_and(|&b| b as usize >= w.n_buckets)
+                {
+                    return Err(bad(format!("group {g}: bad or repeated live bucket")));
                 }
-                w.marked[g * w.n_buckets + b] = true;
-                let base = w.slot(g, b, 0);
-                w.raw[base..base + kk].copy_from_slice(&sg.raw[j * kk..(j + 1) * kk]);
-                if let Some(a) = w.avg.as_mut() {
-                    for k in 0..kk {
-                        a.pairs[base + k] = [sg.acc[j * kk + k], sg.last[j * kk + k]];
+                // a non-zero weight outside the list would survive zeroing
+                for (j, &b) in sg.rows.iter().enumerate() {
+                    let nz = sg.raw[j * kk..(j + 1) * kk].iter().any(|&v| v != 0.0);
+                    if nz && sorted.binary_search(&b).is_err() {
+                        return Err(bad(format!(
+                            "group {g}: bucket {b} is not in the live list"
+                        )));
                     }
                 }
             }
-            for &b in &sg.live {
-                let b = b as usize;
-                let m = g * w.n_buckets + b;
-                if b >= w.n_buckets || !w.marked[m] || w.live_marked[m] {
-                    return Err(bad(format!("group {g}: bad live bucket {b}")));
-                }
-                w.live_marked[m] = true;
-            }
-            w.touched[g] = sg.touched;
-            w.live[g] = sg.live;
-            if let Some(a) = w.avg.as_mut() {
-                a.cum[g] = sg.cum;
-            }
+            w.blocks[g].restore(
+                (sg.scale, sg.sq, sg.cum),
+                &sg.rows,
+                &sg.raw,
+                &sg.avg,
+                sg.live,
+            );
         }
-        if let Some(a) = w.avg.as_mut() {
-            a.rounds = model.t;
-        }
+        w.rounds = if averaged { model.t } else { 0 };
         Ok(NamedLearner { space, model })
     }
 }
@@ -335,8 +347,8 @@ mod tests {
             (Box::new(|v| v["n_buckets"] = 0.into()), "n_buckets"),
             (
                 Box::new(|v| {
-                    let t = v["groups"][0]["touched"].clone();
-                    v["groups"][0]["touched"][1] = t[0].clone();
+                    let t = v["groups"][0]["rows"].clone();
+                    v["groups"][0]["rows"][1] = t[0].clone();
                 }),
                 "repeated bucket",
             ),

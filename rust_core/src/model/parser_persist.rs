@@ -16,8 +16,10 @@ use crate::prox::Regularizer;
 
 /// Version of the byte format of [`ArcParser::to_bytes`]. 4: the payload
 /// of version 3 inside the checksummed envelope of [`crate::persist`]
-/// (format [`FORMAT`]); files of earlier versions are refused.
-pub const FORMAT_VERSION: u32 = 4;
+/// (format [`FORMAT`]); 5: each template's table saved as one scale-factor
+/// block (scale, running sum of scales, squared norm; no zeroed flag);
+/// files of earlier versions are refused.
+pub const FORMAT_VERSION: u32 = 5;
 /// Format name of the envelope.
 pub const FORMAT: &str = "omkl-arc-parser";
 
@@ -225,7 +227,7 @@ mod tests {
 
     #[test]
     fn older_formats_are_refused_before_anything_else_is_read() {
-        assert_eq!(FORMAT_VERSION, 4);
+        assert_eq!(FORMAT_VERSION, 5);
         let mut p = ArcParser::new(ParserConfig::default()).unwrap();
         p.fit_epoch(&toy(), &mut |_| Ok(())).unwrap();
         let b = p.to_bytes().unwrap();

@@ -21,11 +21,9 @@
 //! * [`precomputed`]: precomputed Gram matrices and feature rows.
 //! * [`budget`]: the support budget and its removal rule.
 //! * [`persist`]: versioned bytes.
-//! * [`block`]: scale-factor storage with lazy averaging ([`ScaledBlock`]).
 //! * [`support`]: deduplicated support inputs with removal ([`SupportSet`]).
 //! * [`shared_dot`]: every kernel from one dot product.
 
-pub mod block;
 pub mod budget;
 pub mod coefficients;
 pub mod config;
@@ -41,7 +39,7 @@ pub mod shared_dot;
 pub mod state;
 pub mod support;
 
-pub use block::ScaledBlock;
+pub use crate::learner::weights::ScaledBlock;
 pub use config::{StreamLoss, StreamMklConfig};
 pub use fit::{EpochReport, FitOptions};
 pub use precomputed::{FeatureRows, GramStorage, PrecomputedGram};

@@ -4,16 +4,17 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::block::ScaledBlock;
 use super::state::StreamMkl;
 use super::support::sq_norm_f32;
 use crate::error::{OmklError, Result};
+use crate::learner::weights::ScaledBlock;
 use crate::persist::{check_scale, check_sq_norm};
 
 /// Format name of the envelope.
 pub const FORMAT: &str = "omkl-stream-mkl";
-/// Format version: 2 is the JSON payload inside the checksummed envelope.
-pub const VERSION: u32 = 2;
+/// Format version: 2 is the JSON payload inside the checksummed envelope;
+/// 3 keeps each group's running sum as `a P − b` (no separate base vector).
+pub const VERSION: u32 = 3;
 
 #[derive(Serialize)]
 struct SavedRef<'a> {
