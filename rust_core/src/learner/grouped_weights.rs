@@ -122,14 +122,22 @@ impl GroupedWeights {
         if n_outputs == self.n_outputs || n_outputs == 0 {
             return Ok(());
         }
-        let mut next = self.blocks.clone();
-        for b in &mut next {
-            b.resize_rows(self.n_outputs, n_outputs)?;
+        let mut fresh = Vec::new();
+        fresh
+            .try_reserve_exact(self.blocks.len())
+            .map_err(|_| crate::OmklError::Alloc {
+                what: "n_outputs".into(),
+                bytes: self.blocks.len() as u128 * 48,
+            })?;
+        for b in &self.blocks {
+            fresh.push(b.relaid_rows(self.n_outputs, n_outputs)?);
+        }
+        for (b, parts) in self.blocks.iter_mut().zip(fresh) {
+            b.set_rows(parts, n_outputs);
             if recompute && n_outputs < self.n_outputs {
                 b.refresh_sq_norm();
             }
         }
-        self.blocks = next;
         self.n_outputs = n_outputs;
         Ok(())
     }

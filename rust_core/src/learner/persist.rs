@@ -18,25 +18,27 @@ use crate::persist::{check_scale, check_sq_norm};
 
 /// Format name of the envelope.
 pub const FORMAT: &str = "omkl-alg1";
-/// Format version: 3 stores each group as one scale-factor block (2, the
-/// earlier layout of the averages, is refused with a clear error).
-pub const VERSION: u32 = 3;
+/// Format version: 2 is the JSON payload inside the checksummed envelope.
+pub const VERSION: u32 = 2;
 
+/// One group's block `θ = scale · raw`. Its running sum `Σ_τ θ_τ` is, per
+/// coordinate, `acc + raw · (cum − last)` (this version writes `last = 0`,
+/// `acc = −b` of the block); a scale of 0 marks a group set to zero whose
+/// raw values are stale.
 #[derive(Serialize, Deserialize)]
 struct SavedGroup {
     name: String,
-    /// The scale `s`, the raw squared norm `q` and the running sum of
-    /// scales `P` of the group's block.
     scale: f64,
     sq: f64,
     cum: f64,
-    /// Buckets holding a non-zero value (increasing), with their
-    /// `n_outputs` raw values each (and averaging sums when averaging).
-    rows: Vec<u32>,
+    /// Buckets holding a value, with their `n_outputs` raw values each
+    /// (and the averaging accumulators when averaging).
+    touched: Vec<u32>,
+    /// Buckets written since the group was last zero.
+    live: Vec<u32>,
     raw: Vec<f64>,
-    avg: Vec<f64>,
-    /// Buckets written since the group was last zero (`None`: too many).
-    live: Option<Vec<u32>>,
+    acc: Vec<f64>,
+    last: Vec<f64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -111,28 +113,35 @@ impl NamedLearner {
             .enumerate()
             .map(|(g, blk)| {
                 let (b, p) = blk.average_parts();
+                let a = blk.raw();
+                let nz = |v: &[f64], r: usize| {
+                    v.get(r * kk..(r + 1) * kk)
+                        .is_some_and(|x| x.iter().any(|&x| x != 0.0))
+                };
+                let live = match blk.live_rows() {
+                    Some(l) => l.to_vec(),
+                    None => (0..w.n_buckets as u32)
+                        .filter(|&r| nz(a, r as usize))
+                        .collect(),
+                };
                 let mut s = SavedGroup {
                     name: self.space.group_names()[g].clone(),
                     scale: blk.scale(),
                     sq: blk.raw_sq_norm(),
                     cum: p,
-                    rows: Vec::new(),
+                    touched: Vec::new(),
+                    live,
                     raw: Vec::new(),
-                    avg: Vec::new(),
-                    live: blk.live_rows().map(<[u32]>::to_vec),
+                    acc: Vec::new(),
+                    last: Vec::new(),
                 };
-                let a = blk.raw();
                 for r in 0..w.n_buckets {
-                    let span = r * kk..(r + 1) * kk;
-                    let nz = |v: &[f64]| {
-                        v.get(span.clone())
-                            .is_some_and(|x| x.iter().any(|&x| x != 0.0))
-                    };
-                    if nz(a) || nz(b) {
-                        s.rows.push(r as u32);
-                        s.raw.extend_from_slice(&a[span.clone()]);
+                    if nz(a, r) || nz(b, r) {
+                        s.touched.push(r as u32);
+                        s.raw.extend_from_slice(&a[r * kk..(r + 1) * kk]);
                         if !b.is_empty() {
-                            s.avg.extend_from_slice(&b[span]);
+                            s.acc.extend(b[r * kk..(r + 1) * kk].iter().map(|v| -v));
+                            s.last.extend(std::iter::repeat_n(0.0, kk));
                         }
                     }
                 }
@@ -191,55 +200,71 @@ impl NamedLearner {
         let averaged = model.config.averaged;
         let w: &mut GroupedWeights = &mut model.weights;
         for (g, sg) in s.groups.into_iter().enumerate() {
-            let n = sg.rows.len() * kk;
+            let n = sg.touched.len() * kk;
             let avg_len = if averaged { n } else { 0 };
-            if sg.raw.len() != n || sg.avg.len() != avg_len {
+            if sg.raw.len() != n || sg.acc.len() != avg_len || sg.last.len() != avg_len {
                 return Err(bad(format!(
                     "group {g}: value arrays do not match its buckets"
                 )));
             }
             let what = format!("state of group {g}");
-            check_scale(&what, sg.scale)?;
+            // 0 is a group zeroed by a prox step (its raw values are stale)
+            if sg.scale != 0.0 {
+                check_scale(&what, sg.scale)?;
+            }
             check_sq_norm(&what, sg.sq)?;
             if !sg.cum.is_finite() {
                 return Err(bad(format!("group {g}: non-finite running sum of scales")));
             }
             check_finite("raw", &sg.raw)?;
-            check_finite("avg", &sg.avg)?;
-            if let Some(b) = sg.rows.iter().find(|&&b| b as usize >= w.n_buckets) {
-                return Err(bad(format!("group {g}: bad bucket {b}")));
-            }
-            if sg.rows.windows(2).any(|p| p[0] >= p[1]) {
-                return Err(bad(format!(
-                    "group {g}: repeated bucket or buckets out of order"
-                )));
-            }
-            if let Some(live) = &sg.live {
-                let mut sorted = live.clone();
-                sorted.sort_unstable();
-                sorted.dedup();
-                if sorted.len() != live.len()
-                    || sorted.last().is_some_and(|&b| b as usize >= w.n_buckets)
-                {
-                    return Err(bad(format!("group {g}: bad or repeated live bucket")));
-                }
-                // a non-zero weight outside the list would survive zeroing
-                for (j, &b) in sg.rows.iter().enumerate() {
+            check_finite("acc", &sg.acc)?;
+            check_finite("last", &sg.last)?;
+            let in_range = |l: &[u32]| {
+                let mut v = l.to_vec();
+                v.sort_unstable();
+                v.dedup();
+                (v.len() == l.len() && v.last().is_none_or(|&b| (b as usize) < w.n_buckets))
+                    .then_some(v)
+            };
+            let Some(touched) = in_range(&sg.touched) else {
+                return Err(bad(format!("group {g}: bad or repeated bucket")));
+            };
+            let Some(live_sorted) =
+                in_range(&sg.live).filter(|l| l.iter().all(|b| touched.binary_search(b).is_ok()))
+            else {
+                return Err(bad(format!("group {g}: bad live bucket")));
+            };
+            // a weight outside the live list would survive zeroing (a group
+            // zeroed with scale 0 clears every bucket it holds)
+            let live = if sg.scale == 0.0 {
+                sg.touched.clone()
+            } else {
+                for (j, b) in sg.touched.iter().enumerate() {
                     let nz = sg.raw[j * kk..(j + 1) * kk].iter().any(|&v| v != 0.0);
-                    if nz && sorted.binary_search(&b).is_err() {
+                    if nz && live_sorted.binary_search(b).is_err() {
                         return Err(bad(format!(
                             "group {g}: bucket {b} is not in the live list"
                         )));
                     }
                 }
-            }
-            w.blocks[g].restore(
-                (sg.scale, sg.sq, sg.cum),
-                &sg.rows,
+                sg.live
+            };
+            let b: Vec<f64> = (0..avg_len)
+                .map(|i| sg.raw[i] * sg.last[i] - sg.acc[i])
+                .collect();
+            let blk = &mut w.blocks[g];
+            let s = if sg.scale == 0.0 { 1.0 } else { sg.scale };
+            blk.restore(
+                (s, sg.sq.max(0.0), sg.cum),
+                &sg.touched,
                 &sg.raw,
-                &sg.avg,
-                sg.live,
+                &b,
+                Some(live),
             );
+            if sg.scale == 0.0 {
+                // the stale values enter the running sum and leave θ
+                blk.scale_by(0.0);
+            }
         }
         w.rounds = if averaged { model.t } else { 0 };
         Ok(NamedLearner { space, model })
@@ -347,8 +372,8 @@ mod tests {
             (Box::new(|v| v["n_buckets"] = 0.into()), "n_buckets"),
             (
                 Box::new(|v| {
-                    let t = v["groups"][0]["rows"].clone();
-                    v["groups"][0]["rows"][1] = t[0].clone();
+                    let t = v["groups"][0]["touched"].clone();
+                    v["groups"][0]["touched"][1] = t[0].clone();
                 }),
                 "repeated bucket",
             ),
@@ -360,5 +385,31 @@ mod tests {
             assert!(e.contains(word), "{word}: {e}");
         }
         assert_eq!(NamedLearner::from_bytes(&edited(&m, |_| {})).unwrap(), m);
+    }
+
+    /// Bytes holding a group zeroed with scale 0 and accumulators with
+    /// `last ≠ 0` (as earlier versions wrote them) load to the same running
+    /// sums, with the zeroed group's current weights at zero.
+    #[test]
+    fn zeroed_groups_and_shifted_accumulators_load_to_the_same_averages() {
+        let m = trained();
+        let avg = m.model.weights.averaged_dense();
+        let data = edited(&m, |v| {
+            let g = &mut v["groups"][0];
+            g["scale"] = 0.0.into();
+            let n = g["raw"].as_array().unwrap().len();
+            for i in 0..n {
+                let (raw, acc) = (g["raw"][i].as_f64().unwrap(), g["acc"][i].as_f64().unwrap());
+                g["last"][i] = 0.75.into();
+                g["acc"][i] = (acc + raw * 0.75).into();
+            }
+        });
+        let back = NamedLearner::from_bytes(&data).unwrap();
+        let w = &back.model.weights;
+        let per = w.n_buckets() * w.n_outputs();
+        assert!(w.dense()[..per].iter().all(|&v| v == 0.0));
+        for (a, b) in w.averaged_dense().iter().zip(&avg) {
+            assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "{a} vs {b}");
+        }
     }
 }

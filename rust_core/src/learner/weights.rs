@@ -69,8 +69,11 @@ impl Real for f32 {
 /// b.end_round();
 /// assert_eq!(b.average_sum(1), 2.0);
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(bound(deserialize = "T: Real + serde::de::DeserializeOwned"))]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(
+    from = "Saved<T>",
+    bound(deserialize = "T: Real + serde::de::DeserializeOwned")
+)]
 pub struct ScaledBlock<T: Real = f64> {
     s: f64,
     a: Vec<T>,
@@ -119,6 +122,46 @@ pub fn zeroed<X: Clone + Default>(n: usize, what: &str) -> crate::Result<Vec<X>>
         }
     }
     Ok(v)
+}
+
+/// The saved fields of a block; bytes written before the running sum was
+/// kept as `a P − b` also hold `base` (the sum is then `base + a P − b`).
+#[derive(Deserialize)]
+struct Saved<T> {
+    s: f64,
+    a: Vec<T>,
+    q: f64,
+    p: f64,
+    b: Vec<T>,
+    #[serde(default)]
+    base: Vec<T>,
+}
+
+impl<T: Real> From<Saved<T>> for ScaledBlock<T> {
+    fn from(v: Saved<T>) -> Self {
+        let mut b = v.b;
+        for (bv, base) in b.iter_mut().zip(&v.base) {
+            *bv = T::from_f64(bv.to_f64() - base.to_f64());
+        }
+        ScaledBlock {
+            s: v.s,
+            a: v.a,
+            q: v.q,
+            p: v.p,
+            b,
+            width: 0,
+            live: None,
+            marks: Vec::new(),
+        }
+    }
+}
+
+/// Equal values (scale, coefficients, norm and averaging sums); the lists
+/// of written rows are bookkeeping and do not enter.
+impl<T: Real> PartialEq for ScaledBlock<T> {
+    fn eq(&self, o: &Self) -> bool {
+        (self.s, self.q, self.p) == (o.s, o.q, o.p) && self.a == o.a && self.b == o.b
+    }
 }
 
 impl<T: Real> ScaledBlock<T> {
@@ -464,19 +507,19 @@ impl<T: Real> ScaledBlock<T> {
         }
     }
 
-    /// Pads every row of `old` coefficients to `new ≥ old` with zeros, or
-    /// cuts it to `new < old` (then the caller accounts for the norm).
-    /// Fails with [`crate::OmklError::Alloc`], the block unchanged, when
-    /// the memory cannot be had.
+    /// The raw coefficients and averaging sums with every row of `old`
+    /// coefficients padded to `new ≥ old` with zeros, or cut to `new < old`,
+    /// for [`ScaledBlock::set_rows`]; [`crate::OmklError::Alloc`] when the
+    /// memory cannot be had.
     ///
     /// # Complexity
     /// O(len).
-    pub fn resize_rows(&mut self, old: usize, new: usize) -> crate::Result<()> {
-        if old == new {
-            return Ok(());
-        }
+    pub fn relaid_rows(&self, old: usize, new: usize) -> crate::Result<[Vec<T>; 2]> {
         let rows = self.a.len() / old.max(1);
         let relayout = |v: &Vec<T>| -> crate::Result<Vec<T>> {
+            if v.is_empty() {
+                return Ok(Vec::new());
+            }
             let mut w = zeroed(rows * new, "n_outputs")?;
             let keep = old.min(new);
             for (dst, src) in w.chunks_exact_mut(new).zip(v.chunks_exact(old)) {
@@ -484,18 +527,16 @@ impl<T: Real> ScaledBlock<T> {
             }
             Ok(w)
         };
-        let a = relayout(&self.a)?;
-        let b = if self.b.is_empty() {
-            Vec::new()
-        } else {
-            relayout(&self.b)?
-        };
-        self.a = a;
-        self.b = b;
+        Ok([relayout(&self.a)?, relayout(&self.b)?])
+    }
+
+    /// Installs coefficients from [`ScaledBlock::relaid_rows`] with rows of
+    /// `new` coefficients (a caller that cut rows accounts for the norm).
+    pub fn set_rows(&mut self, [a, b]: [Vec<T>; 2], new: usize) {
+        (self.a, self.b) = (a, b);
         if self.width > 0 {
             self.width = new;
         }
-        Ok(())
     }
 
     /// Pads every row of `old` coefficients to `new ≥ old` with zeros.
@@ -503,8 +544,10 @@ impl<T: Real> ScaledBlock<T> {
     /// # Complexity
     /// O(len).
     pub fn widen_rows(&mut self, old: usize, new: usize) {
-        self.resize_rows(old, new)
-            .unwrap_or_else(|e| panic!("cannot widen a weight block: {e}"));
+        if old != new {
+            let parts = self.relaid_rows(old, new);
+            self.set_rows(parts.unwrap_or_else(|e| panic!("{e}")), new);
+        }
     }
 
     /// Inserts `count` zero coefficients before position `at`.

@@ -16,10 +16,8 @@ use crate::prox::Regularizer;
 
 /// Version of the byte format of [`ArcParser::to_bytes`]. 4: the payload
 /// of version 3 inside the checksummed envelope of [`crate::persist`]
-/// (format [`FORMAT`]); 5: each template's table saved as one scale-factor
-/// block (scale, running sum of scales, squared norm; no zeroed flag);
-/// files of earlier versions are refused.
-pub const FORMAT_VERSION: u32 = 5;
+/// (format [`FORMAT`]); files of earlier versions are refused.
+pub const FORMAT_VERSION: u32 = 4;
 /// Format name of the envelope.
 pub const FORMAT: &str = "omkl-arc-parser";
 
@@ -227,7 +225,7 @@ mod tests {
 
     #[test]
     fn older_formats_are_refused_before_anything_else_is_read() {
-        assert_eq!(FORMAT_VERSION, 5);
+        assert_eq!(FORMAT_VERSION, 4);
         let mut p = ArcParser::new(ParserConfig::default()).unwrap();
         p.fit_epoch(&toy(), &mut |_| Ok(())).unwrap();
         let b = p.to_bytes().unwrap();

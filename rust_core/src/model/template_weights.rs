@@ -151,7 +151,8 @@ impl TemplateWeights {
 
     /// Appends the state to `out` (little-endian, deterministic): the
     /// group count and sizes, the step count, then per group its scale,
-    /// running sum of scales and raw squared norm, then every table and
+    /// running sum of scales, raw squared norm and a zero flag (always 0
+    /// now; 1 marked a group set to zero with scale 0), then every table and
     /// every averaging sum.
     pub fn write_bytes(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&(self.blocks.len() as u64).to_le_bytes());
@@ -163,6 +164,7 @@ impl TemplateWeights {
             for v in [b.scale(), b.average_parts().1, b.raw_sq_norm()] {
                 out.extend_from_slice(&v.to_le_bytes());
             }
+            out.push(0);
         }
         for b in &self.blocks {
             for x in b.raw() {
@@ -190,11 +192,12 @@ impl TemplateWeights {
 
     /// Reads a state written by [`TemplateWeights::write_bytes`]. The
     /// tables' total size is checked against the bytes left before they
-    /// are allocated; scales must be finite and > 0, running sums finite,
-    /// squared norms finite and >= 0, and every weight finite.
+    /// are allocated; scales must be finite and > 0 (0 for a group flagged
+    /// as set to zero), running sums finite, squared norms finite and >= 0,
+    /// and every weight finite.
     pub fn read_from(r: &mut crate::persist::Reader<'_>) -> crate::Result<Self> {
         use crate::persist::{check_scale, check_sq_norm};
-        let t = r.count("group count", 8 + 24)?;
+        let t = r.count("group count", 8 + 25)?;
         let mut sizes = Vec::with_capacity(t);
         let mut total: u64 = 0;
         for _ in 0..t {
@@ -202,10 +205,10 @@ impl TemplateWeights {
             total = total.saturating_add(s);
             sizes.push(s);
         }
-        // the header left (steps, then 24 bytes per group), then w and u
+        // the header left (steps, then 25 bytes per group), then w and u
         let need = total
             .checked_mul(8)
-            .and_then(|b| b.checked_add(8 + 24 * t as u64));
+            .and_then(|b| b.checked_add(8 + 25 * t as u64));
         if need.is_none_or(|n| n > r.remaining() as u64) {
             return Err(r.error(format!(
                 "group sizes sum to {total} slots, more than the {} bytes left can hold",
@@ -215,16 +218,26 @@ impl TemplateWeights {
         let sizes: Vec<usize> = sizes.into_iter().map(|s| s as usize).collect();
         let mut w = TemplateWeights::new(&sizes);
         w.steps = r.u64()?;
+        let mut zeroed = Vec::new();
         for (g, b) in w.blocks.iter_mut().enumerate() {
             let (s, p, q) = (r.f64()?, r.f64()?, r.f64()?);
             let what = format!("state of template group {g}");
-            check_scale(&what, s)?;
+            let zero = match r.u8()? {
+                0 => false,
+                1 if s == 0.0 => true,
+                1 => return Err(r.error(format!("group {g} is set to zero but has scale {s}"))),
+                f => return Err(r.error(format!("group {g}: unknown flag {f}"))),
+            };
+            if !zero {
+                check_scale(&what, s)?;
+            }
             check_sq_norm(&what, q)?;
             if !p.is_finite() {
                 return Err(r.error(format!("group {g}: non-finite running sum of scales")));
             }
             // the written slots are unknown: zeroing clears the whole table
-            b.restore((s, q, p), &[], &[], &[], None);
+            b.restore((if zero { 1.0 } else { s }, q, p), &[], &[], &[], None);
+            zeroed.push(zero);
         }
         for part in [0, 1] {
             for b in &mut w.blocks {
@@ -234,6 +247,11 @@ impl TemplateWeights {
                 if v.iter().any(|x| !x.is_finite()) {
                     return Err(r.error("non-finite weight in the tables"));
                 }
+            }
+        }
+        for (b, zero) in w.blocks.iter_mut().zip(zeroed) {
+            if zero {
+                b.scale_by(0.0);
             }
         }
         Ok(w)

@@ -12,9 +12,9 @@ use crate::persist::{check_scale, check_sq_norm};
 
 /// Format name of the envelope.
 pub const FORMAT: &str = "omkl-stream-mkl";
-/// Format version: 2 is the JSON payload inside the checksummed envelope;
-/// 3 keeps each group's running sum as `a P − b` (no separate base vector).
-pub const VERSION: u32 = 3;
+/// Format version: 2 is the JSON payload inside the checksummed envelope
+/// (payloads whose groups still hold a `base` vector load too).
+pub const VERSION: u32 = 2;
 
 #[derive(Serialize)]
 struct SavedRef<'a> {
