@@ -59,11 +59,6 @@ impl GroupedWeights {
         self.n_buckets
     }
 
-    /// The block of group `g`.
-    pub fn block(&self, g: usize) -> &ScaledBlock {
-        &self.blocks[g]
-    }
-
     /// The blocks of every group.
     pub fn blocks(&self) -> &[ScaledBlock] {
         &self.blocks
@@ -284,11 +279,6 @@ impl GroupedWeights {
     pub fn group_norms_into(&self, out: &mut Vec<f64>) {
         out.clear();
         out.extend(self.blocks.iter().map(|b| b.sq_norm().sqrt()));
-    }
-
-    /// `‖w‖₂²`.
-    pub fn norm_sq(&self) -> f64 {
-        self.blocks.iter().map(ScaledBlock::sq_norm).sum()
     }
 
     /// Applies `f` to the written coordinates of the model, gathered group by

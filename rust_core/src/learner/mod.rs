@@ -29,3 +29,57 @@ pub use loss::{Loss, Target};
 pub use online_proximal::{Alg1Config, OnlineProximal};
 pub use schedule::Schedule;
 pub use weights::ScaledBlock;
+
+/// Types whose all-zero bit pattern is the value 0.
+///
+/// # Safety
+/// Implement only for types where every byte zero is a valid value.
+pub unsafe trait ZeroBits: Copy {}
+// SAFETY: zero bits are 0.0 and 0.
+unsafe impl ZeroBits for f32 {}
+// SAFETY: as above.
+unsafe impl ZeroBits for f64 {}
+// SAFETY: as above.
+unsafe impl ZeroBits for u64 {}
+
+/// A zeroed vector of `n` values, or [`crate::OmklError::Alloc`] naming
+/// `what` when the memory cannot be had. The memory comes zeroed from the
+/// allocator (large tables are mapped lazily: untouched pages cost no
+/// memory). On Linux, a vector of at least 4 MiB is advised to the kernel
+/// as huge-page memory (`MADV_HUGEPAGE`) before it is first written:
+/// scoring reads tables at random slots, and 2 MiB pages spare most of the
+/// address-translation misses of 4 KiB ones. The advice never changes the
+/// contents; where the kernel ignores it, nothing changes.
+pub fn zeroed<X: ZeroBits>(n: usize, what: &str) -> crate::Result<Vec<X>> {
+    let fail = || crate::OmklError::Alloc {
+        what: what.to_string(),
+        bytes: (n as u128) * std::mem::size_of::<X>() as u128,
+    };
+    let layout = std::alloc::Layout::array::<X>(n).map_err(|_| fail())?;
+    if layout.size() == 0 {
+        return Ok(Vec::new());
+    }
+    // SAFETY: the layout has a non-zero size.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<X>();
+    if ptr.is_null() {
+        return Err(fail());
+    }
+    // SAFETY: `ptr` was allocated by the global allocator with the layout
+    // of `n` values of `X`, all zero bits, which are valid values of `X`.
+    let v = unsafe { Vec::from_raw_parts(ptr, n, n) };
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let (ptr, len) = (v.as_ptr() as usize, std::mem::size_of_val(&v[..]));
+        let (start, end) = ((ptr + HUGE - 1) & !(HUGE - 1), (ptr + len) & !(HUGE - 1));
+        if len >= 2 * HUGE && end > start {
+            // SAFETY: the range lies inside the allocation of `v` and is
+            // page-aligned; MADV_HUGEPAGE only advises the kernel on how to
+            // back the memory and keeps its contents.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    Ok(v)
+}

@@ -393,45 +393,24 @@ impl OnlineProximal {
                 }
             }
         }
-        // 2. The J prox steps (runs of group-norm regularisers at once),
-        // 3. then the projection onto the ball ‖w‖ ≤ γ.
-        let regs = &self.config.regularizers;
-        let mut start = 0;
-        while start < regs.len() {
-            let end = regs[start..]
-                .iter()
-                .position(|r| !r.acts_on_group_norms())
-                .map_or(regs.len(), |p| start + p);
-            let radius = if end == regs.len() {
-                self.config.radius
-            } else {
-                None
+        // 2. The J prox steps (a run of group-norm regularisers at once),
+        for run in self
+            .config
+            .regularizers
+            .split_inclusive(|r| !r.acts_on_group_norms())
+        {
+            let (group, entry) = match run.split_last() {
+                Some((r, rest)) if !r.acts_on_group_norms() => (rest, Some(r)),
+                _ => (run, None),
             };
-            prox_groups(
-                &mut self.weights,
-                &regs[start..end],
-                eta,
-                radius,
-                &mut self.norms,
-            )?;
-            if end < regs.len() {
-                let r = &regs[end];
-                self.weights
-                    .apply_to_written(|x, offsets| r.prox(x, offsets, eta))?;
-                start = end + 1;
-            } else {
-                start = end;
+            prox_groups(&mut self.weights, group, eta, None, &mut self.norms)?;
+            if let Some(r) = entry {
+                self.weights.apply_to_written(|x, o| r.prox(x, o, eta))?;
             }
         }
-        if regs.last().is_none_or(|r| !r.acts_on_group_norms()) {
-            prox_groups(
-                &mut self.weights,
-                &[],
-                eta,
-                self.config.radius,
-                &mut self.norms,
-            )?;
-        }
+        // 3. then the projection onto the ball ‖w‖ ≤ γ.
+        let radius = self.config.radius;
+        prox_groups(&mut self.weights, &[], eta, radius, &mut self.norms)?;
         self.weights.end_round();
         for (s, b) in self.intercept_sum.iter_mut().zip(&self.intercept) {
             *s += b;

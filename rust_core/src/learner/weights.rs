@@ -6,12 +6,14 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::zeroed;
+
 /// Scale factors outside `[TINY, 1/TINY]` are folded into the coefficients.
 const TINY: f64 = 1e-4;
 
 /// Storage type of the raw coefficients and of their averaging sums.
 pub trait Real:
-    Copy + Default + PartialEq + std::fmt::Debug + Send + Sync + Serialize + 'static
+    super::ZeroBits + Default + PartialEq + std::fmt::Debug + Send + Sync + Serialize + 'static
 {
     /// `v` rounded to the storage type.
     fn from_f64(v: f64) -> Self;
@@ -19,27 +21,22 @@ pub trait Real:
     fn to_f64(self) -> f64;
 }
 
-impl Real for f64 {
-    #[inline(always)]
-    fn from_f64(v: f64) -> Self {
-        v
-    }
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        self
-    }
+macro_rules! real {
+    ($t:ty) => {
+        impl Real for $t {
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self.into()
+            }
+        }
+    };
 }
-
-impl Real for f32 {
-    #[inline(always)]
-    fn from_f64(v: f64) -> Self {
-        v as f32
-    }
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        f64::from(self)
-    }
-}
+real!(f32);
+real!(f64);
 
 /// The coefficients `θ = s · a` of one group.
 ///
@@ -90,38 +87,6 @@ pub struct ScaledBlock<T: Real = f64> {
     /// One bit per row: listed in `live`.
     #[serde(skip)]
     marks: Vec<u64>,
-}
-
-/// A zeroed vector of `n` values, or [`crate::OmklError::Alloc`] naming
-/// `what` when the memory cannot be had (checked by reserving and freeing
-/// it first). On Linux, a vector of at least 4 MiB is advised to the kernel
-/// as huge-page memory (`MADV_HUGEPAGE`) before it is first written:
-/// scoring reads tables at random slots, and 2 MiB pages spare most of the
-/// address-translation misses of 4 KiB ones. The advice never changes the
-/// contents; where the kernel ignores it, nothing changes.
-pub fn zeroed<X: Clone + Default>(n: usize, what: &str) -> crate::Result<Vec<X>> {
-    Vec::<X>::new()
-        .try_reserve_exact(n)
-        .map_err(|_| crate::OmklError::Alloc {
-            what: what.to_string(),
-            bytes: (n as u128) * std::mem::size_of::<X>() as u128,
-        })?;
-    let v = vec![X::default(); n];
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let (ptr, len) = (v.as_ptr() as usize, std::mem::size_of_val(&v[..]));
-        let (start, end) = ((ptr + HUGE - 1) & !(HUGE - 1), (ptr + len) & !(HUGE - 1));
-        if len >= 2 * HUGE && end > start {
-            // SAFETY: the range lies inside the allocation of `v` and is
-            // page-aligned; MADV_HUGEPAGE only advises the kernel on how to
-            // back the memory and keeps its contents.
-            unsafe {
-                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-            }
-        }
-    }
-    Ok(v)
 }
 
 /// The saved fields of a block; bytes written before the running sum was
@@ -181,9 +146,8 @@ impl<T: Real> ScaledBlock<T> {
     }
 
     /// A zero Euclidean block of `rows × width` coefficients that lists its
-    /// written rows, with an average when `averaged`; `what` names the
-    /// parameter whose size failed in the [`crate::OmklError::Alloc`] error
-    /// returned when the memory cannot be had.
+    /// written rows, with an average when `averaged`; when the memory cannot
+    /// be had, [`crate::OmklError::Alloc`] naming the parameter `what`.
     pub fn tracked(rows: usize, width: usize, averaged: bool, what: &str) -> crate::Result<Self> {
         let len = crate::error::alloc_len(what, &[rows, width.max(1)], std::mem::size_of::<T>())?;
         Ok(ScaledBlock {
@@ -210,11 +174,6 @@ impl<T: Real> ScaledBlock<T> {
     /// `true` when the block has no coefficient.
     pub fn is_empty(&self) -> bool {
         self.a.is_empty()
-    }
-
-    /// `true` when the block keeps the averaging sums.
-    pub fn is_averaged(&self) -> bool {
-        self.b.len() == self.a.len()
     }
 
     /// The scale `s`.
@@ -260,19 +219,18 @@ impl<T: Real> ScaledBlock<T> {
     /// Lists row `r` as written (tracked blocks only).
     #[inline]
     fn mark(&mut self, r: usize) {
+        let Some(list) = &mut self.live else { return };
         let (w, bit) = (r / 64, 1u64 << (r % 64));
         if self.marks[w] & bit != 0 {
             return;
         }
-        if let Some(list) = &mut self.live {
-            if (list.len() + 1) * 8 >= self.a.len() / self.width {
-                self.live = None;
-                self.marks.fill(0);
-                return;
-            }
-            list.push(r as u32);
-            self.marks[w] |= bit;
+        if (list.len() + 1) * 8 >= self.a.len() / self.width {
+            // the marks are cleared when the block is next zeroed
+            self.live = None;
+            return;
         }
+        list.push(r as u32);
+        self.marks[w] |= bit;
     }
 
     /// Adds `delta` to coefficient `i` of `θ` without touching the norm
@@ -294,23 +252,6 @@ impl<T: Real> ScaledBlock<T> {
         }
     }
 
-    /// Adds `d · v_f` to raw coefficient `f · stride + offset` for every
-    /// non-zero feature `(f, v_f)` of a sparse row: one column of a
-    /// feature-major weight matrix (see [`ScaledBlock::add_raw`]).
-    #[inline]
-    pub fn add_raw_sparse(
-        &mut self,
-        offset: usize,
-        stride: usize,
-        idx: &[u32],
-        val: &[f64],
-        d: f64,
-    ) {
-        for (&f, &v) in idx.iter().zip(val) {
-            self.add_raw(f as usize * stride + offset, d * v);
-        }
-    }
-
     /// Adds `delta` to coefficient `i` of `θ` when the coordinates are
     /// orthonormal (explicit features, transitions): `‖θ‖²` changes by
     /// `2 θ_i δ + δ²`.
@@ -328,7 +269,7 @@ impl<T: Real> ScaledBlock<T> {
     /// O(1).
     #[inline]
     pub fn add_tracked(&mut self, i: usize, delta: f64) {
-        self.mark(i / self.width);
+        self.mark(if self.width == 1 { i } else { i / self.width });
         let old = self.a[i].to_f64();
         let d = delta / self.s;
         let new = old + d;
@@ -393,14 +334,11 @@ impl<T: Real> ScaledBlock<T> {
     /// The rows written since the block was last zero, for a tracked block
     /// that still lists them (`None`: possibly every row).
     pub fn live_rows(&self) -> Option<&[u32]> {
-        if self.width == 0 {
-            return None;
-        }
         self.live.as_deref()
     }
 
     /// Row width of a tracked block (the block's length otherwise).
-    pub fn width(&self) -> usize {
+    fn width(&self) -> usize {
         if self.width == 0 {
             self.a.len()
         } else {
@@ -413,8 +351,8 @@ impl<T: Real> ScaledBlock<T> {
         let w = self.width();
         let p = self.p;
         let has_b = !self.b.is_empty();
-        match (self.width, &self.live) {
-            (w0, Some(list)) if w0 > 0 => {
+        match &self.live {
+            Some(list) => {
                 for &r in list {
                     let r = r as usize * w;
                     let b: &mut [T] = if has_b {
@@ -429,6 +367,24 @@ impl<T: Real> ScaledBlock<T> {
         }
     }
 
+    /// Moves every non-zero coefficient's `a P` into its averaging sum
+    /// (`b −= a P`, then `P = 0`) and replaces it by `f(a)`. Only non-zero
+    /// coefficients are written, so untouched pages of a large table stay
+    /// unmapped.
+    fn bank_nonzero(&mut self, mut f: impl FnMut(T) -> T) {
+        self.for_live(|a, b, p| {
+            for (i, av) in a.iter_mut().enumerate() {
+                if *av != T::default() {
+                    if let Some(bv) = b.get_mut(i) {
+                        *bv = T::from_f64(bv.to_f64() - av.to_f64() * p);
+                    }
+                    *av = f(*av);
+                }
+            }
+        });
+        self.p = 0.0;
+    }
+
     /// Multiplies `θ` by `c ≥ 0`. Returns `Some(f)` when the raw
     /// coefficients were multiplied by `f` (the scale folded into them, or
     /// `f = 0` when the block was zeroed), so that an owner of quantities
@@ -440,16 +396,21 @@ impl<T: Real> ScaledBlock<T> {
     /// folded into the coefficients).
     pub fn scale_by(&mut self, c: f64) -> Option<f64> {
         if c == 0.0 {
-            self.for_live(|a, b, p| {
-                bank(a, b, p);
-                a.fill(T::default());
-            });
-            self.p = 0.0;
+            self.bank_nonzero(|_| T::default());
             self.q = 0.0;
             self.s = 1.0;
-            if self.width > 0 {
-                self.live = Some(Vec::new());
-                self.marks.fill(0);
+            match self.live.as_mut() {
+                Some(list) => {
+                    for &r in list.iter() {
+                        self.marks[r as usize / 64] = 0;
+                    }
+                    list.clear();
+                }
+                None if self.width > 0 => {
+                    self.marks.fill(0);
+                    self.live = Some(Vec::new());
+                }
+                None => {}
             }
             return Some(0.0);
         }
@@ -457,14 +418,11 @@ impl<T: Real> ScaledBlock<T> {
         if !(TINY..=1.0 / TINY).contains(&self.s) {
             let s = self.s;
             let mut q = 0.0;
-            self.for_live(|a, b, p| {
-                bank(a, b, p);
-                for v in a.iter_mut() {
-                    *v = T::from_f64(v.to_f64() * s);
-                    q += v.to_f64() * v.to_f64();
-                }
+            self.bank_nonzero(|v| {
+                let v = T::from_f64(v.to_f64() * s);
+                q += v.to_f64() * v.to_f64();
+                v
             });
-            self.p = 0.0;
             // tracked blocks are Euclidean: their norm is recomputed exactly
             self.q = if self.width > 0 { q } else { self.q * s * s };
             self.s = 1.0;
@@ -500,7 +458,7 @@ impl<T: Real> ScaledBlock<T> {
 
     /// Appends `n` zero coefficients.
     pub fn push_zeros(&mut self, n: usize) {
-        let avg = self.is_averaged();
+        let avg = self.b.len() == self.a.len();
         self.a.resize(self.a.len() + n, T::default());
         if avg {
             self.b.resize(self.a.len(), T::default());
@@ -552,7 +510,7 @@ impl<T: Real> ScaledBlock<T> {
 
     /// Inserts `count` zero coefficients before position `at`.
     pub fn insert_zeros(&mut self, at: usize, count: usize) {
-        let avg = self.is_averaged();
+        let avg = self.b.len() == self.a.len();
         self.a
             .splice(at..at, std::iter::repeat_n(T::default(), count));
         if avg {
@@ -572,11 +530,8 @@ impl<T: Real> ScaledBlock<T> {
             && self.a.iter().chain(&self.b).all(|v| v.to_f64().is_finite())
     }
 
-    /// Sets the whole state of a tracked block from saved parts: scale,
-    /// raw squared norm, running sum of scales, the raw coefficients and
-    /// averaging sums of `rows` (each `width` long, in the order of
-    /// `rows`), and the written-row list. Every value must be checked by
-    /// the caller; rows must be in range.
+    /// Sets a tracked block from checked saved parts: `(s, q, P)`, the raw
+    /// values and averaging sums of `rows` (`width` each), the row list.
     pub fn restore(
         &mut self,
         (s, q, p): (f64, f64, f64),
@@ -614,14 +569,5 @@ impl<T: Real> ScaledBlock<T> {
         (self.a.capacity() + self.b.capacity()) * std::mem::size_of::<T>()
             + self.marks.capacity() * 8
             + self.live.as_ref().map_or(0, |l| l.capacity() * 4)
-    }
-}
-
-/// Moves `a P` into the averaging sums (`b −= a P`) before `a` changes
-/// without a matching change of `b`.
-#[inline]
-fn bank<T: Real>(a: &[T], b: &mut [T], p: f64) {
-    for (bv, av) in b.iter_mut().zip(a) {
-        *bv = T::from_f64(bv.to_f64() - av.to_f64() * p);
     }
 }

@@ -275,16 +275,7 @@ impl GroupSet for TemplateWeights {
     }
 }
 
-/// A zeroed table of `n` weights (see [`crate::learner::weights::zeroed`]).
+/// A zeroed table of `n` weights (see [`crate::learner::zeroed`]).
 pub fn zeroed_table(n: usize) -> Vec<f32> {
-    crate::learner::weights::zeroed(n, "table size").unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// Reads a little-endian `u64` at `bytes[*pos..]`, advancing `pos`.
-pub fn read_u64(bytes: &[u8], pos: &mut usize) -> crate::Result<u64> {
-    let b = bytes
-        .get(*pos..*pos + 8)
-        .ok_or_else(|| crate::OmklError::invalid("state", "truncated"))?;
-    *pos += 8;
-    Ok(u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    crate::learner::zeroed(n, "table size").unwrap_or_else(|e| panic!("{e}"))
 }

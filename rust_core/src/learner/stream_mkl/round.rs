@@ -16,25 +16,20 @@ use crate::prox::Regularizer;
 /// The groups of a model in round order (kernel groups, explicit groups,
 /// transitions); rescaling a kernel group also rescales its score cache
 /// when the scale is folded into the coefficients.
-struct Groups<'a>(&'a mut StreamMkl);
-
-impl GroupSet for Groups<'_> {
+impl GroupSet for StreamMkl {
     fn n_groups(&self) -> usize {
-        self.0.n_groups() + usize::from(self.0.trans.is_some())
+        self.blocks().count()
     }
     fn group_sq_norm(&self, g: usize) -> f64 {
-        self.0.blocks().nth(g).map_or(0.0, |b| b.sq_norm())
+        self.blocks().nth(g).map_or(0.0, |b| b.sq_norm())
     }
     fn rescale_group(&mut self, g: usize, c: f64) {
-        let m = &mut *self.0;
-        let nk = m.kgroups.len();
+        let nk = self.kgroups.len();
         if g < nk {
-            if let (Some(f), Some(pre)) = (m.kgroups[g].scale_by(c), m.pre.as_mut()) {
+            if let (Some(f), Some(pre)) = (self.kgroups[g].scale_by(c), self.pre.as_mut()) {
                 pre.caches[g].iter_mut().for_each(|v| *v *= f);
             }
-        } else if let Some(b) = m.egroups.get_mut(g - nk) {
-            b.scale_by(c);
-        } else if let Some(b) = &mut m.trans {
+        } else if let Some(b) = self.blocks_mut().nth(g) {
             b.scale_by(c);
         }
     }
@@ -242,7 +237,9 @@ impl StreamMkl {
                         let (idx, val) = f.row(j);
                         let inv = 1.0 / b.scale();
                         for &(yy, cv) in &nz {
-                            b.add_raw_sparse(yy, l, idx, val, cv * inv);
+                            for (&f, &v) in idx.iter().zip(val) {
+                                b.add_raw(f as usize * l + yy, cv * inv * v);
+                            }
                         }
                     }
                 }
@@ -317,7 +314,7 @@ impl StreamMkl {
             b.apply_norm_change(s.ip[ng], s.dd[ng]);
         }
         debug_assert_eq!(n_blocks, s.norms.len());
-        rescale_to(&mut Groups(self), &s.norms, &s.shrunk);
+        rescale_to(self, &s.norms, &s.shrunk);
         if let Some(budget) = self.config.max_support {
             while self.support.len() > budget {
                 self.remove_smallest_support();
