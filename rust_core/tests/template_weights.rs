@@ -2,6 +2,7 @@
 //! parameters, norms, and saved bytes.
 
 use omkl_core::model::template_weights::TemplateWeights;
+use omkl_core::persist::Reader;
 use proptest::prelude::*;
 
 /// Dense reference: explicit θ and explicit running sum.
@@ -47,11 +48,11 @@ proptest! {
         }
         let mut bytes = Vec::new();
         w.write_bytes(&mut bytes);
-        let mut pos = 0;
-        let back = TemplateWeights::read_bytes(&bytes, &mut pos).unwrap();
-        prop_assert_eq!(pos, bytes.len());
+        let mut r = Reader::new(&bytes, "state");
+        let back = TemplateWeights::read_from(&mut r).unwrap();
+        prop_assert_eq!(r.remaining(), 0);
         prop_assert_eq!(back.averaged(), w.averaged());
-        prop_assert!(TemplateWeights::read_bytes(&bytes[..bytes.len() - 1], &mut 0).is_err());
+        prop_assert!(TemplateWeights::read_from(&mut Reader::new(&bytes[..bytes.len() - 1], "state")).is_err());
         let avg = w.averaged();
         let cur = w.current();
         let norms = w.group_norms();
@@ -67,4 +68,31 @@ proptest! {
             }
         }
     }
+}
+
+/// A group saved with the zero flag (scale 0, stale table) loads as zero
+/// with its running sum kept.
+#[test]
+fn a_group_saved_as_zero_loads_as_zero_with_its_average() {
+    let mut w = TemplateWeights::new(&[4, 2]);
+    for step in 0..5 {
+        w.add(0, step % 4, 1.0 + step as f64);
+        w.add(1, 1, -2.0);
+        w.scale_group(0, 0.5);
+        w.end_step();
+    }
+    let mut bytes = Vec::new();
+    w.write_bytes(&mut bytes);
+    let head = 8 + 8 * 2 + 8;
+    bytes[head..head + 8].copy_from_slice(&0.0f64.to_le_bytes());
+    bytes[head + 24] = 1;
+    let back = TemplateWeights::read_from(&mut Reader::new(&bytes, "state")).unwrap();
+    for (a, b) in back.averaged().iter().zip(w.averaged()) {
+        assert!((a - b).abs() <= 1e-6 * (1.0 + b.abs()), "{a} vs {b}");
+    }
+    assert_eq!(back.group_norms()[0], 0.0);
+    assert_eq!(&back.current()[..4], &[0.0; 4]);
+    assert_eq!(&back.current()[4..], &w.current()[4..]);
+    bytes[head + 24] = 2;
+    assert!(TemplateWeights::read_from(&mut Reader::new(&bytes, "state")).is_err());
 }

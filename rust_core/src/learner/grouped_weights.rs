@@ -297,8 +297,11 @@ impl GroupedWeights {
         let mut compact = Vec::new();
         let mut offsets = Vec::with_capacity(self.n_groups() + 1);
         offsets.push(0);
-        let all: Vec<u32> = (0..self.n_buckets as u32).collect();
-        let rows = |b: &ScaledBlock| b.live_rows().map_or(all.clone(), <[u32]>::to_vec);
+        let nb = self.n_buckets as u32;
+        let rows = |b: &ScaledBlock| {
+            b.live_rows()
+                .map_or_else(|| (0..nb).collect(), <[u32]>::to_vec)
+        };
         for b in &self.blocks {
             let s = b.scale();
             for r in rows(b) {

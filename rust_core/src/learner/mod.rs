@@ -35,21 +35,16 @@ pub use weights::ScaledBlock;
 /// # Safety
 /// Implement only for types where every byte zero is a valid value.
 pub unsafe trait ZeroBits: Copy {}
-// SAFETY: zero bits are 0.0 and 0.
+// SAFETY: zero bits are 0.0.
 unsafe impl ZeroBits for f32 {}
 // SAFETY: as above.
 unsafe impl ZeroBits for f64 {}
-// SAFETY: as above.
-unsafe impl ZeroBits for u64 {}
 
-/// A zeroed vector of `n` values, or [`crate::OmklError::Alloc`] naming
-/// `what` when the memory cannot be had. The memory comes zeroed from the
-/// allocator (large tables are mapped lazily: untouched pages cost no
-/// memory). On Linux, a vector of at least 4 MiB is advised to the kernel
-/// as huge-page memory (`MADV_HUGEPAGE`) before it is first written:
-/// scoring reads tables at random slots, and 2 MiB pages spare most of the
-/// address-translation misses of 4 KiB ones. The advice never changes the
-/// contents; where the kernel ignores it, nothing changes.
+/// A zeroed vector of `n` values straight from the allocator (untouched
+/// pages of a large table cost no memory), or [`crate::OmklError::Alloc`]
+/// naming `what`. On Linux, 4 MiB and more are advised as huge pages
+/// (`MADV_HUGEPAGE`) before the first write: scoring reads tables at random
+/// slots, and 2 MiB pages spare most address-translation misses.
 pub fn zeroed<X: ZeroBits>(n: usize, what: &str) -> crate::Result<Vec<X>> {
     let fail = || crate::OmklError::Alloc {
         what: what.to_string(),

@@ -10,17 +10,16 @@
 //! # Example
 //! ```
 //! use omkl_core::learner::round::{prox_groups, NormScratch};
-//! use omkl_core::learner::weights::ScaledBlock;
+//! use omkl_core::model::template_weights::TemplateWeights;
 //! use omkl_core::prox::Regularizer;
-//! let mut groups: Vec<ScaledBlock> = vec![ScaledBlock::zeros(1), ScaledBlock::zeros(1)];
-//! groups[0].add_orthonormal(0, 3.0);
-//! groups[1].add_orthonormal(0, 0.5);
+//! let mut w = TemplateWeights::new(&[1, 1]);
+//! w.add(0, 0, 3.0);
+//! w.add(1, 0, 0.5);
 //! let lasso = [Regularizer::GroupLasso { lam: 1.0 }];
-//! prox_groups(&mut groups[..], &lasso, 1.0, None, &mut NormScratch::default()).unwrap();
-//! assert_eq!((groups[0].get(0), groups[1].get(0)), (2.0, 0.0));
+//! prox_groups(&mut w, &lasso, 1.0, None, &mut NormScratch::default()).unwrap();
+//! assert_eq!((w.get(0, 0), w.get(1, 0)), (2.0, 0.0));
 //! ```
 
-use super::weights::{Real, ScaledBlock};
 use crate::error::Result;
 use crate::prox::Regularizer;
 
@@ -32,18 +31,6 @@ pub trait GroupSet {
     fn group_sq_norm(&self, g: usize) -> f64;
     /// `w_g ← c · w_g` with `c ≥ 0`.
     fn rescale_group(&mut self, g: usize, c: f64);
-}
-
-impl<T: Real> GroupSet for [ScaledBlock<T>] {
-    fn n_groups(&self) -> usize {
-        self.len()
-    }
-    fn group_sq_norm(&self, g: usize) -> f64 {
-        self[g].sq_norm()
-    }
-    fn rescale_group(&mut self, g: usize, c: f64) {
-        self[g].scale_by(c);
-    }
 }
 
 /// The norm vectors a round reuses.

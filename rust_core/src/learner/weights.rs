@@ -162,7 +162,7 @@ impl<T: Real> ScaledBlock<T> {
             },
             width: width.max(1),
             live: Some(Vec::new()),
-            marks: zeroed(rows.div_ceil(64), what)?,
+            marks: vec![0; rows.div_ceil(64)],
         })
     }
 
@@ -249,6 +249,22 @@ impl<T: Real> ScaledBlock<T> {
         self.a[i] = T::from_f64(self.a[i].to_f64() + d);
         if let Some(b) = self.b.get_mut(i) {
             *b = T::from_f64(b.to_f64() + d * self.p);
+        }
+    }
+
+    /// Adds `d · v_f` to raw coefficient `f · at.1 + at.0` for every
+    /// non-zero feature `(f, v_f)` of a sparse row: one column of a
+    /// feature-major weight matrix (see [`ScaledBlock::add_raw`]).
+    #[inline]
+    pub fn add_raw_sparse(&mut self, at: (usize, usize), idx: &[u32], val: &[f64], d: f64) {
+        let dp = d * self.p;
+        let avg = self.b.len() == self.a.len();
+        for (&f, &v) in idx.iter().zip(val) {
+            let i = f as usize * at.1 + at.0;
+            self.a[i] = T::from_f64(self.a[i].to_f64() + d * v);
+            if avg {
+                self.b[i] = T::from_f64(self.b[i].to_f64() + dp * v);
+            }
         }
     }
 
@@ -368,11 +384,19 @@ impl<T: Real> ScaledBlock<T> {
     }
 
     /// Moves every non-zero coefficient's `a P` into its averaging sum
-    /// (`b −= a P`, then `P = 0`) and replaces it by `f(a)`. Only non-zero
-    /// coefficients are written, so untouched pages of a large table stay
-    /// unmapped.
+    /// (`b −= a P`, then `P = 0`) and replaces it by `f(a)`. In a tracked
+    /// block only non-zero coefficients are written, so untouched pages of
+    /// a large table stay unmapped.
     fn bank_nonzero(&mut self, mut f: impl FnMut(T) -> T) {
+        let dense = self.width == 0;
         self.for_live(|a, b, p| {
+            if dense {
+                for (bv, av) in b.iter_mut().zip(a.iter()) {
+                    *bv = T::from_f64(bv.to_f64() - av.to_f64() * p);
+                }
+                a.iter_mut().for_each(|v| *v = f(*v));
+                return;
+            }
             for (i, av) in a.iter_mut().enumerate() {
                 if *av != T::default() {
                     if let Some(bv) = b.get_mut(i) {

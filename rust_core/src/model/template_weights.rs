@@ -178,18 +178,6 @@ impl TemplateWeights {
         }
     }
 
-    /// Reads a state written by [`TemplateWeights::write_bytes`] from
-    /// `bytes[*pos..]`, advancing `pos` (see [`TemplateWeights::read_from`]).
-    pub fn read_bytes(bytes: &[u8], pos: &mut usize) -> crate::Result<Self> {
-        let rest = bytes
-            .get(*pos..)
-            .ok_or_else(|| crate::OmklError::invalid("state", "truncated"))?;
-        let mut r = crate::persist::Reader::new(rest, "state");
-        let w = Self::read_from(&mut r)?;
-        *pos = bytes.len() - r.remaining();
-        Ok(w)
-    }
-
     /// Reads a state written by [`TemplateWeights::write_bytes`]. The
     /// tables' total size is checked against the bytes left before they
     /// are allocated; scales must be finite and > 0 (0 for a group flagged

@@ -237,9 +237,7 @@ impl StreamMkl {
                         let (idx, val) = f.row(j);
                         let inv = 1.0 / b.scale();
                         for &(yy, cv) in &nz {
-                            for (&f, &v) in idx.iter().zip(val) {
-                                b.add_raw(f as usize * l + yy, cv * inv * v);
-                            }
+                            b.add_raw_sparse((yy, l), idx, val, cv * inv);
                         }
                     }
                 }
