@@ -1,11 +1,7 @@
 //! The prox part of a round, shared by every learner: J prox steps on the
-//! group norms (Prop. 1), then the optional projection onto the ball
-//! `‖w‖₂ ≤ γ`, applied by rescaling each group by its new norm over its
-//! old one.
-//!
-//! Rescaling group `g` by `n_g / o_g` sets its norm to `n_g`, so a run of
-//! group-norm prox steps composes on the vector of norms and the groups are
-//! rescaled once, at the end.
+//! group norms (Prop. 1), then the optional projection onto `‖w‖₂ ≤ γ`,
+//! composed on the vector of norms; each group is then rescaled once by
+//! its new norm over its old one.
 //!
 //! # Example
 //! ```
