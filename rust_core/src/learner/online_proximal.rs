@@ -20,7 +20,7 @@
 //!   proportional to the model's support rather than to the hashed
 //!   dimension, but not to the example's non-zeros;
 //! * averaging: O(1) per touched coordinate plus O(#groups) (see
-//!   [`super::averaging`]).
+//!   [`super::weights::ScaledBlock`]).
 //!
 //! An intercept per output (not regularised) is optional.
 
@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use super::grouped_weights::GroupedWeights;
 use super::loss::{Loss, Target};
+use super::round::{prox_groups, NormScratch};
 use super::schedule::Schedule;
 use crate::error::{check_finite, check_positive, OmklError, Result};
 use crate::features::sparse::check_entries;
@@ -107,8 +108,7 @@ pub struct OnlineProximal {
     pub(crate) intercept_sum: Vec<f64>,
     pub(crate) t: u64,
     /// Scratch buffers (not part of the state).
-    pub(crate) norms: Vec<f64>,
-    pub(crate) old_norms: Vec<f64>,
+    pub(crate) norms: NormScratch,
     pub(crate) grad: Vec<f64>,
     pub(crate) scores_buf: Vec<f64>,
     pub(crate) nz: Vec<u32>,
@@ -155,8 +155,7 @@ impl OnlineProximal {
             intercept: vec![0.0; n_outputs],
             intercept_sum: vec![0.0; n_outputs],
             t: 0,
-            norms: Vec::new(),
-            old_norms: Vec::new(),
+            norms: NormScratch::default(),
             grad: Vec::new(),
             scores_buf: Vec::new(),
             nz: Vec::new(),
@@ -194,7 +193,6 @@ impl OnlineProximal {
         if n_groups > self.n_groups() {
             self.config.check(n_groups)?;
             self.weights.reserve(n_groups, self.n_outputs())?;
-            self.weights.add_groups(n_groups - self.n_groups());
         }
         Ok(())
     }
@@ -208,10 +206,7 @@ impl OnlineProximal {
                     "the squared loss has exactly 1 output",
                 ));
             }
-            // the re-laid-out arrays are new allocations of the full size
-            let mut probe = GroupedWeightsProbe::default();
-            probe.check(self.n_groups(), self.weights.n_buckets(), n_outputs)?;
-            self.weights.set_n_outputs(n_outputs);
+            self.weights.resize_outputs(n_outputs, true)?;
             self.intercept.resize(n_outputs, 0.0);
             self.intercept_sum.resize(n_outputs, 0.0);
         }
@@ -219,11 +214,14 @@ impl OnlineProximal {
     }
 
     /// Undoes [`Self::ensure_groups`] and [`Self::ensure_outputs`] (for a
-    /// round that failed after growing the model).
+    /// round that failed after growing the model, before any other change):
+    /// every cached value is left exactly as it was before the growth.
     pub(crate) fn shrink_to(&mut self, n_groups: usize, n_outputs: usize) {
         self.weights.truncate_groups(n_groups);
         if n_outputs < self.n_outputs() {
-            self.weights.set_n_outputs(n_outputs);
+            // shrinking re-lays out existing data and cannot run out of memory
+            // in practice; on failure the model keeps the extra zero outputs.
+            let _ = self.weights.resize_outputs(n_outputs, false);
             self.intercept.truncate(n_outputs);
             self.intercept_sum.truncate(n_outputs);
         }
@@ -326,7 +324,7 @@ impl OnlineProximal {
         }
         let result = loss.and_then(|l| {
             check_finite("loss gradient", &grad)?;
-            self.check_update(groups, values, &grad)?;
+            self.check_update(groups, indices, values, &grad)?;
             self.step(groups, indices, values, &grad)?;
             Ok(l)
         });
@@ -335,21 +333,34 @@ impl OnlineProximal {
         result
     }
 
-    /// Refuses an update that could push a weight beyond ±1e150 (so that
-    /// squared norms stay finite), before anything is changed. Uses the
-    /// bound `|w_{g,b,k}| ≤ ‖w_g‖`, so it costs O(1) per entry.
-    fn check_update(&self, groups: &[u32], values: &[f64], d: &[f64]) -> Result<()> {
+    /// Refuses an update that would push a weight beyond ±1e150 (so that
+    /// squared norms stay finite), before anything is changed: each entry's
+    /// change is added to the weight it writes, so a large weight elsewhere
+    /// in the group never blocks later rounds.
+    ///
+    /// # Complexity
+    /// O(non-zeros × non-zero gradient entries).
+    fn check_update(
+        &self,
+        groups: &[u32],
+        indices: &[u32],
+        values: &[f64],
+        d: &[f64],
+    ) -> Result<()> {
         let eta = self.config.schedule.rate(self.t + 1);
-        let dmax = d.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         let w = &self.weights;
-        for (i, (&g, &x)) in groups.iter().zip(values).enumerate() {
-            let g = g as usize;
-            let bound = w.scale[g].abs() * w.sq[g].sqrt() + eta * x.abs() * dmax;
-            if bound.is_nan() || bound > MAX_WEIGHT {
-                return Err(OmklError::invalid(
-                    "values",
-                    format!("feature value {x} (entry {i}) is too large: the update could make a weight as large as {bound:e}"),
-                ));
+        for (i, ((&g, &b), &x)) in groups.iter().zip(indices).zip(values).enumerate() {
+            for (k, &dk) in d.iter().enumerate().take(w.n_outputs()) {
+                if dk == 0.0 {
+                    continue;
+                }
+                let new = w.weight(g as usize, b as usize, k).abs() + (eta * x * dk).abs();
+                if new.is_nan() || new > MAX_WEIGHT {
+                    return Err(OmklError::invalid(
+                        "values",
+                        format!("feature value {x} (entry {i}) is too large: the update would make a weight as large as {new:e}"),
+                    ));
+                }
             }
         }
         Ok(())
@@ -382,33 +393,24 @@ impl OnlineProximal {
                 }
             }
         }
-        // 2. The J prox steps.
-        for j in 0..self.config.regularizers.len() {
-            let r = &self.config.regularizers[j];
-            if r.acts_on_group_norms() {
-                self.weights.group_norms_into(&mut self.norms);
-                self.old_norms.clone_from(&self.norms);
-                r.prox_group_norms(&mut self.norms, eta)?;
-                for (g, (&o, &n)) in self.old_norms.iter().zip(&self.norms).enumerate() {
-                    if o > 0.0 && n != o {
-                        self.weights.rescale_group(g, n / o);
-                    }
-                }
-            } else {
-                let r = r.clone();
-                self.weights
-                    .apply_to_written(|x, offsets| r.prox(x, offsets, eta))?;
+        // 2. The J prox steps (a run of group-norm regularisers at once),
+        for run in self
+            .config
+            .regularizers
+            .split_inclusive(|r| !r.acts_on_group_norms())
+        {
+            let (group, entry) = match run.split_last() {
+                Some((r, rest)) if !r.acts_on_group_norms() => (rest, Some(r)),
+                _ => (run, None),
+            };
+            prox_groups(&mut self.weights, group, eta, None, &mut self.norms)?;
+            if let Some(r) = entry {
+                self.weights.apply_to_written(|x, o| r.prox(x, o, eta))?;
             }
         }
-        // 3. Projection onto the ball ‖w‖ ≤ γ.
-        if let Some(gamma) = self.config.radius {
-            let norm = self.weights.norm_sq().sqrt();
-            if norm > gamma {
-                for g in 0..self.n_groups() {
-                    self.weights.rescale_group(g, gamma / norm);
-                }
-            }
-        }
+        // 3. then the projection onto the ball ‖w‖ ≤ γ.
+        let radius = self.config.radius;
+        prox_groups(&mut self.weights, &[], eta, radius, &mut self.norms)?;
         self.weights.end_round();
         for (s, b) in self.intercept_sum.iter_mut().zip(&self.intercept) {
             *s += b;
@@ -430,8 +432,7 @@ impl OnlineProximal {
     /// Norms `‖w_g‖` of the prediction weights (averaged or last).
     ///
     /// # Complexity
-    /// O(#groups) for the last iterate; O(written coordinates) for the
-    /// averaged model.
+    /// O(#groups) for the last iterate; O(dimension) for the averaged model.
     pub fn group_norms(&self) -> Vec<f64> {
         let w = &self.weights;
         if !(self.config.averaged && w.rounds() > 0) {
@@ -439,16 +440,14 @@ impl OnlineProximal {
             w.group_norms_into(&mut out);
             return out;
         }
-        (0..w.n_groups())
-            .map(|g| {
-                let mut sq = 0.0;
-                for &b in &w.touched[g] {
-                    for k in 0..w.n_outputs() {
-                        let v = w.averaged_weight(g, b as usize, k);
-                        sq += v * v;
-                    }
-                }
-                sq.sqrt()
+        let t = w.rounds() as f64;
+        w.blocks()
+            .iter()
+            .map(|b| {
+                (0..b.len())
+                    .map(|i| (b.average_sum(i) / t).powi(2))
+                    .sum::<f64>()
+                    .sqrt()
             })
             .collect()
     }
@@ -458,28 +457,9 @@ impl OnlineProximal {
         self.weights.heap_bytes()
             + (self.intercept.capacity()
                 + self.intercept_sum.capacity()
-                + self.norms.capacity()
+                + self.norms.norms.capacity()
+                + self.norms.shrunk.capacity()
                 + self.grad.capacity())
                 * 8
-    }
-}
-
-/// Checks that arrays of `n_groups × n_buckets × n_outputs` weights (and
-/// their averages) can be allocated, by reserving and freeing them.
-#[derive(Default)]
-struct GroupedWeightsProbe {
-    raw: Vec<f64>,
-}
-
-impl GroupedWeightsProbe {
-    fn check(&mut self, n_groups: usize, n_buckets: usize, n_outputs: usize) -> Result<()> {
-        let dims = [n_groups, n_buckets, n_outputs, 3];
-        let len = crate::error::alloc_len("n_outputs", &dims, 8)?;
-        self.raw
-            .try_reserve_exact(len)
-            .map_err(|_| OmklError::Alloc {
-                what: "n_outputs".into(),
-                bytes: len as u128 * 8,
-            })
     }
 }

@@ -2,10 +2,9 @@
 //!
 //! The bytes are the envelope of [`crate::persist`] (format `omkl-alg1`,
 //! checksum) around a JSON payload (floats printed so that they read back
-//! exactly). Only
-//! the buckets ever written are stored, group by group in the order they
-//! were first written, so the size follows the model's support and equal
-//! states give equal bytes. The hash name and seed are recorded, and bytes
+//! exactly). Only the buckets holding a non-zero weight or averaging sum
+//! are stored, group by group in increasing order, so the size follows the
+//! model's support and equal states give equal bytes. The hash name and seed are recorded, and bytes
 //! saved with another hash are refused.
 
 use serde::{Deserialize, Serialize};
@@ -22,15 +21,20 @@ pub const FORMAT: &str = "omkl-alg1";
 /// Format version: 2 is the JSON payload inside the checksummed envelope.
 pub const VERSION: u32 = 2;
 
+/// One group's block `θ = scale · raw`. Its running sum `Σ_τ θ_τ` is, per
+/// coordinate, `acc + raw · (cum − last)` (this version writes `last = 0`,
+/// `acc = −b` of the block); a scale of 0 marks a group set to zero whose
+/// raw values are stale.
 #[derive(Serialize, Deserialize)]
 struct SavedGroup {
     name: String,
     scale: f64,
     sq: f64,
     cum: f64,
-    /// Buckets ever written, with their `n_outputs` raw values each (and
-    /// the averager's accumulators when averaging).
+    /// Buckets holding a value, with their `n_outputs` raw values each
+    /// (and the averaging accumulators when averaging).
     touched: Vec<u32>,
+    /// Buckets written since the group was last zero.
     live: Vec<u32>,
     raw: Vec<f64>,
     acc: Vec<f64>,
@@ -99,29 +103,46 @@ impl NamedLearner {
     /// The learner as bytes (see the module docs).
     ///
     /// # Complexity
-    /// O(#groups + written coordinates).
+    /// O(dimension) (every bucket is checked for a value).
     pub fn to_bytes(&self) -> Vec<u8> {
         let w = &self.model.weights;
         let kk = w.n_outputs;
-        let groups = (0..w.n_groups())
-            .map(|g| {
+        let groups = w
+            .blocks()
+            .iter()
+            .enumerate()
+            .map(|(g, blk)| {
+                let (b, p) = blk.average_parts();
+                let a = blk.raw();
+                let nz = |v: &[f64], r: usize| {
+                    v.get(r * kk..(r + 1) * kk)
+                        .is_some_and(|x| x.iter().any(|&x| x != 0.0))
+                };
+                let live = match blk.live_rows() {
+                    Some(l) => l.to_vec(),
+                    None => (0..w.n_buckets as u32)
+                        .filter(|&r| nz(a, r as usize))
+                        .collect(),
+                };
                 let mut s = SavedGroup {
                     name: self.space.group_names()[g].clone(),
-                    scale: w.scale[g],
-                    sq: w.sq[g],
-                    cum: w.avg.as_ref().map_or(0.0, |a| a.cum[g]),
-                    touched: w.touched[g].clone(),
-                    live: w.live[g].clone(),
+                    scale: blk.scale(),
+                    sq: blk.raw_sq_norm(),
+                    cum: p,
+                    touched: Vec::new(),
+                    live,
                     raw: Vec::new(),
                     acc: Vec::new(),
                     last: Vec::new(),
                 };
-                for &b in &w.touched[g] {
-                    let base = w.slot(g, b as usize, 0);
-                    s.raw.extend_from_slice(&w.raw[base..base + kk]);
-                    if let Some(a) = &w.avg {
-                        s.acc.extend((base..base + kk).map(|i| a.acc(i)));
-                        s.last.extend((base..base + kk).map(|i| a.last(i)));
+                for r in 0..w.n_buckets {
+                    if nz(a, r) || nz(b, r) {
+                        s.touched.push(r as u32);
+                        s.raw.extend_from_slice(&a[r * kk..(r + 1) * kk]);
+                        if !b.is_empty() {
+                            s.acc.extend(b[r * kk..(r + 1) * kk].iter().map(|v| -v));
+                            s.last.extend(std::iter::repeat_n(0.0, kk));
+                        }
                     }
                 }
                 s
@@ -186,50 +207,66 @@ impl NamedLearner {
                     "group {g}: value arrays do not match its buckets"
                 )));
             }
-            // 0 is a group zeroed by a prox step (cleared when next written)
+            let what = format!("state of group {g}");
+            // 0 is a group zeroed by a prox step (its raw values are stale)
             if sg.scale != 0.0 {
-                check_scale(&format!("state of group {g}"), sg.scale)?;
+                check_scale(&what, sg.scale)?;
             }
-            check_sq_norm(&format!("state of group {g}"), sg.sq)?;
+            check_sq_norm(&what, sg.sq)?;
             if !sg.cum.is_finite() {
                 return Err(bad(format!("group {g}: non-finite running sum of scales")));
             }
             check_finite("raw", &sg.raw)?;
             check_finite("acc", &sg.acc)?;
             check_finite("last", &sg.last)?;
-            w.scale[g] = sg.scale;
-            w.sq[g] = sg.sq.max(0.0);
-            for (j, &b) in sg.touched.iter().enumerate() {
-                let b = b as usize;
-                if b >= w.n_buckets || w.marked[g * w.n_buckets + b] {
-                    return Err(bad(format!("group {g}: bad or repeated bucket {b}")));
-                }
-                w.marked[g * w.n_buckets + b] = true;
-                let base = w.slot(g, b, 0);
-                w.raw[base..base + kk].copy_from_slice(&sg.raw[j * kk..(j + 1) * kk]);
-                if let Some(a) = w.avg.as_mut() {
-                    for k in 0..kk {
-                        a.pairs[base + k] = [sg.acc[j * kk + k], sg.last[j * kk + k]];
+            let in_range = |l: &[u32]| {
+                let mut v = l.to_vec();
+                v.sort_unstable();
+                v.dedup();
+                (v.len() == l.len() && v.last().is_none_or(|&b| (b as usize) < w.n_buckets))
+                    .then_some(v)
+            };
+            let Some(touched) = in_range(&sg.touched) else {
+                return Err(bad(format!("group {g}: bad or repeated bucket")));
+            };
+            let Some(live_sorted) =
+                in_range(&sg.live).filter(|l| l.iter().all(|b| touched.binary_search(b).is_ok()))
+            else {
+                return Err(bad(format!("group {g}: bad live bucket")));
+            };
+            // a weight outside the live list would survive zeroing (a group
+            // zeroed with scale 0 clears every bucket it holds)
+            let live = if sg.scale == 0.0 {
+                sg.touched.clone()
+            } else {
+                for (j, b) in sg.touched.iter().enumerate() {
+                    let nz = sg.raw[j * kk..(j + 1) * kk].iter().any(|&v| v != 0.0);
+                    if nz && live_sorted.binary_search(b).is_err() {
+                        return Err(bad(format!(
+                            "group {g}: bucket {b} is not in the live list"
+                        )));
                     }
                 }
-            }
-            for &b in &sg.live {
-                let b = b as usize;
-                let m = g * w.n_buckets + b;
-                if b >= w.n_buckets || !w.marked[m] || w.live_marked[m] {
-                    return Err(bad(format!("group {g}: bad live bucket {b}")));
-                }
-                w.live_marked[m] = true;
-            }
-            w.touched[g] = sg.touched;
-            w.live[g] = sg.live;
-            if let Some(a) = w.avg.as_mut() {
-                a.cum[g] = sg.cum;
+                sg.live
+            };
+            let b: Vec<f64> = (0..avg_len)
+                .map(|i| sg.raw[i] * sg.last[i] - sg.acc[i])
+                .collect();
+            let blk = &mut w.blocks[g];
+            let s = if sg.scale == 0.0 { 1.0 } else { sg.scale };
+            blk.restore(
+                (s, sg.sq.max(0.0), sg.cum),
+                &sg.touched,
+                &sg.raw,
+                &b,
+                Some(live),
+            );
+            if sg.scale == 0.0 {
+                // the stale values enter the running sum and leave θ
+                blk.scale_by(0.0);
             }
         }
-        if let Some(a) = w.avg.as_mut() {
-            a.rounds = model.t;
-        }
+        w.rounds = if averaged { model.t } else { 0 };
         Ok(NamedLearner { space, model })
     }
 }

@@ -8,6 +8,7 @@
 
 use crate::error::{OmklError, Result};
 use crate::features::arc_templates::ArcFeaturizer;
+use crate::learner::round::{prox_groups, NormScratch};
 use crate::model::parser_decode::DecodeFn;
 use crate::model::parser_input::{check_gold, ParserInput};
 use crate::model::parser_slots::ArcSlots;
@@ -146,15 +147,14 @@ impl ArcParser {
     }
 
     fn prox_step(&mut self, eta: f64) -> Result<()> {
-        let old = self.weights.group_norms();
-        let mut new = old.clone();
-        self.config.regularizer.prox_group_norms(&mut new, eta)?;
-        for (t, (&o, &n)) in old.iter().zip(&new).enumerate() {
-            if o > 0.0 && n != o {
-                self.weights.scale_group(t, n / o);
-            }
-        }
-        Ok(())
+        let regs = std::slice::from_ref(&self.config.regularizer);
+        prox_groups(
+            &mut self.weights,
+            regs,
+            eta,
+            None,
+            &mut NormScratch::default(),
+        )
     }
 
     /// Ends an epoch: exact norms, averaged parameters, β recorded.

@@ -1,10 +1,10 @@
 //! Reading the model: coefficients of every group under the current or
 //! the averaged iterate, and the group norms of either.
 
-use super::block::ScaledBlock;
 use super::scoring::Iterate;
 use super::state::StreamMkl;
 use crate::kernel::spec::dot_f32;
+use crate::learner::weights::ScaledBlock;
 
 impl StreamMkl {
     /// Coefficients of kernel group `k` of the current iterate,

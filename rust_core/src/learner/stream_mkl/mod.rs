@@ -21,12 +21,10 @@
 //! * [`precomputed`]: precomputed Gram matrices and feature rows.
 //! * [`budget`]: the support budget and its removal rule.
 //! * [`persist`]: versioned bytes.
-//! * [`block`]: scale-factor storage with lazy averaging ([`ScaledBlock`]).
 //!
-//! The support inputs are a [`crate::kernel::SupportStore`]; kernel values
+//! Weights are [`crate::learner::weights::ScaledBlock`]s. The support inputs are a [`crate::kernel::SupportStore`]; kernel values
 //! come from one dot product through [`crate::kernel::Kernel::from_dot`].
 
-pub mod block;
 pub mod budget;
 pub mod coefficients;
 pub mod config;
@@ -40,7 +38,7 @@ pub mod scoring;
 pub mod scratch;
 pub mod state;
 
-pub use block::ScaledBlock;
+pub use crate::learner::weights::ScaledBlock;
 pub use config::{StreamLoss, StreamMklConfig};
 pub use fit::{EpochReport, FitOptions};
 pub use precomputed::{FeatureRows, GramStorage, PrecomputedGram};

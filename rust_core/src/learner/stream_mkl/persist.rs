@@ -4,15 +4,16 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::block::ScaledBlock;
 use super::state::StreamMkl;
 use crate::error::{OmklError, Result};
 use crate::kernel::support::sq_norm_f32;
+use crate::learner::weights::ScaledBlock;
 use crate::persist::{check_scale, check_sq_norm};
 
 /// Format name of the envelope.
 pub const FORMAT: &str = "omkl-stream-mkl";
-/// Format version: 2 is the JSON payload inside the checksummed envelope.
+/// Format version: 2 is the JSON payload inside the checksummed envelope
+/// (payloads whose groups still hold a `base` vector load too).
 pub const VERSION: u32 = 2;
 
 #[derive(Serialize)]

@@ -10,7 +10,30 @@ use super::state::StreamMkl;
 use crate::decode::forward_backward::forward_backward;
 use crate::decode::viterbi::viterbi_hamming;
 use crate::error::{check_finite, Result};
+use crate::learner::round::{rescale_to, shrink_norms, GroupSet};
 use crate::prox::Regularizer;
+
+/// The groups of a model in round order (kernel groups, explicit groups,
+/// transitions); rescaling a kernel group also rescales its score cache
+/// when the scale is folded into the coefficients.
+impl GroupSet for StreamMkl {
+    fn n_groups(&self) -> usize {
+        self.blocks().count()
+    }
+    fn group_sq_norm(&self, g: usize) -> f64 {
+        self.blocks().nth(g).map_or(0.0, |b| b.sq_norm())
+    }
+    fn rescale_group(&mut self, g: usize, c: f64) {
+        let nk = self.kgroups.len();
+        if g < nk {
+            if let (Some(f), Some(pre)) = (self.kgroups[g].scale_by(c), self.pre.as_mut()) {
+                pre.caches[g].iter_mut().for_each(|v| *v *= f);
+            }
+        } else if let Some(b) = self.blocks_mut().nth(g) {
+            b.scale_by(c);
+        }
+    }
+}
 
 impl StreamMkl {
     /// The loss of `(ex, y)` under the current iterate (no change): the
@@ -214,7 +237,7 @@ impl StreamMkl {
                         let (idx, val) = f.row(j);
                         let inv = 1.0 / b.scale();
                         for &(yy, cv) in &nz {
-                            b.add_raw_sparse(yy, l, idx, val, cv * inv);
+                            b.add_raw_sparse((yy, l), idx, val, cv * inv);
                         }
                     }
                 }
@@ -225,7 +248,6 @@ impl StreamMkl {
     /// The round proper with its buffers.
     fn round_with(&mut self, ex: Example<'_>, y: &[usize], s: &mut Scratch) -> Result<f64> {
         let n = y.len();
-        let nk = self.kgroups.len();
         let ng = self.n_groups();
         let eta = self.config.schedule.rate(self.t + 1);
         self.group_scores(ex, Iterate::Last, &mut s.gs);
@@ -261,20 +283,16 @@ impl StreamMkl {
         }
         s.shrunk.clear();
         s.shrunk.extend_from_slice(&s.norms);
+        let reg = Some(&self.config.regularizer);
         match (self.config.transition_lam, self.trans.is_some()) {
             (Some(lam_t), true) => {
-                self.config
-                    .regularizer
-                    .prox_group_norms(&mut s.shrunk[..ng], eta)?;
+                shrink_norms(&mut s.shrunk[..ng], reg, eta, None)?;
                 s.shrunk[ng] = s.norms[ng] / (1.0 + eta * lam_t);
             }
-            _ => self
-                .config
-                .regularizer
-                .prox_group_norms(&mut s.shrunk, eta)?,
+            _ => shrink_norms(&mut s.shrunk, reg, eta, None)?,
         }
         if let Some(radius) = self.config.radius {
-            Regularizer::L21Ball { radius }.prox_group_norms(&mut s.shrunk, eta)?;
+            shrink_norms(&mut s.shrunk, [&Regularizer::L21Ball { radius }], eta, None)?;
         }
 
         // From here on nothing fails.
@@ -294,26 +312,7 @@ impl StreamMkl {
             b.apply_norm_change(s.ip[ng], s.dd[ng]);
         }
         debug_assert_eq!(n_blocks, s.norms.len());
-        for (g, b) in self.kgroups.iter_mut().enumerate() {
-            let (nv, sv) = (s.norms[g], s.shrunk[g]);
-            if nv > 0.0 {
-                if let (Some(f), Some(pre)) = (b.scale_by(sv / nv), self.pre.as_mut()) {
-                    pre.caches[g].iter_mut().for_each(|v| *v *= f);
-                }
-            }
-        }
-        for (e, b) in self.egroups.iter_mut().enumerate() {
-            let (nv, sv) = (s.norms[nk + e], s.shrunk[nk + e]);
-            if nv > 0.0 {
-                b.scale_by(sv / nv);
-            }
-        }
-        if let Some(b) = &mut self.trans {
-            let (nv, sv) = (s.norms[ng], s.shrunk[ng]);
-            if nv > 0.0 {
-                b.scale_by(sv / nv);
-            }
-        }
+        rescale_to(self, &s.norms, &s.shrunk);
         if let Some(budget) = self.config.max_support {
             while self.support.len() > budget {
                 self.remove_smallest_support();

@@ -5,13 +5,13 @@ use serde::{Deserialize, Serialize};
 
 use std::sync::Arc;
 
-use super::block::ScaledBlock;
 use super::config::StreamMklConfig;
 use super::precomputed::{FeatureRows, PrecomputedGram};
 use super::scratch::Scratch;
 use crate::error::{OmklError, Result};
 use crate::kernel::gram::check_finite_f32;
 use crate::kernel::SupportStore;
+use crate::learner::weights::ScaledBlock;
 
 /// The streaming (one example at a time) Alg. 3 learner for multiclass
 /// problems (a chain of length 1 without transitions) and linear chains.
