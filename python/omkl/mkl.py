@@ -182,6 +182,12 @@ def _build_kernel(spec: Any, d: int) -> Kernel:
     return Kernel(spec)
 
 
+def _count_mismatch(name: str, expected: int, got: int, what: str) -> ValueError:
+    """The error for an argument ``name`` holding ``got`` items where
+    ``expected`` ``what`` were expected."""
+    return ValueError(f"shape mismatch for `{name}`: expected {expected} {what}, got {got}")
+
+
 def _sort_key(k: Hashable) -> tuple[str, str]:
     return (type(k).__name__, str(k))
 
@@ -473,10 +479,7 @@ class _StreamMkl(Persistent, base.Base):
         """One round on the example with rows ``xs`` and labels ``ys``;
         nothing changes if it fails."""
         if len(xs) != len(ys):
-            raise ValueError(
-                f"shape mismatch for `ys`: expected {len(xs)} labels (one per position), "
-                f"got {len(ys)}"
-            )
+            raise _count_mismatch("ys", len(xs), len(ys), "labels (one per position)")
         if self._precomputed:
             ids = self._ids(xs)
             lab, new_labels = self._label_ids(ys)
@@ -520,10 +523,7 @@ class _StreamMkl(Persistent, base.Base):
                 f"invalid value for `epochs`: expected an integer >= 1, got {epochs!r}"
             )
         if len(seqs) != len(labels):
-            raise ValueError(
-                f"shape mismatch for `y`: expected {len(seqs)} targets (one per example), "
-                f"got {len(labels)}"
-            )
+            raise _count_mismatch("y", len(seqs), len(labels), "targets (one per example)")
         if len(seqs) == 0:
             raise ValueError("`X` must not be empty")
         if self._precomputed:
@@ -531,10 +531,8 @@ class _StreamMkl(Persistent, base.Base):
             return
         for s, ys in zip(seqs, labels, strict=True):
             if len(s) != len(ys):
-                raise ValueError(
-                    f"shape mismatch for `y`: expected {len(s)} labels for a sequence of "
-                    f"{len(s)} positions, got {len(ys)}"
-                )
+                what = f"labels for a sequence of {len(s)} positions"
+                raise _count_mismatch("y", len(s), len(ys), what)
             if len(s) == 0:
                 raise ValueError("`x` must not be empty (a sequence of length 0)")
         flat = [x for s in seqs for x in s]
@@ -626,10 +624,7 @@ class _StreamMkl(Persistent, base.Base):
             ids, offsets = flat
             lab, new_labels = self._label_array(labels)
         if len(lab) != len(ids):
-            raise ValueError(
-                f"shape mismatch for `y`: expected {len(ids)} labels (one per position), "
-                f"got {len(lab)}"
-            )
+            raise _count_mismatch("y", len(ids), len(lab), "labels (one per position)")
         n_labels = len(self._labels) + len(new_labels)
         state = self._state if self._state is not None else self._make_state(0, n_labels)
         if n_labels > state.n_labels:
