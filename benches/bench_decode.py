@@ -27,24 +27,9 @@ from collections.abc import Callable
 
 import networkx as nx
 import numpy as np
+from _common import best_time
 
 from omkl import decode
-
-
-def best_time(
-    fn: Callable[[], object],
-    repeat: int,
-    number: int = 1,
-    clock: Callable[[], float] = time.perf_counter,
-) -> float:
-    """Best of ``repeat`` timings of ``number`` calls, in seconds per call."""
-    best = float("inf")
-    for _ in range(repeat):
-        t = clock()
-        for _ in range(number):
-            fn()
-        best = min(best, (clock() - t) / number)
-    return best
 
 
 def cpu_time(fn: Callable[[], object], repeat: int, number: int = 1) -> float:

@@ -8,7 +8,7 @@ import itertools
 
 import numpy as np
 import pytest
-from decode_reference import chain_score
+from decode_reference import chain_score, chains, matrices
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -68,34 +68,6 @@ def is_tree(heads) -> bool:
 
 
 # --- strategies ------------------------------------------------------------
-
-
-@st.composite
-def matrices(draw, shape):
-    ties = draw(st.booleans())
-    size = int(np.prod(shape))
-    if ties:
-        vals = draw(st.lists(st.integers(-2, 2), min_size=size, max_size=size))
-    else:
-        vals = draw(
-            st.lists(
-                st.floats(-5, 5, allow_nan=False, allow_infinity=False),
-                min_size=size,
-                max_size=size,
-            )
-        )
-    return np.array(vals, dtype=np.float64).reshape(shape)
-
-
-@st.composite
-def chains(draw):
-    n = draw(st.integers(1, 6))
-    n_labels = draw(st.integers(1, 4))
-    em = draw(matrices((n, n_labels)))
-    tr = draw(matrices((n_labels, n_labels)))
-    if draw(st.booleans()):
-        return em, tr, draw(matrices((n_labels,))), draw(matrices((n_labels,)))
-    return em, tr, None, None
 
 
 @st.composite

@@ -8,36 +8,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-from decode_reference import chain_score
+from decode_reference import chain_score, chains
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omkl import decode
 
 SETTINGS = settings(max_examples=60, deadline=None)
-
-
-@st.composite
-def matrices(draw, shape):
-    """Random scores; half the time small integers, which make many ties."""
-    size = int(np.prod(shape))
-    if draw(st.booleans()):
-        vals = draw(st.lists(st.integers(-2, 2), min_size=size, max_size=size))
-    else:
-        finite = st.floats(-5, 5, allow_nan=False, allow_infinity=False)
-        vals = draw(st.lists(finite, min_size=size, max_size=size))
-    return np.array(vals, dtype=np.float64).reshape(shape)
-
-
-@st.composite
-def chains(draw):
-    n = draw(st.integers(1, 6))
-    n_labels = draw(st.integers(1, 4))
-    em = draw(matrices((n, n_labels)))
-    tr = draw(matrices((n_labels, n_labels)))
-    if draw(st.booleans()):
-        return em, tr, draw(matrices((n_labels,))), draw(matrices((n_labels,)))
-    return em, tr, None, None
 
 
 def sorted_enumeration(em, tr, start, stop):

@@ -9,6 +9,7 @@ from typing import Any, final
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import TypedDict, Unpack
 
 __version__: str
 
@@ -333,6 +334,24 @@ class PrecomputedGram:
     def __copy__(self) -> PrecomputedGram: ...
     def __deepcopy__(self, memo: Any) -> PrecomputedGram: ...
 
+class _StreamMklOptions(TypedDict, total=False):
+    """Keyword-only options shared by both StreamMkl constructors (their
+    defaults are in the binding's signatures)."""
+
+    chain: bool
+    loss: str
+    regularizer: str
+    lam: float
+    schedule: str
+    eta0: float
+    sigma: float
+    cost: float
+    average: bool
+    radius: float | None
+    history_every: int
+    passive_aggressive: bool
+    transition_lam: float | None
+
 @final
 class StreamMkl:
     def __new__(
@@ -341,40 +360,17 @@ class StreamMkl:
         explicit_groups: list[list[int]],
         d: int,
         n_labels: int,
-        chain: bool = False,
-        loss: str = "hinge",
-        regularizer: str = "squared_l21",
-        lam: float = 1e-4,
-        schedule: str = "inv_sqrt",
-        eta0: float = 1.0,
-        sigma: float = 1.0,
-        cost: float = 1.0,
-        average: bool = False,
-        radius: float | None = None,
+        *,
         max_support: int | None = None,
-        history_every: int = 0,
         skip_zeros: bool = True,
-        passive_aggressive: bool = False,
-        transition_lam: float | None = None,
+        **options: Unpack[_StreamMklOptions],
     ) -> StreamMkl: ...
     @staticmethod
     def precomputed(
         grams: list[PrecomputedGram],
         features: list[_F32],
         n_labels: int,
-        chain: bool = False,
-        loss: str = "hinge",
-        regularizer: str = "squared_l21",
-        lam: float = 1e-4,
-        schedule: str = "inv_sqrt",
-        eta0: float = 1.0,
-        sigma: float = 1.0,
-        cost: float = 1.0,
-        average: bool = False,
-        radius: float | None = None,
-        history_every: int = 0,
-        passive_aggressive: bool = False,
-        transition_lam: float | None = None,
+        **options: Unpack[_StreamMklOptions],
     ) -> StreamMkl: ...
     def __copy__(self) -> StreamMkl: ...
     def __deepcopy__(self, memo: Any) -> StreamMkl: ...

@@ -28,13 +28,15 @@ import os
 import secrets
 import struct
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
 from omkl import _omkl
+from omkl._sync import synchronized
 
 __all__ = [
+    "Persistent",
     "constructor_params",
     "decode",
     "encode",
@@ -408,3 +410,60 @@ def index_of(values: list[Any], what: str) -> dict[Any, int]:
     if len(index) != len(values):
         raise ValueError(f"the saved {what} are not distinct")
     return index
+
+
+_P = TypeVar("_P", bound="Persistent")
+
+
+class Persistent:
+    """Mixin of the estimators' ``save`` and ``load``, through
+    :func:`save_estimator` and :func:`load_estimator`.
+
+    A subclass sets ``_SAVE_VERSION`` (its format version) and
+    ``_SAVE_SECTIONS`` (the section counts a file may hold), and defines
+    ``_save_state()``, which returns the Python state and the core's sections,
+    and ``_load_state(state, sections)``, which checks them and restores them
+    into a model freshly built from the saved parameters (any exception there
+    becomes a ``ValueError`` naming the file).
+    """
+
+    _SAVE_VERSION: ClassVar[int]
+    _SAVE_SECTIONS: ClassVar[tuple[int, ...]]
+
+    def _save_state(self) -> tuple[dict[str, Any], list[bytes]]:
+        raise NotImplementedError
+
+    def _load_state(self, state: dict[str, Any], sections: list[bytes]) -> None:
+        raise NotImplementedError
+
+    @synchronized
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Saves the model to ``path`` atomically (see :func:`save_bytes`):
+        one checksummed file with the constructor parameters, the
+        Python-side state (labels, feature names, histories) and the core
+        states. The file keeps an existing file's mode and is written
+        through a symbolic link to its target."""
+        state, sections = self._save_state()
+        save_estimator(self, path, self._SAVE_VERSION, state, sections)
+
+    @classmethod
+    def load(cls: type[_P], path: str | os.PathLike[str]) -> _P:
+        """Loads a model saved by :meth:`save`. ``FileNotFoundError`` if
+        ``path`` is missing; ``ValueError`` naming the file if it is not a
+        saved model of this class, was saved by an older format, or is
+        truncated or corrupted.
+
+        >>> import pathlib, tempfile
+        >>> from omkl import ProximalClassifier
+        >>> m = ProximalClassifier()
+        >>> m.learn_one({"a": 1.0}, "x")
+        >>> m.learn_one({"b": 1.0}, "y")
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "m.omkl"
+        >>> m.save(p)
+        >>> ProximalClassifier.load(p).predict_one({"b": 1.0})
+        'y'
+        """
+        model, state, sections = load_estimator(cls, path, [cls._SAVE_VERSION], cls._SAVE_SECTIONS)
+        with named_errors(path):
+            model._load_state(state, sections)
+        return model

@@ -69,7 +69,6 @@ the separator rule (here ``x3`` has no separator and is a group of its own):
 
 from __future__ import annotations
 
-import os
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -78,7 +77,7 @@ from river import base
 from omkl import _omkl
 from omkl._classifier import SoftmaxClassifier
 from omkl._params import SCHEDULES, check_choice, check_int, check_real, renamed
-from omkl._persist import index_of, load_estimator, named_errors, save_estimator
+from omkl._persist import Persistent, index_of
 from omkl._sync import Synchronized, synchronized
 
 __all__ = ["ProximalClassifier", "ProximalRegressor"]
@@ -119,7 +118,7 @@ def _regularizers(
     return out
 
 
-class _Proximal(Synchronized, base.Base):
+class _Proximal(Synchronized, Persistent, base.Base):
     _loss_name: str
 
     #: Constructor parameters shared by both estimators.
@@ -202,42 +201,19 @@ class _Proximal(Synchronized, base.Base):
         return object.__sizeof__(self) + self._state.__sizeof__()
 
     _SAVE_VERSION = 1
+    _SAVE_SECTIONS = (1,)
 
-    @synchronized
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Saves the model to ``path`` atomically (see :func:`omkl._persist.save_bytes`):
-        one checksummed file with the constructor parameters, the classes and
-        the learner's state. The file keeps an existing file's mode and is
-        written through a symbolic link to its target."""
-        state = {"classes": getattr(self, "_classes", None)}
-        save_estimator(self, path, self._SAVE_VERSION, state, [self._state.to_bytes()])
+    def _save_state(self) -> tuple[dict[str, Any], list[bytes]]:
+        return {"classes": getattr(self, "_classes", None)}, [self._state.to_bytes()]
 
-    @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Any:
-        """Loads a model saved by :meth:`save`. ``FileNotFoundError`` if
-        ``path`` is missing; ``ValueError`` naming the file if it is not a
-        saved model of this class, was saved by an older format, or is
-        truncated or corrupted.
-
-        >>> import pathlib, tempfile
-        >>> m = ProximalClassifier()
-        >>> m.learn_one({"a": 1.0}, "x")
-        >>> m.learn_one({"b": 1.0}, "y")
-        >>> p = pathlib.Path(tempfile.mkdtemp()) / "m.omkl"
-        >>> m.save(p)
-        >>> ProximalClassifier.load(p).predict_one({"b": 1.0})
-        'y'
-        """
-        model, state, sections = load_estimator(cls, path, [cls._SAVE_VERSION], (1,))
-        with named_errors(path):
-            model._state = _omkl.OnlineProximalLearner.from_bytes(sections[0])
-            classes = state["classes"]
-            if classes is not None:
-                if not isinstance(classes, list) or len(classes) > model._state.n_outputs:
-                    raise ValueError("the saved classes do not match the learner's outputs")
-                model._classes = classes
-                model._class_index = index_of(classes, "classes")
-        return model
+    def _load_state(self, state: dict[str, Any], sections: list[bytes]) -> None:
+        self._state = _omkl.OnlineProximalLearner.from_bytes(sections[0])
+        classes = state["classes"]
+        if classes is not None:
+            if not isinstance(classes, list) or len(classes) > self._state.n_outputs:
+                raise ValueError("the saved classes do not match the learner's outputs")
+            self._classes = classes
+            self._class_index = index_of(classes, "classes")
 
 
 class ProximalClassifier(SoftmaxClassifier, _Proximal, base.Classifier):

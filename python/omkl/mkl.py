@@ -66,7 +66,6 @@ endless stream.
 from __future__ import annotations
 
 import copy
-import os
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -78,7 +77,7 @@ from omkl import _omkl
 from omkl._classifier import SoftmaxClassifier
 from omkl._omkl import Kernel
 from omkl._params import SCHEDULES, check_choice, check_int, check_real
-from omkl._persist import index_of, load_estimator, named_errors, save_estimator
+from omkl._persist import Persistent, index_of
 from omkl._sync import synchronized
 
 __all__ = ["BANDWIDTH_GRID", "MKLClassifier", "PrecomputedGram", "SequenceTagger"]
@@ -183,11 +182,17 @@ def _build_kernel(spec: Any, d: int) -> Kernel:
     return Kernel(spec)
 
 
+def _count_mismatch(name: str, expected: int, got: int, what: str) -> ValueError:
+    """The error for an argument ``name`` holding ``got`` items where
+    ``expected`` ``what`` were expected."""
+    return ValueError(f"shape mismatch for `{name}`: expected {expected} {what}, got {got}")
+
+
 def _sort_key(k: Hashable) -> tuple[str, str]:
     return (type(k).__name__, str(k))
 
 
-class _StreamMkl(base.Base):
+class _StreamMkl(Persistent, base.Base):
     """Shared state handling of :class:`MKLClassifier` and :class:`SequenceTagger`."""
 
     _chain = False
@@ -474,10 +479,7 @@ class _StreamMkl(base.Base):
         """One round on the example with rows ``xs`` and labels ``ys``;
         nothing changes if it fails."""
         if len(xs) != len(ys):
-            raise ValueError(
-                f"shape mismatch for `ys`: expected {len(xs)} labels (one per position), "
-                f"got {len(ys)}"
-            )
+            raise _count_mismatch("ys", len(xs), len(ys), "labels (one per position)")
         if self._precomputed:
             ids = self._ids(xs)
             lab, new_labels = self._label_ids(ys)
@@ -521,10 +523,7 @@ class _StreamMkl(base.Base):
                 f"invalid value for `epochs`: expected an integer >= 1, got {epochs!r}"
             )
         if len(seqs) != len(labels):
-            raise ValueError(
-                f"shape mismatch for `y`: expected {len(seqs)} targets (one per example), "
-                f"got {len(labels)}"
-            )
+            raise _count_mismatch("y", len(seqs), len(labels), "targets (one per example)")
         if len(seqs) == 0:
             raise ValueError("`X` must not be empty")
         if self._precomputed:
@@ -532,10 +531,8 @@ class _StreamMkl(base.Base):
             return
         for s, ys in zip(seqs, labels, strict=True):
             if len(s) != len(ys):
-                raise ValueError(
-                    f"shape mismatch for `y`: expected {len(s)} labels for a sequence of "
-                    f"{len(s)} positions, got {len(ys)}"
-                )
+                what = f"labels for a sequence of {len(s)} positions"
+                raise _count_mismatch("y", len(s), len(ys), what)
             if len(s) == 0:
                 raise ValueError("`x` must not be empty (a sequence of length 0)")
         flat = [x for s in seqs for x in s]
@@ -627,10 +624,7 @@ class _StreamMkl(base.Base):
             ids, offsets = flat
             lab, new_labels = self._label_array(labels)
         if len(lab) != len(ids):
-            raise ValueError(
-                f"shape mismatch for `y`: expected {len(ids)} labels (one per position), "
-                f"got {len(lab)}"
-            )
+            raise _count_mismatch("y", len(ids), len(lab), "labels (one per position)")
         n_labels = len(self._labels) + len(new_labels)
         state = self._state if self._state is not None else self._make_state(0, n_labels)
         if n_labels > state.n_labels:
@@ -803,52 +797,33 @@ class _StreamMkl(base.Base):
     def __sizeof__(self) -> int:
         return object.__sizeof__(self) + (0 if self._state is None else self._state.nbytes)
 
-    @synchronized
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Saves the model to ``path`` atomically (see :func:`omkl._persist.save_bytes`):
-        one checksummed file with the constructor parameters, the feature
-        names and labels, and the core state. The file keeps an existing
-        file's mode and is written through a symbolic link to its target."""
+    _SAVE_VERSION = SAVE_FORMAT_VERSION
+    _SAVE_SECTIONS = (0, 1)
+
+    def _save_state(self) -> tuple[dict[str, Any], list[bytes]]:
         state = {"input": self._input, "features": self._features, "labels": self._labels}
-        sections = [] if self._state is None else [self._state.to_bytes()]
-        save_estimator(self, path, SAVE_FORMAT_VERSION, state, sections)
+        return state, ([] if self._state is None else [self._state.to_bytes()])
 
-    @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Any:
-        """Loads a model saved by :meth:`save`. ``FileNotFoundError`` if
-        ``path`` is missing; ``ValueError`` naming the file if it is not a
-        saved model of this class, was saved by an older format, or is
-        truncated or corrupted.
-
-        >>> import pathlib, tempfile
-        >>> m = MKLClassifier().fit([[0.0, 1.0], [1.0, 0.0]] * 10, ["a", "b"] * 10, epochs=2)
-        >>> p = pathlib.Path(tempfile.mkdtemp()) / "m.omkl"
-        >>> m.save(p)
-        >>> MKLClassifier.load(p).predict([[0.0, 1.0], [1.0, 0.0]])
-        ['a', 'b']
-        """
-        model, state, sections = load_estimator(cls, path, [SAVE_FORMAT_VERSION], (0, 1))
-        with named_errors(path):
-            features, labels, kind = state["features"], state["labels"], state["input"]
-            if not isinstance(features, list) or not isinstance(labels, list):
-                raise ValueError("the saved features and labels must be lists")
-            if kind not in (None, "dict", "array"):
-                raise ValueError(f"unknown input kind {kind!r}")
-            core = _omkl.StreamMkl.from_bytes(sections[0]) if sections else None
-            if core is not None:
-                if core.n_labels < len(labels) or (kind == "dict" and core.dim != len(features)):
-                    raise ValueError(
-                        f"the core state ({core.dim} features, {core.n_labels} labels) does "
-                        f"not match the saved names ({len(features)} features, "
-                        f"{len(labels)} labels)"
-                    )
-            model._state = core
-            model._input = kind
-            model._features = features
-            model._feature_index = index_of(features, "feature names")
-            model._labels = labels
-            model._label_index = index_of(labels, "labels")
-        return model
+    def _load_state(self, state: dict[str, Any], sections: list[bytes]) -> None:
+        features, labels, kind = state["features"], state["labels"], state["input"]
+        if not isinstance(features, list) or not isinstance(labels, list):
+            raise ValueError("the saved features and labels must be lists")
+        if kind not in (None, "dict", "array"):
+            raise ValueError(f"unknown input kind {kind!r}")
+        core = _omkl.StreamMkl.from_bytes(sections[0]) if sections else None
+        if core is not None:
+            if core.n_labels < len(labels) or (kind == "dict" and core.dim != len(features)):
+                raise ValueError(
+                    f"the core state ({core.dim} features, {core.n_labels} labels) does "
+                    f"not match the saved names ({len(features)} features, "
+                    f"{len(labels)} labels)"
+                )
+        self._state = core
+        self._input = kind
+        self._features = features
+        self._feature_index = index_of(features, "feature names")
+        self._labels = labels
+        self._label_index = index_of(labels, "labels")
 
 
 class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):

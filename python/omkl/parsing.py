@@ -37,7 +37,7 @@ from typing import Any
 
 from omkl import _omkl
 from omkl._params import check_choice, check_positive, renamed, renamed_value
-from omkl._persist import load_estimator, named_errors, save_estimator
+from omkl._persist import Persistent
 from omkl._sync import synchronized
 
 __all__ = ["DependencyParser", "read_conllu", "attachment_scores"]
@@ -183,7 +183,7 @@ def attachment_scores(
     return {"uas": 100.0 * uas / total, "las": 100.0 * las / total if has_labels else None}
 
 
-class DependencyParser:
+class DependencyParser(Persistent):
     """Arc-factored non-projective dependency parser (see the module docstring).
 
     Parameters
@@ -567,39 +567,26 @@ class DependencyParser:
         state["_labeler"] = labeler
         self.__dict__.update(state)
 
-    @synchronized
-    def save(self, path: PathLike) -> None:
-        """Saves the parser to ``path`` atomically (see
-        :func:`omkl._persist.save_bytes`): one checksummed file with the
-        constructor parameters, the training histories and the core states
-        of the arc model and the label stage (which record the format
-        version and the feature hash). The file keeps an existing file's
-        mode and is written through a symbolic link to its target."""
+    _SAVE_VERSION = _omkl.PARSER_FORMAT_VERSION
+    _SAVE_SECTIONS = (2,)
+
+    def _save_state(self) -> tuple[dict[str, Any], list[bytes]]:
         state = {
             "history": self.history_,
             "pruner_history": self.pruner_history_,
             "label_history": self.label_history_,
         }
-        sections = [self._core.__getstate__(), self._labeler.__getstate__()]
-        save_estimator(self, path, _omkl.PARSER_FORMAT_VERSION, state, sections)
+        return state, [self._core.__getstate__(), self._labeler.__getstate__()]
 
-    @classmethod
-    def load(cls, path: PathLike) -> DependencyParser:
-        """Loads a parser saved by :meth:`save`. ``FileNotFoundError`` if
-        ``path`` is missing; ``ValueError`` naming the file if it is not a
-        saved parser, was saved by an older format, or is truncated or
-        corrupted."""
-        parser, state, sections = load_estimator(cls, path, [_omkl.PARSER_FORMAT_VERSION], (2,))
-        with named_errors(path):
-            parser._core.__setstate__(sections[0])
-            parser._labeler.__setstate__(sections[1])
-            for key, attr in (
-                ("history", "history_"),
-                ("pruner_history", "pruner_history_"),
-                ("label_history", "label_history_"),
-            ):
-                value = state[key]
-                if not isinstance(value, list) or not all(isinstance(h, dict) for h in value):
-                    raise ValueError(f"the saved {key} must be a list of dicts")
-                setattr(parser, attr, value)
-        return parser
+    def _load_state(self, state: dict[str, Any], sections: list[bytes]) -> None:
+        self._core.__setstate__(sections[0])
+        self._labeler.__setstate__(sections[1])
+        for key, attr in (
+            ("history", "history_"),
+            ("pruner_history", "pruner_history_"),
+            ("label_history", "label_history_"),
+        ):
+            value = state[key]
+            if not isinstance(value, list) or not all(isinstance(h, dict) for h in value):
+                raise ValueError(f"the saved {key} must be a list of dicts")
+            setattr(self, attr, value)

@@ -183,6 +183,25 @@ type LabelTable<'py> = (Bound<'py, PyArray2<i64>>, Bound<'py, PyArray1<f64>>);
 /// Outputs of a batch call: one index array per item, and the scores.
 type BatchOut<'py> = (Vec<Bound<'py, PyArray1<i64>>>, Bound<'py, PyArray1<f64>>);
 
+/// Runs a batch decoder with the GIL released: `make` builds the core view
+/// of each item (an error names `name[k]`), `run` fills one output of
+/// `len(item)` labels or heads per item and returns the scores.
+fn decode_batch<'py, 'a, T: Sync, C>(
+    py: Python<'py>,
+    name: &str,
+    items: &'a [T],
+    len: impl Fn(&T) -> usize,
+    make: impl Fn(&'a T) -> omkl_core::Result<C> + Send,
+    run: impl FnOnce(&[C], &mut [Vec<usize>]) -> omkl_core::Result<Vec<f64>> + Send,
+) -> PyResult<BatchOut<'py>> {
+    let mut outs: Vec<Vec<usize>> = items.iter().map(|x| vec![0; len(x)]).collect();
+    let scores = py
+        .detach(|| run(&each_core(name, items, make)?, &mut outs))
+        .py()?;
+    let labels = outs.iter().map(|o| to_i64(py, o)).collect();
+    Ok((labels, scores.into_pyarray(py)))
+}
+
 /// Converts integer labels or heads to `usize`, rejecting negative values.
 fn indices(name: &str, a: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<usize>> {
     crate::convert::to_indices(name, a, |i, v| format!("element {i} is {v}, expected >= 0"))
@@ -325,17 +344,14 @@ fn viterbi_batch<'py>(
     for (em, n, _) in &ems {
         check_chain(em, &tr, start, stop, None, *n)?;
     }
-    let mut outs: Vec<Vec<usize>> = ems.iter().map(|e| vec![0; e.1]).collect();
-    let scores = py
-        .detach(|| {
-            let chains = each_core("emissions", &ems, |(em, n, l)| {
-                ChainScores::new(em, &tr, start, stop, *n, *l)
-            })?;
-            batch::viterbi_batch(&chains, &mut outs)
-        })
-        .py()?;
-    let labels = outs.iter().map(|o| to_i64(py, o)).collect();
-    Ok((labels, scores.into_pyarray(py)))
+    decode_batch(
+        py,
+        "emissions",
+        &ems,
+        |e| e.1,
+        |(em, n, l)| ChainScores::new(em, &tr, start, stop, *n, *l),
+        batch::viterbi_batch,
+    )
 }
 
 /// Viterbi on a padded 3-D batch (count x n x L) sharing transitions, in
@@ -473,15 +489,14 @@ fn chu_liu_edmonds_batch<'py>(
         check_tree(name, &s, r, 0.0)?;
         Ok((s, n))
     })?;
-    let mut heads: Vec<Vec<usize>> = mats.iter().map(|(_, n)| vec![0; n + 1]).collect();
-    let out = py
-        .detach(|| {
-            let arcs = each_core("scores", &mats, |(s, n)| ArcScores::new(s, *n))?;
-            batch::chu_liu_edmonds_batch(&arcs, single_root, &mut heads)
-        })
-        .py()?;
-    let hs = heads.iter().map(|h| to_i64(py, h)).collect();
-    Ok((hs, out.into_pyarray(py)))
+    decode_batch(
+        py,
+        "scores",
+        &mats,
+        |(_, n)| n + 1,
+        |(s, n)| ArcScores::new(s, *n),
+        |arcs, heads| batch::chu_liu_edmonds_batch(arcs, single_root, heads),
+    )
 }
 
 /// Forward-backward: log Z, position marginals (n x L), transition

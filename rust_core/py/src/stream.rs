@@ -160,7 +160,7 @@ pub struct PyStreamMkl {
 impl PyStreamMkl {
     #[new]
     #[pyo3(signature = (
-        kernels, explicit_groups, d, n_labels, chain=false, loss="hinge",
+        kernels, explicit_groups, d, n_labels, *, chain=false, loss="hinge",
         regularizer="squared_l21", lam=1e-4, schedule="inv_sqrt", eta0=1.0, sigma=1.0,
         cost=1.0, average=false, radius=None, max_support=None, history_every=0,
         skip_zeros=true, passive_aggressive=false, transition_lam=None
@@ -213,7 +213,7 @@ impl PyStreamMkl {
     /// matrix (`m` rows); examples are then int64 arrays of input ids.
     #[staticmethod]
     #[pyo3(signature = (
-        grams, features, n_labels, chain=false, loss="hinge", regularizer="squared_l21",
+        grams, features, n_labels, *, chain=false, loss="hinge", regularizer="squared_l21",
         lam=1e-4, schedule="inv_sqrt", eta0=1.0, sigma=1.0, cost=1.0, average=false,
         radius=None, history_every=0, passive_aggressive=false, transition_lam=None
     ))]
