@@ -10,7 +10,25 @@
 //! of length `n+1`: `heads[m]` is the head of word `m` for `m` in `1..=n`;
 //! `heads[0]` is unused (decoders set it to 0).
 
-use crate::error::{check_nonneg, OmklError, Result};
+use crate::error::{check_count, check_nonneg, check_table, OmklError, Result};
+
+/// Calls `f(h, m)` for every arc of a sentence of `n` words, in row-major
+/// order: heads `h` in `0..=n`, modifiers `m` in `1..=n`, `h ≠ m`.
+///
+/// # Example
+/// ```
+/// let mut arcs = Vec::new();
+/// omkl_core::decode::arcs::for_each_arc(2, |h, m| arcs.push((h, m)));
+/// assert_eq!(arcs, [(0, 1), (0, 2), (1, 2), (2, 1)]);
+/// ```
+#[inline]
+pub fn for_each_arc(n: usize, mut f: impl FnMut(usize, usize)) {
+    for h in 0..=n {
+        for m in (1..=n).filter(|&m| m != h) {
+            f(h, m);
+        }
+    }
+}
 
 /// A borrowed, validated view of the arc scores of one sentence.
 ///
@@ -43,32 +61,24 @@ impl<'a> ArcScores<'a> {
             return Err(OmklError::empty("scores (n = 0 words)"));
         }
         let side = n + 1;
-        let want = side
-            .checked_mul(side)
-            .ok_or_else(|| OmklError::invalid("scores", "(n+1)^2 overflows"))?;
-        if s.len() != want {
-            return Err(OmklError::shape(
-                "scores",
-                format!("{side} x {side} = {want} elements"),
-                format!("{} elements", s.len()),
-            ));
-        }
+        check_table("scores", s.len(), &[side, side], "(n+1)^2")?;
         if n >= u32::MAX as usize {
             return Err(OmklError::invalid("scores", "more than 2^32 - 2 words"));
         }
-        for h in 0..side {
-            for m in 1..side {
-                let v = s[h * side + m];
-                if h != m && !v.is_finite() {
-                    return Err(OmklError::NonFinite {
-                        name: format!("scores (arc {h} -> {m})"),
-                        index: h * side + m,
-                        value: v,
-                    });
-                }
+        let mut bad = None;
+        for_each_arc(n, |h, m| {
+            if bad.is_none() && !s[h * side + m].is_finite() {
+                bad = Some((h, m));
             }
+        });
+        match bad {
+            None => Ok(ArcScores { s, n }),
+            Some((h, m)) => Err(OmklError::NonFinite {
+                name: format!("scores (arc {h} -> {m})"),
+                index: h * side + m,
+                value: s[h * side + m],
+            }),
         }
-        Ok(ArcScores { s, n })
     }
 
     /// The score of arc `h → m`.
@@ -85,13 +95,13 @@ impl<'a> ArcScores<'a> {
     /// O(n).
     pub fn check_tree(&self, name: &str, heads: &[usize]) -> Result<()> {
         let n = self.n;
-        if heads.len() != n + 1 {
-            return Err(OmklError::shape(
-                name,
-                format!("{} heads (n + 1, heads[0] unused)", n + 1),
-                format!("{} heads", heads.len()),
-            ));
-        }
+        check_count(
+            name,
+            heads.len(),
+            n + 1,
+            "heads",
+            " (n + 1, heads[0] unused)",
+        )?;
         for (m, &h) in heads.iter().enumerate().skip(1) {
             if h > n || h == m {
                 return Err(OmklError::invalid(
@@ -140,13 +150,13 @@ impl<'a> ArcScores<'a> {
     /// word's head in `0..=n`. Gold heads need not form a tree.
     pub fn check_gold(&self, gold: &[usize]) -> Result<()> {
         let n = self.n;
-        if gold.len() != n + 1 {
-            return Err(OmklError::shape(
-                "gold",
-                format!("{} heads (n + 1, gold[0] unused)", n + 1),
-                format!("{} heads", gold.len()),
-            ));
-        }
+        check_count(
+            "gold",
+            gold.len(),
+            n + 1,
+            "heads",
+            " (n + 1, gold[0] unused)",
+        )?;
         if let Some((m, &h)) = gold.iter().enumerate().skip(1).find(|(_, &h)| h > n) {
             return Err(OmklError::invalid(
                 "gold",
@@ -158,14 +168,7 @@ impl<'a> ArcScores<'a> {
 
     /// Checks an output buffer of heads: `n+1` entries.
     pub fn check_heads_out(&self, heads: &[usize]) -> Result<()> {
-        if heads.len() != self.n + 1 {
-            return Err(OmklError::shape(
-                "heads",
-                format!("{} elements (n + 1)", self.n + 1),
-                format!("{} elements", heads.len()),
-            ));
-        }
-        Ok(())
+        check_count("heads", heads.len(), self.n + 1, "elements", " (n + 1)")
     }
 
     /// The arc scores of loss-augmented decoding, `s[h, m] + cost` unless
