@@ -63,7 +63,7 @@ impl Regularizer {
             | Regularizer::SquaredL21 { lam } => check_nonneg("lam", *lam),
             Regularizer::WeightedSquaredL21 { lam, weights } => {
                 check_nonneg("lam", *lam)?;
-                check_weights(weights, n_groups)
+                check_weights("weights", weights, n_groups)
             }
             Regularizer::ElasticNetMkl { lam, l1_ratio } => {
                 check_nonneg("lam", *lam)?;
