@@ -26,7 +26,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 
-use crate::error::{OmklError, Result};
+use crate::error::{check_count, OmklError, Result};
 
 /// One syntactic word of a sentence.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -288,7 +288,8 @@ pub fn read_conllu_path(path: &Path) -> Result<Vec<Sentence>> {
 }
 
 /// Writes sentences as CoNLL-U. `heads[i]` / `labels[i]`, when given, replace
-/// the HEAD / DEPREL columns of sentence `i`.
+/// the HEAD / DEPREL columns of sentence `i`; they must hold one list per
+/// sentence and one entry per word.
 pub fn write_conllu<W: Write>(
     out: &mut W,
     sentences: &[Sentence],
@@ -296,24 +297,23 @@ pub fn write_conllu<W: Write>(
     labels: Option<&[Vec<String>]>,
 ) -> Result<()> {
     let io = |e: std::io::Error| OmklError::invalid("out", e.to_string());
+    let n = sentences.len();
+    for (name, len) in [
+        ("heads", heads.map(<[_]>::len)),
+        ("labels", labels.map(<[_]>::len)),
+    ] {
+        check_count(name, len.unwrap_or(n), n, "lists", " (one per sentence)")?;
+    }
     for (i, s) in sentences.iter().enumerate() {
         let hs = heads.map(|h| &h[i]);
         let ls = labels.map(|l| &l[i]);
-        if let Some(hs) = hs {
-            if hs.len() != s.tokens.len() {
+        let words = s.tokens.len();
+        for (name, len) in [("heads", hs.map(Vec::len)), ("labels", ls.map(Vec::len))] {
+            if let Some(len) = len.filter(|&len| len != words) {
                 return Err(OmklError::shape(
-                    format!("heads[{i}]"),
-                    format!("{} heads", s.tokens.len()),
-                    format!("{}", hs.len()),
-                ));
-            }
-        }
-        if let Some(ls) = ls {
-            if ls.len() != s.tokens.len() {
-                return Err(OmklError::shape(
-                    format!("labels[{i}]"),
-                    format!("{} labels", s.tokens.len()),
-                    format!("{}", ls.len()),
+                    format!("{name}[{i}]"),
+                    format!("{words} {name}"),
+                    len.to_string(),
                 ));
             }
         }
@@ -391,6 +391,17 @@ mod tests {
         let mut out = Vec::new();
         let heads = vec![vec![3, 3, 0], vec![0]];
         write_conllu(&mut out, &s, Some(&heads), None).unwrap();
+        let labels = vec![vec!["dep".to_string(); 3]];
+        let e = write_conllu(&mut Vec::new(), &s, Some(&heads), Some(&labels)).unwrap_err();
+        assert!(e.to_string().contains("`labels`: expected 2 lists"), "{e}");
+        let e = write_conllu(&mut Vec::new(), &s, Some(&heads[..1]), None).unwrap_err();
+        assert!(e.to_string().contains("`heads`: expected 2 lists"), "{e}");
+        let short = vec![vec![3, 3], vec![0]];
+        let e = write_conllu(&mut Vec::new(), &s, Some(&short), None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "shape mismatch for `heads[0]`: expected 3 heads, got 2"
+        );
         let back = read_conllu_str(std::str::from_utf8(&out).unwrap(), "o").unwrap();
         let strip = |v: &[Sentence]| -> Vec<(String, Vec<Token>)> {
             v.iter().map(|s| (s.id.clone(), s.tokens.clone())).collect()
