@@ -10,6 +10,7 @@
 //! of length `n+1`: `heads[m]` is the head of word `m` for `m` in `1..=n`;
 //! `heads[0]` is unused (decoders set it to 0).
 
+use super::chain::all_finite;
 use crate::error::{check_count, check_nonneg, check_table, OmklError, Result};
 
 /// Calls `f(h, m)` for every arc of a sentence of `n` words, in row-major
@@ -24,7 +25,11 @@ use crate::error::{check_count, check_nonneg, check_table, OmklError, Result};
 #[inline]
 pub fn for_each_arc(n: usize, mut f: impl FnMut(usize, usize)) {
     for h in 0..=n {
-        for m in (1..=n).filter(|&m| m != h) {
+        // Two plain ranges around the diagonal: no branch in the inner loops.
+        for m in 1..h {
+            f(h, m);
+        }
+        for m in h + 1..=n {
             f(h, m);
         }
     }
@@ -65,20 +70,28 @@ impl<'a> ArcScores<'a> {
         if n >= u32::MAX as usize {
             return Err(OmklError::invalid("scores", "more than 2^32 - 2 words"));
         }
+        // Row h holds the arcs h -> 1..h and h -> h+1..=n around its unused
+        // entries (column 0 and the diagonal).
+        let finite = s
+            .chunks_exact(side)
+            .enumerate()
+            .all(|(h, row)| all_finite(&row[1..h.max(1)]) && all_finite(&row[h + 1..]));
+        if finite {
+            return Ok(ArcScores { s, n });
+        }
+        // Error path only: name the first bad arc in row-major order.
         let mut bad = None;
         for_each_arc(n, |h, m| {
-            if bad.is_none() && !s[h * side + m].is_finite() {
+            if !s[h * side + m].is_finite() && bad.is_none() {
                 bad = Some((h, m));
             }
         });
-        match bad {
-            None => Ok(ArcScores { s, n }),
-            Some((h, m)) => Err(OmklError::NonFinite {
-                name: format!("scores (arc {h} -> {m})"),
-                index: h * side + m,
-                value: s[h * side + m],
-            }),
-        }
+        let (h, m) = bad.unwrap_or((0, 1));
+        Err(OmklError::NonFinite {
+            name: format!("scores (arc {h} -> {m})"),
+            index: h * side + m,
+            value: s[h * side + m],
+        })
     }
 
     /// The score of arc `h → m`.
@@ -203,5 +216,26 @@ mod tests {
         assert!(ArcScores::new(&s, 2).is_err());
         assert!(ArcScores::new(&s[..4], 2).is_err());
         assert!(ArcScores::new(&[0.0], 0).is_err());
+    }
+
+    #[test]
+    fn every_used_arc_is_checked_and_no_other_entry() {
+        let n = 9; // rows longer than the 8 lanes of `all_finite`
+        let side = n + 1;
+        for p in 0..side * side {
+            for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                let mut s = vec![1e300; side * side];
+                s[p] = bad;
+                let (h, m) = (p / side, p % side);
+                match ArcScores::new(&s, n) {
+                    Ok(_) => assert!(m == 0 || h == m, "{h} -> {m}"),
+                    Err(OmklError::NonFinite { index, name, .. }) => {
+                        assert!(m != 0 && h != m);
+                        assert_eq!((index, name), (p, format!("scores (arc {h} -> {m})")));
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            }
+        }
     }
 }

@@ -135,7 +135,7 @@ impl<'a> ChainScores<'a> {
 ///
 /// # Complexity
 /// O(len).
-fn all_finite(v: &[f64]) -> bool {
+pub(crate) fn all_finite(v: &[f64]) -> bool {
     let mut acc = [0.0f64; 8];
     let mut chunks = v.chunks_exact(8);
     for c in &mut chunks {
