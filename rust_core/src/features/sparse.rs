@@ -53,13 +53,8 @@ impl SparseExample {
     /// # Complexity
     /// O(number of entries).
     pub fn check(&self, n_groups: usize, n_buckets: usize) -> Result<()> {
-        check_entries(
-            &self.groups,
-            &self.indices,
-            &self.values,
-            n_groups,
-            n_buckets,
-        )
+        let (g, i, v) = (&self.groups, &self.indices, &self.values);
+        check_entries(g, i, v, n_groups, n_buckets)
     }
 }
 
@@ -107,13 +102,8 @@ impl SparseBatch {
                 nnz.to_string(),
             ));
         }
-        check_entries(
-            &self.groups,
-            &self.indices,
-            &self.values,
-            n_groups,
-            n_buckets,
-        )
+        let (g, i, v) = (&self.groups, &self.indices, &self.values);
+        check_entries(g, i, v, n_groups, n_buckets)
     }
 
     /// A borrowed view of example `i` (inputs must be valid).
