@@ -125,19 +125,14 @@ pub fn check_entries(
     n_groups: usize,
     n_buckets: usize,
 ) -> Result<()> {
-    if groups.len() != values.len() {
-        return Err(OmklError::shape(
-            "groups",
-            format!("length {} (as values)", values.len()),
-            groups.len().to_string(),
-        ));
-    }
-    if indices.len() != values.len() {
-        return Err(OmklError::shape(
-            "indices",
-            format!("length {} (as values)", values.len()),
-            indices.len().to_string(),
-        ));
+    for (name, len) in [("groups", groups.len()), ("indices", indices.len())] {
+        if len != values.len() {
+            return Err(OmklError::shape(
+                name,
+                format!("length {} (as values)", values.len()),
+                len.to_string(),
+            ));
+        }
     }
     crate::error::check_finite("values", values)?;
     if let Some(i) = groups.iter().position(|&g| g as usize >= n_groups) {
