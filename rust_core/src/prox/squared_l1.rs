@@ -7,32 +7,9 @@
 
 use super::groups::check_x;
 use super::l1::soft_threshold_unchecked;
+pub use super::threshold::ThresholdMethod;
 use super::threshold::{threshold, SquaredL1Rule};
-use crate::error::{check_nonneg, OmklError, Result};
-
-/// How to find the threshold.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum ThresholdMethod {
-    /// Sort the magnitudes (Alg. 2 of the paper). O(p log p).
-    #[default]
-    Sort,
-    /// Randomised pivot selection (Duchi et al. 2008). Expected O(p).
-    Select,
-}
-
-impl std::str::FromStr for ThresholdMethod {
-    type Err = OmklError;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "sort" => Ok(ThresholdMethod::Sort),
-            "select" => Ok(ThresholdMethod::Select),
-            _ => Err(OmklError::invalid(
-                "method",
-                format!("expected \"sort\" or \"select\", got {s:?}"),
-            )),
-        }
-    }
-}
+use crate::error::{check_nonneg, Result};
 
 /// In place, `x ← prox_{(τ/2)‖·‖₁²}(x)`.
 ///

@@ -8,7 +8,31 @@
 //! the longest prefix of the magnitudes sorted in decreasing order with
 //! `a_k > θ(S_k, k)`, and this condition holds on a prefix only.
 
-use super::squared_l1::ThresholdMethod;
+use crate::error::{OmklError, Result};
+
+/// How to find the threshold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ThresholdMethod {
+    /// Sort the magnitudes (Alg. 2 of the paper). O(p log p).
+    #[default]
+    Sort,
+    /// Randomised pivot selection (Duchi et al. 2008). Expected O(p).
+    Select,
+}
+
+impl std::str::FromStr for ThresholdMethod {
+    type Err = OmklError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "sort" => Ok(ThresholdMethod::Sort),
+            "select" => Ok(ThresholdMethod::Select),
+            _ => Err(OmklError::invalid(
+                "method",
+                format!("expected \"sort\" or \"select\", got {s:?}"),
+            )),
+        }
+    }
+}
 
 /// The threshold θ of `rule` on the magnitudes of `x`: one linear pass
 /// ([`support_candidates`]) drops the entries that cannot be in the
