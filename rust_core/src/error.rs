@@ -120,6 +120,57 @@ pub fn check_finite(name: &str, xs: &[f64]) -> Result<()> {
     }
 }
 
+/// Returns [`OmklError::Shape`] naming `name` unless `got == want`; the
+/// message reads `expected {want} {unit}{note}, got {got} {unit}`.
+///
+/// # Example
+/// ```
+/// use omkl_core::error::check_count;
+/// assert!(check_count("out", 3, 3, "elements", "").is_ok());
+/// let e = check_count("out", 2, 3, "elements", " (n)").unwrap_err();
+/// assert_eq!(e.to_string(), "shape mismatch for `out`: expected 3 elements (n), got 2 elements");
+/// ```
+pub fn check_count(name: &str, got: usize, want: usize, unit: &str, note: &str) -> Result<()> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(OmklError::shape(
+            name,
+            format!("{want} {unit}{note}"),
+            format!("{got} {unit}"),
+        ))
+    }
+}
+
+/// Checks that a row-major table `name` of `len` elements has the shape
+/// `dims`, and returns its size `Π dims`. The shape error reads `expected
+/// d0 x d1 x … = size elements`; a size that overflows is an
+/// [`OmklError::InvalidValue`] reading `{dims_name} overflows`.
+///
+/// # Example
+/// ```
+/// use omkl_core::error::check_table;
+/// assert_eq!(check_table("em", 6, &[2, 3], "n * L").unwrap(), 6);
+/// let e = check_table("em", 5, &[2, 3], "n * L").unwrap_err();
+/// assert_eq!(e.to_string(), "shape mismatch for `em`: expected 2 x 3 = 6 elements, got 5 elements");
+/// assert!(check_table("em", 0, &[usize::MAX, 2], "n * L").is_err());
+/// ```
+pub fn check_table(name: &str, len: usize, dims: &[usize], dims_name: &str) -> Result<usize> {
+    let want = dims
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| OmklError::invalid(name, format!("{dims_name} overflows")))?;
+    if len != want {
+        let shape: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+        return Err(OmklError::shape(
+            name,
+            format!("{} = {want} elements", shape.join(" x ")),
+            format!("{len} elements"),
+        ));
+    }
+    Ok(want)
+}
+
 /// Returns an error naming `name` unless `v` is finite and `v >= 0`.
 pub fn check_nonneg(name: &str, v: f64) -> Result<()> {
     if v.is_finite() && v >= 0.0 {

@@ -58,6 +58,25 @@ fn chain_case() -> impl Strategy<Value = ChainCase> {
     })
 }
 
+/// The scores of a [`ChainCase`], with its start and stop scores when
+/// `ends`.
+fn chain_of<'a>(
+    n: usize,
+    l: usize,
+    em: &'a [f64],
+    tr: &'a [f64],
+    st: &'a [f64],
+    sp: &'a [f64],
+    ends: bool,
+) -> ChainScores<'a> {
+    let (start, stop) = if ends {
+        (Some(st), Some(sp))
+    } else {
+        (None, None)
+    };
+    ChainScores::new(em, tr, start, stop, n, l).unwrap()
+}
+
 /// Every tree over nodes `0..=n` rooted at 0, as `heads` (heads[0] = 0).
 fn all_trees(n: usize) -> Vec<Vec<usize>> {
     let arcs_ok = vec![0.0; (n + 1) * (n + 1)];
@@ -103,8 +122,7 @@ proptest! {
 
     #[test]
     fn viterbi_equals_enumeration((n, l, em, tr, st, sp, ends) in chain_case()) {
-        let (start, stop) = if ends { (Some(&st[..]), Some(&sp[..])) } else { (None, None) };
-        let c = ChainScores::new(&em, &tr, start, stop, n, l).unwrap();
+        let c = chain_of(n, l, &em, &tr, &st, &sp, ends);
         let brute = all_labellings(n, l)
             .iter()
             .map(|y| c.score_of(y).unwrap())
@@ -122,8 +140,7 @@ proptest! {
         cost in 0.0f64..3.0,
     ) {
         let gold: Vec<usize> = gold_seed[..n].iter().map(|g| g % l).collect();
-        let (start, stop) = if ends { (Some(&st[..]), Some(&sp[..])) } else { (None, None) };
-        let c = ChainScores::new(&em, &tr, start, stop, n, l).unwrap();
+        let c = chain_of(n, l, &em, &tr, &st, &sp, ends);
         let aug = |y: &[usize]| {
             c.score_of(y).unwrap()
                 + cost * y.iter().zip(&gold).filter(|(a, b)| a != b).count() as f64
@@ -210,8 +227,7 @@ proptest! {
 
     #[test]
     fn forward_backward_equals_enumeration((n, l, em, tr, st, sp, ends) in chain_case()) {
-        let (start, stop) = if ends { (Some(&st[..]), Some(&sp[..])) } else { (None, None) };
-        let c = ChainScores::new(&em, &tr, start, stop, n, l).unwrap();
+        let c = chain_of(n, l, &em, &tr, &st, &sp, ends);
         let ys = all_labellings(n, l);
         let scores: Vec<f64> = ys.iter().map(|y| c.score_of(y).unwrap()).collect();
         let log_z = log_sum_exp(&scores);
@@ -381,8 +397,7 @@ proptest! {
         (n, l, em, tr, st, sp, ends) in chain_case(),
         k_frac in 0.0f64..1.1,
     ) {
-        let (start, stop) = if ends { (Some(&st[..]), Some(&sp[..])) } else { (None, None) };
-        let c = ChainScores::new(&em, &tr, start, stop, n, l).unwrap();
+        let c = chain_of(n, l, &em, &tr, &st, &sp, ends);
         let mut all: Vec<(f64, Vec<usize>)> = all_labellings(n, l)
             .into_iter()
             .map(|y| (c.score_of(&y).unwrap(), y))
@@ -422,8 +437,7 @@ proptest! {
     ) {
         let em: Vec<f64> = em.iter().map(|v| v * scale).collect();
         let tr: Vec<f64> = tr.iter().map(|v| v * scale).collect();
-        let (start, stop) = if ends { (Some(&st[..]), Some(&sp[..])) } else { (None, None) };
-        let c = ChainScores::new(&em, &tr, start, stop, n, l).unwrap();
+        let c = chain_of(n, l, &em, &tr, &st, &sp, ends);
         let ys = all_labellings(n, l);
         let scores: Vec<f64> = ys.iter().map(|y| c.score_of(y).unwrap()).collect();
         let log_z = log_sum_exp(&scores);

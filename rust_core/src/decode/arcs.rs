@@ -10,7 +10,30 @@
 //! of length `n+1`: `heads[m]` is the head of word `m` for `m` in `1..=n`;
 //! `heads[0]` is unused (decoders set it to 0).
 
-use crate::error::{check_nonneg, OmklError, Result};
+use super::chain::all_finite;
+use crate::error::{check_count, check_nonneg, check_table, OmklError, Result};
+
+/// Calls `f(h, m)` for every arc of a sentence of `n` words, in row-major
+/// order: heads `h` in `0..=n`, modifiers `m` in `1..=n`, `h ≠ m`.
+///
+/// # Example
+/// ```
+/// let mut arcs = Vec::new();
+/// omkl_core::decode::arcs::for_each_arc(2, |h, m| arcs.push((h, m)));
+/// assert_eq!(arcs, [(0, 1), (0, 2), (1, 2), (2, 1)]);
+/// ```
+#[inline]
+pub fn for_each_arc(n: usize, mut f: impl FnMut(usize, usize)) {
+    for h in 0..=n {
+        // Two plain ranges around the diagonal: no branch in the inner loops.
+        for m in 1..h {
+            f(h, m);
+        }
+        for m in h + 1..=n {
+            f(h, m);
+        }
+    }
+}
 
 /// A borrowed, validated view of the arc scores of one sentence.
 ///
@@ -43,32 +66,32 @@ impl<'a> ArcScores<'a> {
             return Err(OmklError::empty("scores (n = 0 words)"));
         }
         let side = n + 1;
-        let want = side
-            .checked_mul(side)
-            .ok_or_else(|| OmklError::invalid("scores", "(n+1)^2 overflows"))?;
-        if s.len() != want {
-            return Err(OmklError::shape(
-                "scores",
-                format!("{side} x {side} = {want} elements"),
-                format!("{} elements", s.len()),
-            ));
-        }
+        check_table("scores", s.len(), &[side, side], "(n+1)^2")?;
         if n >= u32::MAX as usize {
             return Err(OmklError::invalid("scores", "more than 2^32 - 2 words"));
         }
-        for h in 0..side {
-            for m in 1..side {
-                let v = s[h * side + m];
-                if h != m && !v.is_finite() {
-                    return Err(OmklError::NonFinite {
-                        name: format!("scores (arc {h} -> {m})"),
-                        index: h * side + m,
-                        value: v,
-                    });
-                }
-            }
+        // Row h holds the arcs h -> 1..h and h -> h+1..=n around its unused
+        // entries (column 0 and the diagonal).
+        let finite = s
+            .chunks_exact(side)
+            .enumerate()
+            .all(|(h, row)| all_finite(&row[1..h.max(1)]) && all_finite(&row[h + 1..]));
+        if finite {
+            return Ok(ArcScores { s, n });
         }
-        Ok(ArcScores { s, n })
+        // Error path only: name the first bad arc in row-major order.
+        let mut bad = None;
+        for_each_arc(n, |h, m| {
+            if !s[h * side + m].is_finite() && bad.is_none() {
+                bad = Some((h, m));
+            }
+        });
+        let (h, m) = bad.unwrap_or((0, 1));
+        Err(OmklError::NonFinite {
+            name: format!("scores (arc {h} -> {m})"),
+            index: h * side + m,
+            value: s[h * side + m],
+        })
     }
 
     /// The score of arc `h → m`.
@@ -85,13 +108,13 @@ impl<'a> ArcScores<'a> {
     /// O(n).
     pub fn check_tree(&self, name: &str, heads: &[usize]) -> Result<()> {
         let n = self.n;
-        if heads.len() != n + 1 {
-            return Err(OmklError::shape(
-                name,
-                format!("{} heads (n + 1, heads[0] unused)", n + 1),
-                format!("{} heads", heads.len()),
-            ));
-        }
+        check_count(
+            name,
+            heads.len(),
+            n + 1,
+            "heads",
+            " (n + 1, heads[0] unused)",
+        )?;
         for (m, &h) in heads.iter().enumerate().skip(1) {
             if h > n || h == m {
                 return Err(OmklError::invalid(
@@ -140,13 +163,13 @@ impl<'a> ArcScores<'a> {
     /// word's head in `0..=n`. Gold heads need not form a tree.
     pub fn check_gold(&self, gold: &[usize]) -> Result<()> {
         let n = self.n;
-        if gold.len() != n + 1 {
-            return Err(OmklError::shape(
-                "gold",
-                format!("{} heads (n + 1, gold[0] unused)", n + 1),
-                format!("{} heads", gold.len()),
-            ));
-        }
+        check_count(
+            "gold",
+            gold.len(),
+            n + 1,
+            "heads",
+            " (n + 1, gold[0] unused)",
+        )?;
         if let Some((m, &h)) = gold.iter().enumerate().skip(1).find(|(_, &h)| h > n) {
             return Err(OmklError::invalid(
                 "gold",
@@ -158,14 +181,7 @@ impl<'a> ArcScores<'a> {
 
     /// Checks an output buffer of heads: `n+1` entries.
     pub fn check_heads_out(&self, heads: &[usize]) -> Result<()> {
-        if heads.len() != self.n + 1 {
-            return Err(OmklError::shape(
-                "heads",
-                format!("{} elements (n + 1)", self.n + 1),
-                format!("{} elements", heads.len()),
-            ));
-        }
-        Ok(())
+        check_count("heads", heads.len(), self.n + 1, "elements", " (n + 1)")
     }
 
     /// The arc scores of loss-augmented decoding, `s[h, m] + cost` unless
@@ -200,5 +216,26 @@ mod tests {
         assert!(ArcScores::new(&s, 2).is_err());
         assert!(ArcScores::new(&s[..4], 2).is_err());
         assert!(ArcScores::new(&[0.0], 0).is_err());
+    }
+
+    #[test]
+    fn every_used_arc_is_checked_and_no_other_entry() {
+        let n = 9; // rows longer than the 8 lanes of `all_finite`
+        let side = n + 1;
+        for p in 0..side * side {
+            for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                let mut s = vec![1e300; side * side];
+                s[p] = bad;
+                let (h, m) = (p / side, p % side);
+                match ArcScores::new(&s, n) {
+                    Ok(_) => assert!(m == 0 || h == m, "{h} -> {m}"),
+                    Err(OmklError::NonFinite { index, name, .. }) => {
+                        assert!(m != 0 && h != m);
+                        assert_eq!((index, name), (p, format!("scores (arc {h} -> {m})")));
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            }
+        }
     }
 }

@@ -7,7 +7,7 @@ use super::arcs::ArcScores;
 use super::chain::ChainScores;
 use super::chu_liu_edmonds::{chu_liu_edmonds, CleWorkspace};
 use super::viterbi::{viterbi, ViterbiWorkspace};
-use crate::error::{check_finite, OmklError, Result};
+use crate::error::{check_count, check_finite, check_table, OmklError, Result};
 
 /// Work (in n·L² cells) below which a rayon task is not split further, so
 /// that short sequences are decoded in runs rather than one task each.
@@ -33,13 +33,7 @@ fn at(i: usize, e: OmklError) -> OmklError {
 /// assert_eq!(viterbi_batch(&[c, c, c], &mut outs).unwrap(), vec![1.0; 3]);
 /// ```
 pub fn viterbi_batch(chains: &[ChainScores<'_>], outs: &mut [Vec<usize>]) -> Result<Vec<f64>> {
-    if chains.len() != outs.len() {
-        return Err(OmklError::shape(
-            "outs",
-            format!("{} buffers", chains.len()),
-            format!("{} buffers", outs.len()),
-        ));
-    }
+    check_count("outs", outs.len(), chains.len(), "buffers", "")?;
     chains
         .par_iter()
         .zip(outs.par_iter_mut())
@@ -87,25 +81,9 @@ impl<'a> PaddedChains<'a> {
         if max_n == 0 {
             return Err(OmklError::empty("emissions (n = 0 positions)"));
         }
-        let want = count
-            .checked_mul(max_n)
-            .and_then(|x| x.checked_mul(l))
-            .ok_or_else(|| OmklError::invalid("emissions", "count * n * L overflows"))?;
-        if em.len() != want {
-            return Err(OmklError::shape(
-                "emissions",
-                format!("{count} x {max_n} x {l} = {want} elements"),
-                format!("{} elements", em.len()),
-            ));
-        }
+        check_table("emissions", em.len(), &[count, max_n, l], "count * n * L")?;
         if let Some(len) = lengths {
-            if len.len() != count {
-                return Err(OmklError::shape(
-                    "lengths",
-                    format!("{count} elements (one per chain)"),
-                    format!("{} elements", len.len()),
-                ));
-            }
+            check_count("lengths", len.len(), count, "elements", " (one per chain)")?;
             if let Some((k, &v)) = len.iter().enumerate().find(|(_, &v)| v == 0 || v > max_n) {
                 return Err(OmklError::invalid(
                     "lengths",
@@ -168,20 +146,14 @@ impl<'a> PaddedChains<'a> {
 /// assert_eq!((out, scores), ([0, 1, 1, 9], [2.0, 3.0]));
 /// ```
 pub fn viterbi_padded(b: &PaddedChains<'_>, out: &mut [usize], scores: &mut [f64]) -> Result<()> {
-    if out.len() != b.count * b.max_n {
-        return Err(OmklError::shape(
-            "out",
-            format!("{} elements (count x n)", b.count * b.max_n),
-            format!("{} elements", out.len()),
-        ));
-    }
-    if scores.len() != b.count {
-        return Err(OmklError::shape(
-            "scores",
-            format!("{} elements", b.count),
-            format!("{} elements", scores.len()),
-        ));
-    }
+    check_count(
+        "out",
+        out.len(),
+        b.count * b.max_n,
+        "elements",
+        " (count x n)",
+    )?;
+    check_count("scores", scores.len(), b.count, "elements", "")?;
     if b.count == 0 {
         return Ok(());
     }
@@ -218,13 +190,7 @@ pub fn chu_liu_edmonds_batch(
     single_root: bool,
     heads: &mut [Vec<usize>],
 ) -> Result<Vec<f64>> {
-    if arcs.len() != heads.len() {
-        return Err(OmklError::shape(
-            "heads",
-            format!("{} buffers", arcs.len()),
-            format!("{} buffers", heads.len()),
-        ));
-    }
+    check_count("heads", heads.len(), arcs.len(), "buffers", "")?;
     arcs.par_iter()
         .zip(heads.par_iter_mut())
         .enumerate()

@@ -13,7 +13,7 @@
 //! The score of a labelling `y` of length `n` is
 //! `start[y₀] + Σᵢ em[i, yᵢ] + Σᵢ₌₁ tr[yᵢ₋₁, yᵢ] + stop[yₙ₋₁]`.
 
-use crate::error::{check_finite, OmklError, Result};
+use crate::error::{check_count, check_finite, check_table, OmklError, Result};
 
 /// A borrowed, validated view of the scores of one chain.
 ///
@@ -65,32 +65,11 @@ impl<'a> ChainScores<'a> {
         if l == 0 {
             return Err(OmklError::empty("labels (L = 0)"));
         }
-        let nl = n
-            .checked_mul(l)
-            .ok_or_else(|| OmklError::invalid("emissions", "n * L overflows"))?;
-        if em.len() != nl {
-            return Err(OmklError::shape(
-                "emissions",
-                format!("{n} x {l} = {nl} elements"),
-                format!("{} elements", em.len()),
-            ));
-        }
-        if tr.len() != l * l {
-            return Err(OmklError::shape(
-                "transitions",
-                format!("{l} x {l} = {} elements", l * l),
-                format!("{} elements", tr.len()),
-            ));
-        }
+        check_table("emissions", em.len(), &[n, l], "n * L")?;
+        check_table("transitions", tr.len(), &[l, l], "L * L")?;
         for (name, v) in [("start", start), ("stop", stop)] {
             if let Some(v) = v {
-                if v.len() != l {
-                    return Err(OmklError::shape(
-                        name,
-                        format!("{l} elements"),
-                        format!("{} elements", v.len()),
-                    ));
-                }
+                check_count(name, v.len(), l, "elements", "")?;
                 check_finite(name, v)?;
             }
         }
@@ -111,13 +90,7 @@ impl<'a> ChainScores<'a> {
 
     /// Checks that `labels` has `n` entries, each below `L`.
     pub fn check_labels(&self, name: &str, labels: &[usize]) -> Result<()> {
-        if labels.len() != self.n {
-            return Err(OmklError::shape(
-                name,
-                format!("{} labels", self.n),
-                format!("{} labels", labels.len()),
-            ));
-        }
+        check_count(name, labels.len(), self.n, "labels", "")?;
         if let Some((i, &y)) = labels.iter().enumerate().find(|(_, &y)| y >= self.l) {
             return Err(OmklError::invalid(
                 name,
@@ -162,7 +135,7 @@ impl<'a> ChainScores<'a> {
 ///
 /// # Complexity
 /// O(len).
-fn all_finite(v: &[f64]) -> bool {
+pub(crate) fn all_finite(v: &[f64]) -> bool {
     let mut acc = [0.0f64; 8];
     let mut chunks = v.chunks_exact(8);
     for c in &mut chunks {

@@ -14,7 +14,7 @@
 //! ±1e4 (and beyond) neither overflow nor underflow to NaN.
 
 use super::chain::ChainScores;
-use crate::error::{try_resize, OmklError, Result};
+use crate::error::{check_count, try_resize, Result};
 
 /// Reusable buffers of [`forward_backward`]: `α` and `β` tables (`n × L`)
 /// and one row of length `L`.
@@ -108,13 +108,14 @@ pub fn forward_backward_pairwise(
     pair: &mut [f64],
 ) -> Result<f64> {
     let (n, l) = (chain.n, chain.l);
-    if pair.len() != (n - 1) * l * l {
-        return Err(OmklError::shape(
-            "pairwise marginals",
-            format!("{} elements ((n - 1) x L x L)", (n - 1) * l * l),
-            format!("{} elements", pair.len()),
-        ));
-    }
+    let want = (n - 1) * l * l;
+    check_count(
+        "pairwise marginals",
+        pair.len(),
+        want,
+        "elements",
+        " ((n - 1) x L x L)",
+    )?;
     run(chain, ws, node, trans, Some(pair))
 }
 
@@ -126,20 +127,14 @@ fn run(
     mut pair: Option<&mut [f64]>,
 ) -> Result<f64> {
     let (n, l) = (chain.n, chain.l);
-    if node.len() != n * l {
-        return Err(OmklError::shape(
-            "node marginals",
-            format!("{} elements (n x L)", n * l),
-            format!("{} elements", node.len()),
-        ));
-    }
-    if trans.len() != l * l {
-        return Err(OmklError::shape(
-            "transition marginals",
-            format!("{} elements (L x L)", l * l),
-            format!("{} elements", trans.len()),
-        ));
-    }
+    check_count("node marginals", node.len(), n * l, "elements", " (n x L)")?;
+    check_count(
+        "transition marginals",
+        trans.len(),
+        l * l,
+        "elements",
+        " (L x L)",
+    )?;
     try_resize("emissions", &mut ws.alpha, &[n, l], 0.0)?;
     try_resize("emissions", &mut ws.beta, &[n, l], 0.0)?;
     try_resize("transitions", &mut ws.row, &[l], 0.0)?;

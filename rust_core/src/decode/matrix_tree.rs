@@ -43,9 +43,9 @@
 //!   `e^D`), so `log Z₁ = log Z(t) − ln t` and the marginals are those of the
 //!   multi-root model at `t`, both exact to `e^−50`.
 
-use super::arcs::ArcScores;
+use super::arcs::{for_each_arc, ArcScores};
 use super::lu::{gth_factor, gth_inverse, gth_solve_left, Domain, Linear, Log};
-use crate::error::{try_resize, try_vec, OmklError, Result};
+use crate::error::{check_count, try_resize, try_vec, OmklError, Result};
 
 /// Columns whose scaled weights span at most `e^LINEAR_SPREAD` are handled
 /// in plain `f64`: every entry of the elimination then stays within
@@ -125,23 +125,19 @@ pub fn matrix_tree(
 ) -> Result<f64> {
     let n = arcs.n;
     let side = n + 1;
-    if marginals.len() != side * side {
-        return Err(OmklError::shape(
-            "marginals",
-            format!("{} elements ((n+1) x (n+1))", side * side),
-            format!("{} elements", marginals.len()),
-        ));
-    }
+    check_count(
+        "marginals",
+        marginals.len(),
+        side * side,
+        "elements",
+        " ((n+1) x (n+1))",
+    )?;
     ws.grow(n)?;
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for h in 0..side {
-        for m in 1..side {
-            if h != m {
-                lo = lo.min(arcs.arc(h, m));
-                hi = hi.max(arcs.arc(h, m));
-            }
-        }
-    }
+    for_each_arc(n, |h, m| {
+        lo = lo.min(arcs.arc(h, m));
+        hi = hi.max(arcs.arc(h, m));
+    });
     let range = hi - lo;
     if !range.is_finite() || range > MAX_RANGE {
         return Err(OmklError::invalid(
@@ -208,13 +204,9 @@ fn solve<D: Domain>(
     let side = n + 1;
     let shift = &ws.shift[..n];
     let weights = &mut ws.weights[..side * side];
-    for h in 0..side {
-        for m in 1..side {
-            if h != m {
-                weights[h * side + m] = D::from_ln(score(arcs, root_offset, h, m) - shift[m - 1]);
-            }
-        }
-    }
+    for_each_arc(n, |h, m| {
+        weights[h * side + m] = D::from_ln(score(arcs, root_offset, h, m) - shift[m - 1]);
+    });
     let weights = &ws.weights[..side * side];
     let w = |h: usize, m: usize| weights[h * side + m];
     let lap = &mut ws.lap[..n * n];

@@ -14,7 +14,7 @@
 //! labellings of the full enumeration sorted by `(-score, labelling)`.
 
 use super::chain::ChainScores;
-use crate::error::{try_resize, OmklError, Result};
+use crate::error::{check_count, try_resize, OmklError, Result};
 
 const NONE: u32 = u32::MAX;
 
@@ -137,20 +137,8 @@ pub fn viterbi_nbest(
             what: "k".to_string(),
             bytes: 16 * n as u128 * l as u128 * k as u128,
         })?;
-    if paths.len() != k * n {
-        return Err(OmklError::shape(
-            "paths",
-            format!("{} elements (k x n)", k * n),
-            format!("{} elements", paths.len()),
-        ));
-    }
-    if scores.len() != k {
-        return Err(OmklError::shape(
-            "scores",
-            format!("{k} elements"),
-            format!("{} elements", scores.len()),
-        ));
-    }
+    check_count("paths", paths.len(), k * n, "elements", " (k x n)")?;
+    check_count("scores", scores.len(), k, "elements", "")?;
     try_resize("k", &mut ws.score, &[n, l, k], 0.0)?;
     try_resize("k", &mut ws.back_label, &[n, l, k], NONE)?;
     try_resize("k", &mut ws.back_rank, &[n, l, k], NONE)?;

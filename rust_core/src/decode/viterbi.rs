@@ -7,7 +7,7 @@
 //! allocation-free.
 
 use super::chain::ChainScores;
-use crate::error::{check_nonneg, try_resize, OmklError, Result};
+use crate::error::{check_count, check_nonneg, try_resize, OmklError, Result};
 
 /// Reusable buffers of [`viterbi`]: two score rows of length `L` and the
 /// `n × L` back-pointer table. Buffers grow to the largest problem seen and
@@ -44,13 +44,7 @@ impl ViterbiWorkspace {
 }
 
 fn check_out(chain: &ChainScores<'_>, out: &[usize]) -> Result<()> {
-    if out.len() != chain.n {
-        return Err(OmklError::shape(
-            "out",
-            format!("{} elements", chain.n),
-            format!("{} elements", out.len()),
-        ));
-    }
+    check_count("out", out.len(), chain.n, "elements", "")?;
     if chain.l > u32::MAX as usize {
         return Err(OmklError::invalid("labels", "more than 2^32 - 1 labels"));
     }

@@ -53,13 +53,8 @@ impl SparseExample {
     /// # Complexity
     /// O(number of entries).
     pub fn check(&self, n_groups: usize, n_buckets: usize) -> Result<()> {
-        check_entries(
-            &self.groups,
-            &self.indices,
-            &self.values,
-            n_groups,
-            n_buckets,
-        )
+        let (g, i, v) = (&self.groups, &self.indices, &self.values);
+        check_entries(g, i, v, n_groups, n_buckets)
     }
 }
 
@@ -107,13 +102,8 @@ impl SparseBatch {
                 nnz.to_string(),
             ));
         }
-        check_entries(
-            &self.groups,
-            &self.indices,
-            &self.values,
-            n_groups,
-            n_buckets,
-        )
+        let (g, i, v) = (&self.groups, &self.indices, &self.values);
+        check_entries(g, i, v, n_groups, n_buckets)
     }
 
     /// A borrowed view of example `i` (inputs must be valid).
@@ -135,38 +125,55 @@ pub fn check_entries(
     n_groups: usize,
     n_buckets: usize,
 ) -> Result<()> {
-    if groups.len() != values.len() {
-        return Err(OmklError::shape(
-            "groups",
-            format!("length {} (as values)", values.len()),
-            groups.len().to_string(),
-        ));
-    }
-    if indices.len() != values.len() {
-        return Err(OmklError::shape(
-            "indices",
-            format!("length {} (as values)", values.len()),
-            indices.len().to_string(),
-        ));
+    for (name, len) in [("groups", groups.len()), ("indices", indices.len())] {
+        if len != values.len() {
+            return Err(OmklError::shape(
+                name,
+                format!("length {} (as values)", values.len()),
+                len.to_string(),
+            ));
+        }
     }
     crate::error::check_finite("values", values)?;
-    if let Some(i) = groups.iter().position(|&g| g as usize >= n_groups) {
-        return Err(OmklError::invalid(
-            "groups",
-            format!(
-                "expected group ids < {n_groups}, but entry {i} is {}",
-                groups[i]
-            ),
-        ));
-    }
-    if let Some(i) = indices.iter().position(|&b| b as usize >= n_buckets) {
-        return Err(OmklError::invalid(
-            "indices",
-            format!(
-                "expected indices < {n_buckets}, but entry {i} is {}",
-                indices[i]
-            ),
-        ));
+    for (name, what, ids, bound) in [
+        ("groups", "group ids", groups, n_groups),
+        ("indices", "indices", indices, n_buckets),
+    ] {
+        if let Some(i) = ids.iter().position(|&v| v as usize >= bound) {
+            return Err(OmklError::invalid(
+                name,
+                format!("expected {what} < {bound}, but entry {i} is {}", ids[i]),
+            ));
+        }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_entries_names_the_bad_array_and_entry() {
+        let msg =
+            |g: &[u32], i: &[u32], v: &[f64]| check_entries(g, i, v, 2, 8).unwrap_err().to_string();
+        assert!(check_entries(&[0, 1], &[7, 0], &[1.0, 2.0], 2, 8).is_ok());
+        assert_eq!(
+            msg(&[0], &[0, 0], &[1.0, 2.0]),
+            "shape mismatch for `groups`: expected length 2 (as values), got 1"
+        );
+        assert_eq!(
+            msg(&[0, 0], &[0], &[1.0, 2.0]),
+            "shape mismatch for `indices`: expected length 2 (as values), got 1"
+        );
+        assert_eq!(
+            msg(&[0, 2], &[0, 9], &[1.0, 2.0]),
+            "invalid value for `groups`: expected group ids < 2, but entry 1 is 2"
+        );
+        assert_eq!(
+            msg(&[0, 1], &[0, 9], &[1.0, 2.0]),
+            "invalid value for `indices`: expected indices < 8, but entry 1 is 9"
+        );
+        assert!(msg(&[0, 1], &[0, 1], &[1.0, f64::NAN]).contains("`values`"));
+    }
 }

@@ -26,7 +26,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 
-use crate::error::{OmklError, Result};
+use crate::error::{check_count, OmklError, Result};
 
 /// One syntactic word of a sentence.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -144,26 +144,21 @@ fn parse_id(id: &str) -> std::result::Result<LineId, String> {
     parse_uint(id).map(LineId::Word).ok_or_else(bad)
 }
 
-/// Reads every sentence from a buffered reader; `source_name` appears in
-/// errors. A UTF-8 byte order mark at the start is skipped. Besides the
-/// layout of each line, the reader checks that word IDs count 1, 2, ...
-/// within a sentence and that every HEAD is a word of the sentence (or 0)
-/// other than the word itself; whether the heads form a tree is checked
-/// when they are used for training ([`Sentence::gold_tree`]).
-pub fn read_conllu<R: BufRead>(reader: R, source_name: &str) -> Result<Vec<Sentence>> {
-    let mut sentences = Vec::new();
-    let mut current = Sentence::default();
-    // line of each word of `current`, to report a HEAD out of range
-    let mut word_lines: Vec<usize> = Vec::new();
-    let mut pending_id: Option<String> = None;
-    let mut line_no = 0usize;
-    let finish = |cur: &mut Sentence,
-                  lines: &mut Vec<usize>,
-                  id: &mut Option<String>,
-                  out: &mut Vec<Sentence>|
-     -> Result<()> {
-        let n = cur.tokens.len();
-        for (t, &at) in cur.tokens.iter().zip(lines.iter()) {
+/// The sentence being read, the line of each of its words (to report a
+/// HEAD out of range) and its `sent_id`.
+#[derive(Default)]
+struct Pending {
+    sentence: Sentence,
+    word_lines: Vec<usize>,
+    id: Option<String>,
+}
+
+impl Pending {
+    /// Checks the heads of the sentence read so far, moves it (if it has
+    /// words) to `out` and starts the next one.
+    fn finish(&mut self, source_name: &str, out: &mut Vec<Sentence>) -> Result<()> {
+        let n = self.sentence.tokens.len();
+        for (t, &at) in self.sentence.tokens.iter().zip(&self.word_lines) {
             if let Some(h) = t.head.filter(|&h| h > n) {
                 return Err(parse_err(
                     source_name,
@@ -172,16 +167,25 @@ pub fn read_conllu<R: BufRead>(reader: R, source_name: &str) -> Result<Vec<Sente
                 ));
             }
         }
+        let mut s = std::mem::take(self);
         if n > 0 {
-            let mut s = std::mem::take(cur);
-            s.id = id.take().unwrap_or_else(|| format!("{}", out.len() + 1));
-            out.push(s);
+            s.sentence.id = s.id.unwrap_or_else(|| format!("{}", out.len() + 1));
+            out.push(s.sentence);
         }
-        *cur = Sentence::default();
-        lines.clear();
-        *id = None;
         Ok(())
-    };
+    }
+}
+
+/// Reads every sentence from a buffered reader; `source_name` appears in
+/// errors. A UTF-8 byte order mark at the start is skipped. Besides the
+/// layout of each line, the reader checks that word IDs count 1, 2, ...
+/// within a sentence and that every HEAD is a word of the sentence (or 0)
+/// other than the word itself; whether the heads form a tree is checked
+/// when they are used for training ([`Sentence::gold_tree`]).
+pub fn read_conllu<R: BufRead>(reader: R, source_name: &str) -> Result<Vec<Sentence>> {
+    let mut sentences = Vec::new();
+    let mut current = Pending::default();
+    let mut line_no = 0usize;
     for line in reader.lines() {
         line_no += 1;
         let line = line.map_err(|e| match e.kind() {
@@ -195,21 +199,16 @@ pub fn read_conllu<R: BufRead>(reader: R, source_name: &str) -> Result<Vec<Sente
             line = line.strip_prefix('\u{feff}').unwrap_or(line);
         }
         if line.trim().is_empty() {
-            finish(
-                &mut current,
-                &mut word_lines,
-                &mut pending_id,
-                &mut sentences,
-            )?;
+            current.finish(source_name, &mut sentences)?;
             continue;
         }
-        if current.line == 0 {
-            current.line = line_no;
+        if current.sentence.line == 0 {
+            current.sentence.line = line_no;
         }
         if let Some(comment) = line.strip_prefix('#') {
             if let Some(rest) = comment.trim_start().strip_prefix("sent_id") {
                 if let Some(v) = rest.trim_start().strip_prefix('=') {
-                    pending_id = Some(v.trim().to_string());
+                    current.id = Some(v.trim().to_string());
                 }
             }
             continue;
@@ -226,11 +225,14 @@ pub fn read_conllu<R: BufRead>(reader: R, source_name: &str) -> Result<Vec<Sente
             LineId::Word(idx) => idx,
             LineId::Range | LineId::EmptyNode => continue,
         };
-        if idx != current.tokens.len() + 1 {
+        if idx != current.sentence.tokens.len() + 1 {
             return Err(parse_err(
                 source_name,
                 line_no,
-                format!("expected word ID {}, got {idx}", current.tokens.len() + 1),
+                format!(
+                    "expected word ID {}, got {idx}",
+                    current.sentence.tokens.len() + 1
+                ),
             ));
         }
         let head = match cols[6] {
@@ -256,7 +258,7 @@ pub fn read_conllu<R: BufRead>(reader: R, source_name: &str) -> Result<Vec<Sente
                 return Err(parse_err(source_name, line_no, format!("{name} is empty")));
             }
         }
-        current.tokens.push(Token {
+        current.sentence.tokens.push(Token {
             form: cols[1].to_string(),
             lemma: cols[2].to_string(),
             upos: cols[3].to_string(),
@@ -265,14 +267,9 @@ pub fn read_conllu<R: BufRead>(reader: R, source_name: &str) -> Result<Vec<Sente
             head,
             deprel: cols[7].to_string(),
         });
-        word_lines.push(line_no);
+        current.word_lines.push(line_no);
     }
-    finish(
-        &mut current,
-        &mut word_lines,
-        &mut pending_id,
-        &mut sentences,
-    )?;
+    current.finish(source_name, &mut sentences)?;
     Ok(sentences)
 }
 
@@ -291,7 +288,8 @@ pub fn read_conllu_path(path: &Path) -> Result<Vec<Sentence>> {
 }
 
 /// Writes sentences as CoNLL-U. `heads[i]` / `labels[i]`, when given, replace
-/// the HEAD / DEPREL columns of sentence `i`.
+/// the HEAD / DEPREL columns of sentence `i`; they must hold one list per
+/// sentence and one entry per word.
 pub fn write_conllu<W: Write>(
     out: &mut W,
     sentences: &[Sentence],
@@ -299,24 +297,23 @@ pub fn write_conllu<W: Write>(
     labels: Option<&[Vec<String>]>,
 ) -> Result<()> {
     let io = |e: std::io::Error| OmklError::invalid("out", e.to_string());
+    let n = sentences.len();
+    for (name, len) in [
+        ("heads", heads.map(<[_]>::len)),
+        ("labels", labels.map(<[_]>::len)),
+    ] {
+        check_count(name, len.unwrap_or(n), n, "lists", " (one per sentence)")?;
+    }
     for (i, s) in sentences.iter().enumerate() {
         let hs = heads.map(|h| &h[i]);
         let ls = labels.map(|l| &l[i]);
-        if let Some(hs) = hs {
-            if hs.len() != s.tokens.len() {
+        let words = s.tokens.len();
+        for (name, len) in [("heads", hs.map(Vec::len)), ("labels", ls.map(Vec::len))] {
+            if let Some(len) = len.filter(|&len| len != words) {
                 return Err(OmklError::shape(
-                    format!("heads[{i}]"),
-                    format!("{} heads", s.tokens.len()),
-                    format!("{}", hs.len()),
-                ));
-            }
-        }
-        if let Some(ls) = ls {
-            if ls.len() != s.tokens.len() {
-                return Err(OmklError::shape(
-                    format!("labels[{i}]"),
-                    format!("{} labels", s.tokens.len()),
-                    format!("{}", ls.len()),
+                    format!("{name}[{i}]"),
+                    format!("{words} {name}"),
+                    len.to_string(),
                 ));
             }
         }
@@ -394,6 +391,17 @@ mod tests {
         let mut out = Vec::new();
         let heads = vec![vec![3, 3, 0], vec![0]];
         write_conllu(&mut out, &s, Some(&heads), None).unwrap();
+        let labels = vec![vec!["dep".to_string(); 3]];
+        let e = write_conllu(&mut Vec::new(), &s, Some(&heads), Some(&labels)).unwrap_err();
+        assert!(e.to_string().contains("`labels`: expected 2 lists"), "{e}");
+        let e = write_conllu(&mut Vec::new(), &s, Some(&heads[..1]), None).unwrap_err();
+        assert!(e.to_string().contains("`heads`: expected 2 lists"), "{e}");
+        let short = vec![vec![3, 3], vec![0]];
+        let e = write_conllu(&mut Vec::new(), &s, Some(&short), None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "shape mismatch for `heads[0]`: expected 3 heads, got 2"
+        );
         let back = read_conllu_str(std::str::from_utf8(&out).unwrap(), "o").unwrap();
         let strip = |v: &[Sentence]| -> Vec<(String, Vec<Token>)> {
             v.iter().map(|s| (s.id.clone(), s.tokens.clone())).collect()

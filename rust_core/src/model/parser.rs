@@ -54,13 +54,15 @@ impl ArcParser {
     /// Sets the pruner's score margin (see [`ArcPruner`]); an error when
     /// there is no pruner.
     pub fn set_pruner_margin(&mut self, margin: f64) -> Result<()> {
-        match self.pruner.as_deref_mut() {
-            Some(p) => p.set_margin(margin),
-            None => Err(OmklError::invalid(
-                "prune_margin",
-                "the parser has no pruner (prune_k = 0)",
-            )),
-        }
+        self.pruner_or("prune_margin", " (prune_k = 0)")?
+            .set_margin(margin)
+    }
+
+    /// The pruner, or an error naming `name` when there is none.
+    fn pruner_or(&mut self, name: &str, note: &str) -> Result<&mut ArcPruner> {
+        self.pruner
+            .as_deref_mut()
+            .ok_or_else(|| OmklError::invalid(name, format!("the parser has no pruner{note}")))
     }
 
     /// One first-pass epoch of the pruner (an error when there is none).
@@ -69,21 +71,13 @@ impl ArcParser {
         sents: &[(ParserInput, Vec<usize>)],
         tick: &mut dyn FnMut(usize) -> Result<()>,
     ) -> Result<f64> {
-        match self.pruner.as_deref_mut() {
-            Some(p) => p.fit_epoch(sents, tick),
-            None => Err(OmklError::invalid(
-                "prune_k",
-                "the parser has no pruner (prune_k = 0)",
-            )),
-        }
+        self.pruner_or("prune_k", " (prune_k = 0)")?
+            .fit_epoch(sents, tick)
     }
 
     /// First-pass steps on a chunk of sentences (no epoch end).
     pub fn fit_pruner_chunk(&mut self, sents: &[(&ParserInput, Vec<usize>)]) -> Result<f64> {
-        let p = self
-            .pruner
-            .as_deref_mut()
-            .ok_or_else(|| OmklError::invalid("prune_k", "the parser has no pruner"))?;
+        let p = self.pruner_or("prune_k", "")?;
         let mut total = 0.0;
         for (s, h) in sents {
             total += p.learn_one(s, h)?;
@@ -93,11 +87,7 @@ impl ArcParser {
 
     /// Ends a first-pass epoch (the pruner is used from then on).
     pub fn end_pruner_epoch(&mut self) -> Result<()> {
-        let p = self
-            .pruner
-            .as_deref_mut()
-            .ok_or_else(|| OmklError::invalid("prune_k", "the parser has no pruner"))?;
-        p.model_mut().end_epoch();
+        self.pruner_or("prune_k", "")?.model_mut().end_epoch();
         Ok(())
     }
 

@@ -81,14 +81,20 @@ pub fn check_tree(heads: &[usize], sentence_id: &str) -> Result<()> {
 
 /// Checks that `heads` has one head per word of `sent` and forms a tree.
 pub(super) fn check_gold(sent: &ParserInput, heads: &[usize]) -> Result<()> {
-    if heads.len() != sent.words.len() {
+    check_heads(sent.words.len(), heads, &sent.id)
+}
+
+/// Checks that `heads` has one head per word of the sentence `id` of
+/// `n_words` words and forms a tree.
+pub(super) fn check_heads(n_words: usize, heads: &[usize], id: &str) -> Result<()> {
+    if heads.len() != n_words {
         return Err(OmklError::shape(
             "heads",
-            format!("{} heads for sentence {:?}", sent.words.len(), sent.id),
+            format!("{n_words} heads for sentence {id:?}"),
             heads.len().to_string(),
         ));
     }
-    check_tree(heads, &sent.id)
+    check_tree(heads, id)
 }
 
 /// A sentence prepared for the parser.
@@ -100,13 +106,15 @@ pub struct ParserInput {
 
 /// An empty sentence has no tree to predict.
 pub(super) fn check_nonempty(sent: &ParserInput) -> Result<()> {
-    if sent.words.is_empty() {
+    check_words(sent.words.len(), &sent.id)
+}
+
+/// Errors when the sentence `id` has no words.
+pub(super) fn check_words(n_words: usize, id: &str) -> Result<()> {
+    if n_words == 0 {
         return Err(OmklError::invalid(
             "sentence",
-            format!(
-                "sentence {:?} is empty; expected at least one word",
-                sent.id
-            ),
+            format!("sentence {id:?} is empty; expected at least one word"),
         ));
     }
     Ok(())

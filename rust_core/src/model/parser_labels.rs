@@ -31,6 +31,7 @@ use crate::features::Grouping;
 use crate::learner::named::NamedLearner;
 use crate::learner::{Alg1Config, Loss, Schedule, Target};
 use crate::model::conllu::Token;
+use crate::model::parser_input::{check_heads, check_words};
 use crate::prox::Regularizer;
 
 /// Buckets of the one hashed feature table. Every feature of the label
@@ -132,20 +133,8 @@ impl ArcLabeler {
     }
 
     fn check(toks: &[Token], heads: &[usize], id: &str) -> Result<()> {
-        if toks.is_empty() {
-            return Err(OmklError::invalid(
-                "sentence",
-                format!("sentence {id:?} is empty; expected at least one word"),
-            ));
-        }
-        if heads.len() != toks.len() {
-            return Err(OmklError::shape(
-                "heads",
-                format!("{} heads for sentence {id:?}", toks.len()),
-                heads.len().to_string(),
-            ));
-        }
-        crate::model::parser_input::check_tree(heads, id)
+        check_words(toks.len(), id)?;
+        check_heads(toks.len(), heads, id)
     }
 
     /// One Alg. 1 round per word on the tree `heads` with the gold relations

@@ -400,11 +400,6 @@ impl<'a> ArcSlots<'a> {
         self.lists.arcs()
     }
 
-    /// The per-sentence feature extractor the slots were computed with.
-    pub fn featurizer(&self) -> &ArcFeaturizer<'a> {
-        &self.fz
-    }
-
     /// Bytes held by the slot lists (a measure of the per-sentence cost).
     pub fn heap_bytes(&self) -> usize {
         self.lists.heap_bytes()

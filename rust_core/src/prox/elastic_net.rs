@@ -1,7 +1,6 @@
 //! Elastic-net MKL: `λ [ρ Σ_g ‖x_g‖ + (1 − ρ)/2 Σ_g ‖x_g‖²]`.
 
-use super::groups::check_grouped;
-use super::reduction::prox_by_group_norms;
+use super::reduction::prox_by_group_norms_checked;
 use crate::error::{check_nonneg, OmklError, Result};
 
 /// In place, `x ← prox_{τ[ρ Σ‖x_g‖ + (1−ρ)/2 Σ‖x_g‖²]}(x)`. Each group norm
@@ -25,9 +24,7 @@ pub fn prox_elastic_net_mkl(
 ) -> Result<()> {
     check_nonneg("tau", tau)?;
     check_l1_ratio(l1_ratio)?;
-    check_grouped(x, offsets)?;
-    prox_by_group_norms(x, offsets, |n| elastic_net_norms(n, tau, l1_ratio));
-    Ok(())
+    prox_by_group_norms_checked(x, offsets, |n| elastic_net_norms(n, tau, l1_ratio))
 }
 
 /// Returns an error unless `0 ≤ ρ ≤ 1`.

@@ -1,7 +1,6 @@
 //! The group lasso (ℓ2,1 norm) `τ Σ_g ‖x_g‖₂`: block soft-thresholding.
 
-use super::groups::check_grouped;
-use super::reduction::prox_by_group_norms;
+use super::reduction::prox_by_group_norms_checked;
 use crate::error::{check_nonneg, Result};
 
 /// In place, `x ← prox_{τ Σ_g ‖·_g‖}(x)`: each group is scaled by
@@ -18,9 +17,7 @@ use crate::error::{check_nonneg, Result};
 /// ```
 pub fn prox_group_lasso(x: &mut [f64], offsets: &[usize], tau: f64) -> Result<()> {
     check_nonneg("tau", tau)?;
-    check_grouped(x, offsets)?;
-    prox_by_group_norms(x, offsets, |n| shrink_norms(n, tau));
-    Ok(())
+    prox_by_group_norms_checked(x, offsets, |n| shrink_norms(n, tau))
 }
 
 /// On a vector of norms (≥ 0), `n ← max(0, n − τ)`: the prox of `τ‖·‖₁`

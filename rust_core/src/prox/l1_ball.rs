@@ -3,7 +3,7 @@
 use super::groups::check_x;
 use super::l1::soft_threshold_unchecked;
 use super::squared_l1::ThresholdMethod;
-use super::threshold::{support_candidates, threshold_by_select, threshold_by_sort, L1BallRule};
+use super::threshold::{threshold, L1BallRule};
 use crate::error::{check_nonneg, Result};
 
 /// In place, `x ← argmin_{‖u‖₁ ≤ r} ‖u − x‖₂`: unchanged when already
@@ -49,14 +49,5 @@ pub fn l1_ball_threshold(x: &[f64], radius: f64, method: ThresholdMethod) -> f64
     if radius == 0.0 {
         return x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     }
-    let rule = L1BallRule { radius };
-    // One linear pass drops the entries that cannot be in the support
-    // (see `support_candidates`); the threshold search runs on the rest.
-    let mut a = Vec::new();
-    support_candidates(x.iter().map(|v| v.abs()), rule, &mut a);
-    match method {
-        ThresholdMethod::Sort => threshold_by_sort(&mut a, rule),
-        ThresholdMethod::Select => threshold_by_select(&mut a, rule),
-    }
-    .max(0.0)
+    threshold(x, L1BallRule { radius }, method).max(0.0)
 }

@@ -2,9 +2,8 @@
 //! Prop. 1: project the vector of group norms onto the ℓ1 ball, then rescale
 //! each group.
 
-use super::groups::check_grouped;
 use super::l1_ball::project_l1_ball_unchecked;
-use super::reduction::prox_by_group_norms;
+use super::reduction::prox_by_group_norms_checked;
 use super::squared_l1::ThresholdMethod;
 use crate::error::{check_nonneg, Result};
 
@@ -22,9 +21,7 @@ use crate::error::{check_nonneg, Result};
 /// ```
 pub fn project_l21_ball(x: &mut [f64], offsets: &[usize], radius: f64) -> Result<()> {
     check_nonneg("radius", radius)?;
-    check_grouped(x, offsets)?;
-    prox_by_group_norms(x, offsets, |n| {
+    prox_by_group_norms_checked(x, offsets, |n| {
         project_l1_ball_unchecked(n, radius, ThresholdMethod::Sort)
-    });
-    Ok(())
+    })
 }

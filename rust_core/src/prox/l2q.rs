@@ -8,8 +8,7 @@
 //! or fails to shrink it enough, so it converges for every q ≥ 1, including
 //! q close to 1 (where the root can be subnormal) and large q.
 
-use super::groups::check_grouped;
-use super::reduction::prox_by_group_norms;
+use super::reduction::prox_by_group_norms_checked;
 use crate::error::{check_nonneg, OmklError, Result};
 
 /// In place, `x ← prox_{τ Σ_g ‖·_g‖^q}(x)`.
@@ -28,9 +27,7 @@ use crate::error::{check_nonneg, OmklError, Result};
 pub fn prox_l2q(x: &mut [f64], offsets: &[usize], tau: f64, q: f64) -> Result<()> {
     check_nonneg("tau", tau)?;
     check_q(q)?;
-    check_grouped(x, offsets)?;
-    prox_by_group_norms(x, offsets, |n| l2q_norms(n, tau, q));
-    Ok(())
+    prox_by_group_norms_checked(x, offsets, |n| l2q_norms(n, tau, q))
 }
 
 /// Returns an error unless `q` is finite and `q ≥ 1`.

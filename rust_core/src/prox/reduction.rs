@@ -2,7 +2,28 @@
 //! non-decreasing in each argument, `prox_Ω(x)_g = prox_ψ(n)_g · x_g / ‖x_g‖`
 //! where `n` is the vector of group norms.
 
-use super::groups::group_norms_into;
+use super::groups::{check_grouped, group_norms_into};
+use crate::error::Result;
+
+/// [`prox_by_group_norms`] after checking `x` and `offsets`
+/// ([`check_grouped`]).
+///
+/// # Example
+/// ```
+/// use omkl_core::prox::reduction::prox_by_group_norms_checked;
+/// let mut x = [6.0, 8.0];
+/// prox_by_group_norms_checked(&mut x, &[0, 2], |n| n[0] /= 2.0).unwrap();
+/// assert_eq!(x, [3.0, 4.0]);
+/// assert!(prox_by_group_norms_checked(&mut x, &[0, 3], |_| ()).is_err());
+/// ```
+pub fn prox_by_group_norms_checked<F>(x: &mut [f64], offsets: &[usize], prox_norms: F) -> Result<()>
+where
+    F: FnOnce(&mut [f64]),
+{
+    check_grouped(x, offsets)?;
+    prox_by_group_norms(x, offsets, prox_norms);
+    Ok(())
+}
 
 /// In place, `x ← prox_Ω(x)` given `prox_norms`, which maps the vector of
 /// group norms to `prox_ψ` of it (in place; input and output ≥ 0). Groups

@@ -8,6 +8,7 @@ use super::group_lasso::shrink_norms;
 use super::groups::{check_grouped, check_offsets, group_norms, norm2};
 use super::l1::soft_threshold_unchecked;
 use super::l1_ball::project_l1_ball_unchecked;
+use super::l2_squared::prox_l2_squared_unchecked;
 use super::l2q::{check_q, l2q_norms};
 use super::reduction::prox_by_group_norms;
 use super::sparse_group_lasso::prox_sparse_group_lasso_unchecked;
@@ -63,7 +64,7 @@ impl Regularizer {
             | Regularizer::SquaredL21 { lam } => check_nonneg("lam", *lam),
             Regularizer::WeightedSquaredL21 { lam, weights } => {
                 check_nonneg("lam", *lam)?;
-                check_weights(weights, n_groups)
+                check_weights("weights", weights, n_groups)
             }
             Regularizer::ElasticNetMkl { lam, l1_ratio } => {
                 check_nonneg("lam", *lam)?;
@@ -124,10 +125,7 @@ impl Regularizer {
 
     fn prox_norms_unchecked(&self, n: &mut [f64], eta: f64) -> Result<()> {
         match self {
-            Regularizer::L2Squared { lam } => {
-                let s = 1.0 / (1.0 + eta * lam);
-                n.iter_mut().for_each(|v| *v *= s);
-            }
+            Regularizer::L2Squared { lam } => prox_l2_squared_unchecked(n, eta * lam),
             Regularizer::GroupLasso { lam } => shrink_norms(n, eta * lam),
             Regularizer::SquaredL21 { lam } => {
                 prox_squared_l1_unchecked(n, eta * lam, ThresholdMethod::Sort)
@@ -181,10 +179,7 @@ impl Regularizer {
             Regularizer::L1Ball { radius } => {
                 project_l1_ball_unchecked(x, *radius, ThresholdMethod::Sort)
             }
-            Regularizer::L2Squared { lam } => {
-                let s = 1.0 / (1.0 + eta * lam);
-                x.iter_mut().for_each(|v| *v *= s);
-            }
+            Regularizer::L2Squared { lam } => prox_l2_squared_unchecked(x, eta * lam),
             _ => {
                 let mut result = Ok(());
                 prox_by_group_norms(x, offsets, |n| {

@@ -7,32 +7,9 @@
 
 use super::groups::check_x;
 use super::l1::soft_threshold_unchecked;
-use super::threshold::{support_candidates, threshold_by_select, threshold_by_sort, SquaredL1Rule};
-use crate::error::{check_nonneg, OmklError, Result};
-
-/// How to find the threshold.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum ThresholdMethod {
-    /// Sort the magnitudes (Alg. 2 of the paper). O(p log p).
-    #[default]
-    Sort,
-    /// Randomised pivot selection (Duchi et al. 2008). Expected O(p).
-    Select,
-}
-
-impl std::str::FromStr for ThresholdMethod {
-    type Err = OmklError;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "sort" => Ok(ThresholdMethod::Sort),
-            "select" => Ok(ThresholdMethod::Select),
-            _ => Err(OmklError::invalid(
-                "method",
-                format!("expected \"sort\" or \"select\", got {s:?}"),
-            )),
-        }
-    }
-}
+pub use super::threshold::ThresholdMethod;
+use super::threshold::{threshold, SquaredL1Rule};
+use crate::error::{check_nonneg, Result};
 
 /// In place, `x ← prox_{(τ/2)‖·‖₁²}(x)`.
 ///
@@ -65,19 +42,7 @@ pub fn squared_l1_threshold(x: &[f64], tau: f64, method: ThresholdMethod) -> f64
     if tau == 0.0 {
         return 0.0;
     }
-    let rule = SquaredL1Rule { inv_tau: 1.0 / tau };
-    // One linear pass drops the entries that cannot be in the support
-    // (see `support_candidates`); the threshold search runs on the rest.
-    let mut a = Vec::new();
-    support_candidates(x.iter().map(|v| v.abs()), rule, &mut a);
-    if a.is_empty() {
-        // Only reachable when every entry is zero.
-        return 0.0;
-    }
-    match method {
-        ThresholdMethod::Sort => threshold_by_sort(&mut a, rule),
-        ThresholdMethod::Select => threshold_by_select(&mut a, rule),
-    }
+    threshold(x, SquaredL1Rule { inv_tau: 1.0 / tau }, method)
 }
 
 /// In place, the prox of the squared ℓ2,1 norm `(τ/2)(Σ_g ‖x_g‖)²` (the
@@ -95,9 +60,7 @@ pub fn squared_l1_threshold(x: &[f64], tau: f64, method: ThresholdMethod) -> f64
 /// ```
 pub fn prox_squared_l21(x: &mut [f64], offsets: &[usize], tau: f64) -> Result<()> {
     check_nonneg("tau", tau)?;
-    super::groups::check_grouped(x, offsets)?;
-    super::reduction::prox_by_group_norms(x, offsets, |n| {
+    super::reduction::prox_by_group_norms_checked(x, offsets, |n| {
         prox_squared_l1_unchecked(n, tau, ThresholdMethod::Sort)
-    });
-    Ok(())
+    })
 }

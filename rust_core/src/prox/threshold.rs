@@ -8,6 +8,56 @@
 //! the longest prefix of the magnitudes sorted in decreasing order with
 //! `a_k > θ(S_k, k)`, and this condition holds on a prefix only.
 
+use crate::error::{OmklError, Result};
+
+/// How to find the threshold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ThresholdMethod {
+    /// Sort the magnitudes (Alg. 2 of the paper). O(p log p).
+    #[default]
+    Sort,
+    /// Randomised pivot selection (Duchi et al. 2008). Expected O(p).
+    Select,
+}
+
+impl std::str::FromStr for ThresholdMethod {
+    type Err = OmklError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "sort" => Ok(ThresholdMethod::Sort),
+            "select" => Ok(ThresholdMethod::Select),
+            _ => Err(OmklError::invalid(
+                "method",
+                format!("expected \"sort\" or \"select\", got {s:?}"),
+            )),
+        }
+    }
+}
+
+/// The threshold θ of `rule` on the magnitudes of `x`: one linear pass
+/// ([`support_candidates`]) drops the entries that cannot be in the
+/// support, then `method` searches the rest ([`threshold_by_sort`] or
+/// [`threshold_by_select`]). 0 when no entry is in the support.
+///
+/// # Complexity
+/// O(p) plus O(c log c) for sorting (expected O(c) for selection) the `c`
+/// surviving candidates.
+///
+/// # Example
+/// ```
+/// use omkl_core::prox::{squared_l1::ThresholdMethod, threshold::{threshold, SquaredL1Rule}};
+/// let rule = SquaredL1Rule { inv_tau: 1.0 };
+/// assert_eq!(threshold(&[-3.0, 1.0], rule, ThresholdMethod::Select), 1.5);
+/// ```
+pub fn threshold<R: ThresholdRule>(x: &[f64], rule: R, method: ThresholdMethod) -> f64 {
+    let mut a = Vec::new();
+    support_candidates(x.iter().map(|v| v.abs()), rule, &mut a);
+    match method {
+        ThresholdMethod::Sort => threshold_by_sort(&mut a, rule),
+        ThresholdMethod::Select => threshold_by_select(&mut a, rule),
+    }
+}
+
 /// A threshold rule: `θ(S, k)` for a candidate support of `k` elements whose
 /// magnitudes sum to `S`.
 pub trait ThresholdRule: Copy {

@@ -27,19 +27,14 @@ use crate::error::{check_finite, check_nonneg, OmklError, Result};
 pub fn prox_weighted_squared_l1(x: &mut [f64], d: &[f64], tau: f64) -> Result<()> {
     check_nonneg("tau", tau)?;
     check_x(x)?;
-    check_weights_named("d", d, x.len())?;
+    check_weights("d", d, x.len())?;
     prox_weighted_squared_l1_unchecked(x, d, tau);
     Ok(())
 }
 
-/// Returns an error unless `d` has length `n` and every weight is finite
-/// and ≥ 0.
-pub fn check_weights(d: &[f64], n: usize) -> Result<()> {
-    check_weights_named("weights", d, n)
-}
-
-/// [`check_weights`] with the errors naming `name`.
-pub fn check_weights_named(name: &str, d: &[f64], n: usize) -> Result<()> {
+/// Returns an error naming `name` unless `d` has length `n` and every
+/// weight is finite and ≥ 0.
+pub fn check_weights(name: &str, d: &[f64], n: usize) -> Result<()> {
     if d.len() != n {
         return Err(OmklError::shape(
             name,
