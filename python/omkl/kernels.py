@@ -12,7 +12,8 @@ elementwise map):
 ========================  ==================================================
 
 Normalised kernels are ``K(x, x') / sqrt(K(x, x) K(x', x'))`` (0 when the
-normaliser is 0).
+normaliser is 0). The parameters are rounded to float32 as well: an
+``offset`` below about 1e-45 counts as 0.
 
 Bad input raises ``ValueError`` naming the argument (NaN or infinite entries,
 entries or a polynomial degree so large that float32 values would overflow);

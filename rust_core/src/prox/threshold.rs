@@ -52,9 +52,33 @@ impl std::str::FromStr for ThresholdMethod {
 pub fn threshold<R: ThresholdRule>(x: &[f64], rule: R, method: ThresholdMethod) -> f64 {
     let mut a = Vec::new();
     support_candidates(x.iter().map(|v| v.abs()), rule, &mut a);
-    match method {
+    let theta = match method {
         ThresholdMethod::Sort => threshold_by_sort(&mut a, rule),
         ThresholdMethod::Select => threshold_by_select(&mut a, rule),
+    };
+    refine(&a, rule, theta)
+}
+
+/// `θ(S, k)` again over the support `{a > θ}`, with `S` summed by
+/// Neumaier's compensated summation: the searches sum in whatever order
+/// they visit the entries, and under a huge `τ` the prox's output
+/// `|x_i| − θ` is a small difference, whose relative error is that of `θ`
+/// times `|x_i| / (|x_i| − θ)`.
+///
+/// # Complexity
+/// O(len(a)).
+fn refine<R: ThresholdRule>(a: &[f64], rule: R, theta: f64) -> f64 {
+    let (mut s, mut c, mut k) = (0.0f64, 0.0f64, 0usize);
+    for &v in a.iter().filter(|&&v| v > theta) {
+        let t = s + v;
+        c += if s.abs() >= v.abs() { (s - t) + v } else { (v - t) + s };
+        s = t;
+        k += 1;
+    }
+    if k == 0 {
+        theta
+    } else {
+        rule.theta(s + c, k)
     }
 }
 
