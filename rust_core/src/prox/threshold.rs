@@ -71,7 +71,11 @@ fn refine<R: ThresholdRule>(a: &[f64], rule: R, theta: f64) -> f64 {
     let (mut s, mut c, mut k) = (0.0f64, 0.0f64, 0usize);
     for &v in a.iter().filter(|&&v| v > theta) {
         let t = s + v;
-        c += if s.abs() >= v.abs() { (s - t) + v } else { (v - t) + s };
+        c += if s.abs() >= v.abs() {
+            (s - t) + v
+        } else {
+            (v - t) + s
+        };
         s = t;
         k += 1;
     }
