@@ -81,11 +81,10 @@ def omkl_child(fold: int, row_name: str, C: float, eta0: float, epochs: int) -> 
     from omkl.experiments.ocr import (
         ROWS,
         Corpus,
-        decode,
-        emission_scores,
         fold_grams,
         kernel_bases,
         make_split,
+        other_folds_accuracy,
         train,
     )
 
@@ -102,18 +101,14 @@ def omkl_child(fold: int, row_name: str, C: float, eta0: float, epochs: int) -> 
     model = train(fg, row, make_split(corpus, words, local), C, eta0, epochs)
     update_s, train_cpu_s = time.perf_counter() - t1, time.process_time() - c0
     t2 = time.perf_counter()
-    test_words = np.flatnonzero(corpus.folds != fold)
-    chars = corpus.chars_of(test_words)
-    uniq, where = np.unique(corpus.char_input[chars], return_inverse=True)
-    em = emission_scores(corpus, fg, row, model, uniq)[where.ravel()]
-    pred = decode(model, em, corpus.word_offsets(test_words))
+    accuracy = other_folds_accuracy(corpus, fg, row, model, fold)
     return {
         "train_s": gram_s + update_s,
         "train_cpu_s": train_cpu_s,
         "gram_s": gram_s,
         "update_s": update_s,
         "test_s": time.perf_counter() - t2,
-        "accuracy": float((pred == corpus.char_label[chars]).mean()),
+        "accuracy": accuracy,
     }
 
 

@@ -57,20 +57,10 @@ fn config(
     loss: StreamLoss,
 ) -> StreamMklConfig {
     StreamMklConfig {
-        kernels,
         explicit_groups: explicit,
         chain,
         loss,
-        regularizer: Regularizer::SquaredL21 { lam: 0.05 },
-        schedule: Schedule::InvSqrt { eta0: 0.5 },
-        cost: 1.0,
-        average: false,
-        radius: None,
-        max_support: None,
-        history_every: 0,
-        skip_zeros: true,
-        passive_aggressive: false,
-        transition_lam: None,
+        ..StreamMklConfig::multiclass(kernels, 0.05, 0.5)
     }
 }
 

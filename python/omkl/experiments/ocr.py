@@ -637,6 +637,20 @@ def heldout_accuracy(model: dict[str, Any], fg: FoldGrams, split: Split) -> floa
     return float((pred == split.labels).mean())
 
 
+def other_folds_accuracy(
+    corpus: Corpus, fg: FoldGrams, row: Row, model: dict[str, Any], fold: int
+) -> float:
+    """Character accuracy of ``model`` (trained on ``fold``) on the words of
+    every other fold: emission scores of each distinct test input once,
+    then Viterbi per word."""
+    test_words = np.flatnonzero(corpus.folds != fold)
+    chars = corpus.chars_of(test_words)
+    uniq, where = np.unique(corpus.char_input[chars], return_inverse=True)
+    em = emission_scores(corpus, fg, row, model, uniq)[where.ravel()]
+    pred = decode(model, em, corpus.word_offsets(test_words))
+    return float((pred == corpus.char_label[chars]).mean())
+
+
 def emission_scores(
     corpus: Corpus,
     fg: FoldGrams,
@@ -755,12 +769,7 @@ def run_fold(
     update = time.perf_counter() - t1
 
     t2 = time.perf_counter()
-    test_words = np.flatnonzero(corpus.folds != fold)
-    chars = corpus.chars_of(test_words)
-    uniq, where = np.unique(corpus.char_input[chars], return_inverse=True)
-    em = emission_scores(corpus, fg, row, model, uniq)[where.ravel()]
-    pred = decode(model, em, corpus.word_offsets(test_words))
-    accuracy = float((pred == corpus.char_label[chars]).mean())
+    accuracy = other_folds_accuracy(corpus, fg, row, model, fold)
     test = time.perf_counter() - t2
     return FoldResult(
         fold=fold,
