@@ -386,4 +386,30 @@ mod tests {
         }
         assert_eq!(NamedLearner::from_bytes(&edited(&m, |_| {})).unwrap(), m);
     }
+
+    /// Bytes as earlier versions wrote them (a group zeroed with scale 0,
+    /// accumulators with `last ≠ 0`) load to the same running sums.
+    #[test]
+    fn zeroed_groups_and_shifted_accumulators_load_to_the_same_averages() {
+        let m = trained();
+        let w = m.model().weights();
+        let (avg, per) = (w.averaged_dense(), w.n_buckets() * w.n_outputs());
+        let data = edited(&m, |v| {
+            let g = &mut v["groups"][0];
+            g["scale"] = 0.0.into();
+            let n = g["raw"].as_array().unwrap().len();
+            assert!((0..n).any(|i| g["raw"][i].as_f64() != Some(0.0)));
+            for i in 0..n {
+                let (raw, acc) = (g["raw"][i].as_f64().unwrap(), g["acc"][i].as_f64().unwrap());
+                g["last"][i] = 0.75.into();
+                g["acc"][i] = (acc + raw * 0.75).into();
+            }
+        });
+        let back = NamedLearner::from_bytes(&data).unwrap();
+        let w = back.model().weights();
+        assert!(w.dense()[..per].iter().all(|&v| v == 0.0));
+        for (a, b) in w.averaged_dense().iter().zip(&avg) {
+            assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "{a} vs {b}");
+        }
+    }
 }
