@@ -7,12 +7,18 @@
 //! output (see [`super::tiles`]). Tiles run in parallel on the rayon pool.
 //! The symmetric case ([`gram_symmetric`]) computes only the tiles on and
 //! above the diagonal and writes each also to its mirror place.
+//!
+//! Several Gram matrices of the same inputs come from one shared GEMM
+//! ([`gram_many`]): every kernel of [`Kernel`] is a function of `⟨x, y⟩`,
+//! `‖x‖²` and `‖y‖²`, so the inner products, the dominant O(n m d) cost, are
+//! computed once per tile and mapped to each kernel while the tile is in
+//! cache. [`gram`] and [`gram_symmetric`] are the case of one kernel.
 
 pub(crate) use super::finite::check_finite_f32;
 use super::map::Prepared;
 use super::tiles::{fill_rect, fill_symmetric, Job, Mapped};
 use super::Kernel;
-use crate::error::{try_resize, try_vec, OmklError, Result};
+use crate::error::{alloc_len, try_vec, OmklError, Result};
 
 /// Checks that `x` is a finite row-major `n × d` matrix with `n, d >= 1`.
 pub(crate) fn check_matrix(name: &str, x: &[f32], n: usize, d: usize) -> Result<()> {
@@ -117,36 +123,14 @@ pub fn gram(
     ny: usize,
     d: usize,
 ) -> Result<Vec<f32>> {
-    let mut out = Vec::new();
-    gram_into(kernel, x, nx, y, ny, d, &mut out)?;
-    Ok(out)
+    let mut outs = gram_many(std::slice::from_ref(kernel), x, nx, y, ny, d)?;
+    Ok(outs.swap_remove(0))
 }
 
-/// [`gram`] writing into `out`, which is resized to `nx · ny` (reuse the
-/// buffer to compute a large test-versus-train matrix block by block).
-pub fn gram_into(
-    kernel: &Kernel,
-    x: &[f32],
-    nx: usize,
-    y: &[f32],
-    ny: usize,
-    d: usize,
-    out: &mut Vec<f32>,
-) -> Result<()> {
-    kernel.check()?;
-    check_matrix("X", x, nx, d)?;
-    check_matrix("Y", y, ny, d)?;
-    out.clear();
-    try_resize("Y", out, &[nx, ny], 0.0)?;
-    let (job, _) = job(std::slice::from_ref(kernel), x, nx, Some((y, ny)), d);
-    fill_rect(&job, &mut [out.as_mut_slice()]);
-    Ok(())
-}
-
-/// [`gram_into`] for inputs already checked (finite, `x.len() == nx · d`,
+/// [`gram`] into `out` (resized to `nx · ny`) for inputs already checked (finite, `x.len() == nx · d`,
 /// `y.len() == ny · d`, `nx, ny >= 1`) whose squared norms are known:
 /// no validation pass and no norm pass over `y`. Same values as
-/// [`gram_into`] (the norms are summed the same way).
+/// [`gram`] (the norms are summed the same way).
 ///
 /// # Complexity
 /// O(nx · ny · d) flops in GEMM plus O(nx · ny) kernel evaluations.
@@ -189,11 +173,106 @@ pub(crate) fn gram_into_with_norms(
 /// assert!((k[1] - (-1.0f32).exp()).abs() < 1e-6);
 /// ```
 pub fn gram_symmetric(kernel: &Kernel, x: &[f32], n: usize, d: usize) -> Result<Vec<f32>> {
-    kernel.check()?;
-    check_matrix("X", x, n, d)?;
-    let mut out = try_vec("X", &[n, n], 0.0f32)?;
-    let (job, norms) = job(std::slice::from_ref(kernel), x, n, None, d);
-    let diag: Vec<f32> = norms.iter().map(|&v| job.kernels[0].prep.diag(v)).collect();
-    fill_symmetric(&job, &[diag], &mut [&mut out]);
-    Ok(out)
+    let mut outs = gram_many_symmetric(std::slice::from_ref(kernel), x, n, d)?;
+    Ok(outs.swap_remove(0))
+}
+
+/// The Gram matrices `K_k[i, j] = K_k(x_i, y_j)` of `x` (`nx × d`) and `y`
+/// (`ny × d`), row-major f32, one `nx × ny` matrix per kernel, from one
+/// GEMM of inner products.
+///
+/// Errors name the bad kernel hyperparameter, an empty `kernels` list, or
+/// `X`/`Y` when empty, non-finite or of the wrong length.
+///
+/// # Complexity
+/// O(nx · ny · d) GEMM flops once, plus O(nx · ny) per kernel; memory is
+/// the outputs only.
+///
+/// # Example
+/// ```
+/// use omkl_core::kernel::{gram, gram_many, Kernel};
+/// let x = [0.0f32, 1.0, 1.0, 1.0, 2.0, 0.5];
+/// let ks = [Kernel::Linear { normalize: false }, Kernel::Gaussian { sigma2: 2.0 }];
+/// let gs = gram_many(&ks, &x, 3, &x[..4], 2, 2).unwrap();
+/// assert_eq!(gs.len(), 2);
+/// assert_eq!(gs[1], gram(&ks[1], &x, 3, &x[..4], 2, 2).unwrap());
+/// ```
+pub fn gram_many(
+    kernels: &[Kernel],
+    x: &[f32],
+    nx: usize,
+    y: &[f32],
+    ny: usize,
+    d: usize,
+) -> Result<Vec<Vec<f32>>> {
+    let (mut outs, job, _) = start(kernels, x, nx, Some((y, ny)), d)?;
+    let mut views: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+    fill_rect(&job, &mut views);
+    Ok(outs)
+}
+
+/// The symmetric Gram matrices `K_k[i, j] = K_k(x_i, x_j)` of `x`
+/// (`n × d`), one `n × n` matrix per kernel, from one GEMM over the tiles
+/// on and above the diagonal. Each equals [`super::gram_symmetric`] for
+/// that kernel: exactly symmetric with an exact diagonal.
+///
+/// # Complexity
+/// About half of [`gram_many`]'s flops.
+///
+/// # Example
+/// ```
+/// use omkl_core::kernel::{gram_many_symmetric, gram_symmetric, Kernel};
+/// let x = [0.0f32, 1.0, 1.0, 1.0, 2.0, 0.5];
+/// let ks = [Kernel::Gaussian { sigma2: 2.0 }, Kernel::B1Spline { h: 2.0 }];
+/// let gs = gram_many_symmetric(&ks, &x, 3, 2).unwrap();
+/// assert_eq!(gs[1], gram_symmetric(&ks[1], &x, 3, 2).unwrap());
+/// ```
+pub fn gram_many_symmetric(
+    kernels: &[Kernel],
+    x: &[f32],
+    n: usize,
+    d: usize,
+) -> Result<Vec<Vec<f32>>> {
+    let (mut outs, job, norms) = start(kernels, x, n, None, d)?;
+    let diag: Vec<Vec<f32>> = job
+        .kernels
+        .iter()
+        .map(|m| norms.iter().map(|&v| m.prep.diag(v)).collect())
+        .collect();
+    let mut views: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+    fill_symmetric(&job, &diag, &mut views);
+    Ok(outs)
+}
+
+/// Checks `kernels` (not empty, valid hyperparameters), `x` and `y` (the
+/// one named `Y`, or `X` when `y` is `None`, i.e. `y = x`), then allocates
+/// one zeroed `nx × ny` output per kernel (refused by name when their total
+/// size cannot be allocated) and prepares the tile job (with the squared
+/// norms of `x`).
+#[allow(clippy::type_complexity)]
+fn start<'a>(
+    kernels: &[Kernel],
+    x: &'a [f32],
+    nx: usize,
+    y: Option<(&'a [f32], usize)>,
+    d: usize,
+) -> Result<(Vec<Vec<f32>>, Job<'a>, Vec<f64>)> {
+    if kernels.is_empty() {
+        return Err(OmklError::empty("kernels"));
+    }
+    kernels.iter().try_for_each(Kernel::check)?;
+    check_matrix("X", x, nx, d)?;
+    let (name, ny) = match y {
+        Some((y, ny)) => {
+            check_matrix("Y", y, ny, d)?;
+            ("Y", ny)
+        }
+        None => ("X", nx),
+    };
+    alloc_len(name, &[kernels.len(), nx, ny], 4)?;
+    let outs = (0..kernels.len())
+        .map(|_| try_vec(name, &[nx, ny], 0.0f32))
+        .collect::<Result<_>>()?;
+    let (job, norms) = job(kernels, x, nx, y, d);
+    Ok((outs, job, norms))
 }

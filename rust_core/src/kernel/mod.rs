@@ -1,8 +1,8 @@
 //! Kernels, Gram matrices, Gram caches and sparse Gram storage.
 //!
 //! * [`spec`]: the [`Kernel`] functions and their hyperparameters.
-//! * [`gram`]: dense Gram blocks through GEMM plus an elementwise map.
-//! * [`gram_many`]: several kernels' Gram matrices from one shared GEMM.
+//! * [`gram`]: dense Gram blocks through GEMM plus an elementwise map, one
+//!   kernel or several from one shared GEMM.
 //! * [`fast_exp`]: the vectorisable `exp` of the Gaussian map.
 //! * [`sparse`]: CSR Gram storage for compact-support kernels and scoring.
 //! * `sparse_binary`: the B1-spline CSR Gram of 0/1 inputs by popcounts.
@@ -21,7 +21,6 @@ pub mod fast_exp;
 mod finite;
 pub mod gram;
 pub mod gram_cache;
-pub mod gram_many;
 mod map;
 pub mod sparse;
 mod sparse_binary;
@@ -38,9 +37,8 @@ mod tiles;
 
 pub use bandwidth::b1_bandwidth;
 pub use cache::{CacheStats, RowCache};
-pub use gram::{gram, gram_into, gram_symmetric};
+pub use gram::{gram, gram_many, gram_many_symmetric, gram_symmetric};
 pub use gram_cache::{GramCache, GramCacheStats};
-pub use gram_many::{gram_many, gram_many_symmetric};
 pub use sparse::{dense_scores, SparseGram};
 pub use spec::Kernel;
 pub use support::SupportStore;

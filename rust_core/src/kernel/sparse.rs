@@ -224,8 +224,10 @@ impl SparseGram {
                 bytes: 8 * nx as u128 * ny as u128,
             })?;
         }
-        if let Some(g) = Self::build_binary_b1(kernel, x, nx, y, ny, d) {
-            return g;
+        if let Kernel::B1Spline { h } = *kernel {
+            if let Some(g) = Self::build_binary_b1(h, x, nx, y, ny, d) {
+                return g;
+            }
         }
         let (job, _) = job(std::slice::from_ref(kernel), x, nx, Some((y, ny)), d);
         let nblocks = nx.div_ceil(BUILD_ROWS);
@@ -262,22 +264,18 @@ impl SparseGram {
         Ok(g)
     }
 
-    /// The B1-spline matrix of 0/1 inputs from packed bits (see
-    /// `sparse_binary`), or `None` when the kernel is not the B1-spline or
-    /// some input value is not 0 or 1. Equal to the GEMM path's result bit
+    /// The B1-spline matrix (width `h`) of 0/1 inputs from packed bits (see
+    /// `sparse_binary`), or `None` when some input value is not 0 or 1. Equal to the GEMM path's result bit
     /// for bit: both compute exact integer squared distances when `d <
     /// 2²⁴` and map them with the same f32 operations.
     fn build_binary_b1(
-        kernel: &Kernel,
+        h: f64,
         x: &[f32],
         nx: usize,
         y: &[f32],
         ny: usize,
         d: usize,
     ) -> Option<Result<Self>> {
-        let Kernel::B1Spline { h } = *kernel else {
-            return None;
-        };
         if d == 0 || d >= 1 << 24 {
             return None;
         }
