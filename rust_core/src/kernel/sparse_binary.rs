@@ -9,6 +9,7 @@
 //! (`max(0, 1 − √d² · (1/h))`): the result is the same matrix, bit for bit.
 
 use rayon::prelude::*;
+use std::ops::Range;
 
 use super::map::b1_f32;
 use super::sparse_csr::{concat_pieces, Csr, Piece};
@@ -92,116 +93,115 @@ struct Columns<'a> {
     n: usize,
 }
 
-#[inline(always)]
-fn rows_into(x: &Packed, y: &Columns<'_>, r0: usize, r1: usize, table: &[f32], piece: &mut Piece) {
-    for i in r0..r1 {
-        let before = piece.idx.len();
-        row_into(
-            x.row(i),
-            &y.rows.bits,
-            table,
-            &mut piece.idx,
-            &mut piece.val,
-        );
-        piece.counts.push(piece.idx.len() - before);
+/// One build: the rows `x`, the columns `y` and the kernel value of each
+/// integer squared distance (`table`).
+struct Pairs<'a> {
+    x: &'a Packed,
+    y: Columns<'a>,
+    table: Vec<f32>,
+}
+
+impl Pairs<'_> {
+    #[inline(always)]
+    fn rows_into(&self, rows: Range<usize>, piece: &mut Piece) {
+        for i in rows {
+            let before = piece.idx.len();
+            row_into(
+                self.x.row(i),
+                &self.y.rows.bits,
+                &self.table,
+                &mut piece.idx,
+                &mut piece.val,
+            );
+            piece.counts.push(piece.idx.len() - before);
+        }
     }
-}
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "popcnt")]
-unsafe fn rows_into_popcnt(
-    x: &Packed,
-    y: &Columns<'_>,
-    r0: usize,
-    r1: usize,
-    table: &[f32],
-    piece: &mut Piece,
-) {
-    rows_into(x, y, r0, r1, table, piece);
-}
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    unsafe fn rows_into_popcnt(&self, rows: Range<usize>, piece: &mut Piece) {
+        self.rows_into(rows, piece);
+    }
 
-/// [`rows_into`] 8 columns at a time: per word, one load of 8 inputs'
-/// words, an xor with the row's word and a 64-bit popcount per lane; the
-/// lanes below the cut-off are found by one comparison mask. Same output.
-///
-/// # Safety
-/// The CPU must support AVX-512F and AVX-512 VPOPCNTDQ.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vpopcntdq,popcnt")]
-unsafe fn rows_into_avx512(
-    x: &Packed,
-    y: &Columns<'_>,
-    r0: usize,
-    r1: usize,
-    table: &[f32],
-    piece: &mut Piece,
-) {
-    use std::arch::x86_64::*;
-    let n = y.n;
-    let n8 = n - n % 8;
-    let kmax = table.len() as u64;
-    let cut = _mm512_set1_epi64(kmax as i64);
-    let mut dist = [0u64; 8];
-    for i in r0..r1 {
-        let a = x.row(i);
-        let before = piece.idx.len();
-        let mut j0 = 0;
-        while j0 < n8 {
-            let mut acc = _mm512_setzero_si512();
-            for (w, &aw) in a.iter().enumerate() {
-                // SAFETY: j0 + 8 <= n, and plane w holds n words.
-                let v = _mm512_loadu_si512(y.planes.as_ptr().add(w * n + j0).cast());
-                let d = _mm512_popcnt_epi64(_mm512_xor_si512(v, _mm512_set1_epi64(aw as i64)));
-                acc = _mm512_add_epi64(acc, d);
+    /// [`Self::rows_into`] 8 columns at a time: per word, one load of 8
+    /// inputs' words, an xor with the row's word and a 64-bit popcount per
+    /// lane; the lanes below the cut-off are found by one comparison mask.
+    /// Same output.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F and AVX-512 VPOPCNTDQ.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512vpopcntdq,popcnt")]
+    unsafe fn rows_into_avx512(&self, rows: Range<usize>, piece: &mut Piece) {
+        use std::arch::x86_64::*;
+        let (x, y, table) = (self.x, &self.y, &self.table[..]);
+        let n = y.n;
+        let n8 = n - n % 8;
+        let kmax = table.len() as u64;
+        let cut = _mm512_set1_epi64(kmax as i64);
+        let mut dist = [0u64; 8];
+        for i in rows {
+            let a = x.row(i);
+            let before = piece.idx.len();
+            let mut j0 = 0;
+            while j0 < n8 {
+                let mut acc = _mm512_setzero_si512();
+                for (w, &aw) in a.iter().enumerate() {
+                    // SAFETY: j0 + 8 <= n, and plane w holds n words.
+                    let v = _mm512_loadu_si512(y.planes.as_ptr().add(w * n + j0).cast());
+                    let d = _mm512_popcnt_epi64(_mm512_xor_si512(v, _mm512_set1_epi64(aw as i64)));
+                    acc = _mm512_add_epi64(acc, d);
+                }
+                let mut mask = _mm512_cmplt_epu64_mask(acc, cut);
+                if mask != 0 {
+                    _mm512_storeu_si512(dist.as_mut_ptr().cast(), acc);
+                    while mask != 0 {
+                        let b = mask.trailing_zeros() as usize;
+                        piece.idx.push((j0 + b) as u32);
+                        piece.val.push(table[dist[b] as usize]);
+                        mask &= mask - 1;
+                    }
+                }
+                j0 += 8;
             }
-            let mut mask = _mm512_cmplt_epu64_mask(acc, cut);
-            if mask != 0 {
-                _mm512_storeu_si512(dist.as_mut_ptr().cast(), acc);
-                while mask != 0 {
-                    let b = mask.trailing_zeros() as usize;
-                    piece.idx.push((j0 + b) as u32);
-                    piece.val.push(table[dist[b] as usize]);
-                    mask &= mask - 1;
+            for j in n8..n {
+                let c = y.rows.row(j);
+                let k: u64 = a
+                    .iter()
+                    .zip(c)
+                    .map(|(p, q)| u64::from((p ^ q).count_ones()))
+                    .sum();
+                if k < kmax {
+                    piece.idx.push(j as u32);
+                    piece.val.push(table[k as usize]);
                 }
             }
-            j0 += 8;
+            piece.counts.push(piece.idx.len() - before);
         }
-        for j in n8..n {
-            let c = y.rows.row(j);
-            let k: u64 = a
-                .iter()
-                .zip(c)
-                .map(|(p, q)| u64::from((p ^ q).count_ones()))
-                .sum();
-            if k < kmax {
-                piece.idx.push(j as u32);
-                piece.val.push(table[k as usize]);
+    }
+
+    /// The non-zeros of rows `rows`, with the fastest loop the CPU supports.
+    fn block(&self, rows: Range<usize>) -> Piece {
+        let mut piece = Piece::default();
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+                && std::arch::is_x86_feature_detected!("popcnt")
+            {
+                // SAFETY: the CPU supports the three features (checked above).
+                unsafe { self.rows_into_avx512(rows, &mut piece) };
+                return piece;
+            }
+            if std::arch::is_x86_feature_detected!("popcnt") {
+                // SAFETY: the CPU supports POPCNT (checked just above).
+                unsafe { self.rows_into_popcnt(rows, &mut piece) };
+                return piece;
             }
         }
-        piece.counts.push(piece.idx.len() - before);
+        self.rows_into(rows, &mut piece);
+        piece
     }
-}
-
-fn block(x: &Packed, y: &Columns<'_>, r0: usize, r1: usize, table: &[f32]) -> Piece {
-    let mut piece = Piece::default();
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
-            && std::arch::is_x86_feature_detected!("popcnt")
-        {
-            // SAFETY: the CPU supports the three features (checked above).
-            unsafe { rows_into_avx512(x, y, r0, r1, table, &mut piece) };
-            return piece;
-        }
-        if std::arch::is_x86_feature_detected!("popcnt") {
-            // SAFETY: the CPU supports POPCNT (checked just above).
-            unsafe { rows_into_popcnt(x, y, r0, r1, table, &mut piece) };
-            return piece;
-        }
-    }
-    rows_into(x, y, r0, r1, table, &mut piece);
-    piece
 }
 
 /// The CSR arrays `(indptr, indices, values)` of the B1-spline Gram matrix
@@ -229,15 +229,19 @@ pub(crate) fn b1_csr(
             planes[w * ny + j] = v;
         }
     }
-    let cols = Columns {
-        rows: y,
-        planes,
-        n: ny,
+    let pairs = Pairs {
+        x,
+        y: Columns {
+            rows: y,
+            planes,
+            n: ny,
+        },
+        table,
     };
     let nblocks = nx.div_ceil(ROWS_PER_TASK);
     let task = |b: usize| {
         let r0 = b * ROWS_PER_TASK;
-        block(x, &cols, r0, (r0 + ROWS_PER_TASK).min(nx), &table)
+        pairs.block(r0..(r0 + ROWS_PER_TASK).min(nx))
     };
     let pieces: Vec<Piece> = if nx * ny < PARALLEL_MIN_PAIRS {
         (0..nblocks).map(task).collect()
@@ -290,11 +294,16 @@ mod tests {
                     planes[w * n + j] = p.row(j)[w];
                 }
             }
-            let cols = Columns {
-                rows: &p,
-                planes,
-                n,
+            let pairs = Pairs {
+                x: &p,
+                y: Columns {
+                    rows: &p,
+                    planes,
+                    n,
+                },
+                table,
             };
+            let table = &pairs.table;
             let mut want = Piece::default();
             for i in 0..n {
                 let mut c = 0;
@@ -314,14 +323,14 @@ mod tests {
                 assert_eq!(got.val, want.val);
             };
             let mut portable = Piece::default();
-            rows_into(&p, &cols, 0, n, &table, &mut portable);
+            pairs.rows_into(0..n, &mut portable);
             check(&portable);
-            check(&block(&p, &cols, 0, n, &table));
+            check(&pairs.block(0..n));
             #[cfg(target_arch = "x86_64")]
             if std::arch::is_x86_feature_detected!("popcnt") {
                 let mut got = Piece::default();
                 // SAFETY: POPCNT is available (checked).
-                unsafe { rows_into_popcnt(&p, &cols, 0, n, &table, &mut got) };
+                unsafe { pairs.rows_into_popcnt(0..n, &mut got) };
                 check(&got);
             }
         }

@@ -137,13 +137,9 @@ impl ScoreLayout {
         out: &mut [T],
     ) {
         let job = Job {
-            isa,
-            m: self.cols.len(),
-            alpha,
-            labels,
-            label_major,
             cols: Some(&self.cols),
             rows: Some(&self.rows),
+            ..Job::new(isa, self.cols.len(), alpha, labels, label_major)
         };
         // Scores in the new row order, each written to its original row.
         let mut fresh = Vec::new();
@@ -186,30 +182,40 @@ fn bfs_order(
         // Rows and columns discovered but not yet expanded are the tails
         // of `rows` and `cols`; expand alternately until both are done.
         while next_row < rows.len() || next_col < cols.len() {
-            while next_row < rows.len() {
-                let i = rows[next_row] as usize;
-                next_row += 1;
-                for &j in &indices[indptr[i]..indptr[i + 1]] {
-                    if !col_seen[j as usize] {
-                        col_seen[j as usize] = true;
-                        cols.push(j);
-                    }
-                }
-            }
-            while next_col < cols.len() {
-                let j = cols[next_col] as usize;
-                next_col += 1;
-                for &i in &trow[tptr[j]..tptr[j + 1]] {
-                    if !row_seen[i as usize] {
-                        row_seen[i as usize] = true;
-                        rows.push(i);
-                    }
-                }
-            }
+            expand(
+                &rows,
+                &mut next_row,
+                (indptr, indices),
+                &mut col_seen,
+                &mut cols,
+            );
+            expand(&cols, &mut next_col, (tptr, trow), &mut row_seen, &mut rows);
         }
     }
     cols.extend((0..ncols as u32).filter(|&j| !col_seen[j as usize]));
     (rows, cols)
+}
+
+/// Expands the nodes `from[*next..]` of one side: appends each unseen
+/// neighbour (`adj`, CSR adjacency of that side) to `to`, marking it in
+/// `seen`, and moves `next` to the end of `from`.
+fn expand(
+    from: &[u32],
+    next: &mut usize,
+    (ptr, adj): (&[usize], &[u32]),
+    seen: &mut [bool],
+    to: &mut Vec<u32>,
+) {
+    while *next < from.len() {
+        let i = from[*next] as usize;
+        *next += 1;
+        for &j in &adj[ptr[i]..ptr[i + 1]] {
+            if !seen[j as usize] {
+                seen[j as usize] = true;
+                to.push(j);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -262,7 +262,26 @@ pub(crate) struct Job<'a, T> {
     pub rows: Option<&'a [u32]>,
 }
 
-impl<T: Acc> Job<'_, T> {
+impl<'a, T: Acc> Job<'a, T> {
+    /// A job on the CSR matrix's own row and column order.
+    pub(crate) fn new(
+        isa: Isa,
+        m: usize,
+        alpha: &'a [T],
+        labels: usize,
+        label_major: bool,
+    ) -> Self {
+        Job {
+            isa,
+            m,
+            alpha,
+            labels,
+            label_major,
+            cols: None,
+            rows: None,
+        }
+    }
+
     /// `out ← K α` (`rows × labels`, row-major, rows permuted by
     /// `self.rows`) for the CSR matrix `(indptr, indices, values)`, whose
     /// column indices are `< m` (a [`super::SparseGram`] invariant), with
@@ -322,32 +341,6 @@ impl<T: Acc> Job<'_, T> {
     }
 }
 
-/// `out ← K α` (`rows × labels`, row-major) for the CSR matrix
-/// `(indptr, indices, values)` with `m` columns and checked coefficients
-/// `alpha` (`m × labels`, or `labels × m` if `label_major`), with the loops
-/// of `isa` (see [`Job::run`]).
-#[cfg(test)]
-pub(crate) fn scores_into<T: Acc, I: Index>(
-    isa: Isa,
-    csr: (&[usize], &[I], &[f32]),
-    m: usize,
-    alpha: &[T],
-    labels: usize,
-    label_major: bool,
-    out: &mut [T],
-) {
-    let job = Job {
-        isa,
-        m,
-        alpha,
-        labels,
-        label_major,
-        cols: None,
-        rows: None,
-    };
-    job.run(csr, out, &mut Vec::new());
-}
-
 /// One block of rows with the loops of `isa`.
 fn rows_with<T: Acc, I: Index>(
     isa: Isa,
@@ -372,7 +365,7 @@ fn rows_with<T: Acc, I: Index>(
     rows_portable(p, rows, ap, out, lab);
 }
 
-/// The portable path of [`scores_into`] for one block of rows.
+/// The portable path of [`Job::run`] for one block of rows.
 fn rows_portable<T: Acc, I: Index>(
     p: usize,
     rows: Rows<'_, I>,
@@ -419,17 +412,13 @@ fn score_fixed<T: Acc, I: Index, const P: usize>(idx: &[I], val: &[f32], ap: &[T
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lcg::Lcg;
 
     /// A random CSR matrix (`rows × m`, some rows empty, row lengths of
     /// every residue modulo 8) with values in (0, 1].
     fn csr(rows: usize, m: usize, seed: u64) -> (Vec<usize>, Vec<u32>, Vec<f32>) {
-        let mut s = seed;
-        let mut next = move || {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (s >> 33) as usize
-        };
+        let mut rng = Lcg(seed);
+        let mut next = move || rng.next_u32() as usize;
         let (mut ptr, mut idx, mut val) = (vec![0], Vec::new(), Vec::new());
         for _ in 0..rows {
             for j in 0..m {
@@ -514,13 +503,13 @@ mod tests {
                 let wide = (&c.0[..], &c.1[..], &c.2[..]);
                 let narrow = (&c.0[..], &idx16[..], &c.2[..]);
                 let mut got = vec![0.0f64; rows * labels];
-                scores_into(isa, wide, m, &alpha, labels, false, &mut got);
+                Job::new(isa, m, &alpha, labels, false).run(wide, &mut got, &mut Vec::new());
                 let mut got16 = vec![0.0f64; rows * labels];
-                scores_into(isa, narrow, m, &alpha, labels, false, &mut got16);
+                Job::new(isa, m, &alpha, labels, false).run(narrow, &mut got16, &mut Vec::new());
                 let mut lm = vec![0.0f64; rows * labels];
-                scores_into(isa, narrow, m, &alpha_lm, labels, true, &mut lm);
+                Job::new(isa, m, &alpha_lm, labels, true).run(narrow, &mut lm, &mut Vec::new());
                 let mut got32 = vec![0.0f32; rows * labels];
-                scores_into(isa, narrow, m, &alpha32, labels, false, &mut got32);
+                Job::new(isa, m, &alpha32, labels, false).run(narrow, &mut got32, &mut Vec::new());
                 // u16 and u32 indices, and both coefficient layouts, take
                 // the same sums in the same order.
                 assert_eq!(got, got16, "{isa:?}, labels {labels}");

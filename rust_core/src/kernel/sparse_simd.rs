@@ -114,33 +114,29 @@ simd!(
     _mm512_storeu_pd
 );
 
-/// [`body`] compiled for AVX2 and FMA.
-///
-/// # Safety
-/// See [`super::sparse_scores::Acc::rows_simd`].
-#[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn avx2<S: Simd, I: Index, const NV: usize, const SETS: usize>(
-    rows: Rows<'_, I>,
-    ap: &[S::T],
-    out: Dest<'_, S::T>,
-    lab: Labels,
-) {
-    body::<S, I, NV, SETS>(rows, ap, out, lab)
+/// `$name`: [`body`] compiled with the target features `$features`.
+macro_rules! compiled_for {
+    ($($name:ident = $features:literal, $doc:literal;)+) => {$(
+        #[doc = $doc]
+        ///
+        /// # Safety
+        /// See [`super::sparse_scores::Acc::rows_simd`].
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn $name<S: Simd, I: Index, const NV: usize, const SETS: usize>(
+            rows: Rows<'_, I>,
+            ap: &[S::T],
+            out: Dest<'_, S::T>,
+            lab: Labels,
+        ) {
+            body::<S, I, NV, SETS>(rows, ap, out, lab)
+        }
+    )+};
 }
 
-/// [`body`] compiled for AVX-512F.
-///
-/// # Safety
-/// See [`super::sparse_scores::Acc::rows_simd`].
-#[target_feature(enable = "avx512f")]
-pub(super) unsafe fn avx512<S: Simd, I: Index, const NV: usize, const SETS: usize>(
-    rows: Rows<'_, I>,
-    ap: &[S::T],
-    out: Dest<'_, S::T>,
-    lab: Labels,
-) {
-    body::<S, I, NV, SETS>(rows, ap, out, lab)
-}
+compiled_for!(
+    avx2 = "avx2,fma", "[`body`] compiled for AVX2 and FMA.";
+    avx512 = "avx512f", "[`body`] compiled for AVX-512F.";
+);
 
 /// Scores of a block of rows, `NV` registers per coefficient row
 /// (`P = NV · W` padded labels), `SETS` independent sets of sums: the
