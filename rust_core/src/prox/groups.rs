@@ -1,7 +1,7 @@
 //! Groupings of coefficients: contiguous blocks given by `offsets`, group
 //! norms, and the conversion from arbitrary per-coefficient group ids.
 
-use crate::error::{check_finite, OmklError, Result};
+use crate::error::{check_finite, check_nonneg, OmklError, Result};
 
 /// Checks that `offsets` describes a partition of `0..p` into contiguous
 /// blocks: `offsets.len() = G + 1 ≥ 1`, `offsets[0] = 0`, non-decreasing,
@@ -61,6 +61,19 @@ pub fn check_x(x: &[f64]) -> Result<()> {
         return Err(OmklError::empty("x"));
     }
     check_finite("x", x)
+}
+
+/// Checks `x` ([`check_x`]) and the parameter `name = value` (finite and
+/// `≥ 0`), then runs the unchecked operator `f` on `x`.
+pub(crate) fn checked(
+    x: &mut [f64],
+    (name, value): (&str, f64),
+    f: impl FnOnce(&mut [f64]),
+) -> Result<()> {
+    check_nonneg(name, value)?;
+    check_x(x)?;
+    f(x);
+    Ok(())
 }
 
 /// Validates a grouped input: `x` non-empty and finite, `offsets` a valid

@@ -1,10 +1,10 @@
 //! Euclidean projection onto the ℓ1 ball `{u : ‖u‖₁ ≤ r}`.
 
-use super::groups::check_x;
+use super::groups::checked;
 use super::l1::soft_threshold_unchecked;
 use super::squared_l1::ThresholdMethod;
 use super::threshold::{threshold, L1BallRule};
-use crate::error::{check_nonneg, Result};
+use crate::error::Result;
 
 /// In place, `x ← argmin_{‖u‖₁ ≤ r} ‖u − x‖₂`: unchanged when already
 /// inside, otherwise soft-thresholding by the θ > 0 with
@@ -22,10 +22,9 @@ use crate::error::{check_nonneg, Result};
 /// assert_eq!(x, [2.0, 0.0, 0.0]);
 /// ```
 pub fn project_l1_ball(x: &mut [f64], radius: f64, method: ThresholdMethod) -> Result<()> {
-    check_nonneg("radius", radius)?;
-    check_x(x)?;
-    project_l1_ball_unchecked(x, radius, method);
-    Ok(())
+    checked(x, ("radius", radius), |x| {
+        project_l1_ball_unchecked(x, radius, method)
+    })
 }
 
 /// [`project_l1_ball`] without checks.

@@ -1,7 +1,7 @@
 //! The prox of the squared Euclidean norm `(τ/2)‖x‖²`: a plain shrinkage.
 
-use super::groups::check_x;
-use crate::error::{check_nonneg, Result};
+use super::groups::checked;
+use crate::error::Result;
 
 /// In place, `x ← prox_{(τ/2)‖·‖²}(x) = x / (1 + τ)`.
 ///
@@ -15,10 +15,7 @@ use crate::error::{check_nonneg, Result};
 /// assert_eq!(x, [1.0, -2.0]);
 /// ```
 pub fn prox_l2_squared(x: &mut [f64], tau: f64) -> Result<()> {
-    check_nonneg("tau", tau)?;
-    check_x(x)?;
-    prox_l2_squared_unchecked(x, tau);
-    Ok(())
+    checked(x, ("tau", tau), |x| prox_l2_squared_unchecked(x, tau))
 }
 
 /// [`prox_l2_squared`] without checks.

@@ -5,7 +5,7 @@
 //! solution itself; with `k` surviving coordinates whose magnitudes sum to
 //! `S`, `θ = τ S / (1 + kτ)`.
 
-use super::groups::check_x;
+use super::groups::checked;
 use super::l1::soft_threshold_unchecked;
 pub use super::threshold::ThresholdMethod;
 use super::threshold::{threshold, SquaredL1Rule};
@@ -25,10 +25,9 @@ use crate::error::{check_nonneg, Result};
 /// assert_eq!(x, [1.5, 0.0]);
 /// ```
 pub fn prox_squared_l1(x: &mut [f64], tau: f64, method: ThresholdMethod) -> Result<()> {
-    check_nonneg("tau", tau)?;
-    check_x(x)?;
-    prox_squared_l1_unchecked(x, tau, method);
-    Ok(())
+    checked(x, ("tau", tau), |x| {
+        prox_squared_l1_unchecked(x, tau, method)
+    })
 }
 
 /// [`prox_squared_l1`] without checks (`x` finite, `τ ≥ 0`).
