@@ -147,6 +147,13 @@ pub(crate) fn all_finite(v: &[f64]) -> bool {
     acc.iter().sum::<f64>() + rest == 0.0
 }
 
+/// The chain of 2 positions and 2 labels whose scores are all 0 (for the
+/// decoders' tests of bad buffers and arguments).
+#[cfg(test)]
+pub(crate) fn zero_chain() -> ChainScores<'static> {
+    ChainScores::new(&[0.0; 4], &[0.0; 4], None, None, 2, 2).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

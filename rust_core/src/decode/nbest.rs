@@ -224,6 +224,15 @@ fn before(t: &mut Tables<'_>, i: usize, head: &[u32], vals: &[f64], a: u32, b: u
         || (vals[a] == vals[b] && t.lex_less(i, (a, head[a] as usize), (b, head[b] as usize)))
 }
 
+/// `cand(t, p, r)`: the value of entry `r` of the sorted list of label `p`.
+trait Cand: Fn(&Tables<'_>, usize, usize) -> f64 {}
+impl<F: Fn(&Tables<'_>, usize, usize) -> f64> Cand for F {}
+
+/// `emit(t, rank, p, r, value)`: entry `r` of label `p`'s list is the
+/// `rank`-th best, of value `value`.
+trait Emit: FnMut(&mut Tables<'_>, usize, usize, usize, f64) {}
+impl<F: FnMut(&mut Tables<'_>, usize, usize, usize, f64)> Emit for F {}
+
 /// Restores the heap order below `pos` (the best list at the top).
 fn sift_down(
     t: &mut Tables<'_>,
@@ -255,17 +264,13 @@ fn sift_down(
 /// `emit(t, rank, p, r, value)`; returns how many were emitted. The heads
 /// of the lists (values in `vals`) sit in a binary heap, so a pick costs
 /// O(log L) after an O(L) start: the fastest for large `k`.
-fn select_heap<C, E>(
+fn select_heap(
     t: &mut Tables<'_>,
     i: usize,
     bufs: (&mut [u32], &mut [f64], &mut [u32]),
-    cand: C,
-    mut emit: E,
-) -> usize
-where
-    C: Fn(&Tables<'_>, usize, usize) -> f64,
-    E: FnMut(&mut Tables<'_>, usize, usize, usize, f64),
-{
+    cand: impl Cand,
+    mut emit: impl Emit,
+) -> usize {
     let (head, vals, heap_buf) = bufs;
     let l = t.l;
     let mut len = 0;
@@ -304,18 +309,14 @@ where
 /// `emit(t, rank, p, r, value)`; returns how many were emitted. The current
 /// head of every list is kept in `vals` (NEG_INFINITY once exhausted), so a
 /// pick is one contiguous arg-max over `L` values: the fastest for small `k`.
-fn select_scan<C, E>(
+fn select_scan(
     t: &mut Tables<'_>,
     i: usize,
     head: &mut [u32],
     vals: &mut [f64],
-    cand: C,
-    mut emit: E,
-) -> usize
-where
-    C: Fn(&Tables<'_>, usize, usize) -> f64,
-    E: FnMut(&mut Tables<'_>, usize, usize, usize, f64),
-{
+    cand: impl Cand,
+    mut emit: impl Emit,
+) -> usize {
     let l = t.l;
     let counts = &t.count[i * l..(i + 1) * l];
     for p in 0..l {
@@ -363,17 +364,13 @@ where
 const HEAP_MIN_K: usize = 8;
 
 /// [`select_scan`] or [`select_heap`], by `k`; both give the same output.
-fn select<C, E>(
+fn select(
     t: &mut Tables<'_>,
     i: usize,
     bufs: (&mut [u32], &mut [f64], &mut [u32]),
-    cand: C,
-    emit: E,
-) -> usize
-where
-    C: Fn(&Tables<'_>, usize, usize) -> f64,
-    E: FnMut(&mut Tables<'_>, usize, usize, usize, f64),
-{
+    cand: impl Cand,
+    emit: impl Emit,
+) -> usize {
     if t.k < HEAP_MIN_K {
         select_scan(t, i, bufs.0, bufs.1, cand, emit)
     } else {
@@ -404,9 +401,7 @@ mod tests {
 
     #[test]
     fn rejects_bad_k_and_buffers() {
-        let em = [0.0; 4];
-        let tr = [0.0; 4];
-        let c = ChainScores::new(&em, &tr, None, None, 2, 2).unwrap();
+        let c = crate::decode::chain::zero_chain();
         let mut ws = NbestWorkspace::new();
         assert!(viterbi_nbest(&c, 0, &mut ws, &mut [], &mut []).is_err());
         assert!(viterbi_nbest(&c, 2, &mut ws, &mut [0; 3], &mut [0.0; 2]).is_err());

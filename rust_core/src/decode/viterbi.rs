@@ -313,9 +313,7 @@ mod tests {
 
     #[test]
     fn rejects_bad_out_gold_and_cost() {
-        let em = [0.0; 4];
-        let tr = [0.0; 4];
-        let c = ChainScores::new(&em, &tr, None, None, 2, 2).unwrap();
+        let c = crate::decode::chain::zero_chain();
         let mut ws = ViterbiWorkspace::new();
         assert!(viterbi(&c, &mut ws, &mut [0; 3]).is_err());
         assert!(viterbi_hamming(&c, &[0, 2], 1.0, &mut ws, &mut [0; 2]).is_err());
