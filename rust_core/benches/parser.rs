@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use omkl_core::features::arc_templates::{default_templates, ArcFeaturizer, WordAtoms};
-use omkl_core::model::parser::{ArcParser, ParserConfig, ParserInput, TreeDecoder};
+use omkl_core::model::parser::{ArcParser, Epochs, ParserConfig, ParserInput, TreeDecoder};
 
 const TAGS: [&str; 6] = ["DET", "ADJ", "NOUN", "VERB", "ADP", "ADV"];
 

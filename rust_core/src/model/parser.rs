@@ -27,7 +27,7 @@ use crate::error::{OmklError, Result};
 use crate::features::arc_templates::ArcFeaturizer;
 pub use crate::model::parser_decode::{DecodeFn, TreeDecoder};
 use crate::model::parser_input::{check_gold, check_nonempty};
-pub use crate::model::parser_input::{check_tree, ParserConfig, ParserInput};
+pub use crate::model::parser_input::{check_tree, Epochs, GoldSentence, ParserConfig, ParserInput};
 pub use crate::model::parser_persist::{FORMAT, FORMAT_VERSION};
 use crate::model::parser_prune::ArcPruner;
 use crate::model::parser_score::{close_scores, CHUNK_ARCS};
@@ -118,24 +118,6 @@ impl ArcParser {
         let templates = Arc::clone(&self.templates);
         let slots = ArcSlots::new(&templates, &sent.words, kept.as_ref().map(|k| &k.keep[..]))?;
         self.learn_checked(heads, kept.as_ref(), &slots, decode)
-    }
-
-    /// One pass over `sents` in order; `tick(done)` is called every 256
-    /// sentences and may abort (e.g. on a keyboard interrupt).
-    pub fn fit_epoch(
-        &mut self,
-        sents: &[(ParserInput, Vec<usize>)],
-        tick: &mut dyn FnMut(usize) -> Result<()>,
-    ) -> Result<f64> {
-        let mut total = 0.0;
-        let refs: Vec<(&ParserInput, &[usize])> =
-            sents.iter().map(|(s, h)| (s, h.as_slice())).collect();
-        for (c, chunk) in refs.chunks(256).enumerate() {
-            total += self.fit_batch(chunk)?;
-            tick(c * 256 + chunk.len())?;
-        }
-        self.end_epoch();
-        Ok(total)
     }
 
     /// [`ArcParser::learn_one`] on each sentence of `sents` in order (the
@@ -290,6 +272,20 @@ impl ArcParser {
 
 /// Sentences scored together by [`ArcParser::predict_many`].
 const PREDICT_BLOCK: usize = 32;
+
+/// Epochs of [`ArcParser::fit_batch`] steps.
+impl Epochs for ArcParser {
+    fn learn_block(&mut self, block: &[GoldSentence], total: &mut f64) -> Result<()> {
+        let refs: Vec<(&ParserInput, &[usize])> =
+            block.iter().map(|(s, h)| (s, h.as_slice())).collect();
+        *total += self.fit_batch(&refs)?;
+        Ok(())
+    }
+
+    fn finish_epoch(&mut self) {
+        self.end_epoch();
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -81,6 +81,7 @@ pub fn decode_tree(decoder: TreeDecoder, scores: &[f64], n1: usize) -> Result<Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lcg::Lcg;
     use crate::model::parser_input::check_tree;
 
     fn projective(heads: &[usize]) -> bool {
@@ -120,13 +121,8 @@ mod tests {
 
     #[test]
     fn eisner_is_the_best_projective_single_root_tree_by_brute_force() {
-        let mut seed = 7u64;
-        let mut rnd = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((seed >> 33) as f64) / (1u64 << 31) as f64 - 0.5
-        };
+        let mut rng = Lcg(7);
+        let mut rnd = || f64::from(rng.next_u32()) / (1u64 << 31) as f64 - 0.5;
         for n in 1..=5 {
             let trees = all_trees(n);
             for _ in 0..20 {

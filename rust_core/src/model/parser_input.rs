@@ -14,6 +14,37 @@ use crate::features::arc_templates::WordAtoms;
 use crate::model::parser_decode::TreeDecoder;
 use crate::prox::Regularizer;
 
+/// A sentence with its gold heads (`heads[m - 1]` is the head of word `m`).
+pub type GoldSentence = (ParserInput, Vec<usize>);
+
+/// A model trained on blocks of sentences, one epoch at a time (the arc
+/// parser and its pruner).
+pub trait Epochs {
+    /// Learns the sentences of `block` in order, adding their losses to
+    /// `total`.
+    fn learn_block(&mut self, block: &[GoldSentence], total: &mut f64) -> Result<()>;
+
+    /// Ends an epoch (averaged parameters and norms brought up to date).
+    fn finish_epoch(&mut self);
+
+    /// One pass over `sents` in order, in blocks of 256 sentences;
+    /// `tick(done)` is called after each block and may abort (e.g. on a
+    /// keyboard interrupt). Returns the summed loss.
+    fn fit_epoch(
+        &mut self,
+        sents: &[GoldSentence],
+        tick: &mut dyn FnMut(usize) -> Result<()>,
+    ) -> Result<f64> {
+        let mut total = 0.0;
+        for (c, block) in sents.chunks(256).enumerate() {
+            self.learn_block(block, &mut total)?;
+            tick(c * 256 + block.len())?;
+        }
+        self.finish_epoch();
+        Ok(total)
+    }
+}
+
 /// Hyper-parameters of [`ArcParser`](crate::model::parser::ArcParser).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParserConfig {

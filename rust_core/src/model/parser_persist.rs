@@ -198,6 +198,7 @@ impl ArcParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::parser_input::Epochs;
     use crate::model::parser_toy::toy;
 
     #[test]

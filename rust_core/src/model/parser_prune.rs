@@ -28,7 +28,7 @@
 
 use crate::error::{try_vec, OmklError, Result};
 use crate::features::arc_templates::{default_templates, ArcFeaturizer, WordAtoms};
-use crate::model::parser_input::{ParserConfig, ParserInput};
+use crate::model::parser_input::{Epochs, GoldSentence, ParserConfig, ParserInput};
 use crate::model::parser_score::abort_alloc;
 use crate::model::parser_state::ArcParser;
 pub use crate::model::parser_state::{ArcPruner, KeptArcs, PRUNED_SCORE};
@@ -190,23 +190,6 @@ impl ArcPruner {
             .learn_one_by_gradient(sent, heads, |s, n1, arcs| softmax_heads(s, n1, heads, arcs))
     }
 
-    /// One first-pass epoch.
-    pub fn fit_epoch(
-        &mut self,
-        sents: &[(ParserInput, Vec<usize>)],
-        tick: &mut dyn FnMut(usize) -> Result<()>,
-    ) -> Result<f64> {
-        let mut total = 0.0;
-        for (i, (s, h)) in sents.iter().enumerate() {
-            total += self.learn_one(s, h)?;
-            if (i + 1) % 256 == 0 {
-                tick(i + 1)?;
-            }
-        }
-        self.model.end_epoch();
-        Ok(total)
-    }
-
     /// The kept arcs of a sentence: the `k` best heads of every word by the
     /// first-pass score, less those scoring more than `margin` below the
     /// word's best, plus `gold[m - 1]` for every word when given. Errors
@@ -313,6 +296,20 @@ impl ArcPruner {
                 (hit, heads.len())
             })
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    }
+}
+
+/// First-pass epochs of [`ArcPruner::learn_one`] steps.
+impl Epochs for ArcPruner {
+    fn learn_block(&mut self, block: &[GoldSentence], total: &mut f64) -> Result<()> {
+        for (s, h) in block {
+            *total += self.learn_one(s, h)?;
+        }
+        Ok(())
+    }
+
+    fn finish_epoch(&mut self) {
+        self.model.end_epoch();
     }
 }
 
