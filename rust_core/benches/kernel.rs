@@ -11,17 +11,13 @@ use omkl_core::kernel::{
     b1_bandwidth, dense_scores, gram, gram_many, gram_many_symmetric, gram_symmetric, GramCache,
     Kernel, SparseGram,
 };
+use omkl_core::lcg::Lcg;
 use std::hint::black_box;
 
 /// `n × d` binary pixels: noisy copies of 26 prototypes (deterministic).
 fn pixels(n: usize, d: usize) -> Vec<f32> {
-    let mut s: u64 = 42;
-    let mut next = move || {
-        s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (s >> 33) as u32
-    };
+    let mut rng = Lcg(42);
+    let mut next = move || rng.next_u32();
     let protos: Vec<bool> = (0..26 * d).map(|_| next() % 10 < 3).collect();
     let mut x = Vec::with_capacity(n * d);
     for _ in 0..n {

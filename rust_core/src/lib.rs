@@ -20,6 +20,7 @@ pub mod decode;
 pub mod error;
 pub mod features;
 pub mod kernel;
+pub mod lcg;
 pub mod learner;
 pub mod model;
 pub mod persist;

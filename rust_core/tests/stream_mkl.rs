@@ -9,6 +9,7 @@ use omkl_core::decode::chain::ChainScores;
 use omkl_core::decode::viterbi::{viterbi, viterbi_hamming, ViterbiWorkspace};
 use omkl_core::features::SparseExample;
 use omkl_core::kernel::Kernel;
+use omkl_core::lcg::Lcg;
 use omkl_core::learner::stream_mkl::persist::{FORMAT, VERSION};
 use omkl_core::learner::stream_mkl::{StreamLoss, StreamMkl, StreamMklConfig};
 use omkl_core::learner::{Alg1Config, Loss, OnlineProximal, Schedule, Target};
@@ -16,14 +17,10 @@ use omkl_core::persist;
 use omkl_core::prox::Regularizer;
 
 /// Deterministic pseudo-random numbers.
-struct Rng(u64);
+struct Rng(Lcg);
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
+        u64::from(self.0.next_u32())
     }
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
@@ -35,6 +32,15 @@ impl Rng {
         (0..n).map(|_| self.unif()).collect()
     }
 }
+
+/// Every structure (`chain`: false for multiclass, true for a chain) with
+/// every loss.
+const STRUCTURES_AND_LOSSES: [(bool, StreamLoss); 4] = [
+    (false, StreamLoss::Hinge),
+    (true, StreamLoss::Hinge),
+    (false, StreamLoss::Crf),
+    (true, StreamLoss::Crf),
+];
 
 /// Labels that depend on the input (so that learning has something to do).
 fn label_of(x: &[f32], l: usize) -> usize {
@@ -104,12 +110,7 @@ fn example(rng: &mut Rng, d: usize, l: usize, chain: bool) -> (Vec<f32>, Vec<usi
 #[test]
 fn linear_kernel_group_equals_explicit_group_iterate_by_iterate() {
     let (d, l) = (4, 3);
-    for (chain, loss) in [
-        (false, StreamLoss::Hinge),
-        (true, StreamLoss::Hinge),
-        (false, StreamLoss::Crf),
-        (true, StreamLoss::Crf),
-    ] {
+    for (chain, loss) in STRUCTURES_AND_LOSSES {
         let gauss = Kernel::Gaussian { sigma2: 1.5 };
         let lin = Kernel::Linear { normalize: false };
         let mut a =
@@ -120,7 +121,7 @@ fn linear_kernel_group_equals_explicit_group_iterate_by_iterate() {
             l,
         )
         .unwrap();
-        let mut rng = Rng(7);
+        let mut rng = Rng(Lcg(7));
         let mut updates = 0;
         for _ in 0..300 {
             let (x, y) = example(&mut rng, d, l, chain);
@@ -153,11 +154,7 @@ fn linear_kernel_group_equals_explicit_group_iterate_by_iterate() {
 #[test]
 fn maintained_norms_match_the_expansion_after_ten_thousand_rounds() {
     let (d, l) = (3, 3);
-    for (chain, loss) in [
-        (false, StreamLoss::Hinge),
-        (true, StreamLoss::Crf),
-        (true, StreamLoss::Hinge),
-    ] {
+    for (chain, loss) in STRUCTURES_AND_LOSSES {
         let kernels = vec![
             Kernel::Gaussian { sigma2: 0.5 },
             Kernel::Polynomial {
@@ -170,7 +167,7 @@ fn maintained_norms_match_the_expansion_after_ten_thousand_rounds() {
         let mut cfg = config(kernels, vec![], chain, loss);
         cfg.regularizer = Regularizer::SquaredL21 { lam: 0.01 };
         let mut m = StreamMkl::new(cfg, d, l).unwrap();
-        let mut rng = Rng(11);
+        let mut rng = Rng(Lcg(11));
         // a pool of 150 distinct inputs: the support set stays small
         let pool: Vec<Vec<f32>> = (0..150).map(|_| rng.vec(d)).collect();
         for _ in 0..10_000 {
@@ -237,7 +234,7 @@ fn one_group_equals_alg1_on_explicit_features() {
             cfg.regularizer = Regularizer::L2Squared { lam };
             let mut m = StreamMkl::new(cfg, d, l).unwrap();
             let mut r = alg1(alg1_loss, lam, d, l);
-            let mut rng = Rng(3);
+            let mut rng = Rng(Lcg(3));
             for _ in 0..400 {
                 let x = rng.vec(d);
                 let y = label_of(&x, l);
@@ -358,7 +355,7 @@ fn one_gaussian_group_equals_a_dense_kernel_structured_svm() {
         t: 0,
         lam,
     };
-    let mut rng = Rng(5);
+    let mut rng = Rng(Lcg(5));
     let mut wrong = 0;
     for _ in 0..250 {
         let (x, y) = example(&mut rng, d, l, true);
@@ -391,7 +388,7 @@ fn b1_sparse_scoring_equals_dense_scoring() {
     dense_cfg.skip_zeros = false;
     let mut a = StreamMkl::new(sparse_cfg, d, l).unwrap();
     let mut b = StreamMkl::new(dense_cfg, d, l).unwrap();
-    let mut rng = Rng(9);
+    let mut rng = Rng(Lcg(9));
     for _ in 0..300 {
         let (x, y) = example(&mut rng, d, l, true);
         assert_eq!(a.predict(&x).unwrap(), b.predict(&x).unwrap());
@@ -445,7 +442,7 @@ fn budget_bounds_the_support_and_keeps_norms_exact() {
         cfg.max_support = Some(budget);
         cfg.average = true;
         let mut m = StreamMkl::new(cfg, d, l).unwrap();
-        let mut rng = Rng(21);
+        let mut rng = Rng(Lcg(21));
         let mut correct = 0;
         for t in 0..3000 {
             let (x, mut y) = example(&mut rng, d, l, chain);
@@ -563,7 +560,7 @@ fn bytes_round_trip_and_corruption_is_an_error() {
     cfg.average = true;
     cfg.history_every = 10;
     let mut m = StreamMkl::new(cfg, d, l).unwrap();
-    let mut rng = Rng(1);
+    let mut rng = Rng(Lcg(1));
     for _ in 0..60 {
         let (x, y) = example(&mut rng, d, l, true);
         m.learn(&x, &y).unwrap();
@@ -622,7 +619,7 @@ fn a_chain_task_needs_transitions() {
         StreamLoss::Hinge,
     );
     let mut m = StreamMkl::new(cfg, d, l).unwrap();
-    let mut rng = Rng(4);
+    let mut rng = Rng(Lcg(4));
     for _ in 0..300 {
         let n = 2 + rng.below(5);
         let x = rng.vec(n * d);

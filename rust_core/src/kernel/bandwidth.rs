@@ -183,6 +183,7 @@ fn sample_rows(x: &[f32], n: usize, d: usize, k: usize) -> Vec<f32> {
 #[cfg(test)]
 mod tests {
     use super::pick_threshold;
+    use crate::lcg::Lcg;
 
     /// The reference: sort, then scan every boundary between distinct
     /// values (and past the largest), keeping the first nearest count.
@@ -223,13 +224,8 @@ mod tests {
 
     #[test]
     fn selection_equals_sort_and_scan() {
-        let mut s: u64 = 3;
-        let mut next = move || {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (s >> 33) as u32
-        };
+        let mut rng = Lcg(3);
+        let mut next = move || rng.next_u32();
         for case in 0..400 {
             let len = 1 + (next() % 60) as usize;
             // Few distinct values (ties, as with binary inputs) or many; zeros.
