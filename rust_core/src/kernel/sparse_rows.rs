@@ -1,7 +1,7 @@
 //! What the CSR scoring loops read and write, shared by the portable loop
 //! (`sparse_scores`) and the SIMD loop (`sparse_simd`): column index types,
-//! blocks of CSR rows, the label range of one pass and the destination of
-//! a block's scores.
+//! blocks of CSR rows, the label range of one pass, the destination of a
+//! block's scores, and the pass that holds them all.
 
 /// Column indices of the scoring loops (u16 or u32).
 pub(crate) trait Index: Copy + Send + Sync {
@@ -37,6 +37,18 @@ pub(crate) struct Labels {
     pub labels: usize,
     pub l0: usize,
     pub l1: usize,
+}
+
+/// One pass of the scoring loops over a block of rows: the rows, the padded
+/// coefficients `ap` (`p` per column), where the scores go and which labels
+/// they are.
+#[derive(Clone, Copy)]
+pub(crate) struct Pass<'a, I, T> {
+    pub rows: Rows<'a, I>,
+    pub ap: &'a [T],
+    pub p: usize,
+    pub out: Dest<'a, T>,
+    pub lab: Labels,
 }
 
 /// Where the scores of a block of rows go: block row `r` (row `r0 + r` in

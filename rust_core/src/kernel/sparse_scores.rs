@@ -32,7 +32,7 @@ use rayon::prelude::*;
 use std::sync::Mutex;
 
 pub(crate) use super::sparse_isa::Isa;
-use super::sparse_rows::{Dest, Index, Labels, Rows};
+use super::sparse_rows::{Dest, Index, Labels, Pass, Rows};
 #[cfg(target_arch = "x86_64")]
 use super::sparse_simd as simd;
 
@@ -54,36 +54,28 @@ pub(crate) trait Acc:
     fn lanes(isa: Isa) -> usize;
     fn of(v: f32) -> Self;
 
-    /// Scores rows `0..indptr.len() - 1` of a CSR block into `out` (one
-    /// row of `labels` per CSR row), writing labels `l0..l1` from the
-    /// padded coefficients `ap` (stride `p`).
+    /// Scores rows `0..indptr.len() - 1` of the pass's CSR block into
+    /// `out` (one row of `labels` per CSR row), writing labels `l0..l1`
+    /// from the padded coefficients `ap` (stride `p`).
     ///
     /// # Safety
     /// The CPU supports `isa` (not [`Isa::Portable`]); `p` is a multiple
     /// of `lanes(isa)` with `p <= 32`; `ap` is 64-byte aligned and every
     /// column index `j` satisfies `(j + 1) · p <= ap.len()`.
     #[cfg(target_arch = "x86_64")]
-    unsafe fn rows_simd<I: Index>(
-        isa: Isa,
-        p: usize,
-        rows: Rows<'_, I>,
-        ap: &[Self],
-        out: Dest<'_, Self>,
-        lab: Labels,
-    );
+    unsafe fn rows_simd<I: Index>(isa: Isa, pass: Pass<'_, I, Self>);
 
     /// The reusable coefficient buffer of this number type.
     fn scratch(s: &Scratch) -> &Mutex<Vec<Self>>;
 }
 
-/// `$entry::<$simd, I, NV, SETS>(rows, ap, out, lab)` for the number `$nv`
-/// of registers per coefficient row, each arm naming its sets of sums.
+/// `$entry::<$simd, I, NV, SETS>(pass)` for the number `$nv` of registers
+/// per coefficient row, each arm naming its sets of sums.
 #[cfg(target_arch = "x86_64")]
 macro_rules! by_registers {
-    ($entry:ident, $simd:ty, $nv:expr, ($rows:ident, $ap:ident, $out:ident, $lab:ident),
-     $($n:literal => $sets:literal),+) => {
+    ($entry:ident, $simd:ty, $nv:expr, $pass:ident, $($n:literal => $sets:literal),+) => {
         match $nv {
-            $($n => simd::$entry::<$simd, I, $n, $sets>($rows, $ap, $out, $lab),)+
+            $($n => simd::$entry::<$simd, I, $n, $sets>($pass),)+
             _ => unreachable!("at most 32 padded labels"),
         }
     };
@@ -114,19 +106,11 @@ macro_rules! impl_acc {
             }
 
             #[cfg(target_arch = "x86_64")]
-            unsafe fn rows_simd<I: Index>(
-                isa: Isa,
-                p: usize,
-                rows: Rows<'_, I>,
-                ap: &[$t],
-                out: Dest<'_, $t>,
-                lab: Labels,
-            ) {
+            unsafe fn rows_simd<I: Index>(isa: Isa, pass: Pass<'_, I, $t>) {
                 // Sums in at most 16 registers, the rest for loads and broadcasts.
                 match isa {
-                    Isa::Avx512 => by_registers!(avx512, $z, p / $l512, (rows, ap, out, lab),
-                        $($n5 => $s5),+),
-                    _ => by_registers!(avx2, $y, p / $l2, (rows, ap, out, lab), $($n2 => $s2),+),
+                    Isa::Avx512 => by_registers!(avx512, $z, pass.p / $l512, pass, $($n5 => $s5),+),
+                    _ => by_registers!(avx2, $y, pass.p / $l2, pass, $($n2 => $s2),+),
                 }
             }
         }
@@ -327,9 +311,18 @@ impl<'a, T: Acc> Job<'a, T> {
                     indices,
                     values,
                 };
-                let mut dest = base;
-                dest.r0 = w[0];
-                rows_with(isa, p, rows, ap, dest, lab);
+                let mut out = base;
+                out.r0 = w[0];
+                rows_with(
+                    isa,
+                    Pass {
+                        rows,
+                        ap,
+                        p,
+                        out,
+                        lab,
+                    },
+                );
             };
             if tasks == 1 {
                 bounds.windows(2).for_each(task);
@@ -342,14 +335,7 @@ impl<'a, T: Acc> Job<'a, T> {
 }
 
 /// One block of rows with the loops of `isa`.
-fn rows_with<T: Acc, I: Index>(
-    isa: Isa,
-    p: usize,
-    rows: Rows<'_, I>,
-    ap: &[T],
-    out: Dest<'_, T>,
-    lab: Labels,
-) {
+fn rows_with<T: Acc, I: Index>(isa: Isa, pass: Pass<'_, I, T>) {
     #[cfg(target_arch = "x86_64")]
     {
         if isa != Isa::Portable {
@@ -358,21 +344,22 @@ fn rows_with<T: Acc, I: Index>(
             // lanes and at most 32; `ap` is aligned by `Padded` and holds
             // `m · p` values, every column index being `< m`; `out`
             // holds this block's output rows, written by no other task.
-            unsafe { T::rows_simd(isa, p, rows, ap, out, lab) };
+            unsafe { T::rows_simd(isa, pass) };
             return;
         }
     }
-    rows_portable(p, rows, ap, out, lab);
+    rows_portable(pass);
 }
 
 /// The portable path of [`Job::run`] for one block of rows.
-fn rows_portable<T: Acc, I: Index>(
-    p: usize,
-    rows: Rows<'_, I>,
-    ap: &[T],
-    out: Dest<'_, T>,
-    lab: Labels,
-) {
+fn rows_portable<T: Acc, I: Index>(pass: Pass<'_, I, T>) {
+    let Pass {
+        rows,
+        ap,
+        p,
+        out,
+        lab,
+    } = pass;
     let mut tmp = [T::default(); LABEL_BLOCK];
     for r in 0..rows.indptr.len() - 1 {
         let span = rows.indptr[r]..rows.indptr[r + 1];

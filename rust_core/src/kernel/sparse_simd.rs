@@ -7,7 +7,7 @@
 //! by `K_ij` and adds them to one of `SETS` independent sets of sums, so
 //! that up to `SETS · NV` fused multiply-adds are in flight.
 
-use super::sparse_rows::{Dest, Index, Labels, Rows};
+use super::sparse_rows::{Index, Pass};
 use std::arch::x86_64::*;
 
 /// One SIMD register type: its number type, its lanes and the
@@ -123,12 +123,9 @@ macro_rules! compiled_for {
         /// See [`super::sparse_scores::Acc::rows_simd`].
         #[target_feature(enable = $features)]
         pub(super) unsafe fn $name<S: Simd, I: Index, const NV: usize, const SETS: usize>(
-            rows: Rows<'_, I>,
-            ap: &[S::T],
-            out: Dest<'_, S::T>,
-            lab: Labels,
+            pass: Pass<'_, I, S::T>,
         ) {
-            body::<S, I, NV, SETS>(rows, ap, out, lab)
+            body::<S, I, NV, SETS>(pass)
         }
     )+};
 }
@@ -146,13 +143,12 @@ compiled_for!(
 /// # Safety
 /// See [`super::sparse_scores::Acc::rows_simd`].
 #[inline(always)]
-unsafe fn body<S: Simd, I: Index, const NV: usize, const SETS: usize>(
-    rows: Rows<'_, I>,
-    ap: &[S::T],
-    out: Dest<'_, S::T>,
-    lab: Labels,
-) {
+unsafe fn body<S: Simd, I: Index, const NV: usize, const SETS: usize>(pass: Pass<'_, I, S::T>) {
+    let Pass {
+        rows, ap, out, lab, ..
+    } = pass;
     let p = NV * S::W;
+    debug_assert_eq!(p, pass.p);
     let base = ap.as_ptr();
     let mut tmp = [S::T::default(); 32];
     for r in 0..rows.indptr.len() - 1 {
