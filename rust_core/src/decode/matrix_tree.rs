@@ -148,10 +148,13 @@ pub fn matrix_tree(
             ),
         ));
     }
-    let root_offset = if single_root && n > 1 {
-        range + (n as f64).ln() + SINGLE_ROOT_MARGIN
-    } else {
-        0.0
+    let shifted = Shifted {
+        arcs,
+        root_offset: if single_root && n > 1 {
+            range + (n as f64).ln() + SINGLE_ROOT_MARGIN
+        } else {
+            0.0
+        },
     };
     let shift = &mut ws.shift[..n];
     let mut spread: f64 = 0.0;
@@ -159,7 +162,7 @@ pub fn matrix_tree(
         let (mut mx, mut mn) = (f64::NEG_INFINITY, f64::INFINITY);
         for h in 0..side {
             if h != m {
-                let v = score(arcs, root_offset, h, m);
+                let v = shifted.score(h, m);
                 mx = mx.max(v);
                 mn = mn.min(v);
             }
@@ -168,11 +171,11 @@ pub fn matrix_tree(
         spread = spread.max(mx - mn);
     }
     let log_det = if spread <= LINEAR_SPREAD {
-        solve::<Linear>(arcs, root_offset, ws, marginals)?
+        solve::<Linear>(&shifted, ws, marginals)?
     } else {
-        solve::<Log>(arcs, root_offset, ws, marginals)?
+        solve::<Log>(&shifted, ws, marginals)?
     };
-    let log_z = log_det + ws.shift[..n].iter().sum::<f64>() + root_offset;
+    let log_z = log_det + ws.shift[..n].iter().sum::<f64>() + shifted.root_offset;
     if !log_z.is_finite() {
         return Err(OmklError::invalid(
             "scores",
@@ -182,30 +185,38 @@ pub fn matrix_tree(
     Ok(log_z)
 }
 
-/// Score of arc `h → m`, with the root arcs lowered by `root_offset`.
-#[inline]
-fn score(arcs: &ArcScores<'_>, root_offset: f64, h: usize, m: usize) -> f64 {
-    if h == 0 {
-        arcs.arc(0, m) - root_offset
-    } else {
-        arcs.arc(h, m)
+/// The arc scores with the root arcs lowered by `root_offset` (0 without a
+/// single-root constraint).
+struct Shifted<'a> {
+    arcs: &'a ArcScores<'a>,
+    root_offset: f64,
+}
+
+impl Shifted<'_> {
+    /// Score of arc `h → m`, with the root arcs lowered by `root_offset`.
+    #[inline]
+    fn score(&self, h: usize, m: usize) -> f64 {
+        if h == 0 {
+            self.arcs.arc(0, m) - self.root_offset
+        } else {
+            self.arcs.arc(h, m)
+        }
     }
 }
 
 /// Factorises the scaled Laplacian in domain `D`, writes the marginals and
 /// returns `log det`.
 fn solve<D: Domain>(
-    arcs: &ArcScores<'_>,
-    root_offset: f64,
+    shifted: &Shifted<'_>,
     ws: &mut MatrixTreeWorkspace,
     marginals: &mut [f64],
 ) -> Result<f64> {
-    let n = arcs.n;
+    let n = shifted.arcs.n;
     let side = n + 1;
     let shift = &ws.shift[..n];
     let weights = &mut ws.weights[..side * side];
     for_each_arc(n, |h, m| {
-        weights[h * side + m] = D::from_ln(score(arcs, root_offset, h, m) - shift[m - 1]);
+        weights[h * side + m] = D::from_ln(shifted.score(h, m) - shift[m - 1]);
     });
     let weights = &ws.weights[..side * side];
     let w = |h: usize, m: usize| weights[h * side + m];
@@ -225,7 +236,7 @@ fn solve<D: Domain>(
     marginals.fill(0.0);
     // With a single root the amplification is about 1/t: every column takes
     // the subtraction-free path, and the inverse is not needed.
-    if root_offset == 0.0 {
+    if shifted.root_offset == 0.0 {
         gth_inverse::<D>(lap, piv, n, inv);
         let limit = MAX_AMPLIFICATION.ln();
         let mut exact = true;
