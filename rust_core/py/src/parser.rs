@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 
 use omkl_core::features::arc_templates::{default_templates, WordAtoms, HASH_NAME, HASH_SEED};
+use omkl_core::learner::spec::parse_regularizer;
 use omkl_core::model::conllu::{read_conllu_path, write_conllu, Sentence, Token};
 use omkl_core::model::parser::{ArcParser, ParserConfig, ParserInput, TreeDecoder, FORMAT_VERSION};
 use omkl_core::model::parser_labels::ArcLabeler;
 use omkl_core::model::parser_prune::ArcPruner;
-use omkl_core::prox::Regularizer;
 use omkl_core::OmklError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -264,9 +264,9 @@ fn make_config(
     eta: f64,
     decoder: &str,
 ) -> omkl_core::Result<ParserConfig> {
-    let regularizer = match regularizer {
-        "l2" => Regularizer::L2Squared { lam },
-        "mkl" => Regularizer::SquaredL21 { lam },
+    let name = match regularizer {
+        "l2" => "l2_squared",
+        "mkl" => "squared_l21",
         other => {
             return Err(OmklError::invalid(
                 "regularizer",
@@ -275,7 +275,7 @@ fn make_config(
         }
     };
     Ok(ParserConfig {
-        regularizer,
+        regularizer: parse_regularizer(name, &[lam])?,
         eta,
         decoder: TreeDecoder::from_name(decoder)?,
     })
