@@ -110,9 +110,14 @@ def numpy_matrix_tree(s: np.ndarray, single_root: bool = False) -> tuple[float, 
     return logdet + shift.sum(), mu
 
 
+def section(title: str, seed: int) -> np.random.Generator:
+    """Prints the heading of one benchmark and returns its random generator."""
+    print(f"== {title}")
+    return np.random.default_rng(seed)
+
+
 def bench_cle(quick: bool) -> None:
-    print("== Chu-Liu-Edmonds vs networkx.maximum_spanning_arborescence")
-    rng = np.random.default_rng(0)
+    rng = section("Chu-Liu-Edmonds vs networkx.maximum_spanning_arborescence", 0)
     for n in (10, 40, 100):
         s = rng.normal(size=(n + 1, n + 1))
         _, score = decode.chu_liu_edmonds(s)
@@ -174,8 +179,7 @@ def cle_growth(quick: bool) -> None:
 
 
 def bench_viterbi(quick: bool) -> None:
-    print("== Viterbi, single calls (includes the Python call overhead)")
-    rng = np.random.default_rng(1)
+    rng = section("Viterbi, single calls (includes the Python call overhead)", 1)
     for n, n_labels in ((8, 26), (100, 50)):
         em = rng.normal(size=(n, n_labels))
         tr = rng.normal(size=(n_labels, n_labels))
@@ -227,8 +231,9 @@ def bench_viterbi(quick: bool) -> None:
 
 
 def bench_nbest_and_pairwise() -> None:
-    print("== N-best Viterbi and per-position marginals (n=20, L=26), ratios to one Viterbi")
-    rng = np.random.default_rng(3)
+    rng = section(
+        "N-best Viterbi and per-position marginals (n=20, L=26), ratios to one Viterbi", 3
+    )
     em = rng.normal(size=(20, 26))
     tr = rng.normal(size=(26, 26))
     base = best_time(lambda: decode.viterbi(em, tr), repeat=5, number=200)
@@ -244,8 +249,7 @@ def bench_nbest_and_pairwise() -> None:
 
 
 def bench_matrix_tree() -> None:
-    print("== Matrix-tree theorem at n=50 vs numpy slogdet + inv")
-    rng = np.random.default_rng(2)
+    rng = section("Matrix-tree theorem at n=50 vs numpy slogdet + inv", 2)
     n = 50
     s = rng.normal(size=(n + 1, n + 1))
     for single_root, label in ((False, "multi-root "), (True, "single-root")):
