@@ -71,12 +71,11 @@ def build(name: str, large: bool):
     raise ValueError(name)
 
 
+#: Every estimator that omkl exports with ``save``/``load``.
 ESTIMATORS = [
-    "ProximalClassifier",
-    "ProximalRegressor",
-    "MKLClassifier",
-    "SequenceTagger",
-    "DependencyParser",
+    name
+    for name in omkl.__all__
+    if isinstance(getattr(omkl, name), type) and hasattr(getattr(omkl, name), "load")
 ]
 
 
