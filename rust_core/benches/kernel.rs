@@ -101,7 +101,7 @@ fn scoring(c: &mut Criterion) {
     let x = pixels(n, d);
     let h = b1_bandwidth(&x, n, d, 0.95, 2000).unwrap();
     let k = Kernel::B1Spline { h };
-    let s = SparseGram::build(&k, &x, n, &x, n, d).unwrap();
+    let s = SparseGram::build(&k, &x, n, Some((&x, n)), d).unwrap();
     let kd = s.to_dense();
     let alpha: Vec<f64> = (0..n * labels)
         .map(|i| ((i * 7919) % 1000) as f64 / 1000.0 - 0.5)
@@ -125,7 +125,7 @@ fn scoring(c: &mut Criterion) {
         b.iter(|| dense_scores(black_box(&kd), n, n, &alpha, labels).unwrap())
     });
     g.bench_function("sparse_build", |b| {
-        b.iter(|| SparseGram::build(&k, black_box(&x), n, &x, n, d).unwrap())
+        b.iter(|| SparseGram::build(&k, black_box(&x), n, Some((&x, n)), d).unwrap())
     });
     g.finish();
 }

@@ -247,7 +247,7 @@ mod sparse {
         ) {
             let k = Kernel::B1Spline { h };
             let dense = gram(&k, &x, nx, &y, ny, 3).unwrap();
-            let s = SparseGram::build(&k, &x, nx, &y, ny, 3).unwrap();
+            let s = SparseGram::build(&k, &x, nx, Some((&y, ny)), 3).unwrap();
             prop_assert_eq!(s.to_dense(), dense.clone());
             prop_assert_eq!(s.nnz(), dense.iter().filter(|&&v| v != 0.0).count());
             let alpha: Vec<f64> = (0..ny * labels)
@@ -276,7 +276,7 @@ mod sparse {
     }
 
     fn zero_fraction(k: &Kernel, x: &[f32], n: usize, d: usize) -> f64 {
-        let s = SparseGram::build(k, x, n, x, n, d).unwrap();
+        let s = SparseGram::build(k, x, n, Some((x, n)), d).unwrap();
         1.0 - s.density()
     }
 
@@ -322,7 +322,7 @@ mod sparse {
             h: b1_bandwidth(&y, ny, d, 0.9, 2000).unwrap(),
         };
         let dense = gram(&k, x, nx, &y, ny, d).unwrap();
-        let s = SparseGram::build(&k, x, nx, &y, ny, d).unwrap();
+        let s = SparseGram::build(&k, x, nx, Some((&y, ny)), d).unwrap();
         assert_eq!(s.to_dense(), dense);
         let alpha: Vec<f64> = (0..ny * labels)
             .map(|i| ((i * 31 % 17) as f64) - 8.0)
@@ -376,7 +376,7 @@ mod sparse {
             .collect();
         let h = b1_bandwidth(&bin, n, d, 0.9, 2000).unwrap();
         let k = Kernel::B1Spline { h };
-        let s = SparseGram::build(&k, &bin, n, &bin, n, d).unwrap();
+        let s = SparseGram::build(&k, &bin, n, Some((&bin, n)), d).unwrap();
         assert_eq!(s.to_dense(), gram(&k, &bin, n, &bin, n, d).unwrap());
         assert_eq!(s.to_dense(), gram_symmetric(&k, &bin, n, d).unwrap());
         // Real inputs: exactly symmetric; equal to the dense matrix up to
@@ -386,7 +386,9 @@ mod sparse {
         let x = points(n, d, 4);
         let h = b1_bandwidth(&x, n, d, 0.9, 2000).unwrap();
         let k = Kernel::B1Spline { h };
-        let got = SparseGram::build(&k, &x, n, &x, n, d).unwrap().to_dense();
+        let got = SparseGram::build(&k, &x, n, Some((&x, n)), d)
+            .unwrap()
+            .to_dense();
         let want = gram_symmetric(&k, &x, n, d).unwrap();
         let mut differ = 0;
         for i in 0..n {
@@ -434,13 +436,13 @@ mod sparse {
         for h in widths {
             let k = Kernel::B1Spline { h };
             let dense = gram(&k, &x, n, &y, n + 1, d).unwrap();
-            let s = SparseGram::build(&k, &x, n, &y, n + 1, d).unwrap();
+            let s = SparseGram::build(&k, &x, n, Some((&y, n + 1)), d).unwrap();
             assert_eq!(s.to_dense(), dense);
         }
         for h in [1.0, 1.0 + 1e-7, 1.0 - 1e-7, 3.0, 2.999_999] {
             let k = Kernel::B1Spline { h };
             let dense = gram(&k, &line, 40, &line, 40, 1).unwrap();
-            let s = SparseGram::build(&k, &line, 40, &line, 40, 1).unwrap();
+            let s = SparseGram::build(&k, &line, 40, Some((&line, 40)), 1).unwrap();
             assert_eq!(s.to_dense(), dense, "h = {h}");
             assert!(s.nnz() >= 40);
         }

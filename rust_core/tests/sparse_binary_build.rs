@@ -31,11 +31,11 @@ proptest! {
         let k = Kernel::B1Spline { h };
         let x = binary(nx, d, seed, density);
         let y = binary(ny, d, seed ^ 0xabcdef, density);
-        let s = SparseGram::build(&k, &x, nx, &y, ny, d).unwrap();
+        let s = SparseGram::build(&k, &x, nx, Some((&y, ny)), d).unwrap();
         let dense = gram(&k, &x, nx, &y, ny, d).unwrap();
         prop_assert_eq!(s.to_dense(), dense.clone());
         prop_assert_eq!(s.nnz(), dense.iter().filter(|&&v| v != 0.0).count());
-        let sym = SparseGram::build(&k, &x, nx, &x, nx, d).unwrap();
+        let sym = SparseGram::build(&k, &x, nx, Some((&x, nx)), d).unwrap();
         prop_assert_eq!(sym.to_dense(), gram_symmetric(&k, &x, nx, d).unwrap());
     }
 }
@@ -46,7 +46,7 @@ fn large_binary_build_is_parallel_safe_and_exact() {
     let (n, d) = (700, 128);
     let x = binary(n, d, 7, 30);
     let k = Kernel::B1Spline { h: 6.5 };
-    let s = SparseGram::build(&k, &x, n, &x, n, d).unwrap();
+    let s = SparseGram::build(&k, &x, n, Some((&x, n)), d).unwrap();
     let dense = gram_symmetric(&k, &x, n, d).unwrap();
     assert_eq!(s.to_dense(), dense);
     let nnz = dense.iter().filter(|&&v| v != 0.0).count();
@@ -59,7 +59,7 @@ fn non_binary_inputs_still_match() {
     let mut x = binary(n, d, 3, 40);
     x[17] = 0.5; // not 0/1: the GEMM path
     let k = Kernel::B1Spline { h: 2.0 };
-    let s = SparseGram::build(&k, &x, n, &x, n, d).unwrap();
+    let s = SparseGram::build(&k, &x, n, Some((&x, n)), d).unwrap();
     let dense = gram(&k, &x, n, &x, n, d).unwrap();
     for (a, b) in s.to_dense().iter().zip(&dense) {
         assert!((a - b).abs() <= 1e-5);

@@ -446,8 +446,7 @@ fn sparse_gram<'py>(
 ) -> PyResult<PySparseGram> {
     let k = &kernel.inner;
     let inner = with_inputs(py, &x, y.as_ref(), |i| {
-        let (y, ny) = i.y.unwrap_or((i.x, i.nx));
-        SparseGram::build(k, i.x, i.nx, y, ny, i.d)
+        SparseGram::build(k, i.x, i.nx, i.y, i.d)
     })?;
     Ok(PySparseGram { inner })
 }

@@ -16,6 +16,17 @@ use crate::error::{check_finite, OmklError, Result};
 
 /// Checks that `alpha` is a finite `m × labels` matrix with `labels >= 1`.
 pub(crate) fn check_alpha(alpha: &[f64], m: usize, labels: usize) -> Result<()> {
+    check_alpha_with(alpha, m, labels, check_finite)
+}
+
+/// [`check_alpha`] for coefficients of any precision, `finite` checking
+/// that their values are finite.
+pub(crate) fn check_alpha_with<T>(
+    alpha: &[T],
+    m: usize,
+    labels: usize,
+    finite: fn(&str, &[T]) -> Result<()>,
+) -> Result<()> {
     if labels == 0 {
         return Err(OmklError::empty("alpha"));
     }
@@ -26,7 +37,7 @@ pub(crate) fn check_alpha(alpha: &[f64], m: usize, labels: usize) -> Result<()> 
             format!("{} elements", alpha.len()),
         ));
     }
-    check_finite("alpha", alpha)
+    finite("alpha", alpha)
 }
 
 /// Dense scoring `S = K α` from a dense row-major Gram `k` (`rows × m`),

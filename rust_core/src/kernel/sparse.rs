@@ -6,8 +6,8 @@ use rayon::prelude::*;
 use super::gram::{check_matrix, job};
 use std::sync::OnceLock;
 
-use super::dense_reference::check_alpha;
 pub use super::dense_reference::dense_scores;
+use super::dense_reference::{check_alpha, check_alpha_with};
 use super::sparse_binary::{b1_csr, Packed};
 use super::sparse_csr::{concat_pieces, mirror_upper, Piece};
 use super::sparse_layout::ScoreLayout;
@@ -37,7 +37,7 @@ const PARALLEL_MIN_BUILD: usize = 1 << 21;
 /// use omkl_core::kernel::{Kernel, SparseGram};
 /// let x = [0.0f32, 1.0, 5.0];
 /// let k = Kernel::B1Spline { h: 2.0 };
-/// let s = SparseGram::build(&k, &x, 3, &x, 3, 1).unwrap();
+/// let s = SparseGram::build(&k, &x, 3, None, 1).unwrap();
 /// assert_eq!(s.nnz(), 5); // 0–1 are neighbours, 5 is alone
 /// let scores = s.scores(&[1.0, 0.0, 0.0], 1).unwrap();
 /// assert_eq!(scores, vec![1.0, 0.5, 0.0]);
@@ -177,8 +177,9 @@ impl SparseGram {
         Ok(out)
     }
 
-    /// Builds the CSR Gram matrix of `K(x_i, y_j)` (`x`: `nx × d`, `y`:
-    /// `ny × d`, row-major f32) block by block, blocks in parallel: each
+    /// Builds the CSR Gram matrix of `K(x_i, y_j)` (`x`: `nx × d`, `y =
+    /// Some((y, ny))`: `ny × d`, row-major f32; `None` means `y = x`) block
+    /// by block, blocks in parallel: each
     /// tile of inner products comes from one f32 GEMM like [`super::gram`],
     /// and only its non-zeros are kept, so neither the dense `nx × ny`
     /// matrix nor a dense row block is ever written. For the B1-spline,
@@ -201,13 +202,15 @@ impl SparseGram {
         kernel: &Kernel,
         x: &[f32],
         nx: usize,
-        y: &[f32],
-        ny: usize,
+        y: Option<(&[f32], usize)>,
         d: usize,
     ) -> Result<Self> {
         kernel.check()?;
         check_matrix("X", x, nx, d)?;
-        check_matrix("Y", y, ny, d)?;
+        if let Some((y, ny)) = y {
+            check_matrix("Y", y, ny, d)?;
+        }
+        let (y, ny) = y.unwrap_or((x, nx));
         if ny > u32::MAX as usize {
             return Err(OmklError::invalid(
                 "Y",
@@ -444,25 +447,11 @@ impl SparseGram {
     /// ```
     /// use omkl_core::kernel::{Kernel, SparseGram};
     /// let x = [0.0f32, 1.0, 5.0];
-    /// let s = SparseGram::build(&Kernel::B1Spline { h: 2.0 }, &x, 3, &x, 3, 1).unwrap();
+    /// let s = SparseGram::build(&Kernel::B1Spline { h: 2.0 }, &x, 3, None, 1).unwrap();
     /// assert_eq!(s.scores_f32(&[1.0, 0.0, 0.0], 1).unwrap(), vec![1.0, 0.5, 0.0]);
     /// ```
     pub fn scores_f32(&self, alpha: &[f32], labels: usize) -> Result<Vec<f32>> {
-        if labels == 0 {
-            return Err(OmklError::empty("alpha"));
-        }
-        if alpha.len() != self.ncols * labels {
-            return Err(OmklError::shape(
-                "alpha",
-                format!(
-                    "{} x {labels} = {} elements",
-                    self.ncols,
-                    self.ncols * labels
-                ),
-                format!("{} elements", alpha.len()),
-            ));
-        }
-        super::finite::check_finite_f32("alpha", alpha)?;
+        check_alpha_with(alpha, self.ncols, labels, super::finite::check_finite_f32)?;
         let mut out = try_vec("alpha", &[self.nrows, labels], 0.0f32)?;
         self.scores_unchecked(alpha, labels, false, &mut out);
         Ok(out)
@@ -482,7 +471,7 @@ impl SparseGram {
     /// ```
     /// use omkl_core::kernel::{Kernel, SparseGram};
     /// let x = [0.0f32, 1.0, 5.0];
-    /// let s = SparseGram::build(&Kernel::B1Spline { h: 2.0 }, &x, 3, &x, 3, 1).unwrap();
+    /// let s = SparseGram::build(&Kernel::B1Spline { h: 2.0 }, &x, 3, None, 1).unwrap();
     /// // two labels: e_0 and e_2
     /// let alpha = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0];
     /// assert_eq!(s.scores_label_major(&alpha, 2).unwrap(), vec![1.0, 0.5, 0.0, 0.0, 0.0, 1.0]);
