@@ -176,6 +176,19 @@ def test_training_converges_on_a_separable_problem(client):
     assert all(h["bytes"] > 0 for h in history)
 
 
+def test_a_dask_bag_gives_one_shard_per_partition(client):
+    import dask.bag as db
+
+    data = _problem(90, 6)
+    est = _warm(omkl.ProximalClassifier(), data)
+    bag = db.from_sequence(data, npartitions=3)
+    parts = [p.compute() for p in bag.to_delayed()]
+    model, history = train(est, bag, epochs=2, client=client, progress=False)
+    plain, _ = train(est, parts, epochs=2, client=client, progress=False)
+    assert history[0]["shards"] == len(parts) == 3
+    _assert_same(export_params(model), export_params(plain))
+
+
 def _reader_that_kills_its_worker_once(path: str) -> list[Any]:
     flag = os.path.join(os.path.dirname(path), "killed")
     if not os.path.exists(flag):

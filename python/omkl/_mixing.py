@@ -10,13 +10,16 @@ sizes, relation labels). State outside the parameters does not travel.
 
 Examples
 --------
+>>> import numpy as np
 >>> import omkl
 >>> from omkl._mixing import export_params, import_params, mix
 >>> a, b = omkl.ProximalRegressor(), omkl.ProximalRegressor()
 >>> a.learn_one({"x": 1.0}, 1.0); b.learn_one({"x": 1.0}, 3.0)
->>> mixed = mix([export_params(a), export_params(b)], [1, 3])
->>> float(mixed["weights"].sum()) == 0.25 * export_params(a)["weights"].sum() + (
-...     0.75 * export_params(b)["weights"].sum())
+>>> pa, pb = export_params(a), export_params(b)
+>>> sorted(pa)
+['average_rounds', 'intercept', 'intercept_sums', 'rounds', 'weights']
+>>> mixed = mix([pa, pb], [1, 3])  # weighted by shard sizes 1 and 3
+>>> bool(np.allclose(mixed["weights"], 0.25 * pa["weights"] + 0.75 * pb["weights"]))
 True
 >>> import_params(a, mixed)
 >>> bool((export_params(a)["weights"] == mixed["weights"]).all())

@@ -13,7 +13,11 @@ Needs the optional dependency ``pip install "omkl[dask]"``.
 once; a path is read on the worker by ``shard_reader``; a ``dask.bag``'s
 partitions stay where they are). In each round only parameters travel: the
 estimator's weights, running sums and round counters as flat numpy arrays
-(see ``history[i]["bytes"]``). The initial estimator is sent once.
+(see ``history[i]["bytes"]``): the mixed parameters to each shard's task,
+the changed parameters back to the driver (for the parser, only those of the
+stage being trained: the pruner's, the arc model's or the label stage's).
+The initial estimator is sent once. With one shard, mixing is the identity
+and the worker goes on with its own model: only its parameters travel back.
 
 **State outside the parameters** is made the same on every worker before the
 first round: with several shards, the driver collects every shard's classes
@@ -24,7 +28,11 @@ counts of distinct features (an upper bound of the count on their union).
 A classifier thus scores every class from the first round, where one process
 adds a class when it first sees it. With ``classes=``, a shard holding a
 label outside them is an error naming the shard. With one shard nothing is
-registered ahead and training equals training in one process exactly.
+registered ahead and training gives exactly the parameters of training in
+one process (``learn_batch`` once per epoch, or the parser's ``fit``). The
+parser's shard ``k`` shuffles its sentences with the seed ``seed + k``.
+Round counters (the step-size clock, the rounds in the running sums) are
+mixed like the other arrays and rounded to the nearest integer.
 
 **The regulariser stays exact.** Each worker's rounds are the estimator's
 own: a subgradient step, then the exact prox step(s) of the regulariser, on
@@ -42,6 +50,10 @@ scheduler's own reassignment of lost tasks); if it still fails, a
 ``RuntimeError`` names the shard and the round. The estimator passed in is
 never modified: :func:`train` returns a new one, built only after the last
 round is mixed.
+
+The kernel estimators (:class:`~omkl.MKLClassifier`,
+:class:`~omkl.SequenceTagger`) cannot be mixed yet: :func:`train` refuses
+them with ``TypeError``.
 
 Examples
 --------
@@ -90,11 +102,12 @@ _CORPORA_LOCK = threading.Lock()
 
 def _shard_examples(data: Any, key: str) -> list[Any]:
     """A shard's examples as a list, or ``ValueError`` naming it."""
-    if not isinstance(data, list | tuple):
+    if isinstance(data, str | bytes | dict) or not hasattr(data, "__iter__"):
         raise TypeError(f"{key}: expected a list of examples, got {type(data).__name__}")
-    if len(data) == 0:
+    out = list(data)
+    if len(out) == 0:
         raise ValueError(f"{key} is empty; expected at least one example")
-    return list(data)
+    return out
 
 
 def _parser_corpus(data: Any, key: str, cache: str) -> Any:
