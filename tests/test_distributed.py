@@ -220,6 +220,12 @@ def test_a_worker_killed_mid_round_is_survived(client, tmp_path):
     client.wait_for_workers(2, timeout=60)
 
 
+def _failing_reader(name: str) -> list[Any]:
+    if name == "b":
+        raise OSError("disk gone")
+    return _problem(30, 5)
+
+
 def test_bad_input_raises_clear_errors_and_leaves_the_model_unchanged(client):
     data = _problem(30, 5)
     est = _warm(omkl.ProximalClassifier(), data)
@@ -236,6 +242,8 @@ def test_bad_input_raises_clear_errors_and_leaves_the_model_unchanged(client):
         )
     with pytest.raises(ValueError, match="shard 0, example 0: expected a pair"):
         train(est, [[{"sig_x": 1.0}], data], client=client, progress=False)
+    with pytest.raises(RuntimeError, match="shard 1 failed in .*: OSError: disk gone"):
+        train(est, ["a", "b"], shard_reader=_failing_reader, client=client, progress=False)
     with pytest.raises(TypeError, match="got MKLClassifier"):
         train(omkl.MKLClassifier(), [data], client=client, progress=False)
     with pytest.raises(OSError, match="could not reach the Dask scheduler"):
