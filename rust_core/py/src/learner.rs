@@ -143,7 +143,7 @@ impl OnlineProximalLearner {
 /// Alg. 1 (online proximal learning) on named, grouped, hashed features.
 #[pyclass(module = "omkl._omkl")]
 pub struct OnlineProximalLearner {
-    inner: NamedLearner,
+    pub(crate) inner: NamedLearner,
     names: Mutex<NameCache>,
 }
 

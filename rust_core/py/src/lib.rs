@@ -10,6 +10,7 @@ mod decode;
 mod errors;
 mod kernel;
 mod learner;
+mod mix;
 mod name_cache;
 mod parser;
 mod persist;
@@ -28,5 +29,6 @@ fn _omkl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     parser::register(m)?;
     stream::register(m)?;
     persist::register(m)?;
+    mix::register(m)?;
     Ok(())
 }

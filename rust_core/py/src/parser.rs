@@ -229,7 +229,7 @@ impl ParseCorpus {
 
 /// The sentences of `corpus` in `order` with their gold heads, every gold
 /// tree checked before any update.
-fn gold_batch(
+pub(crate) fn gold_batch(
     corpus: &ParseCorpus,
     order: Option<Vec<usize>>,
 ) -> PyResult<Vec<(&ParserInput, Vec<usize>)>> {
@@ -255,7 +255,7 @@ fn gold_batch(
 /// The arc-factored parser (see `omkl.DependencyParser`).
 #[pyclass(module = "omkl._omkl")]
 pub struct ArcParserCore {
-    inner: ArcParser,
+    pub(crate) inner: ArcParser,
 }
 
 fn make_config(
@@ -545,7 +545,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// The relation classifier of the label stage (see `omkl.DependencyParser`).
 #[pyclass(module = "omkl._omkl")]
 pub struct ArcLabelerCore {
-    inner: ArcLabeler,
+    pub(crate) inner: ArcLabeler,
 }
 
 fn to_tokens(tokens: Vec<TokenTuple>, deprels: Option<Vec<String>>) -> Vec<Token> {

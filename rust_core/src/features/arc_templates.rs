@@ -292,8 +292,16 @@ pub fn fitted_bits(
     slots_per_feature: f64,
     max_bits: u32,
 ) -> Vec<u32> {
+    distinct_keys(templates, sentences)
+        .into_iter()
+        .map(|n| bits_for(n, slots_per_feature, max_bits))
+        .collect()
+}
+
+/// The number of distinct features of each template on the gold arcs of
+/// `sentences` (see [`fitted_bits`]).
+pub fn distinct_keys(templates: &[Template], sentences: &[(&[WordAtoms], &[usize])]) -> Vec<usize> {
     use rayon::prelude::*;
-    let max_bits = max_bits.clamp(MIN_BITS, MAX_BITS);
     (0..templates.len())
         .into_par_iter()
         .map(|t| {
@@ -307,10 +315,15 @@ pub fn fitted_bits(
             }
             keys.sort_unstable();
             keys.dedup();
-            let want = (keys.len() as f64 * slots_per_feature).max(1.0);
-            (want.log2().ceil() as u32).clamp(MIN_BITS, max_bits)
+            keys.len()
         })
         .collect()
+}
+
+/// Log2 of the table size for `n` distinct features (see [`fitted_bits`]).
+pub fn bits_for(n: usize, slots_per_feature: f64, max_bits: u32) -> u32 {
+    let want = (n as f64 * slots_per_feature).max(1.0);
+    (want.log2().ceil() as u32).clamp(MIN_BITS, max_bits.clamp(MIN_BITS, MAX_BITS))
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@
 
 pub mod grouped_weights;
 pub mod loss;
+pub mod mix;
 pub mod named;
 pub mod online_proximal;
 pub mod persist;

@@ -6,6 +6,7 @@ pub mod parser_decode;
 pub mod parser_input;
 pub mod parser_labels;
 mod parser_learn;
+pub mod parser_mix;
 mod parser_persist;
 pub mod parser_prune;
 mod parser_score;

@@ -47,8 +47,8 @@ pub const LABEL_TABLE_BUCKETS: usize = 1 << 15;
 /// appearance, so the class indices are deterministic).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArcLabeler {
-    learner: NamedLearner,
-    labels: Vec<String>,
+    pub(crate) learner: NamedLearner,
+    pub(crate) labels: Vec<String>,
 }
 
 /// The feature names of the arc `h → m` (1-based words, 0 = root).

@@ -194,13 +194,6 @@ impl ArcParser {
             .map(|(s, h)| (s.words.as_slice(), h.as_slice()))
             .collect();
         let bits = fitted_bits(&self.templates, &data, slots_per_feature, max_bits);
-        for (tpl, b) in Arc::make_mut(&mut self.templates).iter_mut().zip(bits) {
-            tpl.bits = b;
-        }
-        let sizes: Vec<usize> = self.templates.iter().map(|t| t.table_size()).collect();
-        self.weights = TemplateWeights::new(&sizes);
-        self.averaged = None;
-        self.live = None;
-        Ok(())
+        self.set_table_bits(&bits)
     }
 }

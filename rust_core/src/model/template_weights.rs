@@ -34,8 +34,8 @@ use crate::learner::weights::ScaledBlock;
 #[derive(Debug, Clone, PartialEq)]
 pub struct TemplateWeights {
     offsets: Vec<usize>,
-    blocks: Vec<ScaledBlock<f32>>,
-    steps: u64,
+    pub(crate) blocks: Vec<ScaledBlock<f32>>,
+    pub(crate) steps: u64,
 }
 
 impl TemplateWeights {

@@ -1,0 +1,127 @@
+"""The parser trained by iterative parameter mixing on a local Dask cluster
+against one process, on UD English-EWT (reads ``../shared/data/ud-english-ewt``).
+
+In one run:
+
+* one process: ``DependencyParser().fit`` for ``--epochs`` arc epochs, test
+  UAS after each epoch and seconds per epoch;
+* ``--workers`` single-threaded worker processes of a ``LocalCluster``, the
+  training file cut into K contiguous shards for each K of ``--shards``:
+  test UAS after each mixing round, seconds per round (wall-clock, and the
+  longest worker's pass), megabytes of parameters sent per round, and the
+  first round within 0.3 UAS of the K = 1 run's last.
+
+The label stage is off (UAS only). Skips cleanly without the treebank.
+
+    PYTHONPATH=python python benches/bench_distributed.py [--epochs 5] \
+        [--shards 1,2,4,8] [--workers 2] [--train-sentences 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+import tempfile
+import time
+from typing import Any
+
+DATA = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ud-english-ewt"
+
+
+def write_shards(train: pathlib.Path, k: int, limit: int, folder: pathlib.Path) -> list[str]:
+    """The training file (its first ``limit`` sentences, all when 0) cut into
+    ``k`` contiguous CoNLL-U files of nearly equal sizes."""
+    blocks = train.read_text(encoding="utf-8").strip().split("\n\n")
+    if limit:
+        blocks = blocks[:limit]
+    out = []
+    for j in range(k):
+        part = blocks[j * len(blocks) // k : (j + 1) * len(blocks) // k]
+        path = folder / f"k{k}-shard{j}.conllu"
+        path.write_text("\n\n".join(part) + "\n\n", encoding="utf-8")
+        out.append(str(path))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--epochs", type=int, default=5)
+    ap.add_argument("--shards", default="1,2,4,8")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--train-sentences", type=int, default=0, help="0: the whole file")
+    args = ap.parse_args()
+    train_file, test_file = DATA / "en_ewt-ud-train.conllu", DATA / "en_ewt-ud-test.conllu"
+    if not train_file.exists():
+        print(f"skipped: {train_file} not found (download UD English-EWT there)")
+        return
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        print('skipped: needs Dask (pip install "omkl[dask]")')
+        return
+    from omkl import DependencyParser
+    from omkl.distributed import train
+
+    def make() -> DependencyParser:
+        return DependencyParser(epochs=args.epochs, label_epochs=0)
+
+    def uas(model: Any) -> float:
+        return float(model.score(test_file)["uas"])
+
+    folder = pathlib.Path(tempfile.mkdtemp())
+    whole = write_shards(train_file, 1, args.train_sentences, folder)[0]
+    print(f"train {whole} ({args.train_sentences or 'all'} sentences), test {test_file.name}")
+    single_uas: list[float] = []
+    single = make().fit(whole, on_epoch=lambda e, m: single_uas.append(uas(m)))
+    per_epoch = [h["seconds"] for h in single.history_]
+    print(
+        f"1 process: UAS by epoch {[round(u, 2) for u in single_uas]}, "
+        f"s/epoch {[round(s, 2) for s in per_epoch]}"
+    )
+    cluster = LocalCluster(
+        n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    client = Client(cluster)
+    rows = []
+    reference = None
+    try:
+        for k in [int(v) for v in args.shards.split(",")]:
+            shards = write_shards(train_file, k, args.train_sentences, folder)
+            t0 = time.perf_counter()
+            model, history = train(make(), shards, client=client, validation=uas, progress=False)
+            total = time.perf_counter() - t0
+            arc = [h for h in history if h["stage"] == "arc"]
+            curve = [h["validation"] for h in arc]
+            if reference is None:
+                reference = curve[-1]
+            reach = next((i + 1 for i, u in enumerate(curve) if u >= reference - 0.3), None)
+            rows.append((k, curve, arc, reach, total))
+            print(
+                f"K={k}: UAS by round {[round(u, 2) for u in curve]}, "
+                f"s/round {[round(h['seconds'], 2) for h in arc]}",
+                flush=True,
+            )
+    finally:
+        client.close()
+        cluster.close()
+    print()
+    print(
+        f"| K | UAS after {args.epochs} rounds | vs 1 process | rounds to within 0.3 of K=1 "
+        "| s/round (worker pass) | MB/round | 1 process s/epoch ÷ s/round |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    mean_epoch = sum(per_epoch) / len(per_epoch)
+    for k, curve, arc, reach, _ in rows:
+        s = sum(h["seconds"] for h in arc) / len(arc)
+        w = sum(h["worker_seconds"] for h in arc) / len(arc)
+        mb = sum(h["bytes"] for h in arc) / len(arc) / 1e6
+        print(
+            f"| {k} | {curve[-1]:.2f} | {curve[-1] - single_uas[-1]:+.2f} | {reach} "
+            f"| {s:.2f} ({w:.2f}) | {mb:.0f} | {mean_epoch / s:.2f} |"
+        )
+    print(f"\n1 process: UAS {single_uas[-1]:.2f}, {mean_epoch:.2f} s/epoch", file=sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,596 @@
+"""Training on a Dask cluster by iterative parameter mixing.
+
+:func:`train` trains a :class:`~omkl.ProximalClassifier`,
+:class:`~omkl.ProximalRegressor` or :class:`~omkl.DependencyParser` on
+shards of data held by the workers of a ``dask.distributed`` cluster, by
+iterative parameter mixing (McDonald, Hall and Mann, 2010): in every round
+(one epoch), each worker makes one pass over its own shard starting from
+the current mixed parameters; the driver averages the workers' parameters,
+weighted by shard size, and the next round starts from that average.
+Needs the optional dependency ``pip install "omkl[dask]"``.
+
+**What travels.** Workers read their own shards (a list of examples is sent
+once; a path is read on the worker by ``shard_reader``; a ``dask.bag``'s
+partitions stay where they are). In each round only parameters travel: the
+estimator's weights, running sums and round counters as flat numpy arrays
+(see ``history[i]["bytes"]``): the mixed parameters to each shard's task,
+the changed parameters back to the driver (for the parser, only those of the
+stage being trained: the pruner's, the arc model's or the label stage's).
+The initial estimator is sent once. With one shard, mixing is the identity
+and the worker goes on with its own model: only its parameters travel back.
+
+**State outside the parameters** is made the same on every worker before the
+first round: with several shards, the driver collects every shard's classes
+and feature groups (classifiers, regressors) or relation labels (parser)
+and registers them, in shard order, in the initial model that every worker
+starts from; the parser's table sizes are fitted to the summed per-shard
+counts of distinct features (an upper bound of the count on their union).
+A classifier thus scores every class from the first round, where one process
+adds a class when it first sees it. With ``classes=``, a shard holding a
+label outside them is an error naming the shard. With one shard nothing is
+registered ahead and training gives exactly the parameters of training in
+one process (``learn_batch`` once per epoch, or the parser's ``fit``). The
+parser's shard ``k`` shuffles its sentences with the seed ``seed + k``.
+Round counters (the step-size clock, the rounds in the running sums) are
+mixed like the other arrays and rounded to the nearest integer.
+
+**The regulariser stays exact.** Each worker's rounds are the estimator's
+own: a subgradient step, then the exact prox step(s) of the regulariser, on
+that worker's iterate. The mixed point is the weighted average of the
+workers' post-prox iterates (and of their running sums, whose ratio to the
+averaged round counter is the averaged iterate); no prox step is applied to
+the average. For a convex regulariser the average of points of its
+domain stays in it (a ball constraint holds for the average), though an
+ℓ1-type regulariser's zeros are zeros of the average only where every worker
+has them.
+
+**Failures.** A round's task that fails (a worker that dies mid-round) is
+retried by Dask on the surviving workers (``retries`` times, and the
+scheduler's own reassignment of lost tasks); if it still fails, a
+``RuntimeError`` names the shard and the round. The estimator passed in is
+never modified: :func:`train` returns a new one, built only after the last
+round is mixed.
+
+The kernel estimators (:class:`~omkl.MKLClassifier`,
+:class:`~omkl.SequenceTagger`) cannot be mixed yet: :func:`train` refuses
+them with ``TypeError``.
+
+Examples
+--------
+>>> from dask.distributed import Client, LocalCluster
+>>> import omkl
+>>> from omkl.distributed import train
+>>> cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False)
+>>> client = Client(cluster)
+>>> data = [({"x_a": 1.0}, "yes"), ({"x_b": 1.0}, "no")] * 50
+>>> model, history = train(omkl.ProximalClassifier(), [data[:50], data[50:]], epochs=3,
+...                        client=client, progress=False)
+>>> model.predict_one({"x_a": 1.0}), len(history), history[0]["shards"]
+('yes', 3, 2)
+>>> client.close(); cluster.close()
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import random
+import threading
+import time
+import warnings
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+try:
+    from dask.distributed import Client, Future, LocalCluster
+except ImportError as e:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        'omkl.distributed needs Dask: install it with pip install "omkl[dask]"'
+    ) from e
+
+from omkl import _omkl
+from omkl._mixing import check_mixable, export_params, import_params, mix, nbytes
+from omkl.linear import ProximalClassifier, ProximalRegressor
+from omkl.parsing import DependencyParser, _training_corpus
+
+__all__ = ["train"]
+
+#: Parsed corpora of the parser's shards, by shard key, on each worker.
+_CORPORA: dict[str, Any] = {}
+_CORPORA_LOCK = threading.Lock()
+
+
+def _shard_examples(data: Any, key: str) -> list[Any]:
+    """A shard's examples as a list, or ``ValueError`` naming it."""
+    if isinstance(data, str | bytes | dict) or not hasattr(data, "__iter__"):
+        raise TypeError(f"{key}: expected a list of examples, got {type(data).__name__}")
+    out = list(data)
+    if len(out) == 0:
+        raise ValueError(f"{key} is empty; expected at least one example")
+    return out
+
+
+def _parser_corpus(data: Any, key: str, cache: str) -> Any:
+    """The parsed corpus of a parser shard (a path or a list of sentences),
+    kept on the worker under ``cache`` for the next rounds."""
+    with _CORPORA_LOCK:
+        corpus = _CORPORA.get(cache)
+    if corpus is None:
+        if not isinstance(data, str | os.PathLike):
+            data = _shard_examples(data, key)
+        try:
+            corpus = _training_corpus(data)
+        except ValueError as e:
+            raise ValueError(f"{key}: {e}") from None
+        with _CORPORA_LOCK:
+            _CORPORA[cache] = corpus
+    return corpus
+
+
+def _forget_corpora(caches: list[str]) -> None:
+    """Drops the parsed corpora of a finished training from a worker."""
+    with _CORPORA_LOCK:
+        for c in caches:
+            _CORPORA.pop(c, None)
+
+
+def _scan(template: Any, data: Any, key: str, cache: str, several: bool) -> dict[str, Any]:
+    """What the driver needs to know of a shard before the first round: its
+    size and (with several shards) its labels, groups or feature counts."""
+    if isinstance(template, DependencyParser):
+        corpus = _parser_corpus(data, key, cache)
+        out: dict[str, Any] = {"n": len(corpus)}
+        rels = corpus.deprels()
+        out["labelled"] = all(r not in ("", "_") for s in rels for r in s)
+        if several and out["labelled"]:
+            out["labels"] = list(dict.fromkeys(r for s in rels for r in s))
+        if template._core.steps() == 0 and not template.history_:
+            out["counts"] = _omkl.parser_key_counts(template._core, corpus)
+        return out
+    xs = _shard_examples(data, key)
+    labels: dict[Hashable, None] = {}
+    names: dict[str, None] = {}
+    for i, ex in enumerate(xs):
+        if not (isinstance(ex, tuple | list) and len(ex) == 2 and isinstance(ex[0], dict)):
+            raise ValueError(f"{key}, example {i}: expected a pair (dict of features, target)")
+        if isinstance(template, ProximalRegressor):
+            y = ex[1]
+            if isinstance(y, bool) or not isinstance(y, int | float):
+                raise ValueError(f"{key}, example {i}: expected a numeric target, got {y!r}")
+        else:
+            labels.setdefault(ex[1], None)
+        if several:
+            names.update(dict.fromkeys(str(k) for k in ex[0]))
+    out = {"n": len(xs), "labels": list(labels)}
+    if several:
+        out["groups"] = _omkl.feature_groups(template._state, list(names))
+    return out
+
+
+class _Trained:
+    """A model trained on a worker in one round, with the round's figures."""
+
+    def __init__(self, model: Any, loss: float | None, seconds: float, n: int) -> None:
+        self.model, self.loss, self.seconds, self.n = model, loss, seconds, n
+
+
+def _pass(
+    base: tuple[str, Any, Any],
+    data: Any,
+    key: str,
+    cache: str,
+    stage: str,
+    order: list[int] | None,
+) -> _Trained:
+    """One pass of ``stage`` over a shard from ``base``: ``("copy", model,
+    None)`` continues a copy of a model (an estimator, or the one of a
+    :class:`_Trained`), ``("params", template, params)`` starts from the
+    template with the mixed parameters."""
+    kind, a, b = base
+    if kind == "copy":
+        model = copy.deepcopy(a.model if isinstance(a, _Trained) else a)
+    else:
+        model = copy.deepcopy(a)
+        import_params(model, b)
+    t0 = time.perf_counter()
+    loss: float | None = None
+    if isinstance(model, DependencyParser):
+        corpus = _parser_corpus(data, key, cache)
+        if stage == "label":
+            loss = model._labeler.fit_epoch(corpus, order)
+        else:
+            loss = model._core.fit_epoch(corpus, order, None, stage == "pruner")
+        n = len(corpus)
+    else:
+        xs = _shard_examples(data, key)
+        model.learn_batch([x for x, _ in xs], [y for _, y in xs])
+        n = len(xs)
+    return _Trained(model, loss, time.perf_counter() - t0, n)
+
+
+def _layout_of(model: Any) -> dict[str, list[Any]]:
+    """The state outside the parameters that the driver's model must share
+    with a worker's to import its parameters."""
+    if isinstance(model, DependencyParser):
+        return {"labels": model._labeler.labels()}
+    out: dict[str, list[Any]] = {"groups": [g for g, _ in model._state.group_norms()]}
+    if isinstance(model, ProximalClassifier):
+        out["classes"] = list(model._classes)
+    return out
+
+
+def _set_layout(model: Any, layout: dict[str, list[Any]]) -> None:
+    """Gives ``model`` the layout of a worker's model (see :func:`_layout_of`)."""
+    if isinstance(model, DependencyParser):
+        if layout["labels"]:
+            _omkl.labeler_register(model._labeler, layout["labels"])
+        return
+    classes = layout.get("classes")
+    _omkl.register_layout(model._state, layout["groups"], max(len(classes or []), 1))
+    if classes is not None:
+        model._classes = list(classes)
+        model._class_index = {y: k for k, y in enumerate(classes)}
+
+
+def _export(trained: _Trained, stage: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The parameters a round changed (the stage's own, for the parser), the
+    model's layout and the round's figures."""
+    params = export_params(trained.model)
+    if isinstance(trained.model, DependencyParser):
+        params = {k: v for k, v in params.items() if k.startswith(stage + "/")}
+    figures = {
+        "loss": trained.loss,
+        "seconds": trained.seconds,
+        "layout": _layout_of(trained.model),
+    }
+    return params, figures
+
+
+def _connect(client: Client | str | None) -> tuple[Client, Callable[[], None]]:
+    """A running client, and how to close what this call opened."""
+    if client is None:
+        cluster = LocalCluster(processes=True)
+        c = Client(cluster)
+
+        def close() -> None:
+            c.close()
+            cluster.close()
+
+        return c, close
+    if isinstance(client, str):
+        try:
+            c = Client(client, timeout=10)
+        except OSError as e:
+            raise OSError(f"client: could not reach the Dask scheduler at {client!r}: {e}") from e
+        return c, c.close
+    if not isinstance(client, Client):
+        raise TypeError(
+            f"client: expected a dask.distributed.Client, an address or None, got {client!r}"
+        )
+    if client.status != "running":
+        raise OSError(f"client: the Dask client is not connected (status {client.status!r})")
+    return client, lambda: None
+
+
+def _stages(est: Any, epochs: int, labelled: bool) -> list[str]:
+    """The stage of every round."""
+    if not isinstance(est, DependencyParser):
+        return ["linear"] * epochs
+    out: list[str] = []
+    if est.prune_k > 0 and not est.pruner_history_:
+        out += ["pruner"] * est.pruner_epochs
+    out += ["arc"] * epochs
+    if est.label_epochs > 0 and labelled:
+        out += ["label"] * est.label_epochs
+    return out
+
+
+def _layout(
+    est: Any, scans: list[dict[str, Any]], keys: list[str], classes: Sequence[Hashable] | None
+) -> None:
+    """Makes the state outside the parameters of the initial model ``est``
+    what every shard needs (see the module docs)."""
+    several = len(scans) > 1
+    if isinstance(est, DependencyParser):
+        if "counts" in scans[0]:
+            counts = [sum(c) for c in zip(*(s["counts"] for s in scans), strict=True)]
+            _omkl.parser_set_table_counts(
+                est._core, counts, float(est.slots_per_feature), est.max_table_bits
+            )
+        if several and all(s["labelled"] for s in scans) and est.label_epochs > 0:
+            labels = list(dict.fromkeys(r for s in scans for r in s["labels"]))
+            _omkl.labeler_register(est._labeler, labels)
+        return
+    known = list(est._classes) if isinstance(est, ProximalClassifier) else []
+    if classes is not None:
+        allowed = set(classes)
+        for s, key in zip(scans, keys, strict=True):
+            bad = [y for y in s["labels"] if y not in allowed]
+            if bad:
+                raise ValueError(
+                    f"{key} has labels {bad!r} outside the declared classes {list(classes)!r}"
+                )
+    if not several:
+        return
+    groups = list(dict.fromkeys(g for s in scans for g in s["groups"]))
+    if isinstance(est, ProximalClassifier):
+        seen = [*known, *(classes or []), *(y for s in scans for y in s["labels"])]
+        all_classes = list(dict.fromkeys(seen))
+        _omkl.register_layout(est._state, groups, max(len(all_classes), 1))
+        est._classes = all_classes
+        est._class_index = {y: k for k, y in enumerate(all_classes)}
+    else:
+        _omkl.register_layout(est._state, groups, 1)
+
+
+def _shard_futures(
+    client: Client, shards: Any, reader: Callable[[Any], Any] | None
+) -> list[Future[Any]]:
+    """One future per shard, holding its data on a worker (spread over the
+    workers; reassigned by Dask if a worker is lost)."""
+    try:
+        import dask.bag as db
+
+        if isinstance(shards, db.Bag):
+            return list(client.compute(shards.to_delayed()))
+    except ImportError:  # pragma: no cover - dask.bag is part of dask
+        pass
+    if isinstance(shards, str | os.PathLike) or not isinstance(shards, Sequence):
+        raise TypeError(
+            "shards: expected a list of shards (lists of examples, or paths with "
+            f"shard_reader) or a dask.bag, got {type(shards).__name__}"
+        )
+    if len(shards) == 0:
+        raise ValueError("shards: expected at least one shard, got none")
+    workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+    if not workers:
+        raise RuntimeError("client: the Dask cluster has no workers")
+    out = []
+    for k, s in enumerate(shards):
+        where = {"workers": [workers[k % len(workers)]], "allow_other_workers": True}
+        if reader is not None:
+            out.append(client.submit(reader, s, pure=False, **where))
+        elif isinstance(s, str | os.PathLike):
+            out.append(client.submit(os.fspath, s, pure=False, **where))
+        else:
+            out.append(client.submit(list, s, pure=False, **where))
+    return out
+
+
+def _value(obj: Any) -> Any:
+    return obj
+
+
+def _put(client: Client, obj: Any) -> Future[Any]:
+    """``obj`` on the cluster as a task's result (so that Dask can compute
+    it again if the worker holding it is lost), moved to the workers that
+    need it."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Large object", category=UserWarning)
+        warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+        return client.submit(_value, obj, pure=False)
+
+
+def _gather(client: Client, futures: list[Future[Any]], keys: list[str], what: str) -> list[Any]:
+    """The results of ``futures``, or an error naming the shard that failed."""
+    out = []
+    for f, key in zip(futures, keys, strict=True):
+        try:
+            out.append(client.gather(f))
+        except (ValueError, TypeError) as e:
+            raise type(e)(f"{what}: {e}") from e
+        except Exception as e:
+            raise RuntimeError(f"{key} failed in {what}: {type(e).__name__}: {e}") from e
+    return out
+
+
+def train(
+    estimator: Any,
+    shards: Any,
+    epochs: int | None = None,
+    *,
+    client: Client | str | None = None,
+    shard_reader: Callable[[Any], Any] | None = None,
+    classes: Sequence[Hashable] | None = None,
+    validation: Callable[[Any], float] | None = None,
+    retries: int = 2,
+    progress: bool = True,
+) -> tuple[Any, list[dict[str, Any]]]:
+    """Trains a copy of ``estimator`` on ``shards`` by iterative parameter
+    mixing and returns it with the history of the mixing rounds.
+
+    Parameters
+    ----------
+    estimator
+        A :class:`~omkl.ProximalClassifier`, :class:`~omkl.ProximalRegressor`
+        or :class:`~omkl.DependencyParser`, fresh or already trained (training
+        continues from its parameters). It is not modified.
+    shards
+        A list of shards, or a ``dask.bag`` whose partitions are the shards.
+        A shard is a list of ``(x, y)`` pairs (classifier, regressor) or of
+        sentences (parser), or anything ``shard_reader`` turns into one on
+        the worker. For the parser a shard may also be a CoNLL-U path.
+    epochs
+        Rounds of the main stage (default 1; the parser's default is its
+        ``epochs``). The parser also runs its ``pruner_epochs`` first-pass
+        rounds first and its ``label_epochs`` label rounds last, each mixed.
+    client
+        A ``dask.distributed.Client``, a scheduler address, or ``None`` to
+        start a ``LocalCluster`` for this call.
+    shard_reader
+        A function run on a worker that reads a shard (e.g. from a path).
+    classes
+        The classes shards may hold (classifier); a shard with another
+        label is an error.
+    validation
+        ``validation(model)`` after each round, on the driver; its value is
+        the round's ``"validation"`` in the history.
+    retries
+        Times Dask retries a failed task of a round.
+    progress
+        Show a tqdm bar over the rounds.
+
+    Returns
+    -------
+    (model, history)
+        ``history`` has one dict per round: ``round``, ``stage``, ``shards``,
+        ``examples``, ``loss`` (summed over shards; ``None`` for the linear
+        estimators), ``seconds`` (wall-clock of the round), ``worker_seconds``
+        (the longest pass), ``bytes`` (parameters sent to and from the
+        workers) and ``validation``.
+    """
+    check_mixable(estimator)
+    if epochs is None:
+        epochs = estimator.epochs if isinstance(estimator, DependencyParser) else 1
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"epochs: expected an integer >= 1, got {epochs!r}")
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ValueError(f"retries: expected an integer >= 0, got {retries!r}")
+    template = copy.deepcopy(estimator)
+    client, close = _connect(client)
+    futures: list[Future[Any]] = []
+    try:
+        data = _shard_futures(client, shards, shard_reader)
+        futures += data
+        keys = [f"shard {k}" for k in range(len(data))]
+        several = len(data) > 1
+        probe = _put(client, template)
+        scans = _gather(
+            client,
+            [
+                client.submit(
+                    _scan, probe, d, key, str(d.key), several, pure=False, retries=retries
+                )
+                for d, key in zip(data, keys, strict=True)
+            ],
+            keys,
+            "the scan of the shards",
+        )
+        del probe
+        _layout(template, scans, keys, classes)
+        stages = _stages(template, epochs, all(s.get("labelled", False) for s in scans))
+        return _rounds(client, template, data, keys, scans, stages, validation, retries, progress)
+    finally:
+        if isinstance(template, DependencyParser) and client.status == "running":
+            try:
+                client.run(_forget_corpora, [str(f.key) for f in futures])
+            except Exception:  # noqa: S110 - a lost worker has nothing left to drop
+                pass
+        for f in futures:
+            f.release()
+        close()
+
+
+def _rounds(
+    client: Client,
+    template: Any,
+    data: list[Future[Any]],
+    keys: list[str],
+    scans: list[dict[str, Any]],
+    stages: list[str],
+    validation: Callable[[Any], float] | None,
+    retries: int,
+    progress: bool,
+) -> tuple[Any, list[dict[str, Any]]]:
+    """The mixing rounds (see :func:`train`)."""
+    from tqdm.auto import tqdm
+
+    sizes = [int(s["n"]) for s in scans]
+    seed = getattr(template, "seed", 0)
+    rngs = [random.Random(seed + k) for k in range(len(data))]
+    parser = isinstance(template, DependencyParser)
+    model = copy.deepcopy(template)
+    params = export_params(model)
+    base_future = _put(client, template)
+    previous: list[Future[Any]] = []
+    history: list[dict[str, Any]] = []
+    bar = tqdm(total=len(stages), desc="mixing rounds", unit="round", disable=not progress)
+    try:
+        for r, stage in enumerate(stages):
+            t0 = time.perf_counter()
+            sent = 0
+            if len(data) == 1:
+                # one shard: mixing is the identity, the worker goes on with its model
+                bases: list[tuple[str, Any, Any]] = [
+                    ("copy", previous[0] if previous else base_future, None)
+                ]
+            else:
+                mixed = _put(client, params)
+                sent = nbytes(params) * len(data)
+                bases = [("params", base_future, mixed)] * len(data)
+            orders: list[list[int] | None] = [None] * len(data)
+            if parser:
+                orders = [list(range(n)) for n in sizes]
+                for rng, order in zip(rngs, orders, strict=True):
+                    rng.shuffle(order)  # type: ignore[arg-type]
+            trained = [
+                client.submit(_pass, b, d, key, str(d.key), stage, o, pure=False, retries=retries)
+                for b, d, key, o in zip(bases, data, keys, orders, strict=True)
+            ]
+            results = _gather(
+                client,
+                [client.submit(_export, t, stage, pure=False, retries=retries) for t in trained],
+                keys,
+                f"round {r + 1} ({stage})",
+            )
+            for f in previous:
+                f.release()
+            if len(data) > 1:
+                mixed.release()
+            previous = trained
+            got = [p for p, _ in results]
+            figures = [f for _, f in results]
+            for f, key in zip(figures[1:], keys[1:], strict=True):
+                if f["layout"] != figures[0]["layout"]:
+                    raise ValueError(
+                        f"{key} ended round {r + 1} with a different layout (classes, groups "
+                        f"or labels) from {keys[0]}: shards must share their feature space"
+                    )
+            mixed_params = {**params, **mix(got, sizes, keys)}
+            new_model = model if parser else copy.deepcopy(template)
+            _set_layout(new_model, figures[0]["layout"])
+            import_params(new_model, mixed_params)
+            params, model = mixed_params, new_model
+            losses = [f["loss"] for f in figures]
+            record: dict[str, Any] = {
+                "round": r + 1,
+                "stage": stage,
+                "shards": len(data),
+                "examples": sum(sizes),
+                "loss": None if None in losses else float(sum(losses)),
+                "seconds": time.perf_counter() - t0,
+                "worker_seconds": max(f["seconds"] for f in figures),
+                "bytes": sent + sum(nbytes(p) for p in got),
+                "validation": None,
+            }
+            if validation is not None:
+                record["validation"] = validation(model)
+            history.append(record)
+            bar.update(1)
+    finally:
+        bar.close()
+        for f in previous:
+            f.release()
+        base_future.release()
+    if parser:
+        _parser_history(model, history)
+    return model, history
+
+
+def _parser_history(model: DependencyParser, history: list[dict[str, Any]]) -> None:
+    """The parser's own per-stage histories, from the mixing rounds."""
+    targets = {
+        "pruner": model.pruner_history_,
+        "arc": model.history_,
+        "label": model.label_history_,
+    }
+    for h in history:
+        out = targets[h["stage"]]
+        out.append(
+            {
+                "epoch": len(out) + 1,
+                "loss": h["loss"],
+                "seconds": h["seconds"],
+                "sentences_per_s": h["examples"] / h["seconds"],
+            }
+        )

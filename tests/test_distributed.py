@@ -1,0 +1,335 @@
+"""Iterative parameter mixing on a local Dask cluster (omkl.distributed)."""
+
+from __future__ import annotations
+
+import copy
+import os
+import pickle
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("dask.distributed")
+
+import cloudpickle  # noqa: E402
+from dask.distributed import Client, LocalCluster  # noqa: E402
+
+import omkl  # noqa: E402
+from omkl._mixing import export_params, import_params, mix  # noqa: E402
+from omkl.distributed import train  # noqa: E402
+
+# the readers below run on the workers, which cannot import this file
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+@pytest.fixture(scope="session")
+def client():
+    cluster = LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    c = Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def _problem(n: int, seed: int) -> list[tuple[dict[str, float], str]]:
+    """Three linearly separable classes; the ``noise`` group carries nothing."""
+    rng = np.random.default_rng(seed)
+    out = []
+    centres = {"a": (3.0, 0.0), "b": (0.0, 3.0), "c": (-3.0, -3.0)}
+    for i in range(n):
+        y = "abc"[i % 3]
+        cx, cy = centres[y]
+        x = {
+            "sig_x": cx + rng.normal(scale=0.5),
+            "sig_y": cy + rng.normal(scale=0.5),
+            "noise_u": rng.normal(),
+            "noise_v": rng.normal(),
+        }
+        out.append((x, y))
+    return out
+
+
+def _warm(est: Any, data: list[tuple[dict[str, float], Any]]) -> Any:
+    """``est`` after one example of each class (so it knows every class and
+    group before distributed training)."""
+    seen: set[Any] = set()
+    for x, y in data:
+        if y not in seen:
+            est.learn_one(x, y)
+            seen.add(y)
+    return est
+
+
+def _assert_same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:
+    assert a.keys() == b.keys()
+    for k in a:
+        assert a[k].dtype == b[k].dtype, k
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+
+
+def _average(models: list[dict[str, np.ndarray]], sizes: list[int]) -> dict[str, np.ndarray]:
+    total = sum(sizes)
+    out = {}
+    for k in models[0]:
+        acc = sum(n / total * m[k].astype(np.float64) for m, n in zip(models, sizes, strict=True))
+        if k.endswith(("rounds", "steps")):
+            acc = np.round(acc)  # round counters are integers
+        out[k] = np.asarray(acc).astype(models[0][k].dtype)
+    return out
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: omkl.ProximalClassifier(regularizer=("group_lasso", 1e-3), average=True),
+        lambda: omkl.ProximalRegressor(regularizer=[("l1", 1e-3), ("l2_squared", 1e-3)]),
+    ],
+)
+def test_one_shard_equals_training_in_one_process(client, make):
+    data = _problem(150, 0)
+    if isinstance(make(), omkl.ProximalRegressor):
+        data = [(x, x["sig_x"] - 0.5 * x["sig_y"]) for x, _ in data]
+    est = make()
+    before = export_params(est)
+    single = copy.deepcopy(est)
+    for _ in range(3):
+        single.learn_batch([x for x, _ in data], [y for _, y in data])
+    model, history = train(est, [data], epochs=3, client=client, progress=False)
+    _assert_same(export_params(model), export_params(single))
+    got = [model.predict_one(x) for x, _ in data]
+    want = [single.predict_one(x) for x, _ in data]
+    if isinstance(est, omkl.ProximalRegressor):
+        # the same parameters; the scale factors are folded into the weights
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    else:
+        assert got == want
+    assert [h["round"] for h in history] == [1, 2, 3]
+    assert all(h["bytes"] > 0 and h["seconds"] > 0 for h in history)
+    _assert_same(export_params(est), before)  # the estimator passed in is untouched
+
+
+def test_two_shards_mix_to_the_weighted_average_of_the_workers_models(client):
+    data = _problem(210, 1)
+    shards = [data[:60], data[60:]]
+    sizes = [len(s) for s in shards]
+    est = _warm(omkl.ProximalClassifier(regularizer=[("group_lasso", 1e-3)], average=True), data)
+    start = export_params(est)
+    for _ in range(2):  # two rounds, each computed here independently
+        workers = []
+        for shard in shards:
+            m = copy.deepcopy(est)
+            import_params(m, start)
+            m.learn_batch([x for x, _ in shard], [y for _, y in shard])
+            workers.append(export_params(m))
+        start = _average(workers, sizes)
+    model, _ = train(est, shards, epochs=2, client=client, progress=False)
+    got = export_params(model)
+    assert got.keys() == start.keys()
+    for k in got:
+        np.testing.assert_allclose(got[k], start[k], rtol=1e-12, atol=1e-12, err_msg=k)
+    assert model.classes_ == est.classes_
+
+
+def test_mixing_keeps_the_regularisers_constraint_and_common_zeros(client):
+    # each worker's round ends with the exact prox and projection on its own
+    # iterate; the mixed point, their average, stays in the l2,1 ball and keeps
+    # the zeros that every worker has
+    data = _problem(240, 2)
+    shards = [data[:80], data[80:160], data[160:]]
+    est = _warm(
+        omkl.ProximalClassifier(
+            regularizer=[("group_lasso", 2.0), ("l21_ball", 0.1)], fit_intercept=False
+        ),
+        data,
+    )
+    workers = []
+    for shard in shards:
+        m = copy.deepcopy(est)
+        m.learn_batch([x for x, _ in shard], [y for _, y in shard])
+        workers.append(m.group_norms_)
+    assert all(w["noise"] == 0.0 for w in workers)
+    assert max(sum(w.values()) for w in workers) == pytest.approx(0.1)  # the ball is active
+    model, _ = train(est, shards, client=client, progress=False)
+    norms = model.group_norms_
+    assert norms["noise"] == 0.0
+    assert 0.0 < sum(norms.values()) <= 0.1 + 1e-12
+
+
+def test_training_converges_on_a_separable_problem(client):
+    data = _problem(400, 3)
+    shards = [data[k::4] for k in range(4)]
+    model, history = train(
+        omkl.ProximalClassifier(regularizer=None),
+        shards,
+        epochs=4,
+        client=client,
+        progress=False,
+        validation=lambda m: float(np.mean([m.predict_one(x) == y for x, y in data])),
+    )
+    assert [h["shards"] for h in history] == [4] * 4
+    assert history[-1]["validation"] == 1.0
+    assert all(h["bytes"] > 0 for h in history)
+
+
+def test_a_dask_bag_gives_one_shard_per_partition(client):
+    import dask.bag as db
+
+    data = _problem(90, 6)
+    est = _warm(omkl.ProximalClassifier(), data)
+    bag = db.from_sequence(data, npartitions=3)
+    parts = [p.compute() for p in bag.to_delayed()]
+    model, history = train(est, bag, epochs=2, client=client, progress=False)
+    plain, _ = train(est, parts, epochs=2, client=client, progress=False)
+    assert history[0]["shards"] == len(parts) == 3
+    _assert_same(export_params(model), export_params(plain))
+
+
+def _reader_that_kills_its_worker_once(path: str) -> list[Any]:
+    flag = os.path.join(os.path.dirname(path), "killed")
+    if not os.path.exists(flag):
+        Path(flag).touch()
+        os._exit(1)
+    with open(path, "rb") as f:
+        return pickle.load(f)
+
+
+def test_a_worker_killed_mid_round_is_survived(client, tmp_path):
+    data = _problem(120, 4)
+    paths = []
+    for k, shard in enumerate([data[:60], data[60:]]):
+        p = tmp_path / f"shard{k}.pkl"
+        p.write_bytes(pickle.dumps(shard))
+        paths.append(str(p))
+    est = _warm(omkl.ProximalClassifier(), data)
+    model, _ = train(
+        est,
+        paths,
+        epochs=2,
+        client=client,
+        shard_reader=_reader_that_kills_its_worker_once,
+        progress=False,
+    )
+    assert os.path.exists(tmp_path / "killed")
+    plain, _ = train(est, [data[:60], data[60:]], epochs=2, client=client, progress=False)
+    _assert_same(export_params(model), export_params(plain))
+    client.wait_for_workers(2, timeout=60)
+
+
+def _failing_reader(name: str) -> list[Any]:
+    if name == "b":
+        raise OSError("disk gone")
+    return _problem(30, 5)
+
+
+def test_bad_input_raises_clear_errors_and_leaves_the_model_unchanged(client):
+    data = _problem(30, 5)
+    est = _warm(omkl.ProximalClassifier(), data)
+    before = export_params(est)
+    with pytest.raises(ValueError, match="shard 1 is empty"):
+        train(est, [data, []], client=client, progress=False)
+    with pytest.raises(ValueError, match=r"shard 1 has labels \['z'\] outside"):
+        train(
+            est,
+            [data, [({"sig_x": 1.0}, "z")]],
+            classes=["a", "b", "c"],
+            client=client,
+            progress=False,
+        )
+    with pytest.raises(ValueError, match="shard 0, example 0: expected a pair"):
+        train(est, [[{"sig_x": 1.0}], data], client=client, progress=False)
+    with pytest.raises(RuntimeError, match="shard 1 failed in .*: OSError: disk gone"):
+        train(est, ["a", "b"], shard_reader=_failing_reader, client=client, progress=False)
+    with pytest.raises(TypeError, match="got MKLClassifier"):
+        train(omkl.MKLClassifier(), [data], client=client, progress=False)
+    with pytest.raises(OSError, match="could not reach the Dask scheduler"):
+        train(est, [data], client="tcp://127.0.0.1:1", progress=False)
+    with pytest.raises(OSError):
+        Client("tcp://127.0.0.1:1", timeout="1s")
+    with pytest.raises(ValueError, match="expected an integer >= 1"):
+        train(est, [data], epochs=0, client=client, progress=False)
+    _assert_same(export_params(est), before)
+    assert est.n_rounds_ == 3
+
+
+def test_mixing_models_of_different_feature_spaces_is_refused():
+    a = omkl.ProximalClassifier()
+    b = omkl.ProximalClassifier()
+    a.learn_one({"x": 1.0}, "p")
+    b.learn_one({"x": 1.0}, "p")
+    b.learn_one({"y": 1.0}, "q")
+    with pytest.raises(ValueError, match="shard 1 has a different layout from shard 0"):
+        mix([export_params(a), export_params(b)], [1, 1], ["shard 0", "shard 1"])
+    with pytest.raises(ValueError, match="params"):
+        import_params(a, export_params(b))
+    with pytest.raises(TypeError, match="got MKLClassifier"):
+        export_params(omkl.MKLClassifier())
+
+
+TREEBANK = """
+1 Dogs dog NOUN NNS _ 2 nsubj _ _
+2 bark bark VERB VBP _ 0 root _ _
+3 . . PUNCT . _ 2 punct _ _
+
+1 The the DET DT _ 2 det _ _
+2 cat cat NOUN NN _ 3 nsubj _ _
+3 sleeps sleep VERB VBZ _ 0 root _ _
+
+1 Birds bird NOUN NNS _ 2 nsubj _ _
+2 sing sing VERB VBP _ 0 root _ _
+3 songs song NOUN NNS _ 2 obj _ _
+
+1 A a DET DT _ 2 det _ _
+2 dog dog NOUN NN _ 3 nsubj _ _
+3 saw see VERB VBD _ 0 root _ _
+4 birds bird NOUN NNS _ 3 obj _ _
+"""
+
+
+def _write_treebank(path: Path, copies: int) -> str:
+    rows = ["\t".join(line.split()) if line.strip() else "" for line in TREEBANK.splitlines()]
+    path.write_text(("\n".join(rows[1:]) + "\n\n") * copies)
+    return str(path)
+
+
+def test_parser_one_shard_equals_fit(client, tmp_path):
+    path = _write_treebank(tmp_path / "train.conllu", 3)
+    est = omkl.DependencyParser(templates=list(range(30)), epochs=2, prune_k=2, label_epochs=1)
+    single = copy.deepcopy(est).fit(path)
+    model, history = train(est, [path], client=client, progress=False)
+    assert [h["stage"] for h in history] == ["pruner", "arc", "arc", "label"]
+    _assert_same(export_params(model), export_params(single))
+    assert model.parse_with_labels(path) == single.parse_with_labels(path)
+    assert len(model.history_) == 2 and len(model.pruner_history_) == 1
+    assert est._core.steps() == 0
+
+
+def test_parser_two_shards_mix_to_the_weighted_average(client, tmp_path):
+    a = _write_treebank(tmp_path / "a.conllu", 2)
+    b = _write_treebank(tmp_path / "b.conllu", 3)
+    # tables of the smallest size whatever the counts, so that every model agrees
+    est = omkl.DependencyParser(
+        regularizer="squared_l21",
+        lam=1e-3,
+        templates=list(range(30)),
+        epochs=1,
+        prune_k=0,
+        label_epochs=0,
+        max_table_bits=8,
+        seed=5,
+    )
+    workers = []
+    for k, path in enumerate([a, b]):
+        m = copy.deepcopy(est)
+        m.seed = est.seed + k  # shard k shuffles with seed + k
+        workers.append(export_params(m.fit(path)))
+    expected = _average(workers, [8, 12])
+    model, history = train(est, [a, b], client=client, progress=False)
+    got = export_params(model)
+    for k in ("arc/weights", "arc/sums", "arc/steps"):
+        np.testing.assert_array_equal(got[k], expected[k], err_msg=k)
+    assert history[0]["bytes"] > 0
