@@ -268,6 +268,32 @@ impl<T: Real> ScaledBlock<T> {
         }
     }
 
+    /// [`ScaledBlock::add_raw_sparse`] for two different columns `at.0` and
+    /// `at.1` of rows of width `at.2` (raw changes `d.0` and `d.1`) in one
+    /// pass over the sparse row; the sums are the same.
+    #[inline]
+    pub fn add_raw_sparse2(
+        &mut self,
+        at: (usize, usize, usize),
+        idx: &[u32],
+        val: &[f64],
+        d: (f64, f64),
+    ) {
+        let (y1, y2, l) = at;
+        debug_assert_ne!(y1, y2);
+        let dp = (d.0 * self.p, d.1 * self.p);
+        let avg = self.b.len() == self.a.len();
+        for (&f, &v) in idx.iter().zip(val) {
+            let (i, j) = (f as usize * l + y1, f as usize * l + y2);
+            self.a[i] = T::from_f64(self.a[i].to_f64() + d.0 * v);
+            self.a[j] = T::from_f64(self.a[j].to_f64() + d.1 * v);
+            if avg {
+                self.b[i] = T::from_f64(self.b[i].to_f64() + dp.0 * v);
+                self.b[j] = T::from_f64(self.b[j].to_f64() + dp.1 * v);
+            }
+        }
+    }
+
     /// Adds `delta` to coefficient `i` of `θ` when the coordinates are
     /// orthonormal (explicit features, transitions): `‖θ‖²` changes by
     /// `2 θ_i δ + δ²`.

@@ -136,8 +136,12 @@ where
         active.extend((0..l).filter(|&y| c[p * l + y] != 0.0).map(|y| (y, p)));
     }
     active.sort_unstable();
-    acc.clear();
-    acc.resize(w, 0.0);
+    // `acc` is all zeros between calls (each use clears what it wrote).
+    if acc.len() != w {
+        acc.clear();
+        acc.resize(w, 0.0);
+    }
+    debug_assert!(acc.iter().all(|&v| v == 0.0));
     let mut total = 0.0;
     let mut k = 0;
     while k < active.len() {

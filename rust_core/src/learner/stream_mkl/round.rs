@@ -236,8 +236,12 @@ impl StreamMkl {
                     for (b, f) in self.egroups.iter_mut().zip(&pre.features) {
                         let (idx, val) = f.row(j);
                         let inv = 1.0 / b.scale();
-                        for &(yy, cv) in &nz {
-                            b.add_raw_sparse((yy, l), idx, val, cv * inv);
+                        if let [(y1, c1), (y2, c2)] = nz[..] {
+                            b.add_raw_sparse2((y1, y2, l), idx, val, (c1 * inv, c2 * inv));
+                        } else {
+                            for &(yy, cv) in &nz {
+                                b.add_raw_sparse((yy, l), idx, val, cv * inv);
+                            }
                         }
                     }
                 }

@@ -116,6 +116,28 @@ pub(super) fn add_feature_rows(w: &[f64], idx: &[u32], val: &[f64], s: f64, row:
     add_rows(w, idx, val, s, row);
 }
 
+/// `dst[i] = s · src[i]`, the same products as a scalar loop.
+fn scaled_copy(src: &[f64], s: f64, dst: &mut [f64]) {
+    #[inline(always)]
+    fn copy(src: &[f64], s: f64, dst: &mut [f64]) {
+        for (o, &v) in dst.iter_mut().zip(src) {
+            *o = s * v;
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn copy_avx2(src: &[f64], s: f64, dst: &mut [f64]) {
+        copy(src, s, dst);
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        unsafe { copy_avx2(src, s, dst) };
+        return;
+    }
+    copy(src, s, dst);
+}
+
 impl StreamMkl {
     /// The iterate used for prediction (the average when configured and at
     /// least one round is finished).
@@ -311,16 +333,20 @@ impl StreamMkl {
     /// unused) for multiclass models.
     pub(super) fn transition_scores_into(&self, it: Iterate, tr: &mut Vec<f64>) {
         let l = self.l;
-        tr.clear();
         match &self.trans {
-            None => tr.resize((l + 2) * l, 0.0),
+            None => {
+                tr.clear();
+                tr.resize((l + 2) * l, 0.0);
+            }
             Some(b) => match it {
                 Iterate::Last => {
-                    let sc = b.scale();
-                    tr.extend(b.raw().iter().map(|v| sc * v));
+                    // Every entry is written: no clearing.
+                    tr.resize(b.len(), 0.0);
+                    scaled_copy(b.raw(), b.scale(), tr);
                 }
                 Iterate::Average => {
-                    tr.extend((0..b.len()).map(|i| b.average_sum(i) / self.t as f64))
+                    tr.clear();
+                    tr.extend((0..b.len()).map(|i| b.average_sum(i) / self.t as f64));
                 }
             },
         }
