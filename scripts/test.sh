@@ -25,11 +25,15 @@ rm -rf "$VENV"
 "$PYTHON" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q "maturin>=1.11.3,<2" "ruff==0.17.6" "mypy>=1.10" \
-  ziglang auditwheel abi3audit
+  ziglang auditwheel abi3audit check-jsonschema zizmor
 
 echo "== Python: ruff"
 "$VENV/bin/ruff" check python tests benches studies
 "$VENV/bin/ruff" format --check python tests benches studies
+
+echo "== GitHub workflows: schema check and zizmor (offline)"
+"$VENV/bin/check-jsonschema" --builtin-schema vendor.github-workflows .github/workflows/*.yml
+"$VENV/bin/zizmor" --offline .github/workflows/
 
 echo "== Build the manylinux2014 abi3 release wheel (zig from the ziglang package)"
 rm -rf target/wheels
