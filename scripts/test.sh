@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds omkl and runs every test suite: the Rust suite (fmt, clippy, cargo test)
-# and the Python suite (ruff, stubtest, pytest and the docstring examples as doctests,
+# Builds omkl and runs every test suite: the Rust suite (fmt, clippy, cargo test,
+# cargo doc with warnings denied, cargo package of the core crate), the checks of the
+# GitHub workflows (schema, zizmor) and the Python suite (ruff, stubtest, pytest and the docstring examples as doctests,
 # against the installed release wheel). The wheel is the manylinux2014 (glibc 2.17)
 # abi3 wheel, linked with zig; the script checks its platform tag (auditwheel), its
 # abi3 symbols (abi3audit), and that it installs and runs the OCR experiment in a
@@ -18,6 +19,10 @@ echo "== Rust: fmt, clippy, tests"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test -p omkl-core --profile test-release
+
+echo "== Rust: docs with warnings denied, and the core crate packages for crates.io"
+RUSTDOCFLAGS="-D warnings" cargo doc -p omkl-core --no-deps
+cargo package -p omkl-core --no-verify --allow-dirty
 
 echo "== Python tools in a fresh virtualenv"
 VENV=target/test-venv

@@ -3,7 +3,7 @@
 //! Every kernel of [`Kernel`] is a function of `⟨x, y⟩`, `‖x‖²` and `‖y‖²`,
 //! so the inner products, the dominant O(n m d) cost, are computed once per
 //! tile and mapped to each kernel while the tile is in cache (see
-//! [`super::tiles`]). Each output equals, bit for bit, what [`super::gram`]
+//! `super::tiles`). Each output equals, bit for bit, what [`super::gram()`]
 //! (or [`super::gram_symmetric`]) returns for that kernel alone.
 
 use super::gram::{check_matrix, job};

@@ -1,8 +1,8 @@
 //! Kernels, Gram matrices, Gram caches and sparse Gram storage.
 //!
 //! * [`spec`]: the [`Kernel`] functions and their hyperparameters.
-//! * [`gram`]: dense Gram blocks through GEMM plus an elementwise map.
-//! * [`gram_many`]: several kernels' Gram matrices from one shared GEMM.
+//! * [`gram`](mod@gram): dense Gram blocks through GEMM plus an elementwise map.
+//! * [`gram_many`](mod@gram_many): several kernels' Gram matrices from one shared GEMM.
 //! * [`fast_exp`]: the vectorisable `exp` of the Gaussian map.
 //! * [`sparse`]: CSR Gram storage for compact-support kernels and scoring.
 //! * `sparse_binary`: the B1-spline CSR Gram of 0/1 inputs by popcounts.
