@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds omkl and runs every test suite: the Rust suite (fmt, clippy, cargo test,
 # cargo doc with warnings denied, cargo package of the core crate), the checks of the
-# GitHub workflows (schema, zizmor) and the Python suite (ruff, stubtest, pytest and the docstring examples as doctests,
-# against the installed release wheel). The wheel is the manylinux2014 (glibc 2.17)
+# GitHub workflows (schema, zizmor) and the Python suite (ruff, stubtest, mypy --strict,
+# pytest and the docstring examples as doctests, against the installed release
+# wheel). The wheel is the manylinux2014 (glibc 2.17)
 # abi3 wheel, linked with zig; the script checks its platform tag (auditwheel), its
 # abi3 symbols (abi3audit), and that it installs and runs the OCR experiment in a
 # fresh virtualenv with no Rust toolchain on the PATH.
@@ -30,7 +31,7 @@ rm -rf "$VENV"
 "$PYTHON" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q "maturin>=1.11.3,<2" "ruff==0.17.6" "mypy>=1.10" \
-  ziglang auditwheel abi3audit check-jsonschema zizmor
+  ziglang auditwheel abi3audit check-jsonschema zizmor scipy-stubs types-tqdm
 
 echo "== Python: ruff"
 "$VENV/bin/ruff" check python tests benches studies
@@ -81,6 +82,9 @@ echo "== Install the wheel into the test virtualenv"
 
 echo "== Python: stubtest"
 "$VENV/bin/python" -m mypy.stubtest omkl._omkl --allowlist scripts/stubtest-allowlist.txt
+
+echo "== Python: mypy --strict on python/omkl"
+"$VENV/bin/python" -m mypy --strict python/omkl
 
 echo "== Python: pytest (against the installed wheel)"
 set +e
