@@ -5,7 +5,7 @@ Each area of the binding has its own section below.
 
 import os
 from collections.abc import Callable
-from typing import Any, final
+from typing import Any, Literal, final
 
 import numpy as np
 import numpy.typing as npt
@@ -20,6 +20,27 @@ _I64 = npt.NDArray[np.int64]
 _Decoded = tuple[_I64, float]
 # (form, lemma, upos, xpos, feats) of each word of a sentence.
 _Tokens = list[tuple[str, str, str, str, str]]
+# The names each string parameter accepts (aliases included).
+_ThresholdMethod = Literal["sort", "select"]
+_KernelKind = Literal["linear", "polynomial", "poly", "gaussian", "rbf", "b1", "b1_spline"]
+_KernelName = Literal["linear", "polynomial", "gaussian", "b1_spline"]
+_Loss = Literal["hinge", "log", "logistic", "squared"]
+_Schedule = Literal["constant", "inv_sqrt", "inv_linear"]
+_Regularizer = Literal[
+    "l1",
+    "l2_squared",
+    "group_lasso",
+    "squared_l21",
+    "weighted_squared_l21",
+    "elastic_net_mkl",
+    "l2q",
+    "sparse_group_lasso",
+    "l1_ball",
+    "l21_ball",
+]
+_ParserRegularizer = Literal["l2", "mkl"]
+_TreeDecoder = Literal["chu-liu-edmonds", "eisner"]
+_StreamLoss = Literal["hinge", "crf", "log"]
 
 # --- errors -------------------------------------------------------------
 
@@ -34,7 +55,7 @@ class ParseError(ValueError):
 
 def soft_threshold(x: _F64, tau: float) -> _F64: ...
 def prox_l2_squared(x: _F64, tau: float) -> _F64: ...
-def prox_squared_l1(x: _F64, tau: float, method: str = "sort") -> _F64: ...
+def prox_squared_l1(x: _F64, tau: float, method: _ThresholdMethod = "sort") -> _F64: ...
 def prox_weighted_squared_l1(x: _F64, d: _F64, tau: float) -> _F64: ...
 def project_l1_ball(x: _F64, radius: float) -> _F64: ...
 def prox_group_lasso(x: _F64, groups: _I64, tau: float) -> _F64: ...
@@ -99,7 +120,7 @@ def argmax_hamming(scores: _F64, gold: int, cost: float = 1.0) -> tuple[int, flo
 class Kernel:
     def __new__(
         cls,
-        kind: str,
+        kind: _KernelKind,
         degree: int = 2,
         offset: float = 1.0,
         normalize: bool = False,
@@ -107,14 +128,16 @@ class Kernel:
         h: float = 1.0,
     ) -> Kernel: ...
     @property
-    def kind(self) -> str: ...
+    def kind(self) -> _KernelName: ...
     @property
     def has_compact_support(self) -> bool: ...
     @property
     def has_unit_diagonal(self) -> bool: ...
-    def args(self) -> tuple[str, int, float, bool, float, float]: ...
+    def args(self) -> tuple[_KernelName, int, float, bool, float, float]: ...
     def eval(self, x: list[float] | _F32, y: list[float] | _F32) -> float: ...
-    def __reduce__(self) -> tuple[type[Kernel], tuple[str, int, float, bool, float, float]]: ...
+    def __reduce__(
+        self,
+    ) -> tuple[type[Kernel], tuple[_KernelName, int, float, bool, float, float]]: ...
 
 def gram(kernel: Kernel, x: _F32, y: _F32 | None = None) -> _F32: ...
 def gram_many(kernels: list[Kernel], x: _F32, y: _F32 | None = None) -> list[_F32]: ...
@@ -186,11 +209,11 @@ def open_sealed_parts(
 class OnlineProximalLearner:
     def __new__(
         cls,
-        loss: str,
-        learning_rate: str,
+        loss: _Loss,
+        learning_rate: _Schedule,
         eta0: float,
         sigma: float,
-        regularizers: list[tuple[str, list[float]]],
+        regularizers: list[tuple[_Regularizer, list[float]]],
         radius: float | None,
         averaged: bool,
         fit_intercept: bool,
@@ -271,10 +294,10 @@ class ParseCorpus:
 class ArcParserCore:
     def __new__(
         cls,
-        regularizer: str = "l2",
+        regularizer: _ParserRegularizer = "l2",
         lam: float = 1e-6,
         eta: float = 0.003,
-        decoder: str = "chu-liu-edmonds",
+        decoder: _TreeDecoder = "chu-liu-edmonds",
         templates: list[int] | None = None,
         prune_k: int = 20,
     ) -> ArcParserCore: ...
@@ -339,10 +362,10 @@ class _StreamMklOptions(TypedDict, total=False):
     defaults are in the binding's signatures)."""
 
     chain: bool
-    loss: str
-    regularizer: str
+    loss: _StreamLoss
+    regularizer: _Regularizer
     lam: float
-    schedule: str
+    schedule: _Schedule
     eta0: float
     sigma: float
     cost: float

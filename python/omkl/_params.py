@@ -5,7 +5,9 @@ The estimators use one name per concept (see ``docs/configuration.md``):
 ``average`` for predicting with the averaged iterate, ``regularizer`` (with
 its strength ``lam`` where the regulariser is given by name). Names used by
 earlier releases are accepted for one release as deprecated aliases:
-:func:`renamed` maps them to the new name with a ``DeprecationWarning``.
+:func:`renamed` maps them to the new name with a ``DeprecationWarning`` that
+names the new name and the release that removes the alias
+(:data:`ALIASES_REMOVED_IN`).
 
 >>> import warnings
 >>> class Model:
@@ -19,7 +21,7 @@ earlier releases are accepted for one release as deprecated aliases:
 ...     Model(averaged=True).average
 True
 >>> str(caught[0].message)
-'Model: `averaged` is deprecated, use `average` instead'
+'Model: `averaged` is deprecated, use `average` instead; `averaged` is removed in omkl 0.2.0'
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
+    "ALIASES_REMOVED_IN",
     "SCHEDULES",
     "check_choice",
     "check_int",
@@ -40,6 +43,10 @@ __all__ = [
     "renamed",
     "renamed_value",
 ]
+
+#: The release that removes the deprecated aliases of this one; every alias
+#: warns for one release (this one) before it goes.
+ALIASES_REMOVED_IN = "0.2.0"
 
 #: Learning-rate schedules accepted by every estimator with a ``schedule``.
 SCHEDULES = ("constant", "inv_sqrt", "inv_linear")
@@ -57,7 +64,8 @@ def renamed(
 
     ``aliases`` maps each deprecated name to its new name, ``current`` each
     new name to the value the constructor received. Each deprecated name
-    used warns with a ``DeprecationWarning`` naming the new one. A keyword
+    used warns with a ``DeprecationWarning`` naming the new one and the
+    release that removes the alias (:data:`ALIASES_REMOVED_IN`). A keyword
     that is no alias raises ``TypeError``, as Python does for an unexpected
     keyword; so does a deprecated name given together with its new name
     (the new name set to other than its default). The warning points
@@ -75,7 +83,8 @@ def renamed(
         if current[new] is not defaults[new] and current[new] != defaults[new]:
             raise TypeError(f"{name}() got both `{new}` and its deprecated alias `{old}`")
         warnings.warn(
-            f"{name}: `{old}` is deprecated, use `{new}` instead",
+            f"{name}: `{old}` is deprecated, use `{new}` instead; "
+            f"`{old}` is removed in omkl {ALIASES_REMOVED_IN}",
             DeprecationWarning,
             stacklevel=stacklevel,
         )
@@ -85,15 +94,25 @@ def renamed(
 
 def renamed_value(name: str, value: Any, aliases: Mapping[str, str]) -> Any:
     """``value``, or its new spelling if it is a deprecated value of ``name``
-    (with a ``DeprecationWarning`` naming the new value).
+    (with a ``DeprecationWarning`` naming the new value and the release that
+    removes the old one, :data:`ALIASES_REMOVED_IN`).
 
     >>> renamed_value("regularizer", "l2_squared", {"l2": "l2_squared"})
     'l2_squared'
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     renamed_value("regularizer", "l2", {"l2": "l2_squared"})
+    'l2_squared'
+    >>> print(*str(caught[0].message).split("; "), sep="\\n")
+    `regularizer='l2'` is deprecated, use `regularizer='l2_squared'` instead
+    `'l2'` is removed in omkl 0.2.0
     """
     if isinstance(value, str) and value in aliases:
         new = aliases[value]
         warnings.warn(
-            f"`{name}={value!r}` is deprecated, use `{name}={new!r}` instead",
+            f"`{name}={value!r}` is deprecated, use `{name}={new!r}` instead; "
+            f"`{value!r}` is removed in omkl {ALIASES_REMOVED_IN}",
             DeprecationWarning,
             stacklevel=3,
         )

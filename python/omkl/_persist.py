@@ -28,7 +28,7 @@ import os
 import secrets
 import struct
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, cast
 
 import numpy as np
 
@@ -466,4 +466,4 @@ class Persistent:
         model, state, sections = load_estimator(cls, path, [cls._SAVE_VERSION], cls._SAVE_SECTIONS)
         with named_errors(path):
             model._load_state(state, sections)
-        return model
+        return cast(_P, model)

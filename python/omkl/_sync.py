@@ -49,7 +49,7 @@ class ModelLock(_thread.RLock):  # type: ignore[misc]
 def model_lock(model: Any) -> ModelLock:
     """The lock of ``model``, made on first use (``dict.setdefault`` is
     atomic, so two threads get the same lock)."""
-    lock = model.__dict__.get("_lock")
+    lock: ModelLock | None = model.__dict__.get("_lock")
     if lock is None:
         lock = model.__dict__.setdefault("_lock", ModelLock())
     return lock

@@ -39,7 +39,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -125,7 +125,7 @@ def make_kernel(kernel: str | Kernel = "gaussian", **params: Any) -> Kernel:
     for name in ("offset", "sigma2", "h"):
         if name in params:
             params[name] = _scalar(params[name], name)
-    return Kernel(kernel, **params)
+    return Kernel(cast("_omkl._KernelKind", kernel), **params)
 
 
 def as_matrix(name: str, X: npt.ArrayLike) -> npt.NDArray[np.float32]:

@@ -69,8 +69,8 @@ the separator rule (here ``x3`` has no separator and is a group of its own):
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, cast
 
 from river import base
 
@@ -90,7 +90,7 @@ _ALIASES = {"learning_rate": "schedule", "averaged": "average"}
 
 def _regularizers(
     spec: Regularizer | Sequence[Regularizer] | None,
-) -> list[tuple[str, list[float]]]:
+) -> list[tuple[_omkl._Regularizer, list[float]]]:
     """Normalises a regulariser spec to ``[(name, [params...]), ...]``."""
     if spec is None:
         return []
@@ -101,7 +101,7 @@ def _regularizers(
             "invalid value for `regularizer`: expected None, a tuple (name, *params) "
             f"or a list of such tuples, got {spec!r}"
         )
-    out = []
+    out: list[tuple[_omkl._Regularizer, list[float]]] = []
     for item in spec:
         if not (isinstance(item, (tuple, list)) and item and isinstance(item[0], str)):
             raise ValueError(
@@ -114,12 +114,22 @@ def _regularizers(
                 f"invalid value for `regularizer`: parameters of {item[0]!r} must be numbers, "
                 f"got {list(item[1:])!r}"
             ) from None
-        out.append((item[0], params))
+        out.append((cast("_omkl._Regularizer", item[0]), params))
     return out
 
 
 class _Proximal(Synchronized, Persistent, base.Base):
-    _loss_name: str
+    _loss_name: _omkl._Loss
+    regularizer: Regularizer | Sequence[Regularizer] | None
+    schedule: str
+    eta0: float
+    sigma: float
+    radius: float | None
+    average: bool
+    fit_intercept: bool
+    separator: str
+    groups: Mapping[str, str] | None
+    n_buckets: int
 
     #: Constructor parameters shared by both estimators.
     _PARAMS = (
@@ -154,7 +164,7 @@ class _Proximal(Synchronized, Persistent, base.Base):
         groups = {} if self.groups is None else {str(k): str(v) for k, v in self.groups.items()}
         return _omkl.OnlineProximalLearner(
             self._loss_name,
-            check_choice("schedule", self.schedule, SCHEDULES),
+            cast("_omkl._Schedule", check_choice("schedule", self.schedule, SCHEDULES)),
             float(self.eta0),
             float(self.sigma),
             _regularizers(self.regularizer),
@@ -216,7 +226,8 @@ class _Proximal(Synchronized, Persistent, base.Base):
             self._class_index = index_of(classes, "classes")
 
 
-class ProximalClassifier(SoftmaxClassifier, _Proximal, base.Classifier):
+# river types class labels as bool | str | int; these classifiers take any hashable label
+class ProximalClassifier(SoftmaxClassifier, _Proximal, base.Classifier):  # type: ignore[misc]
     """Multiclass linear classifier trained online by proximal steps (Alg. 1).
 
     Each round takes a subgradient step on the loss, then one prox step per
@@ -302,7 +313,7 @@ class ProximalClassifier(SoftmaxClassifier, _Proximal, base.Classifier):
     def _class_list(self) -> list[Hashable]:
         return self._classes
 
-    def learn_one(self, x: dict, y: Hashable) -> None:
+    def learn_one(self, x: dict[Hashable, Any], y: Hashable) -> None:
         with self._lock:
             k = self._class_index.get(y)
             if k is not None:
@@ -314,7 +325,7 @@ class ProximalClassifier(SoftmaxClassifier, _Proximal, base.Classifier):
             self._class_index[y] = k
 
     @synchronized
-    def learn_batch(self, xs: Sequence[dict], ys: Sequence[Hashable]) -> None:
+    def learn_batch(self, xs: Sequence[dict[Hashable, Any]], ys: Sequence[Hashable]) -> None:
         """Learns many examples in order, in Rust, with the GIL released.
 
         Same result as calling ``learn_one`` on each pair. On a bad example,
@@ -341,17 +352,17 @@ class ProximalClassifier(SoftmaxClassifier, _Proximal, base.Classifier):
             del self._classes[n_keep:]
             raise
 
-    def _scores(self, x: dict) -> list[float]:
+    def _scores(self, x: dict[Hashable, Any]) -> list[float]:
         return self._state.scores(x)[: len(self._classes)]
 
-    def predict_one(self, x: dict) -> Hashable | None:
+    def predict_one(self, x: dict[Hashable, Any]) -> Hashable | None:  # type: ignore[override]
         with self._lock:
             if not self._classes:
                 return None
             return self._classes[self._state.predict_class(x)]
 
     @classmethod
-    def _unit_test_params(cls):
+    def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
         yield {}
         yield {"loss": "hinge", "regularizer": [("squared_l21", 1e-3)], "average": True}
 
@@ -397,22 +408,22 @@ class ProximalRegressor(_Proximal, base.Regressor):
     ):
         self._configure(locals(), "clip_gradient")
 
-    def learn_one(self, x: dict, y: float) -> None:
+    def learn_one(self, x: dict[Hashable, Any], y: float) -> None:
         with self._lock:
             self._state.learn_value(x, check_real("y", y))
 
     @synchronized
-    def learn_batch(self, xs: Sequence[dict], ys: Sequence[float]) -> None:
+    def learn_batch(self, xs: Sequence[dict[Hashable, Any]], ys: Sequence[float]) -> None:
         """Learns many examples in order, in Rust, with the GIL released."""
         if len(xs) != len(ys):
             raise ValueError(f"expected as many targets as examples ({len(xs)}), got {len(ys)}")
         self._state.learn_many_values(list(xs), [check_real("y", y) for y in ys])
 
-    def predict_one(self, x: dict) -> float:
+    def predict_one(self, x: dict[Hashable, Any]) -> float:
         with self._lock:
             return self._state.scores(x)[0]
 
     @classmethod
-    def _unit_test_params(cls):
+    def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
         yield {}
         yield {"regularizer": [("l1", 1e-3), ("l2_squared", 1e-3)], "average": True}

@@ -66,8 +66,8 @@ endless stream.
 from __future__ import annotations
 
 import copy
-from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -94,7 +94,7 @@ PrecomputedGram = _omkl.PrecomputedGram
 
 SAVE_FORMAT_VERSION = 2
 
-KernelSpec = Kernel | str
+KernelSpec = Kernel | PrecomputedGram | str
 
 
 #: Bandwidth grid of the default kernels of :class:`MKLClassifier`:
@@ -201,7 +201,7 @@ class _StreamMkl(Persistent, base.Base):
     def __init__(
         self,
         kernels: Sequence[KernelSpec] | Mapping[str, KernelSpec] | None = None,
-        explicit_groups: Mapping[str, Sequence[Hashable]] | None = None,
+        explicit_groups: Mapping[str, Sequence[Hashable] | npt.NDArray[Any]] | None = None,
         lam: float = 1e-4,
         eta0: float = 1.0,
         schedule: str = "inv_sqrt",
@@ -248,7 +248,7 @@ class _StreamMkl(Persistent, base.Base):
         ) or any(isinstance(v, np.ndarray) and v.ndim == 2 for v in groups.values())
         if self._precomputed:
             self._check_precomputed(groups)
-            self._group_members = [
+            self._group_members: list[Any] = [
                 np.ascontiguousarray(v, dtype=np.float32) for v in groups.values()
             ]
         else:
@@ -378,12 +378,12 @@ class _StreamMkl(Persistent, base.Base):
         names that would be new (dict inputs, ``learning=True``)."""
         if len(xs) == 0:
             raise ValueError("`x` must not be empty")
-        kind = self._kind_of(xs[0])
+        kind: Any = self._kind_of(xs[0])
         if kind == "array":
             for x in xs:
                 self._kind_of(x)
             try:
-                m = np.asarray(xs, dtype=np.float64)
+                m: npt.NDArray[Any] = np.asarray(xs, dtype=np.float64)
             except (TypeError, ValueError):
                 raise ValueError(
                     "invalid value for `x`: expected rows of real numbers of equal length"
@@ -465,7 +465,7 @@ class _StreamMkl(Persistent, base.Base):
             self._label_index[y] = len(self._labels)
             self._labels.append(y)
 
-    def _ids(self, xs: Sequence[Any]) -> npt.NDArray[np.int64]:
+    def _ids(self, xs: Sequence[Any] | npt.NDArray[Any]) -> npt.NDArray[np.int64]:
         """Input ids of a model over precomputed Gram matrices."""
         a = np.asarray(xs)
         if a.ndim != 1 or len(a) == 0 or not np.issubdtype(a.dtype, np.integer):
@@ -480,6 +480,8 @@ class _StreamMkl(Persistent, base.Base):
         nothing changes if it fails."""
         if len(xs) != len(ys):
             raise _count_mismatch("ys", len(xs), len(ys), "labels (one per position)")
+        ids: npt.NDArray[np.int64] | list[int]
+        state: _omkl.StreamMkl | None
         if self._precomputed:
             ids = self._ids(xs)
             lab, new_labels = self._label_ids(ys)
@@ -586,7 +588,7 @@ class _StreamMkl(Persistent, base.Base):
                 bar.close()
 
     def _flat_ids(
-        self, seqs: Sequence[Sequence[Any]]
+        self, seqs: Sequence[Sequence[Any]] | npt.NDArray[Any]
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """All input ids of ``seqs`` one after the other, and the offsets."""
         parts = [self._ids(s) for s in seqs]
@@ -659,9 +661,9 @@ class _StreamMkl(Persistent, base.Base):
     @synchronized
     def objective(
         self,
-        X: Sequence[Any],
-        y: Sequence[Any],
-        lengths: Sequence[int] | npt.ArrayLike | None = None,
+        X: Sequence[Any] | npt.NDArray[Any],
+        y: Sequence[Any] | npt.NDArray[Any],
+        lengths: Sequence[int] | npt.NDArray[np.integer[Any]] | None = None,
     ) -> float:
         """The training objective ``Omega(theta) + (1/n) sum loss`` of the
         current iterate on ``(X, y)`` (models over precomputed Gram matrices;
@@ -826,7 +828,8 @@ class _StreamMkl(Persistent, base.Base):
         self._label_index = index_of(labels, "labels")
 
 
-class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):
+# river types class labels as bool | str | int; these classifiers take any hashable label
+class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ignore[misc]
     """Multiclass classifier that learns a combination of kernels online (Alg. 3).
 
     See the module documentation of :mod:`omkl.mkl` for the model, the
@@ -937,11 +940,13 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):
         if self._state is None:
             return None
         if self._precomputed:
-            return self._state.scores_ids(self._ids([x]))[0].tolist()
-        return self._state.scores(self._predict_rows([x]))[0].tolist()
+            return cast("list[float]", self._state.scores_ids(self._ids([x]))[0].tolist())
+        return cast("list[float]", self._state.scores(self._predict_rows([x]))[0].tolist())
 
     @synchronized
-    def predict_one(self, x: Mapping[Hashable, float] | npt.ArrayLike) -> Hashable | None:
+    def predict_one(  # type: ignore[override]
+        self, x: Mapping[Hashable, float] | npt.ArrayLike
+    ) -> Hashable | None:
         if self._state is None or not self._labels:
             return None
         if self._precomputed:
@@ -951,7 +956,7 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):
     @synchronized
     def fit(
         self,
-        X: Sequence[Any] | npt.ArrayLike,
+        X: Sequence[Any] | npt.NDArray[Any],
         y: Sequence[Hashable],
         epochs: int = 1,
         progress: bool = False,
@@ -974,7 +979,7 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):
         return self
 
     @synchronized
-    def predict(self, X: Sequence[Any] | npt.ArrayLike) -> list[Hashable]:
+    def predict(self, X: Sequence[Any] | npt.NDArray[Any]) -> list[Hashable]:
         """Predicted labels of the rows of ``X`` (GIL released)."""
         rows = list(X)
         if self._state is None or not self._labels:
@@ -988,7 +993,7 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):
         return [self._labels[int(i)] for i in ids]
 
     @classmethod
-    def _unit_test_params(cls):
+    def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
         yield {}
         yield {"loss": "crf", "average": True, "max_support": 30, "radius": 10.0}
         yield {"kernels": ["gaussian"], "regularizer": "l2_squared", "lam": 1e-3}
@@ -1078,8 +1083,8 @@ class SequenceTagger(_StreamMkl):
     @synchronized
     def fit(
         self,
-        X_seqs: Sequence[Any],
-        Y_seqs: Sequence[Sequence[Hashable]],
+        X_seqs: Sequence[Any] | npt.NDArray[Any],
+        Y_seqs: Sequence[Any] | npt.NDArray[Any],
         epochs: int = 1,
         progress: bool = False,
         shuffle: bool = False,

@@ -33,7 +33,7 @@ import operator
 import os
 import random
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from omkl import _omkl
 from omkl._params import check_choice, check_positive, renamed, renamed_value
@@ -48,7 +48,7 @@ PathLike = str | os.PathLike[str]
 
 #: The parser's regularisers, by their names in every estimator, and the
 #: names the core knows them by.
-_CORE_REGULARIZERS = {"l2_squared": "l2", "squared_l21": "mkl"}
+_CORE_REGULARIZERS: dict[str, _omkl._ParserRegularizer] = {"l2_squared": "l2", "squared_l21": "mkl"}
 #: Deprecated values of ``regularizer`` and their new names.
 _OLD_REGULARIZERS = {"l2": "l2_squared", "mkl": "squared_l21"}
 
@@ -360,7 +360,12 @@ class DependencyParser(Persistent):
         check_choice("regularizer", regularizer, tuple(_CORE_REGULARIZERS))
         check_positive("eta0", eta0)
         self._core = _omkl.ArcParserCore(
-            _CORE_REGULARIZERS[regularizer], lam, eta0, decoder, templates, prune_k
+            _CORE_REGULARIZERS[regularizer],
+            lam,
+            eta0,
+            cast("_omkl._TreeDecoder", decoder),
+            templates,
+            prune_k,
         )
         if prune_k > 0 and math.isfinite(prune_margin):
             self._core.set_prune_margin(float(prune_margin))

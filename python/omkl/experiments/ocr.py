@@ -76,7 +76,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -202,7 +202,7 @@ def kernel_from_dots(name: str, D: F32, na: F32, nb: F32, h: float) -> F32:
     if name == "L":
         inv_a = 1.0 / np.sqrt(np.maximum(na, 1e-12))
         inv_b = 1.0 / np.sqrt(np.maximum(nb, 1e-12))
-        out = np.multiply.outer(inv_a, inv_b)  # symmetric rounding: K[i, j] == K[j, i]
+        out: F32 = np.multiply.outer(inv_a, inv_b)  # symmetric rounding: K[i, j] == K[j, i]
         out *= D
         return out
     if name == "Q":
@@ -245,7 +245,7 @@ def b1_bandwidth(X: F32, sq: F32, zero_fraction: float = B1_ZERO_FRACTION) -> fl
     i, j = i[keep], j[keep]
     binary = np.logical_or(X == 0, X == 1).all()
     if binary and X.shape[1] > 0:
-        q = _integer_quantile(_binary_sq_distance_counts(X, i, j), 1.0 - zero_fraction)
+        q: Any = _integer_quantile(_binary_sq_distance_counts(X, i, j), 1.0 - zero_fraction)
     else:
         dots = np.einsum("ij,ij->i", X[i], X[j], dtype=np.float32)
         q = np.quantile(sq[i] + sq[j] - 2.0 * dots, 1.0 - zero_fraction)
@@ -269,7 +269,7 @@ def _integer_quantile(counts: npt.NDArray[np.intp], q: float) -> np.float32:
     ends = np.cumsum(counts)
     lo, hi = np.searchsorted(ends, [below, min(below + 1, n - 1)], side="right")
     pair = np.array([lo, hi], dtype=np.float32)
-    return np.float32(np.quantile(pair, float(virtual - below)))
+    return cast(np.float32, np.float32(np.quantile(pair, float(virtual - below))))
 
 
 def _binary_sq_distance_counts(X: F32, i: I64, j: I64) -> npt.NDArray[np.intp]:
@@ -480,7 +480,7 @@ def unit_scores(unit: F32, weights: npt.NDArray[np.float64]) -> F32:
     [[1.0], [2.0]]
     """
     with single_threaded_blas():
-        return unit @ weights.T.astype(np.float32)
+        return cast(F32, unit @ weights.T.astype(np.float32))
 
 
 # --------------------------------------------------------------------------
@@ -566,7 +566,9 @@ def train(
     objective of the last iterate."""
     comps = components(row)
     dense = [(g, c) for g, c in comps if g != PRIMAL and not (len(g) == 1 and g[0] in SPARSE)]
-    sparse = [(g, c) for g, c in comps if len(g) == 1 and g[0] in SPARSE]
+    sparse: list[tuple[tuple[str, ...], float]] = [
+        (g, c) for g, c in comps if len(g) == 1 and g[0] in SPARSE
+    ]
     primal = [(g, c) for g, c in comps if g == PRIMAL]
     internal = dense + sparse + primal
     names = [f"g{i}" for i in range(len(internal))]

@@ -3,8 +3,8 @@
 //! A tile of `K(x_i, y_j)` is computed as one f32 GEMM `X_t Y_tᵀ`
 //! (faer's `matmul`, with runtime-selected AVX2/AVX-512 kernels)
 //! whose result, still in cache, is turned into kernel values by the
-//! vectorised elementwise map of [`super::map`] and written once to the
-//! output (see [`super::tiles`]). Tiles run in parallel on the rayon pool.
+//! vectorised elementwise map of `super::map` and written once to the
+//! output (see `super::tiles`). Tiles run in parallel on the rayon pool.
 //! The symmetric case ([`gram_symmetric`]) computes only the tiles on and
 //! above the diagonal and writes each also to its mirror place.
 //!

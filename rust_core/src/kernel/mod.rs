@@ -1,7 +1,7 @@
 //! Kernels, Gram matrices, Gram caches and sparse Gram storage.
 //!
 //! * [`spec`]: the [`Kernel`] functions and their hyperparameters.
-//! * [`gram`]: dense Gram blocks through GEMM plus an elementwise map, one
+//! * [`gram`](mod@gram): dense Gram blocks through GEMM plus an elementwise map, one
 //!   kernel or several from one shared GEMM.
 //! * [`fast_exp`]: the vectorisable `exp` of the Gaussian map.
 //! * [`sparse`]: CSR Gram storage for compact-support kernels and scoring.

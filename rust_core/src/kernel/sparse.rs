@@ -180,12 +180,12 @@ impl SparseGram {
     /// Builds the CSR Gram matrix of `K(x_i, y_j)` (`x`: `nx × d`, `y =
     /// Some((y, ny))`: `ny × d`, row-major f32; `None` means `y = x`) block
     /// by block, blocks in parallel: each
-    /// tile of inner products comes from one f32 GEMM like [`super::gram`],
+    /// tile of inner products comes from one f32 GEMM like [`super::gram()`],
     /// and only its non-zeros are kept, so neither the dense `nx × ny`
     /// matrix nor a dense row block is ever written. For the B1-spline,
     /// pairs whose squared distance `‖x‖² + ‖y‖² − 2⟨x, y⟩` is clearly
     /// beyond `h²` are dropped before any square root; the stored values
-    /// are the same bits as [`super::gram`]'s non-zeros. When `y` equals `x`
+    /// are the same bits as [`super::gram()`]'s non-zeros. When `y` equals `x`
     /// only the upper triangle is computed (half the GEMM) and mirrored, so
     /// the result is exactly symmetric; its entries then equal
     /// [`super::gram_symmetric`]'s up to the f32 rounding of inner products

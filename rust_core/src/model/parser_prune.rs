@@ -193,7 +193,7 @@ impl ArcPruner {
     /// The kept arcs of a sentence: the `k` best heads of every word by the
     /// first-pass score, less those scoring more than `margin` below the
     /// word's best, plus `gold[m - 1]` for every word when given. Errors
-    /// with [`OmklError::Alloc`](crate::error::OmklError::Alloc) if the
+    /// with [`OmklError::Alloc`] if the
     /// sentence's arcs do not fit in memory.
     pub fn keep(&self, words: &[WordAtoms], gold: Option<&[usize]>) -> Result<KeptArcs> {
         let fz = ArcFeaturizer::new(self.model.templates(), words);
