@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 
 import omkl
 from omkl import _omkl
+from omkl._params import ALIASES_REMOVED_IN
 from omkl.parsing import DependencyParser
 
 SENT = [
@@ -45,8 +47,13 @@ def _no_warning(make):
     ],
 )
 def test_deprecated_name_maps_to_the_new_one_with_a_warning(cls, old, new, value):
-    with pytest.warns(DeprecationWarning, match=f"`{old}` is deprecated, use `{new}`"):
+    message = (
+        rf"^{cls.__name__}: `{old}` is deprecated, use `{new}` instead; "
+        rf"`{old}` is removed in omkl {re.escape(ALIASES_REMOVED_IN)}$"
+    )
+    with pytest.warns(DeprecationWarning, match=message) as caught:
         model = cls(**{old: value})
+    assert len(caught) == 1 and caught[0].filename == __file__
     assert getattr(model, new) == value
     assert not hasattr(model, old)
     # the model is the one built with the new name

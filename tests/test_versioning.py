@@ -83,26 +83,6 @@ def _warns_from_here(make, message):
     return model
 
 
-@pytest.mark.parametrize(
-    ("cls", "old", "new", "value"),
-    [
-        (omkl.ProximalClassifier, "learning_rate", "schedule", "inv_linear"),
-        (omkl.ProximalClassifier, "averaged", "average", True),
-        (omkl.ProximalRegressor, "learning_rate", "schedule", "constant"),
-        (omkl.ProximalRegressor, "averaged", "average", True),
-        (DependencyParser, "eta", "eta0", 0.25),
-    ],
-)
-def test_deprecated_name_names_its_replacement_and_removal_release(cls, old, new, value):
-    removal = re.escape(ALIASES_REMOVED_IN)
-    message = (
-        rf"^{cls.__name__}: `{old}` is deprecated, use `{new}` instead; "
-        rf"`{old}` is removed in omkl {removal}$"
-    )
-    model = _warns_from_here(lambda: cls(**{old: value}), message)
-    assert getattr(model, new) == value
-
-
 @pytest.mark.parametrize(("old", "new"), [("l2", "l2_squared"), ("mkl", "squared_l21")])
 def test_deprecated_value_names_its_replacement_and_removal_release(old, new):
     removal = re.escape(ALIASES_REMOVED_IN)

@@ -77,31 +77,26 @@ pub trait MixReal: Real {
     const NAME: &'static str;
 }
 
-impl MixReal for f32 {
-    fn wrap(v: Vec<Self>) -> Array {
-        Array::F32(v)
-    }
-    fn unwrap(a: &Array) -> Option<&[Self]> {
-        match a {
-            Array::F32(v) => Some(v),
-            Array::F64(_) => None,
+/// `impl MixReal` for a storage type and its `Array` variant.
+macro_rules! mix_real {
+    ($t:ty, $variant:ident, $name:literal) => {
+        impl MixReal for $t {
+            fn wrap(v: Vec<Self>) -> Array {
+                Array::$variant(v)
+            }
+            fn unwrap(a: &Array) -> Option<&[Self]> {
+                match a {
+                    Array::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            const NAME: &'static str = $name;
         }
-    }
-    const NAME: &'static str = "float32";
+    };
 }
 
-impl MixReal for f64 {
-    fn wrap(v: Vec<Self>) -> Array {
-        Array::F64(v)
-    }
-    fn unwrap(a: &Array) -> Option<&[Self]> {
-        match a {
-            Array::F64(v) => Some(v),
-            Array::F32(_) => None,
-        }
-    }
-    const NAME: &'static str = "float64";
-}
+mix_real!(f32, F32, "float32");
+mix_real!(f64, F64, "float64");
 
 /// Adds `{prefix}weights` (and, when `averaged`, `{prefix}sums`) holding
 /// the materialised weights (and running sums) of `blocks`, in order.

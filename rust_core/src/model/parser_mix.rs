@@ -161,17 +161,11 @@ impl ArcLabeler {
 mod tests {
     use super::*;
     use crate::model::parser_input::ParserConfig;
-    use crate::model::parser_toy::toy;
+    use crate::model::parser_toy::trained_toy;
 
     #[test]
     fn export_then_import_gives_the_same_parameters_and_parses() {
-        let data = toy();
-        let mut a = ArcParser::new(ParserConfig::default()).unwrap();
-        a.set_pruner(2).unwrap();
-        for (s, h) in &data {
-            a.learn_one(s, h).unwrap();
-        }
-        a.end_epoch();
+        let (data, a) = trained_toy(Some(2));
         let mut b = ArcParser::new(ParserConfig::default()).unwrap();
         b.set_pruner(2).unwrap();
         b.import_params(&a.export_params()).unwrap();

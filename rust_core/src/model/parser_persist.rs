@@ -199,13 +199,11 @@ impl ArcParser {
 mod tests {
     use super::*;
     use crate::model::parser_input::Epochs;
-    use crate::model::parser_toy::toy;
+    use crate::model::parser_toy::{toy, trained_toy};
 
     #[test]
     fn bytes_round_trip_and_reject_other_versions() {
-        let data = toy();
-        let mut p = ArcParser::new(ParserConfig::default()).unwrap();
-        p.fit_epoch(&data, &mut |_| Ok(())).unwrap();
+        let (data, p) = trained_toy(None);
         let b = p.to_bytes().unwrap();
         let q = ArcParser::from_bytes(&b).unwrap();
         assert_eq!(q.to_bytes().unwrap(), b);

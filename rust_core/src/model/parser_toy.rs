@@ -1,7 +1,8 @@
 //! Toy sentences and trees shared by the parser's unit tests.
 
 use crate::features::arc_templates::WordAtoms;
-use crate::model::parser_input::ParserInput;
+use crate::model::parser::ArcParser;
+use crate::model::parser_input::{ParserConfig, ParserInput};
 
 pub(crate) fn sent(id: &str, tags: &[&str]) -> ParserInput {
     ParserInput {
@@ -29,4 +30,19 @@ pub(crate) fn toy() -> Vec<(ParserInput, Vec<usize>)> {
         ),
         (sent("d", &["VERB", "DET", "NOUN"]), vec![0, 3, 1]),
     ]
+}
+
+/// A default parser trained one epoch on [`toy`] (with a pruner keeping
+/// `pruner` heads per word when given), and the data.
+pub(crate) fn trained_toy(pruner: Option<usize>) -> (Vec<(ParserInput, Vec<usize>)>, ArcParser) {
+    let data = toy();
+    let mut p = ArcParser::new(ParserConfig::default()).unwrap();
+    if let Some(k) = pruner {
+        p.set_pruner(k).unwrap();
+    }
+    for (s, h) in &data {
+        p.learn_one(s, h).unwrap();
+    }
+    p.end_epoch();
+    (data, p)
 }
