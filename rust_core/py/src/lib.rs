@@ -15,6 +15,7 @@ mod parser;
 mod persist;
 mod prox;
 mod stream;
+mod tagger;
 
 /// The native module. Python code imports it through `omkl`.
 #[pymodule]
@@ -28,5 +29,6 @@ fn _omkl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     parser::register(m)?;
     stream::register(m)?;
     persist::register(m)?;
+    tagger::register(m)?;
     Ok(())
 }

@@ -86,6 +86,16 @@ impl OnlineProximal {
         Ok(())
     }
 
+    /// Grows the labels to `n_labels` (never shrinks), checking that they
+    /// fit the transition group.
+    pub fn ensure_chain_labels(&mut self, n_labels: usize) -> Result<()> {
+        if n_labels > self.n_outputs() {
+            self.check_labels_fit(n_labels)?;
+            self.ensure_outputs(n_labels)?;
+        }
+        Ok(())
+    }
+
     /// The emission (`n × L`) and transition (`(L + 2) × L`) scores of
     /// `seq` under the last or the averaged iterate. `seq` must be valid.
     ///
