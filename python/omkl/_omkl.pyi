@@ -420,14 +420,16 @@ class StreamMkl:
     @staticmethod
     def from_bytes(data: bytes) -> StreamMkl: ...
 
+@final
 class PreparedSequences:
     def __len__(self) -> int: ...
     @property
     def n_tokens(self) -> int: ...
 
+@final
 class SparseChainLearner:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         loss: str,
         learning_rate: str,
         eta0: float,
@@ -438,7 +440,7 @@ class SparseChainLearner:
         fit_intercept: bool,
         groups: dict[str, str],
         n_buckets: int,
-    ) -> None: ...
+    ) -> SparseChainLearner: ...
     def learn(self, xs: Any, ys: list[int]) -> float: ...
     def prepare(self, xs: Any, ys: list[list[int]]) -> PreparedSequences: ...
     def fit_epoch(self, data: PreparedSequences) -> float: ...

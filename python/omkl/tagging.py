@@ -161,12 +161,12 @@ class TextTagger(Synchronized, Persistent, base.Base):
         ids = []
         n = len(self._labels)
         for y in ys:
-            k = self._label_index.get(y)
+            try:
+                k = self._label_index.get(y)
+            except TypeError:
+                raise ValueError(f"invalid value for `ys`: unhashable label {y!r}") from None
             if k is None:
-                try:
-                    k = added.get(y)
-                except TypeError:
-                    raise ValueError(f"invalid value for `ys`: unhashable label {y!r}") from None
+                k = added.get(y)
                 if k is None:
                     k = added[y] = n + len(new)
                     new.append(y)
@@ -206,8 +206,9 @@ class TextTagger(Synchronized, Persistent, base.Base):
     ) -> TextTagger:
         """Learns ``epochs`` passes over the sequences ``X`` labelled ``Y``
         in order, each pass in Rust with the GIL released (a tqdm bar per
-        epoch with ``progress=True``). Same model as ``learn_one`` on each
-        sequence in turn. Nothing is learned if the data are invalid.
+        epoch with ``progress=True``). The same model as ``learn_one`` on each
+        sequence in turn (up to rounding: every template is registered
+        before the first round). Nothing is learned if the data are invalid.
 
         >>> X = [[{"w": "a"}, {"w": "b"}], [{"w": "b"}, {"w": "a"}]]
         >>> TextTagger().fit(X, [["A", "B"], ["B", "A"]], epochs=3).predict(X)

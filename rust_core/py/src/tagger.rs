@@ -45,12 +45,20 @@ fn parse<'py>(xs: &Bound<'py, PyAny>, n_buckets: usize) -> PyResult<Parsed<'py>>
             xs.repr()?
         )));
     }
-    let mut p = Parsed { indptr: vec![0], ..Default::default() };
+    let mut p = Parsed {
+        indptr: vec![0],
+        ..Default::default()
+    };
     for (i, tok) in xs.try_iter()?.enumerate() {
         let tok = tok?;
         let d = tok.cast::<PyDict>().map_err(|_| {
-            let shown = tok.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".into());
-            PyTypeError::new_err(format!("invalid value for `xs[{i}]`: expected a dict of features, got {shown}"))
+            let shown = tok
+                .repr()
+                .map(|r| r.to_string())
+                .unwrap_or_else(|_| "?".into());
+            PyTypeError::new_err(format!(
+                "invalid value for `xs[{i}]`: expected a dict of features, got {shown}"
+            ))
         })?;
         for (k, v) in d.iter() {
             let key = match k.cast::<PyString>() {
@@ -58,7 +66,10 @@ fn parse<'py>(xs: &Bound<'py, PyAny>, n_buckets: usize) -> PyResult<Parsed<'py>>
                 Err(_) => k.str()?,
             };
             let (bucket, value) = if let Ok(s) = v.cast::<PyString>() {
-                (Some(indicator_bucket(key.to_str()?, s.to_str()?, n_buckets)), 1.0)
+                (
+                    Some(indicator_bucket(key.to_str()?, s.to_str()?, n_buckets)),
+                    1.0,
+                )
             } else if let Ok(b) = v.cast::<PyBool>() {
                 (None, if b.is_true() { 1.0 } else { 0.0 })
             } else {
@@ -95,7 +106,10 @@ pub struct SparseChainLearner {
 
 impl SparseChainLearner {
     fn wrap(inner: NamedLearner) -> Self {
-        SparseChainLearner { inner, names: Mutex::default() }
+        SparseChainLearner {
+            inner,
+            names: Mutex::default(),
+        }
     }
 
     /// The entries of `p` whose templates are registered (as a sequence of
@@ -103,7 +117,10 @@ impl SparseChainLearner {
     fn locate(&self, p: &Parsed<'_>) -> PyResult<(SparseBatch, bool)> {
         let mut cache = self.names.lock().unwrap_or_else(PoisonError::into_inner);
         let space = self.inner.space();
-        let mut seq = SparseBatch { indptr: vec![0], ..Default::default() };
+        let mut seq = SparseBatch {
+            indptr: vec![0],
+            ..Default::default()
+        };
         let mut all = true;
         for w in p.indptr.windows(2) {
             for j in w[0]..w[1] {
@@ -228,7 +245,9 @@ impl SparseChainLearner {
             fit_intercept,
             clip_gradient: None,
         };
-        Ok(Self::wrap(NamedLearner::new_chain(config, groups, n_buckets).py()?))
+        Ok(Self::wrap(
+            NamedLearner::new_chain(config, groups, n_buckets).py()?,
+        ))
     }
 
     /// One round on the token dicts `xs` labelled with label ids `ys`
@@ -243,13 +262,22 @@ impl SparseChainLearner {
         }
         let names: Vec<&str> = p.keys.iter().map(|k| k.to_str()).collect::<PyResult<_>>()?;
         let buckets = self.buckets(&p)?;
-        let x = NamedSequence { indptr: &p.indptr, groups: &names, buckets: &buckets, values: &p.values };
+        let x = NamedSequence {
+            indptr: &p.indptr,
+            groups: &names,
+            buckets: &buckets,
+            values: &p.values,
+        };
         self.inner.learn_sequence(&x, &ys).py()
     }
 
     /// Reads many sequences with their label ids for [`Self::fit_epoch`],
     /// registering their templates. Nothing changes when a token is bad.
-    fn prepare(&mut self, xs: &Bound<'_, PyAny>, ys: Vec<Vec<usize>>) -> PyResult<PreparedSequences> {
+    fn prepare(
+        &mut self,
+        xs: &Bound<'_, PyAny>,
+        ys: Vec<Vec<usize>>,
+    ) -> PyResult<PreparedSequences> {
         let seqs = self.prepare_all(xs)?;
         if seqs.len() != ys.len() {
             return Err(PyValueError::new_err(format!(
@@ -281,7 +309,9 @@ impl SparseChainLearner {
                 let r = model
                     .ensure_chain_labels(need)
                     .and_then(|_| model.learn_chain(s, y))
-                    .map_err(|e| omkl_core::OmklError::invalid(format!("sequence {i}"), e.to_string()))?;
+                    .map_err(|e| {
+                        omkl_core::OmklError::invalid(format!("sequence {i}"), e.to_string())
+                    })?;
                 total += r;
             }
             Ok(total / data.seqs.len().max(1) as f64)
@@ -305,18 +335,28 @@ impl SparseChainLearner {
             batch.push(self.locate(&p)?.0);
         }
         let model = self.inner.model();
-        py.detach(|| batch.iter().map(|s| model.predict_chain(s)).collect::<omkl_core::Result<Vec<_>>>())
-            .py()
+        py.detach(|| {
+            batch
+                .iter()
+                .map(|s| model.predict_chain(s))
+                .collect::<omkl_core::Result<Vec<_>>>()
+        })
+        .py()
     }
 
     /// The CRF position marginals (`n × L`) of `xs`.
-    fn marginals<'py>(&self, py: Python<'py>, xs: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    fn marginals<'py>(
+        &self,
+        py: Python<'py>,
+        xs: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let p = parse(xs, self.inner.space().n_buckets())?;
         let (seq, _) = self.locate(&p)?;
         let l = self.inner.model().n_outputs();
         let mu = self.inner.model().chain_marginals(&seq).py()?;
         let n = mu.len() / l;
-        let a = ndarray::Array2::from_shape_vec((n, l), mu).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let a = ndarray::Array2::from_shape_vec((n, l), mu)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(a.into_pyarray(py))
     }
 
@@ -330,7 +370,8 @@ impl SparseChainLearner {
     fn transitions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let t = self.inner.model().transition_weights().py()?;
         let l = self.inner.model().n_outputs();
-        let a = ndarray::Array2::from_shape_vec((l + 2, l), t).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let a = ndarray::Array2::from_shape_vec((l + 2, l), t)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(a.into_pyarray(py))
     }
 
@@ -362,7 +403,10 @@ impl SparseChainLearner {
         Ok(Self::wrap(inner))
     }
 
-    fn __reduce__<'py>(slf: &Bound<'py, Self>, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
         let from = slf.get_type().getattr("from_bytes")?;
         Ok((from, (slf.borrow().to_bytes(py),)))
     }

@@ -57,6 +57,18 @@ pub fn indicator_bucket(key: &str, value: &str, n_buckets: usize) -> u32 {
     (h.digest() % n_buckets as u64) as u32
 }
 
+/// The bucket of the transition group that holds row `r` of the `(L + 2)
+/// × L` transition table: the start scores in bucket 0, the stop scores in
+/// bucket 1, the scores after label `p` in bucket `p + 2`, so that the
+/// layout does not change when labels are added.
+#[inline]
+fn transition_bucket(r: usize, l: usize) -> usize {
+    match r.checked_sub(l) {
+        Some(k) => k,
+        None => r + 2,
+    }
+}
+
 impl OnlineProximal {
     /// The group of the transitions, or an error if the learner is not a
     /// chain learner.
@@ -124,7 +136,7 @@ impl OnlineProximal {
         tr.clear();
         let w = &self.weights;
         tr.extend((0..(l + 2) * l).map(|j| {
-            let (prev, next) = (j / l, j % l);
+            let (prev, next) = (transition_bucket(j / l, l), j % l);
             if averaged && self.config.averaged {
                 w.averaged_weight(gt, prev, next)
             } else {
@@ -220,8 +232,13 @@ impl OnlineProximal {
             self.nz
                 .extend((0..l).filter(|&k| row[k] != 0.0).map(|k| k as u32));
             if !self.nz.is_empty() {
-                self.weights
-                    .axpy_bucket_sparse(gt, prev, -eta, &self.nz, row);
+                self.weights.axpy_bucket_sparse(
+                    gt,
+                    transition_bucket(prev, l),
+                    -eta,
+                    &self.nz,
+                    row,
+                );
             }
         }
         self.finish_round(eta)?;
@@ -481,15 +498,16 @@ mod tests {
 
     /// Position features "w=<i>" (the label is the token id mod 3) and a
     /// noise template.
-    fn sentence(
-        i: usize,
-    ) -> (
+    /// Offsets, groups, buckets, values and labels of a sentence.
+    type Sentence = (
         Vec<usize>,
         Vec<&'static str>,
         Vec<u32>,
         Vec<f64>,
         Vec<usize>,
-    ) {
+    );
+
+    fn sentence(i: usize) -> Sentence {
         let n = 2 + i % 4;
         let (mut indptr, mut groups, mut buckets, mut values, mut y) =
             (vec![0], vec![], vec![], vec![], vec![]);

@@ -16,8 +16,8 @@
 //!   is the multiclass case.
 //!
 //! The transitions of a chain are stored by the learner as one more group
-//! of [`super::GroupedWeights`], with bucket `previous label` (`L` for the
-//! start, `L + 1` for the stop) and output `next label`.
+//! of [`super::GroupedWeights`], with output `next label` (see
+//! [`super::chain`] for the buckets).
 
 use serde::{Deserialize, Serialize};
 
