@@ -322,7 +322,7 @@ IMPOSSIBLE = textwrap.dedent(
     for name in which:
         kind, edit = cases[name]
         if kind == "alg1":
-            data = edit_core(alg1._state.to_bytes(), "omkl-alg1", 2, edit)
+            data = edit_core(alg1._state.to_bytes(), "omkl-alg1", 3, edit)
             load = _omkl.OnlineProximalLearner.from_bytes
         else:
             data = edit_core(mkl._state.to_bytes(), "omkl-stream-mkl", 2, edit)
@@ -365,7 +365,7 @@ def test_an_impossible_state_in_a_saved_file_names_the_file(tmp_path):
     path = tmp_path / "m.omkl"
     m.save(path)
     version, header, sections = _persist.load_model(path, "omkl.ProximalClassifier", [1])
-    sections[0] = _edit_core(sections[0], "omkl-alg1", 2, lambda v: v.update(n_outputs=10**12))
+    sections[0] = _edit_core(sections[0], "omkl-alg1", 3, lambda v: v.update(n_outputs=10**12))
     params, state = header["params"], header["state"]
     _persist.save_model(
         path, "omkl.ProximalClassifier", version, {"params": params, "state": state}, sections

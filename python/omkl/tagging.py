@@ -42,7 +42,7 @@ from omkl import _omkl
 from omkl._params import SCHEDULES, check_choice, check_int, renamed
 from omkl._persist import Persistent, index_of
 from omkl._sync import Synchronized, synchronized
-from omkl.linear import Regularizer, _regularizers
+from omkl.linear import Regularizer, _group_map, _regularizers
 
 __all__ = ["TextTagger", "token_features"]
 
@@ -131,12 +131,7 @@ class TextTagger(Synchronized, Persistent, base.Base):
         self._label_index: dict[Hashable, int] = {}
 
     def _make_state(self) -> _omkl.SparseChainLearner:
-        if self.groups is not None and not isinstance(self.groups, Mapping):
-            raise ValueError(
-                "invalid value for `groups`: expected None or a dict {key: template}, "
-                f"got {self.groups!r}"
-            )
-        groups = {} if self.groups is None else {str(k): str(v) for k, v in self.groups.items()}
+        groups = _group_map(self.groups, "key", "template")
         return _omkl.SparseChainLearner(
             self.loss,
             check_choice("schedule", self.schedule, SCHEDULES),
@@ -396,7 +391,8 @@ def token_features(words: Sequence[str]) -> list[dict[str, str | bool]]:
       ``is_upper``, ``is_lower`` (booleans);
     * ``w-1``, ``w-2``, ``w+1``, ``w+2`` the neighbouring words lowercased
       (``<s>`` before the start and ``</s>`` after the end) and ``s3-1``,
-      ``s3-2``, ``s3+1``, ``s3+2`` their 3-letter suffixes;
+      ``s3-2``, ``s3+1``, ``s3+2`` their 3-letter suffixes, and the
+      lowercased bigrams ``w-1|w`` and ``w|w+1``;
     * ``BOS`` on the first word, ``EOS`` on the last (``True``).
 
     >>> f = token_features(["The", "E-2", "runs"])
@@ -447,6 +443,8 @@ def token_features(words: Sequence[str]) -> list[dict[str, str | bool]]:
             o = near(i + d)
             f[f"w{d:+d}"] = o
             f[f"s3{d:+d}"] = o[-3:]
+        f["w-1|w"] = f"{near(i - 1)}|{lowers[i]}"
+        f["w|w+1"] = f"{lowers[i]}|{near(i + 1)}"
         if i == 0:
             f["BOS"] = True
         if i == n - 1:

@@ -14,13 +14,12 @@ use numpy::{IntoPyArray, PyArray2};
 use omkl_core::features::{hash_name, SparseBatch};
 use omkl_core::learner::chain::{indicator_bucket, NamedSequence, TRANSITIONS};
 use omkl_core::learner::named::NamedLearner;
-use omkl_core::learner::spec::{parse_loss, parse_regularizer, parse_schedule};
-use omkl_core::learner::Alg1Config;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyString};
 
 use crate::errors::IntoPyResult;
+use crate::learner::alg1_config;
 use crate::name_cache::NameCache;
 
 /// The features of a sequence read once: per entry its key (a Python
@@ -231,20 +230,13 @@ impl SparseChainLearner {
         groups: BTreeMap<String, String>,
         n_buckets: usize,
     ) -> PyResult<Self> {
-        let regularizers = regularizers
-            .iter()
-            .map(|(n, p)| parse_regularizer(n, p))
-            .collect::<omkl_core::Result<Vec<_>>>()
-            .py()?;
-        let config = Alg1Config {
-            loss: parse_loss(loss).py()?,
-            schedule: parse_schedule(learning_rate, eta0, sigma).py()?,
-            regularizers,
+        let config = alg1_config(
+            (loss, learning_rate, eta0, sigma),
+            &regularizers,
             radius,
-            averaged,
-            fit_intercept,
-            clip_gradient: None,
-        };
+            (averaged, fit_intercept),
+            None,
+        )?;
         Ok(Self::wrap(
             NamedLearner::new_chain(config, groups, n_buckets).py()?,
         ))

@@ -412,33 +412,24 @@ impl NamedLearner {
             known = known.max(k + 1);
         }
         self.model.check_labels_fit(known)?;
-        let mut new_groups: Vec<&str> = Vec::new();
-        let mut seq = SparseBatch {
-            indptr: x.indptr.to_vec(),
-            ..Default::default()
-        };
-        for ((&name, &b), &v) in x.groups.iter().zip(x.buckets).zip(x.values) {
-            let group = self.space.grouping().group_of(name);
-            if group == TRANSITIONS {
-                return Err(OmklError::invalid(
-                    format!("xs[...][{name:?}]"),
-                    format!("{TRANSITIONS:?} is the name of the transition group"),
-                ));
-            }
-            let g = match self.space.group_id(group) {
-                Some(g) => g,
-                None => match new_groups.iter().position(|s| *s == group) {
-                    Some(j) => (g0 + j) as u32,
-                    None => {
-                        new_groups.push(group);
-                        (g0 + new_groups.len() - 1) as u32
-                    }
-                },
-            };
-            seq.groups.push(g);
-            seq.indices.push(b);
-            seq.values.push(v);
+        let groups: Vec<&str> = x
+            .groups
+            .iter()
+            .map(|n| self.space.grouping().group_of(n))
+            .collect();
+        if let Some(j) = groups.iter().position(|&g| g == TRANSITIONS) {
+            return Err(OmklError::invalid(
+                format!("xs[...][{:?}]", x.groups[j]),
+                format!("{TRANSITIONS:?} is the name of the transition group"),
+            ));
         }
+        let (ids, new_groups) = self.group_ids(groups.iter().copied());
+        let seq = SparseBatch {
+            indptr: x.indptr.to_vec(),
+            groups: ids,
+            indices: x.buckets.to_vec(),
+            values: x.values.to_vec(),
+        };
         self.model.config.check(g0 + new_groups.len())?;
         let new_groups: Vec<String> = new_groups.into_iter().map(str::to_string).collect();
         for name in &new_groups {
@@ -566,6 +557,9 @@ mod tests {
             for row in mu.chunks(3) {
                 assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
             }
+            let back = NamedLearner::from_bytes(&m.to_bytes()).unwrap();
+            assert_eq!(back, m);
+            assert_eq!(back.model().predict_chain(&seq).unwrap(), want);
             let before = m.clone();
             let bad = NamedSequence {
                 indptr: &[0, 1],

@@ -407,6 +407,19 @@ mod tests {
         assert_eq!(NamedLearner::from_bytes(&edited(&m, |_| {})).unwrap(), m);
     }
 
+    /// Version 2 bytes (no structure) load as the same multiclass learner.
+    #[test]
+    fn version_2_bytes_load() {
+        let m = trained();
+        let bytes = m.to_bytes();
+        let payload = crate::persist::open(&bytes, FORMAT, &[VERSION]).unwrap();
+        let mut v: serde_json::Value = serde_json::from_slice(payload).unwrap();
+        v.as_object_mut().unwrap().remove("structure");
+        v["version"] = 2.into();
+        let old = crate::persist::seal(FORMAT, 2, &serde_json::to_vec(&v).unwrap());
+        assert_eq!(NamedLearner::from_bytes(&old).unwrap(), m);
+    }
+
     /// Bytes as earlier versions wrote them (a group zeroed with scale 0,
     /// accumulators with `last ≠ 0`) load to the same running sums.
     #[test]
