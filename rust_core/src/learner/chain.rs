@@ -16,7 +16,9 @@
 //! O(non-zeros × labels + n × labels²) for the scores, the decoding and the
 //! gradient step, plus the prox part of the multiclass round (O(#groups)
 //! for ℓ2², the group lasso, the squared ℓ2,1 and the projection), so that
-//! it does not depend on how many features were ever seen.
+//! it does not depend on how many features were ever seen. The entry-wise
+//! regularisers (`L1`, `SparseGroupLasso`, `L1Ball`) keep their exact prox
+//! on every weight written so far, O(model support) per round.
 
 use std::collections::BTreeMap;
 
