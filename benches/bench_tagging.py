@@ -51,6 +51,7 @@ def main() -> None:
     ap.add_argument("--regularizer", default="l2_squared")
     ap.add_argument("--n-buckets", type=int, default=1 << 16)
     ap.add_argument("--learn-one-sentences", type=int, default=2000)
+    ap.add_argument("--shuffle", action="store_true", help="a new order each epoch")
     ap.add_argument("--no-crfsuite", action="store_true")
     args = ap.parse_args()
     if not (DATA / "en_ewt-ud-train.conllu").exists():
@@ -94,14 +95,17 @@ def main() -> None:
     del one
 
     tagger = make()
-    _, fit_s, fit_cpu = timed(lambda: tagger.fit(X, train_y, epochs=args.epochs))
+    _, fit_s, fit_cpu = timed(
+        lambda: tagger.fit(X, train_y, epochs=args.epochs, shuffle=args.shuffle)
+    )
     fit_rss = rss_mb()
     pred, tag_s, _ = timed(lambda: tagger.predict(Xt))
     acc = accuracy(pred, test_y)
     print(
         f"omkl TextTagger (loss={args.loss}, {args.regularizer} {args.lam:g}, {args.schedule} "
         f"eta0={args.eta0:g}, "
-        f"averaged, n_buckets={args.n_buckets}, {args.epochs} epochs)"
+        f"averaged, n_buckets={args.n_buckets}, {args.epochs} epochs"
+        f"{', shuffled' if args.shuffle else ''})"
     )
     print(f"  UPOS accuracy {acc:.2f}")
     fit_rate = args.epochs * n_train / fit_s

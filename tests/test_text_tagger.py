@@ -252,6 +252,28 @@ def test_fit_equals_learn_one_in_order():
             assert all(abs(ra[k] - rb[k]) < 1e-12 for k in rb)
 
 
+def test_shuffled_fit_equals_learn_one_in_the_drawn_orders():
+    # every sequence starts with the three labels, so that they get the same
+    # ids in any order
+    data = list(stream(11, 20))
+    head = [{"a": 1.0}, {"a": -1.0}, {"w": "0"}]
+    X = [head + xs for xs, _ in data]
+    Y = [["t0", "t1", "t2"] + [f"t{v}" for v in ys] for _, ys in data]
+    many = TextTagger(loss="hinge", average=True, n_buckets=NB)
+    many.fit(X, Y, epochs=3, shuffle=True, seed=5)
+    one = TextTagger(loss="hinge", average=True, n_buckets=NB)
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        for i in rng.permutation(len(X)):
+            one.learn_one(X[i], Y[i])
+    assert one.labels_ == many.labels_
+    for g, n in one.group_norms_.items():
+        assert abs(many.group_norms_[g] - n) < 1e-12
+    assert many.predict(X) == one.predict(X)
+    with pytest.raises(ValueError, match="order"):
+        many._state.fit_epoch(many._state.prepare(X[:1], [[0] * len(X[0])]), [3])
+
+
 def test_memory_does_not_grow_with_new_feature_names():
     tagger = TextTagger(n_buckets=1 << 8)
     rng = np.random.default_rng(0)

@@ -198,12 +198,18 @@ class TextTagger(Synchronized, Persistent, base.Base):
         Y: Sequence[Sequence[Hashable]],
         epochs: int = 1,
         progress: bool = False,
+        shuffle: bool = False,
+        seed: int = 0,
     ) -> TextTagger:
         """Learns ``epochs`` passes over the sequences ``X`` labelled ``Y``
         in order, each pass in Rust with the GIL released (a tqdm bar per
         epoch with ``progress=True``). The same model as ``learn_one`` on each
         sequence in turn (up to rounding: every template is registered
-        before the first round). Nothing is learned if the data are invalid.
+        before the first round). ``shuffle=True`` visits the sequences in a
+        new order each epoch, drawn from ``seed`` (labels are numbered in the
+        order of ``Y``, so that a label may enter the model before its
+        first sequence is visited). Nothing is learned if the data are
+        invalid.
 
         >>> X = [[{"w": "a"}, {"w": "b"}], [{"w": "b"}, {"w": "a"}]]
         >>> TextTagger().fit(X, [["A", "B"], ["B", "A"]], epochs=3).predict(X)
@@ -232,8 +238,10 @@ class TextTagger(Synchronized, Persistent, base.Base):
 
                 bar = tqdm(total=epochs, desc=type(self).__name__, unit="epoch")
             try:
+                rng = np.random.default_rng(seed)
                 for _ in range(epochs):
-                    self._state.fit_epoch(data)
+                    order = rng.permutation(len(ids)).tolist() if shuffle else None
+                    self._state.fit_epoch(data, order)
                     if bar is not None:
                         bar.update(1)
             finally:

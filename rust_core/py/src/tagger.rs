@@ -290,13 +290,28 @@ impl SparseChainLearner {
         Ok(PreparedSequences { seqs, labels: ys })
     }
 
-    /// One pass over prepared sequences in order, without the GIL (labels
-    /// are added as they appear); returns the mean loss.
-    fn fit_epoch(&mut self, py: Python<'_>, data: &PreparedSequences) -> PyResult<f64> {
+    /// One pass over prepared sequences, without the GIL (labels are added
+    /// as they appear), in order or in the order of the indices `order`;
+    /// returns the mean loss.
+    #[pyo3(signature = (data, order=None))]
+    fn fit_epoch(
+        &mut self,
+        py: Python<'_>,
+        data: &PreparedSequences,
+        order: Option<Vec<usize>>,
+    ) -> PyResult<f64> {
+        let n = data.seqs.len();
+        let order = order.unwrap_or_else(|| (0..n).collect());
+        if let Some(&i) = order.iter().find(|&&i| i >= n) {
+            return Err(PyValueError::new_err(format!(
+                "invalid value for `order`: index {i} is not < {n} sequences"
+            )));
+        }
         let model = self.inner.model_mut();
         py.detach(|| {
             let mut total = 0.0;
-            for (i, (s, y)) in data.seqs.iter().zip(&data.labels).enumerate() {
+            for &i in &order {
+                let (s, y) = (&data.seqs[i], &data.labels[i]);
                 let need = y.iter().max().map_or(0, |m| m + 1);
                 let r = model
                     .ensure_chain_labels(need)
