@@ -24,22 +24,14 @@ use std::collections::BTreeMap;
 
 use super::named::NamedLearner;
 use super::online_proximal::{Alg1Config, OnlineProximal};
-use super::structure::{chain_argmax, chain_loss_grad, chain_marginals, ChainWorkspace, Structure};
+use super::structure::{
+    chain_argmax, chain_loss_grad, chain_marginals, ChainScratch, ChainWorkspace, Structure,
+};
 use crate::error::{check_finite, OmklError, Result};
 use crate::features::{FeatureSpace, Grouping, SparseBatch, HASH_SEED};
 
 /// Name of the group that holds the transition weights of a chain learner.
 pub const TRANSITIONS: &str = "<transitions>";
-
-/// Score and gradient buffers of a chain round (not part of the state).
-#[derive(Debug, Clone, Default)]
-pub struct ChainScratch {
-    em: Vec<f64>,
-    tr: Vec<f64>,
-    gem: Vec<f64>,
-    gtr: Vec<f64>,
-    ws: ChainWorkspace,
-}
 
 /// The bucket of the indicator feature `key=value`:
 /// `xxh3_64("key=value", HASH_SEED) mod n_buckets`, without building the

@@ -26,12 +26,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::chain::ChainScratch;
 use super::grouped_weights::GroupedWeights;
 use super::loss::{Loss, Target};
 use super::round::{prox_groups, NormScratch};
 use super::schedule::Schedule;
-use super::structure::Structure;
+use super::structure::{ChainScratch, Structure};
 use crate::error::{check_finite, check_positive, OmklError, Result};
 use crate::features::sparse::check_entries;
 use crate::features::{SparseBatch, SparseExample};

@@ -47,6 +47,16 @@ pub struct ChainWorkspace {
     pub(crate) trans: Vec<f64>,
 }
 
+/// Score and gradient buffers of a chain round (not part of the state).
+#[derive(Debug, Clone, Default)]
+pub struct ChainScratch {
+    pub(crate) em: Vec<f64>,
+    pub(crate) tr: Vec<f64>,
+    pub(crate) gem: Vec<f64>,
+    pub(crate) gtr: Vec<f64>,
+    pub(crate) ws: ChainWorkspace,
+}
+
 /// The chain of `em` (`n × L`) and `tr` (`(L + 2) × L`), checked.
 pub fn chain_of<'a>(em: &'a [f64], tr: &'a [f64], n: usize, l: usize) -> Result<ChainScores<'a>> {
     if tr.len() != (l + 2) * l {
