@@ -54,6 +54,13 @@ def make_model(name: str):
             xs = [{"a": float(rng.normal()), ("t", p % 2): 1.0} for p in range(n)]
             t.learn_one(xs, ["xy"[p % 2] for p in range(n)])
         return t
+    if name == "TextTagger":
+        tagger = omkl.TextTagger(regularizer=("squared_l21", 1e-3), average=True, n_buckets=64)
+        for _ in range(30):
+            n = int(rng.integers(2, 5))
+            xs = [{"w": "ab"[p % 2], "x": float(rng.normal())} for p in range(n)]
+            tagger.learn_one(xs, ["xy"[p % 2] for p in range(n)])
+        return tagger
     if name == "DependencyParser":
         p = DependencyParser(templates=list(range(30)), prune_k=0, max_table_bits=8)
         for _ in range(3):
@@ -68,12 +75,15 @@ ESTIMATORS = [
     "MKLClassifier",
     "SequenceTagger",
     "DependencyParser",
+    "TextTagger",
 ]
 
 
 def predictions(model) -> object:
     if isinstance(model, DependencyParser):
         return model.predict_one(_sentence(WORDS))
+    if isinstance(model, omkl.TextTagger):
+        return model.predict_marginals_one([{"w": "a", "x": 0.3}, {"w": "b"}])
     if isinstance(model, omkl.SequenceTagger):
         return model.predict_one([{"a": 0.3, ("t", 0): 1.0}, {"a": -1.0, ("t", 1): 1.0}])
     if isinstance(model, omkl.MKLClassifier):
