@@ -54,6 +54,13 @@ def make_model(name: str):
             xs = [{"a": float(rng.normal()), ("t", p % 2): 1.0} for p in range(n)]
             t.learn_one(xs, ["xy"[p % 2] for p in range(n)])
         return t
+    if name == "TextTagger":
+        tagger = omkl.TextTagger(regularizer=("squared_l21", 1e-3), average=True, n_buckets=64)
+        for _ in range(30):
+            n = int(rng.integers(2, 5))
+            xs = [{"w": "ab"[p % 2], "x": float(rng.normal())} for p in range(n)]
+            tagger.learn_one(xs, ["xy"[p % 2] for p in range(n)])
+        return tagger
     if name == "DependencyParser":
         p = DependencyParser(templates=list(range(30)), prune_k=0, max_table_bits=8)
         for _ in range(3):
@@ -70,6 +77,8 @@ ESTIMATORS = [name for name in omkl.__all__ if hasattr(getattr(omkl, name), "sav
 def predictions(model) -> object:
     if isinstance(model, DependencyParser):
         return model.predict_one(_sentence(WORDS))
+    if isinstance(model, omkl.TextTagger):
+        return model.predict_marginals_one([{"w": "a", "x": 0.3}, {"w": "b"}])
     if isinstance(model, omkl.SequenceTagger):
         return model.predict_one([{"a": 0.3, ("t", 0): 1.0}, {"a": -1.0, ("t", 1): 1.0}])
     if isinstance(model, omkl.MKLClassifier):
@@ -318,7 +327,7 @@ IMPOSSIBLE = textwrap.dedent(
     for name in which:
         kind, edit = cases[name]
         if kind == "alg1":
-            data = edit_core(alg1._state.to_bytes(), "omkl-alg1", 2, edit)
+            data = edit_core(alg1._state.to_bytes(), "omkl-alg1", 3, edit)
             load = _omkl.OnlineProximalLearner.from_bytes
         else:
             data = edit_core(mkl._state.to_bytes(), "omkl-stream-mkl", 2, edit)
@@ -361,7 +370,7 @@ def test_an_impossible_state_in_a_saved_file_names_the_file(tmp_path):
     path = tmp_path / "m.omkl"
     m.save(path)
     version, header, sections = _persist.load_model(path, "omkl.ProximalClassifier", [1])
-    sections[0] = _edit_core(sections[0], "omkl-alg1", 2, lambda v: v.update(n_outputs=10**12))
+    sections[0] = _edit_core(sections[0], "omkl-alg1", 3, lambda v: v.update(n_outputs=10**12))
     params, state = header["params"], header["state"]
     _persist.save_model(
         path, "omkl.ProximalClassifier", version, {"params": params, "state": state}, sections

@@ -118,6 +118,17 @@ def _regularizers(
     return out
 
 
+def _group_map(groups: Mapping[Any, Any] | None, key: str, value: str) -> dict[str, str]:
+    """``groups`` as ``{str: str}`` (``{}`` for ``None``); ``ValueError``
+    unless it is ``None`` or a mapping ``{key: value}``."""
+    if groups is not None and not isinstance(groups, Mapping):
+        raise ValueError(
+            f"invalid value for `groups`: expected None or a dict {{{key}: {value}}}, "
+            f"got {groups!r}"
+        )
+    return {} if groups is None else {str(k): str(v) for k, v in groups.items()}
+
+
 class _Proximal(Synchronized, Persistent, base.Base):
     _loss_name: _omkl._Loss
     regularizer: Regularizer | Sequence[Regularizer] | None
@@ -156,12 +167,7 @@ class _Proximal(Synchronized, Persistent, base.Base):
         self._state = self._make_state()
 
     def _make_state(self) -> _omkl.OnlineProximalLearner:
-        if self.groups is not None and not isinstance(self.groups, Mapping):
-            raise ValueError(
-                "invalid value for `groups`: expected None or a dict {feature name: group "
-                f"name}}, got {self.groups!r}"
-            )
-        groups = {} if self.groups is None else {str(k): str(v) for k, v in self.groups.items()}
+        groups = _group_map(self.groups, "feature name", "group name")
         return _omkl.OnlineProximalLearner(
             self._loss_name,
             cast("_omkl._Schedule", check_choice("schedule", self.schedule, SCHEDULES)),

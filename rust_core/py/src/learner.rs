@@ -140,6 +140,32 @@ impl OnlineProximalLearner {
     }
 }
 
+/// The configuration of Alg. 1 from the estimators' arguments: the loss
+/// and schedule names with `eta0` and `sigma`, the regularisers by name,
+/// the radius, `averaged` and `fit_intercept`, and the gradient clip.
+pub(crate) fn alg1_config(
+    (loss, learning_rate, eta0, sigma): (&str, &str, f64, f64),
+    regularizers: &[(String, Vec<f64>)],
+    radius: Option<f64>,
+    (averaged, fit_intercept): (bool, bool),
+    clip_gradient: Option<f64>,
+) -> PyResult<Alg1Config> {
+    let regularizers = regularizers
+        .iter()
+        .map(|(n, p)| parse_regularizer(n, p))
+        .collect::<omkl_core::Result<Vec<_>>>()
+        .py()?;
+    Ok(Alg1Config {
+        loss: parse_loss(loss).py()?,
+        schedule: parse_schedule(learning_rate, eta0, sigma).py()?,
+        regularizers,
+        radius,
+        averaged,
+        fit_intercept,
+        clip_gradient,
+    })
+}
+
 /// Alg. 1 (online proximal learning) on named, grouped, hashed features.
 #[pyclass(module = "omkl._omkl")]
 pub struct OnlineProximalLearner {
@@ -165,20 +191,13 @@ impl OnlineProximalLearner {
         groups: BTreeMap<String, String>,
         n_buckets: usize,
     ) -> PyResult<Self> {
-        let regularizers = regularizers
-            .iter()
-            .map(|(n, p)| parse_regularizer(n, p))
-            .collect::<omkl_core::Result<Vec<_>>>()
-            .py()?;
-        let config = Alg1Config {
-            loss: parse_loss(loss).py()?,
-            schedule: parse_schedule(learning_rate, eta0, sigma).py()?,
-            regularizers,
+        let config = alg1_config(
+            (loss, learning_rate, eta0, sigma),
+            &regularizers,
             radius,
-            averaged,
-            fit_intercept,
+            (averaged, fit_intercept),
             clip_gradient,
-        };
+        )?;
         let grouping = Grouping {
             separator: separator.to_string(),
             mapping: groups,

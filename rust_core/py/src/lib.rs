@@ -16,6 +16,7 @@ mod parser;
 mod persist;
 mod prox;
 mod stream;
+mod tagger;
 
 /// The native module. Python code imports it through `omkl`.
 #[pymodule]
@@ -30,5 +31,6 @@ fn _omkl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     stream::register(m)?;
     persist::register(m)?;
     mix::register(m)?;
+    tagger::register(m)?;
     Ok(())
 }

@@ -13,6 +13,7 @@
 //!   kernel groups (on the fly, or over precomputed Gram matrices),
 //!   explicit groups and transitions, for multiclass problems and chains.
 
+pub mod chain;
 pub mod grouped_weights;
 pub mod loss;
 pub mod mix;
@@ -23,6 +24,7 @@ pub mod round;
 pub mod schedule;
 pub mod spec;
 pub mod stream_mkl;
+pub mod structure;
 pub mod weights;
 
 pub use grouped_weights::GroupedWeights;

@@ -144,20 +144,10 @@ impl NamedLearner {
             }
         }
         self.model.config.loss.check_target(k0 + 1, target)?;
+        let located: Vec<(&str, u32)> = names.iter().map(|n| self.space.locate(n)).collect();
+        let (ids, new_groups) = self.group_ids(located.iter().map(|&(g, _)| g));
         let mut x = SparseExample::default();
-        let mut new_groups: Vec<&str> = Vec::new();
-        for (n, &v) in names.iter().zip(values) {
-            let (group, bucket) = self.space.locate(n);
-            let g = match self.space.group_id(group) {
-                Some(g) => g,
-                None => match new_groups.iter().position(|s| *s == group) {
-                    Some(j) => (g0 + j) as u32,
-                    None => {
-                        new_groups.push(group);
-                        (g0 + new_groups.len() - 1) as u32
-                    }
-                },
-            };
+        for ((g, &(_, bucket)), &v) in ids.into_iter().zip(&located).zip(values) {
             x.push(g, bucket, v);
         }
         self.model.config.check(g0 + new_groups.len())?;
@@ -179,6 +169,32 @@ impl NamedLearner {
             self.space.truncate(g0);
         }
         grown
+    }
+
+    /// The id of every group of `groups`: registered groups keep theirs,
+    /// new ones are numbered from the current count in order of first
+    /// appearance (as [`FeatureSpace::intern`] will number them). Also
+    /// returns the new group names, in that order.
+    pub(crate) fn group_ids<'a>(
+        &self,
+        groups: impl IntoIterator<Item = &'a str>,
+    ) -> (Vec<u32>, Vec<&'a str>) {
+        let g0 = self.space.n_groups();
+        let mut new_groups: Vec<&str> = Vec::new();
+        let ids = groups
+            .into_iter()
+            .map(|group| match self.space.group_id(group) {
+                Some(g) => g,
+                None => match new_groups.iter().position(|s| *s == group) {
+                    Some(j) => (g0 + j) as u32,
+                    None => {
+                        new_groups.push(group);
+                        (g0 + new_groups.len() - 1) as u32
+                    }
+                },
+            })
+            .collect();
+        (ids, new_groups)
     }
 
     /// Trains on many named examples in order. Every example is validated

@@ -30,6 +30,7 @@ use super::grouped_weights::GroupedWeights;
 use super::loss::{Loss, Target};
 use super::round::{prox_groups, NormScratch};
 use super::schedule::Schedule;
+use super::structure::{ChainScratch, Structure};
 use crate::error::{check_finite, check_positive, OmklError, Result};
 use crate::features::sparse::check_entries;
 use crate::features::{SparseBatch, SparseExample};
@@ -112,6 +113,9 @@ pub struct OnlineProximal {
     pub(crate) grad: Vec<f64>,
     pub(crate) scores_buf: Vec<f64>,
     pub(crate) nz: Vec<u32>,
+    /// What an example's output is (a class, or a labelled chain).
+    pub(crate) structure: Structure,
+    pub(crate) chain: ChainScratch,
 }
 
 /// Equality of the learning state (scratch buffers are ignored).
@@ -122,6 +126,7 @@ impl PartialEq for OnlineProximal {
             && self.intercept == other.intercept
             && self.intercept_sum == other.intercept_sum
             && self.t == other.t
+            && self.structure == other.structure
     }
 }
 
@@ -159,7 +164,14 @@ impl OnlineProximal {
             grad: Vec::new(),
             scores_buf: Vec::new(),
             nz: Vec::new(),
+            structure: Structure::Multiclass,
+            chain: ChainScratch::default(),
         })
+    }
+
+    /// The output structure.
+    pub fn structure(&self) -> Structure {
+        self.structure
     }
 
     /// The hyperparameters.
@@ -340,7 +352,7 @@ impl OnlineProximal {
     ///
     /// # Complexity
     /// O(non-zeros × non-zero gradient entries).
-    fn check_update(
+    pub(crate) fn check_update(
         &self,
         groups: &[u32],
         indices: &[u32],
@@ -368,9 +380,26 @@ impl OnlineProximal {
 
     /// Steps 1-3 of the round with the loss gradient `d` w.r.t. the scores.
     fn step(&mut self, groups: &[u32], indices: &[u32], values: &[f64], d: &[f64]) -> Result<()> {
-        let t = self.t + 1;
-        let eta = self.config.schedule.rate(t);
-        // 1. Subgradient step.
+        let eta = self.config.schedule.rate(self.t + 1);
+        self.gradient_rows(groups, indices, values, d, eta);
+        self.finish_round(eta)
+    }
+
+    /// Step 1 of the round for one part of the output (the example of a
+    /// multiclass round, one position of a chain): `w ← w − η x dᵀ` on the
+    /// entries `(groups, indices, values)` and the outputs where the
+    /// gradient `d` w.r.t. the part's scores is non-zero, and the intercept.
+    ///
+    /// # Complexity
+    /// O(non-zeros × non-zero gradient entries).
+    pub(crate) fn gradient_rows(
+        &mut self,
+        groups: &[u32],
+        indices: &[u32],
+        values: &[f64],
+        d: &[f64],
+        eta: f64,
+    ) {
         let kk = self.n_outputs();
         self.nz.clear();
         self.nz.extend(
@@ -393,6 +422,15 @@ impl OnlineProximal {
                 }
             }
         }
+    }
+
+    /// Steps 2-3 of the round (the J prox steps and the projection) and
+    /// the averaging, after the gradient steps of every part.
+    ///
+    /// # Complexity
+    /// O(#groups) for group-norm regularisers and the projection;
+    /// O(written coordinates) for coordinate-wise ones (see the module docs).
+    pub(crate) fn finish_round(&mut self, eta: f64) -> Result<()> {
         // 2. The J prox steps (a run of group-norm regularisers at once),
         for run in self
             .config
@@ -415,7 +453,7 @@ impl OnlineProximal {
         for (s, b) in self.intercept_sum.iter_mut().zip(&self.intercept) {
             *s += b;
         }
-        self.t = t;
+        self.t += 1;
         Ok(())
     }
 

@@ -12,14 +12,19 @@ use serde::{Deserialize, Serialize};
 use super::grouped_weights::GroupedWeights;
 use super::named::NamedLearner;
 use super::online_proximal::{Alg1Config, OnlineProximal};
+use super::structure::Structure;
 use crate::error::{check_finite, OmklError, Result};
 use crate::features::{FeatureSpace, Grouping, HASH_NAME, HASH_SEED};
 use crate::persist::{check_scale, check_sq_norm};
 
 /// Format name of the envelope.
 pub const FORMAT: &str = "omkl-alg1";
-/// Format version: 2 is the JSON payload inside the checksummed envelope.
-pub const VERSION: u32 = 2;
+/// Format version: 2 is the JSON payload inside the checksummed envelope;
+/// 3 adds the output structure (a chain's transitions are one more group).
+/// Version 2 bytes load as multiclass learners.
+pub const VERSION: u32 = 3;
+/// Versions that load.
+const VERSIONS: [u32; 2] = [2, 3];
 
 /// One group's block `θ = scale · raw`. Its running sum `Σ_τ θ_τ` is, per
 /// coordinate, `acc + raw · (cum − last)` (this version writes `last = 0`,
@@ -55,6 +60,8 @@ struct Saved {
     intercept: Vec<f64>,
     intercept_sum: Vec<f64>,
     groups: Vec<SavedGroup>,
+    #[serde(default)]
+    structure: Structure,
 }
 
 fn bad(reason: impl Into<String>) -> OmklError {
@@ -161,6 +168,7 @@ impl NamedLearner {
             intercept: self.model.intercept.clone(),
             intercept_sum: self.model.intercept_sum.clone(),
             groups,
+            structure: self.model.structure,
         };
         let payload = serde_json::to_vec(&saved).expect("serialising plain data cannot fail");
         crate::persist::seal(FORMAT, VERSION, &payload)
@@ -168,10 +176,10 @@ impl NamedLearner {
 
     /// Rebuilds a learner from [`Self::to_bytes`], validating everything.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let payload = crate::persist::open(bytes, FORMAT, &[VERSION])?;
+        let payload = crate::persist::open(bytes, FORMAT, &VERSIONS)?;
         let s: Saved = serde_json::from_slice(payload)
             .map_err(|e| bad(format!("unreadable model bytes: {e}")))?;
-        if s.format != FORMAT || s.version != VERSION {
+        if s.format != FORMAT || !VERSIONS.contains(&s.version) {
             return Err(bad(format!(
                 "expected format {FORMAT} version {VERSION}, got {} version {}",
                 s.format, s.version
@@ -191,6 +199,18 @@ impl NamedLearner {
         let kk = s.n_outputs;
         if kk != model.n_outputs() {
             return Err(bad("inconsistent number of outputs"));
+        }
+        if let Structure::Chain { transitions } = s.structure {
+            let named = space.group_names().get(transitions as usize);
+            if named.map(String::as_str) != Some(super::chain::TRANSITIONS)
+                || !model.config.loss.is_multiclass()
+            {
+                return Err(bad(format!(
+                    "group {transitions} is not the transition group of a chain"
+                )));
+            }
+            model.structure = s.structure;
+            model.check_labels_fit(kk)?;
         }
         check_finite("intercept", &s.intercept)?;
         check_finite("intercept_sum", &s.intercept_sum)?;
@@ -385,6 +405,19 @@ mod tests {
             assert!(e.contains(word), "{word}: {e}");
         }
         assert_eq!(NamedLearner::from_bytes(&edited(&m, |_| {})).unwrap(), m);
+    }
+
+    /// Version 2 bytes (no structure) load as the same multiclass learner.
+    #[test]
+    fn version_2_bytes_load() {
+        let m = trained();
+        let bytes = m.to_bytes();
+        let payload = crate::persist::open(&bytes, FORMAT, &[VERSION]).unwrap();
+        let mut v: serde_json::Value = serde_json::from_slice(payload).unwrap();
+        v.as_object_mut().unwrap().remove("structure");
+        v["version"] = 2.into();
+        let old = crate::persist::seal(FORMAT, 2, &serde_json::to_vec(&v).unwrap());
+        assert_eq!(NamedLearner::from_bytes(&old).unwrap(), m);
     }
 
     /// Bytes as earlier versions wrote them (a group zeroed with scale 0,

@@ -531,7 +531,10 @@ impl<T: Real> ScaledBlock<T> {
             let mut w = zeroed(rows * new, "n_outputs")?;
             let keep = old.min(new);
             for (dst, src) in w.chunks_exact_mut(new).zip(v.chunks_exact(old)) {
-                dst[..keep].copy_from_slice(&src[..keep]);
+                // zero rows stay unwritten, so untouched pages stay unmapped
+                if src.iter().any(|v| *v != T::default()) {
+                    dst[..keep].copy_from_slice(&src[..keep]);
+                }
             }
             Ok(w)
         };
