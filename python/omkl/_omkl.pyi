@@ -466,11 +466,11 @@ class PreparedSequences:
 class SparseChainLearner:
     def __new__(
         cls,
-        loss: str,
-        learning_rate: str,
+        loss: _Loss,
+        learning_rate: _Schedule,
         eta0: float,
         sigma: float,
-        regularizers: list[tuple[str, list[float]]],
+        regularizers: list[tuple[_Regularizer, list[float]]],
         radius: float | None,
         averaged: bool,
         fit_intercept: bool,

@@ -32,7 +32,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -133,8 +133,8 @@ class TextTagger(Synchronized, Persistent, base.Base):
     def _make_state(self) -> _omkl.SparseChainLearner:
         groups = _group_map(self.groups, "key", "template")
         return _omkl.SparseChainLearner(
-            self.loss,
-            check_choice("schedule", self.schedule, SCHEDULES),
+            cast("_omkl._Loss", self.loss),
+            cast("_omkl._Schedule", check_choice("schedule", self.schedule, SCHEDULES)),
             float(self.eta0),
             float(self.sigma),
             _regularizers(self.regularizer),
