@@ -255,3 +255,29 @@ def test_bad_drift_options_name_the_argument(kwargs, name):
 def test_bad_random_features_name_the_argument(kwargs, name):
     with pytest.raises(ValueError, match=f"`{name}`"):
         RandomFourierFeatures(**kwargs)
+
+
+def test_a_primal_linear_group_is_the_linear_kernel_without_support():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 3))
+    y = list(np.where(X[:, 0] + 0.5 * X[:, 1] > 0, "a", np.where(X[:, 2] > 0, "b", "c")))
+    kinds = {}
+    for group in ("kernel", "primal"):
+        model = MKLClassifier(kernels=["linear", "gaussian"], linear_group=group)
+        preds = []
+        for i in range(len(y)):
+            preds.append(model.predict_one(X[i]))
+            model.learn_one(X[i], y[i])
+        kinds[group] = (preds, model.group_norms_, model)
+    assert kinds["kernel"][0] == kinds["primal"][0]
+    assert kinds["kernel"][1] == pytest.approx(kinds["primal"][1], rel=1e-6)
+    primal = kinds["primal"][2]
+    assert primal.coef_["linear"].shape == (3, 3)  # labels x input columns
+    # with a budget only the Gaussian loses support inputs; dicts work too
+    model = MKLClassifier(linear_group="primal", max_support=10)
+    for x, t in xor_stream(100):
+        model.learn_one(x, t)
+    assert model.n_support_ == 10
+    assert model.coef_["linear"].shape == (2, 2)
+    with pytest.raises(ValueError, match="`linear_group`"):
+        MKLClassifier(linear_group="dual")

@@ -353,6 +353,7 @@ class _StreamMklOptions(TypedDict, total=False):
     transition_lam: float | None
     forgetting: float
     budget_rule: str
+    count_mistakes: bool
 
 @final
 class StreamMkl:

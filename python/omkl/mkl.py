@@ -254,6 +254,7 @@ class _StreamMkl(Persistent, base.Base):
         drift_detector: base.DriftDetector | base.BinaryDriftDetector | None = None,
         drift_reaction: str = "reset",
         hash_features: int | None = None,
+        linear_group: str = "kernel",
     ):
         self.kernels = kernels
         self.explicit_groups = explicit_groups
@@ -276,6 +277,8 @@ class _StreamMkl(Persistent, base.Base):
         self.drift_detector = drift_detector
         self.drift_reaction = drift_reaction
         self.hash_features = hash_features
+        self.linear_group = linear_group
+        check_choice("linear_group", linear_group, ("kernel", "primal"))
         f = check_real("forgetting", forgetting)
         if not 0.0 < f <= 1.0:
             raise ValueError(
@@ -300,7 +303,13 @@ class _StreamMkl(Persistent, base.Base):
             )
         groups = {} if explicit_groups is None else dict(explicit_groups)
         specs = _kernel_list(kernels, self._default_kernels, allow_empty=bool(groups))
-        self._kernel_specs = [(n, k) for n, k in specs if not isinstance(k, RandomFourierFeatures)]
+        primal = linear_group == "primal"
+        self._primal_names = [n for n, k in specs if primal and k == "linear"]
+        self._kernel_specs = [
+            (n, k)
+            for n, k in specs
+            if not isinstance(k, RandomFourierFeatures) and n not in self._primal_names
+        ]
         self._rff_specs: list[tuple[str, RandomFourierFeatures]] = [
             (n, k) for n, k in specs if isinstance(k, RandomFourierFeatures)
         ]
@@ -310,7 +319,7 @@ class _StreamMkl(Persistent, base.Base):
         self._precomputed = any(
             isinstance(k, _omkl.PrecomputedGram) for _, k in self._kernel_specs
         ) or any(isinstance(v, np.ndarray) and v.ndim == 2 for v in groups.values())
-        if self._precomputed and self._rff_specs:
+        if self._precomputed and (self._rff_specs or self._primal_names):
             raise ValueError(
                 "invalid value for `kernels`: omkl.RandomFourierFeatures need feature vectors, "
                 "not precomputed Gram matrices"
@@ -393,6 +402,8 @@ class _StreamMkl(Persistent, base.Base):
                 else:
                     idx.append(self._feature_index[f])
             cols.append(sorted(set(idx)))
+        for _ in self._primal_names:
+            cols.append(list(range(d)))
         base_d = d
         for _, rff in self._rff_specs:
             cols.append(list(range(base_d, base_d + rff.n_components)))
@@ -447,6 +458,7 @@ class _StreamMkl(Persistent, base.Base):
             history_every=int(self.history_every),
             forgetting=float(self.forgetting),
             budget_rule=self.budget_rule,
+            count_mistakes=self.drift_detector is not None,
             passive_aggressive=self.passive_aggressive,
             transition_lam=None if self.transition_lam is None else float(self.transition_lam),
         )
@@ -462,7 +474,7 @@ class _StreamMkl(Persistent, base.Base):
         base_d = d - (0 if check_only else self._n_random())
         scale_d = base_d if check_only or self._scale_d is None else self._scale_d
         kernels = [_build_kernel(k, scale_d) for _, k in self._kernel_specs]
-        n_explicit = len(self._group_names) + len(self._rff_specs)
+        n_explicit = len(self._group_names) + len(self._primal_names) + len(self._rff_specs)
         explicit = [[0]] * n_explicit if check_only else self._explicit_columns(base_d)
         return _omkl.StreamMkl(
             kernels,
@@ -476,7 +488,10 @@ class _StreamMkl(Persistent, base.Base):
 
     def _group_labels(self) -> list[str]:
         return (
-            [n for n, _ in self._kernel_specs] + self._group_names + [n for n, _ in self._rff_specs]
+            [n for n, _ in self._kernel_specs]
+            + self._group_names
+            + self._primal_names
+            + [n for n, _ in self._rff_specs]
         )
 
     # --- inputs -----------------------------------------------------------
@@ -873,7 +888,7 @@ class _StreamMkl(Persistent, base.Base):
         out = {
             name: self._state.kernel_coef(k, avg) for k, (name, _) in enumerate(self._kernel_specs)
         }
-        explicit = self._group_names + [n for n, _ in self._rff_specs]
+        explicit = self._group_names + self._primal_names + [n for n, _ in self._rff_specs]
         for e, name in enumerate(explicit):
             out[name] = self._state.explicit_coef(e, avg)
         assert len(out) == nk + len(explicit)
@@ -1079,6 +1094,12 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):
     hash_features
         ``None`` (one column per dict feature name) or the number of columns
         that dict feature names are hashed into.
+    linear_group
+        ``"kernel"``: a ``"linear"`` kernel given by name is a kernel
+        expansion over the support inputs; ``"primal"``: it is a dense
+        linear group on the input columns (the same model, O(d L) per
+        example, untouched by the budget; with dict features it covers the
+        features known at the first example, or all hashed columns).
 
     ``predict_proba_one`` is the softmax of the class scores: it orders the
     classes like the scores but is not calibrated.

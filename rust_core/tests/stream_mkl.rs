@@ -1062,3 +1062,25 @@ fn scaling_to_zero_resets_the_model_which_still_learns_and_saves() {
     m.learn(&x, &y).unwrap();
     assert_eq!(StreamMkl::from_bytes(&m.to_bytes()).unwrap(), m);
 }
+
+#[test]
+fn counted_mistakes_are_those_of_the_prediction_before_the_update() {
+    let (d, l) = (3, 3);
+    for chain in [false, true] {
+        let kernels = vec![Kernel::Gaussian { sigma2: 1.0 }];
+        let mut cfg = config(kernels, vec![vec![0]], chain, StreamLoss::Hinge);
+        cfg.count_mistakes = true;
+        let mut m = StreamMkl::new(cfg, d, l).unwrap();
+        let mut rng = Rng(8);
+        let mut total = 0;
+        for _ in 0..200 {
+            let (x, y) = example(&mut rng, d, l, chain);
+            let pred = m.predict(&x).unwrap();
+            let wrong = pred.iter().zip(&y).filter(|(a, b)| a != b).count();
+            m.learn(&x, &y).unwrap();
+            assert_eq!(m.last_mistakes(), wrong);
+            total += wrong;
+        }
+        assert!(total > 0);
+    }
+}

@@ -223,6 +223,7 @@ fn config_from(options: Option<&Bound<'_, PyDict>>, vectors: bool) -> PyResult<S
         transition_lam: o.get("transition_lam", None, "None or a float")?,
         forgetting: o.get("forgetting", 1.0, "a float in (0, 1]")?,
         budget_rule: budget_rule.parse().py()?,
+        count_mistakes: o.get("count_mistakes", false, "a bool")?,
         ..StreamMklConfig::multiclass(Vec::new(), lam, eta0)
     };
     if vectors {
@@ -239,7 +240,7 @@ impl PyStreamMkl {
     /// A model over feature vectors of dimension `d`; the keyword options
     /// (`chain`, `loss`, `regularizer`, `lam`, `schedule`, `eta0`, `sigma`,
     /// `cost`, `average`, `radius`, `history_every`, `passive_aggressive`,
-    /// `transition_lam`, `forgetting`, `budget_rule`, `max_support`,
+    /// `transition_lam`, `forgetting`, `budget_rule`, `count_mistakes`, `max_support`,
     /// `skip_zeros`, `kernel_columns`) default as in `StreamMklConfig`.
     #[new]
     #[pyo3(signature = (kernels, explicit_groups, d, n_labels, **options))]

@@ -104,6 +104,11 @@ pub struct StreamMklConfig {
     /// groups (e.g. random features computed by the caller).
     #[serde(default)]
     pub kernel_columns: Option<usize>,
+    /// Count the positions that each round's prediction, made before its
+    /// update, gets wrong ([`super::StreamMkl::last_mistakes`]); costs one
+    /// more Viterbi pass per round.
+    #[serde(default)]
+    pub count_mistakes: bool,
 }
 
 fn one() -> f64 {
@@ -131,6 +136,7 @@ impl StreamMklConfig {
             forgetting: 1.0,
             budget_rule: BudgetRule::Smallest,
             kernel_columns: None,
+            count_mistakes: false,
         }
     }
 

@@ -76,10 +76,12 @@ impl StreamMkl {
         self.emissions_into(&s.gs, n, &mut s.em);
         self.transition_scores_into(Iterate::Last, &mut s.tr);
         let chain = self.chain_scores(&s.em, &s.tr, n)?;
-        // the prediction before the update, for prequential error counts
-        s.pred.resize(n, 0);
-        viterbi(&chain, &mut s.vws, &mut s.pred)?;
-        s.mistakes = s.pred.iter().zip(y).filter(|(a, b)| a != b).count();
+        if self.config.count_mistakes {
+            // the prediction before the update, for prequential error counts
+            s.pred.resize(n, 0);
+            viterbi(&chain, &mut s.vws, &mut s.pred)?;
+            s.mistakes = s.pred.iter().zip(y).filter(|(a, b)| a != b).count();
+        }
         // `c` and `dtr` are zero but for the rows and entries the previous
         // step listed in `touched` and `dtr_nz`: clear those only.
         let n_tr = if self.config.chain { (l + 2) * l } else { 0 };

@@ -521,7 +521,8 @@ impl StreamMkl {
     }
 
     /// Number of positions that the last round's prediction, made before
-    /// its update, got wrong (the prequential error of that round).
+    /// its update, got wrong (the prequential error of that round), when
+    /// the configuration has `count_mistakes` (0 otherwise).
     pub fn last_mistakes(&self) -> usize {
         self.scratch.mistakes
     }
