@@ -160,6 +160,8 @@ pub struct PyStreamMkl {
 struct Options<'a, 'py> {
     dict: Option<&'a Bound<'py, PyDict>>,
     read: Vec<&'static str>,
+    /// When given, every option's default is written into it.
+    defaults: Option<&'a Bound<'py, PyDict>>,
 }
 
 impl<'py> Options<'_, 'py> {
@@ -167,9 +169,12 @@ impl<'py> Options<'_, 'py> {
     /// `Option`), a `ValueError` naming it when it has the wrong type.
     fn get<T>(&mut self, key: &'static str, default: T, what: &str) -> PyResult<T>
     where
-        T: for<'b> FromPyObject<'b, 'py>,
+        T: for<'b> FromPyObject<'b, 'py> + IntoPyObject<'py> + Clone,
     {
         self.read.push(key);
+        if let Some(d) = self.defaults {
+            d.set_item(key, default.clone())?;
+        }
         let Some(v) = self.dict.map(|d| d.get_item(key)).transpose()?.flatten() else {
             return Ok(default);
         };
@@ -197,11 +202,18 @@ impl<'py> Options<'_, 'py> {
 }
 
 /// The configuration both constructors build from their keyword options
-/// (`vectors`: the options of models over feature vectors are allowed).
-fn config_from(options: Option<&Bound<'_, PyDict>>, vectors: bool) -> PyResult<StreamMklConfig> {
+/// (`vectors`: the options of models over feature vectors are allowed); the
+/// defaults of all options are written into `defaults` when given. Each
+/// default is written here only.
+fn config_from<'py>(
+    options: Option<&Bound<'py, PyDict>>,
+    vectors: bool,
+    defaults: Option<&Bound<'py, PyDict>>,
+) -> PyResult<StreamMklConfig> {
     let mut o = Options {
         dict: options,
         read: Vec::new(),
+        defaults,
     };
     let lam = o.get("lam", 1e-4, "a float")?;
     let eta0 = o.get("eta0", 1.0, "a float")?;
@@ -209,7 +221,7 @@ fn config_from(options: Option<&Bound<'_, PyDict>>, vectors: bool) -> PyResult<S
     let schedule: String = o.get("schedule", "inv_sqrt".into(), "a name")?;
     let regularizer: String = o.get("regularizer", "squared_l21".into(), "a name")?;
     let loss: String = o.get("loss", "hinge".into(), "a name")?;
-    let budget_rule: String = o.get("budget_rule", "smallest".into(), "a name")?;
+    let budget_rule: String = o.get("budget_rule", "oldest".into(), "a name")?;
     let mut config = StreamMklConfig {
         chain: o.get("chain", false, "a bool")?,
         loss: parse_loss(&loss)?,
@@ -251,7 +263,7 @@ impl PyStreamMkl {
         n_labels: usize,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let mut config = config_from(options, true)?;
+        let mut config = config_from(options, true, None)?;
         config.kernels = kernels.iter().map(|k| k.inner.clone()).collect();
         config.explicit_groups = explicit_groups;
         Ok(PyStreamMkl {
@@ -273,7 +285,7 @@ impl PyStreamMkl {
         n_labels: usize,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let config = config_from(options, false)?;
+        let config = config_from(options, false, None)?;
         let rows = each("features", &features, |name, f| {
             let (x, n, d) = matrix(name, f)?;
             Ok(Arc::new(py.detach(|| FeatureRows::new(x, n, d)).py()?))
@@ -282,6 +294,14 @@ impl PyStreamMkl {
         Ok(PyStreamMkl {
             inner: StreamMkl::new_precomputed(config, grams, rows, n_labels).py()?,
         })
+    }
+
+    /// The default of every keyword option of the constructors.
+    #[staticmethod]
+    fn option_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+        let d = PyDict::new(py);
+        config_from(None, true, Some(&d))?;
+        Ok(d)
     }
 
     /// Restarts the step-size schedule (the next round takes the rate of
