@@ -12,7 +12,9 @@ speed 0.001), SEA with an abrupt change at half and 10% noise, Hyperplane
 (10 features, 5 drifting) and river's Shuttle. Prints one Markdown table:
 accuracy, µs per sample (the stream is generated before the timing), and
 the speed ratio ARF time / model time. ``--extra`` may name a river drift
-detector by its class name (``{"drift_detector": "ADWIN"}``).
+detector by its class name (``{"drift_detector": "ADWIN"}``) and ask for
+random Fourier features with ``{"rff": [D, f1, f2, ...]}`` (a linear kernel
+plus ``D`` features of the Gaussian at ``sigma2 = d f`` for each factor).
 
     python benches/bench_drift.py --samples 20000
     python benches/bench_drift.py --samples 20000 --streams rbf \\
@@ -51,6 +53,11 @@ def omkl_models(extra: list[str]) -> dict[str, Callable[[], Any]]:
         kw = json.loads(e)
         if isinstance(kw.get("drift_detector"), str):  # a river.drift class name
             kw["drift_detector"] = getattr(drift, kw["drift_detector"])()
+        if "rff" in kw:  # [D, factor, ...]: linear + D random features per factor
+            d, *factors = kw.pop("rff")
+            kw["kernels"] = ["linear"] + [
+                omkl.RandomFourierFeatures(d, factor=f, seed=i) for i, f in enumerate(factors)
+            ]
         out[f"MKL {e}"] = lambda kw=kw: omkl.MKLClassifier(**kw)
     return out
 
