@@ -281,3 +281,31 @@ def test_a_primal_linear_group_is_the_linear_kernel_without_support():
     assert model.coef_["linear"].shape == (2, 2)
     with pytest.raises(ValueError, match="`linear_group`"):
         MKLClassifier(linear_group="dual")
+
+
+def test_pickles_from_before_the_drift_options_load():
+    model = MKLClassifier(kernels=["linear", "gaussian"], max_support=10)
+    for x, y in xor_stream(50):
+        model.learn_one(x, y)
+    state = model.__getstate__()
+    for key in (
+        "forgetting",
+        "budget_rule",
+        "drift_detector",
+        "drift_reaction",
+        "hash_features",
+        "linear_group",
+        "_detector",
+        "n_drifts_",
+        "_rff_specs",
+        "_primal_names",
+        "_scale_d",
+    ):
+        del state[key]
+    old = object.__new__(MKLClassifier)
+    old.__setstate__(state)
+    probe = [x for x, _ in xor_stream(20, seed=5)]
+    assert [old.predict_one(x) for x in probe] == [model.predict_one(x) for x in probe]
+    old.learn_one({"a": 1.0, "b": 1.0}, True)
+    # the old bytes had the old removal rule
+    assert old.budget_rule == "smallest"

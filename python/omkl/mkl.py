@@ -978,6 +978,21 @@ class _StreamMkl(Persistent, base.Base):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         state = dict(state)
+        # pickles from before the drift options
+        for key, value in (
+            ("forgetting", 1.0),
+            ("budget_rule", "smallest"),
+            ("drift_detector", None),
+            ("drift_reaction", "reset"),
+            ("hash_features", None),
+            ("linear_group", "kernel"),
+            ("_detector", None),
+            ("n_drifts_", 0),
+            ("_rff_specs", []),
+            ("_primal_names", []),
+            ("_scale_d", None),
+        ):
+            state.setdefault(key, value)
         if state["_state"] is not None:
             state["_state"] = _omkl.StreamMkl.from_bytes(state["_state"])
         self.__dict__.update(state)
