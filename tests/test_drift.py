@@ -309,3 +309,29 @@ def test_pickles_from_before_the_drift_options_load():
     old.learn_one({"a": 1.0, "b": 1.0}, True)
     # the old bytes had the old removal rule
     assert old.budget_rule == "smallest"
+
+
+def test_intercept_is_a_constant_feature_the_gaussians_do_not_see():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 2))
+    y = list(X[:, 0] + X[:, 1] > 1.0)  # a boundary away from the origin
+    ones = np.hstack([X, np.ones((300, 1))])
+    # arrays: intercept=True is the same model as a column of ones given by
+    # hand (with the bandwidth of the 2 input features)
+    gauss = omkl.Kernel("gaussian", sigma2=1.0)
+    a = MKLClassifier(kernels=["linear", gauss], intercept=True, linear_group="primal")
+    b = MKLClassifier(kernels=["linear", gauss], linear_group="primal")
+    for i in range(300):
+        assert a.predict_one(X[i]) == b.predict_one(ones[i])
+        a.learn_one(X[i], y[i])
+        b.learn_one(ones[i], y[i])
+    assert a.group_norms_ == pytest.approx(b.group_norms_, rel=1e-9)
+    assert a.coef_["linear"].shape == (2, 3)
+    # dicts: the constant is the feature "__intercept__"
+    c = MKLClassifier(intercept=True, linear_group="primal")
+    for i in range(50):
+        c.learn_one({"a": X[i, 0], "b": X[i, 1]}, y[i])
+    assert "__intercept__" in c._features
+    pickle.loads(pickle.dumps(c)).predict_one({"a": 1.0, "b": 1.0})
+    with pytest.raises(ValueError, match="`intercept`"):
+        MKLClassifier(intercept=1)

@@ -76,7 +76,11 @@ is fed the 0/1 error of each position's prediction made before the update
 ``drift_reaction="reset"`` (the default) zeroes the model (and drops the
 support inputs unless ``average=True``) and restarts the step size;
 ``"restart"`` only restarts the step size (``eta0 / sqrt(t)`` counts ``t``
-from the drift). ``n_drifts_`` counts the alarms.
+from the drift). ``n_drifts_`` counts the alarms. With a budget,
+``linear_group="primal"`` keeps the linear kernel as a dense group on the
+input columns, which the budget does not touch, and ``intercept=True``
+gives it an intercept; ``omkl.experiments.drift.DRIFT_CONFIG`` is the
+configuration measured on river's drifting streams.
 
 **Constant cost.** :class:`omkl.RandomFourierFeatures` given among the
 ``kernels`` is a group of random features of a Gaussian kernel, weighed by
@@ -120,6 +124,10 @@ PrecomputedGram = _omkl.PrecomputedGram
 SAVE_FORMAT_VERSION = 2
 
 KernelSpec = Kernel | str | RandomFourierFeatures
+
+#: The feature name (dicts) of the constant 1 that ``intercept=True`` adds;
+#: arrays get it as one more last column.
+INTERCEPT = "__intercept__"
 
 #: Reactions of ``drift_reaction`` when the ``drift_detector`` fires.
 DRIFT_REACTIONS = ("restart", "reset")
@@ -255,6 +263,7 @@ class _StreamMkl(Persistent, base.Base):
         drift_reaction: str = "reset",
         hash_features: int | None = None,
         linear_group: str = "kernel",
+        intercept: bool = False,
     ):
         self.kernels = kernels
         self.explicit_groups = explicit_groups
@@ -278,6 +287,11 @@ class _StreamMkl(Persistent, base.Base):
         self.drift_reaction = drift_reaction
         self.hash_features = hash_features
         self.linear_group = linear_group
+        self.intercept = intercept
+        if not isinstance(intercept, bool):
+            raise ValueError(
+                f"invalid value for `intercept`: expected True or False, got {intercept!r}"
+            )
         check_choice("linear_group", linear_group, ("kernel", "primal"))
         f = check_real("forgetting", forgetting)
         if not 0.0 < f <= 1.0:
@@ -319,7 +333,7 @@ class _StreamMkl(Persistent, base.Base):
         self._precomputed = any(
             isinstance(k, _omkl.PrecomputedGram) for _, k in self._kernel_specs
         ) or any(isinstance(v, np.ndarray) and v.ndim == 2 for v in groups.values())
-        if self._precomputed and (self._rff_specs or self._primal_names):
+        if self._precomputed and (self._rff_specs or self._primal_names or intercept):
             raise ValueError(
                 "invalid value for `kernels`: omkl.RandomFourierFeatures need feature vectors, "
                 "not precomputed Gram matrices"
@@ -473,6 +487,8 @@ class _StreamMkl(Persistent, base.Base):
             )
         base_d = d - (0 if check_only else self._n_random())
         scale_d = base_d if check_only or self._scale_d is None else self._scale_d
+        if self.intercept and self._scale_d is None and not check_only:
+            scale_d = max(base_d - 1, 1)  # the bandwidth rules count the input's features
         kernels = [_build_kernel(k, scale_d) for _, k in self._kernel_specs]
         n_explicit = len(self._group_names) + len(self._primal_names) + len(self._rff_specs)
         explicit = [[0]] * n_explicit if check_only else self._explicit_columns(base_d)
@@ -511,6 +527,10 @@ class _StreamMkl(Persistent, base.Base):
         """Rows of ``xs`` as an ``n x d`` float32 matrix (random features
         appended), with the feature names that would be new (dict inputs
         without hashing, ``learning=True``)."""
+        if self.intercept:
+            xs = [
+                {**x, INTERCEPT: 1.0} if isinstance(x, Mapping) else np.append(x, 1.0) for x in xs
+            ]
         m, new = self._input_rows(xs, learning)
         return self._augment(m), new
 
@@ -986,6 +1006,7 @@ class _StreamMkl(Persistent, base.Base):
             ("drift_reaction", "reset"),
             ("hash_features", None),
             ("linear_group", "kernel"),
+            ("intercept", False),
             ("_detector", None),
             ("n_drifts_", 0),
             ("_rff_specs", []),
@@ -1109,6 +1130,11 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):
     hash_features
         ``None`` (one column per dict feature name) or the number of columns
         that dict feature names are hashed into.
+    intercept
+        Add a constant feature 1 to every input (dict name
+        ``"__intercept__"``; arrays: one more last column): the linear
+        kernel (or primal group) then has an intercept per label; Gaussian
+        kernels do not change.
     linear_group
         ``"kernel"``: a ``"linear"`` kernel given by name is a kernel
         expansion over the support inputs; ``"primal"``: it is a dense

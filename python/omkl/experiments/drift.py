@@ -66,14 +66,16 @@ Sample = tuple[dict[Any, float], Any]
 #: The drift configuration of ``MKLClassifier`` (chosen on 10,000 and 20,000
 #: samples of each stream, see ``benches/README.md``): a budget of 500
 #: support inputs that drops the least recently changed one, the linear
-#: kernel as a primal group (which the budget does not touch), and an ADWIN
-#: detector on the prequential errors whose alarm resets the model.
+#: kernel as a primal group with an intercept (which the budget does not
+#: touch), and an ADWIN detector on the prequential errors whose alarm
+#: restarts the step size.
 DRIFT_CONFIG: dict[str, Any] = {
     "max_support": 500,
     "budget_rule": "oldest",
     "linear_group": "primal",
+    "intercept": True,
     "drift_detector": drift.ADWIN(),  # type: ignore[no-untyped-call]
-    "drift_reaction": "reset",
+    "drift_reaction": "restart",
 }
 
 
