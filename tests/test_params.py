@@ -158,11 +158,11 @@ def _defaults(f) -> dict:
 @pytest.mark.parametrize("cls", [omkl.MKLClassifier, omkl.SequenceTagger])
 def test_mkl_defaults_equal_the_binding_defaults(cls):
     py = _defaults(cls.__init__)
-    for binding in (_omkl.StreamMkl, _omkl.StreamMkl.precomputed):
-        core = _defaults(binding)
-        shared = set(py) & set(core)
-        assert {"lam", "eta0", "schedule", "regularizer", "loss", "average"} <= shared
-        assert {k: py[k] for k in shared} == {k: core[k] for k in shared}
+    # both StreamMkl constructors read their keyword options in one place
+    core = _omkl.StreamMkl.option_defaults()
+    shared = set(py) & set(core)
+    assert {"lam", "eta0", "schedule", "regularizer", "loss", "average", "forgetting"} <= shared
+    assert {k: py[k] for k in shared} == {k: core[k] for k in shared}
 
 
 def test_parser_defaults_equal_the_binding_defaults():

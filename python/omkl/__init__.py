@@ -26,6 +26,7 @@ from omkl.kernels import Kernel
 from omkl.linear import ProximalClassifier, ProximalRegressor
 from omkl.mkl import MKLClassifier, PrecomputedGram, SequenceTagger
 from omkl.parsing import DependencyParser
+from omkl.random_features import RandomFourierFeatures
 from omkl.tagging import TextTagger
 
 __version__: str = _omkl.__version__
@@ -38,6 +39,7 @@ __all__ = [
     "PrecomputedGram",
     "ProximalClassifier",
     "ProximalRegressor",
+    "RandomFourierFeatures",
     "SequenceTagger",
     "TextTagger",
     "__version__",

@@ -359,7 +359,7 @@ class PrecomputedGram:
 
 class _StreamMklOptions(TypedDict, total=False):
     """Keyword-only options shared by both StreamMkl constructors (their
-    defaults are in the binding's signatures)."""
+    defaults: ``StreamMkl.option_defaults()``)."""
 
     chain: bool
     loss: _StreamLoss
@@ -374,6 +374,9 @@ class _StreamMklOptions(TypedDict, total=False):
     history_every: int
     passive_aggressive: bool
     transition_lam: float | None
+    forgetting: float
+    budget_rule: str
+    count_mistakes: bool
 
 @final
 class StreamMkl:
@@ -386,6 +389,7 @@ class StreamMkl:
         *,
         max_support: int | None = None,
         skip_zeros: bool = True,
+        kernel_columns: int | None = None,
         **options: Unpack[_StreamMklOptions],
     ) -> StreamMkl: ...
     @staticmethod
@@ -397,6 +401,12 @@ class StreamMkl:
     ) -> StreamMkl: ...
     def __copy__(self) -> StreamMkl: ...
     def __deepcopy__(self, memo: Any) -> StreamMkl: ...
+    @staticmethod
+    def option_defaults() -> dict[str, Any]: ...
+    def restart_schedule(self) -> None: ...
+    def scale_groups(self, c: float) -> None: ...
+    @property
+    def last_mistakes(self) -> int: ...
     @property
     def is_precomputed(self) -> bool: ...
     def learn_ids(self, ids: _I64, y: _I64) -> float: ...

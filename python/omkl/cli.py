@@ -7,6 +7,7 @@ experiment is a module ``omkl.experiments.<name>`` that defines
     omkl reproduce ocr            # Table 1 on the bundled OCR data (docs/ocr.md)
     omkl reproduce ocr --full     # all ten folds and all eight rows
     omkl reproduce parsing        # dependency parsing on UD English-EWT (docs/parser.md)
+    omkl reproduce drift          # drifting streams: accuracy and β over time
     omkl --version
 """
 
@@ -17,7 +18,7 @@ import importlib
 import sys
 
 #: experiment name -> module under ``omkl.experiments``
-EXPERIMENTS: dict[str, str] = {"ocr": "ocr", "parsing": "parsing"}
+EXPERIMENTS: dict[str, str] = {"ocr": "ocr", "parsing": "parsing", "drift": "drift"}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -56,11 +56,39 @@ infinite values raise ``ValueError``, for dicts and arrays alike.
 in training.
 
 **Budget.** ``max_support=B`` caps the number of support inputs: after
-each round, while there are more than ``B``, the support input whose
-coefficients have the smallest ``sum_k sum_y |alpha_k[j, y]|`` (over
-kernels and labels, current iterate) is removed (ties: lowest index), and
-each group norm is updated exactly. Memory then stays bounded on an
-endless stream.
+each round, while there are more than ``B``, one support input is removed
+and each group norm is updated exactly. Memory then stays bounded on an
+endless stream. ``budget_rule="oldest"`` (the default) removes the input
+whose coefficients changed longest ago, so the expansion follows a moving
+concept; ``"smallest"`` removes the one whose coefficients have the
+smallest ``sum_k sum_y |alpha_k[j, y]|`` (ties: lowest index). On drifting
+streams the oldest rule keeps the accuracy of the unbounded model where
+the smallest one falls near chance (``benches/README.md``).
+
+**Drift.** ``schedule="constant"`` keeps the step size from decaying.
+``forgetting=f`` in ``(0, 1]`` multiplies every group by ``f`` after each
+round (one scale change per group: the norms stay exact, the averaged
+iterate is still the mean of the iterates), so a coefficient learned ``a``
+rounds ago weighs ``f ** a``. ``drift_detector`` takes any river detector
+(``river.drift.ADWIN()``, ``river.drift.binary.DDM()``, ...); a copy of it
+is fed the 0/1 error of each position's prediction made before the update
+(``learn_one`` only, not ``fit``). When it reports a drift,
+``drift_reaction="reset"`` (the default) zeroes the model (and drops the
+support inputs unless ``average=True``) and restarts the step size;
+``"restart"`` only restarts the step size (``eta0 / sqrt(t)`` counts ``t``
+from the drift). ``n_drifts_`` counts the alarms. With a budget,
+``linear_group="primal"`` keeps the linear kernel as a dense group on the
+input columns, which the budget does not touch, and ``intercept=True``
+gives it an intercept; ``omkl.experiments.drift.DRIFT_CONFIG`` is the
+configuration measured on river's drifting streams.
+
+**Constant cost.** :class:`omkl.RandomFourierFeatures` given among the
+``kernels`` is a group of random features of a Gaussian kernel, weighed by
+Alg. 3 beside the exact kernels; a model whose kernels are all random
+features keeps no support set and costs ``O(D d L)`` per example.
+``hash_features=n`` hashes dict feature names (xxh3-64 with a fixed seed,
+signed) into ``n`` columns, so that a stream that keeps bringing new names
+does not grow the model; random features with dict inputs need it.
 """
 
 from __future__ import annotations
@@ -79,6 +107,7 @@ from omkl._omkl import Kernel
 from omkl._params import SCHEDULES, check_choice, check_int, check_real
 from omkl._persist import Persistent, index_of
 from omkl._sync import synchronized
+from omkl.random_features import RandomFourierFeatures
 
 __all__ = ["BANDWIDTH_GRID", "MKLClassifier", "PrecomputedGram", "SequenceTagger"]
 
@@ -94,7 +123,17 @@ PrecomputedGram = _omkl.PrecomputedGram
 
 SAVE_FORMAT_VERSION = 2
 
-KernelSpec = Kernel | PrecomputedGram | str
+KernelSpec = Kernel | PrecomputedGram | str | RandomFourierFeatures
+
+#: The feature name (dicts) of the constant 1 that ``intercept=True`` adds;
+#: arrays get it as one more last column.
+INTERCEPT = "__intercept__"
+
+#: Reactions of ``drift_reaction`` when the ``drift_detector`` fires.
+DRIFT_REACTIONS = ("restart", "reset")
+
+#: Removal rules of ``budget_rule``.
+BUDGET_RULES = ("smallest", "oldest")
 
 
 #: Bandwidth grid of the default kernels of :class:`MKLClassifier`:
@@ -139,26 +178,28 @@ def _kernel_list(
         items = []
         seen: dict[str, int] = {}
         for k in kernels:
-            if not isinstance(k, (str, Kernel, _omkl.PrecomputedGram)):
+            if not isinstance(k, (str, Kernel, _omkl.PrecomputedGram, RandomFourierFeatures)):
                 raise ValueError(
-                    "invalid value for `kernels`: expected omkl.Kernel objects, kernel names or "
-                    f"omkl.PrecomputedGram objects, got {k!r}"
+                    "invalid value for `kernels`: expected omkl.Kernel objects, kernel names, "
+                    f"omkl.RandomFourierFeatures or omkl.PrecomputedGram objects, got {k!r}"
                 )
             base_name = (
                 k
                 if isinstance(k, str)
                 else "precomputed"
                 if isinstance(k, _omkl.PrecomputedGram)
+                else "rff"
+                if isinstance(k, RandomFourierFeatures)
                 else k.kind
             )
             n = seen.get(base_name, 0)
             seen[base_name] = n + 1
             items.append((base_name if n == 0 else f"{base_name}_{n}", k))
     for name, k in items:
-        if not isinstance(k, (str, Kernel, _omkl.PrecomputedGram)):
+        if not isinstance(k, (str, Kernel, _omkl.PrecomputedGram, RandomFourierFeatures)):
             raise ValueError(
-                f"invalid value for `kernels[{name!r}]`: expected an omkl.Kernel or a name, "
-                f"got {k!r}"
+                f"invalid value for `kernels[{name!r}]`: expected an omkl.Kernel, an "
+                f"omkl.RandomFourierFeatures or a name, got {k!r}"
             )
         if isinstance(k, str) and k not in ("linear", "polynomial", "gaussian", "b1_spline"):
             raise ValueError(
@@ -216,6 +257,13 @@ class _StreamMkl(Persistent, base.Base):
         passive_aggressive: bool = False,
         labels: Sequence[Hashable] | None = None,
         transition_lam: float | None = None,
+        forgetting: float = 1.0,
+        budget_rule: str = "oldest",
+        drift_detector: base.DriftDetector | base.BinaryDriftDetector | None = None,
+        drift_reaction: str = "reset",
+        hash_features: int | None = None,
+        linear_group: str = "kernel",
+        intercept: bool = False,
     ):
         self.kernels = kernels
         self.explicit_groups = explicit_groups
@@ -233,19 +281,63 @@ class _StreamMkl(Persistent, base.Base):
         self.passive_aggressive = passive_aggressive
         self.labels = labels
         self.transition_lam = transition_lam
+        self.forgetting = forgetting
+        self.budget_rule = budget_rule
+        self.drift_detector = drift_detector
+        self.drift_reaction = drift_reaction
+        self.hash_features = hash_features
+        self.linear_group = linear_group
+        self.intercept = intercept
+        if not isinstance(intercept, bool):
+            raise ValueError(
+                f"invalid value for `intercept`: expected True or False, got {intercept!r}"
+            )
+        check_choice("linear_group", linear_group, ("kernel", "primal"))
+        f = check_real("forgetting", forgetting)
+        if not 0.0 < f <= 1.0:
+            raise ValueError(
+                f"invalid value for `forgetting`: expected a factor in (0, 1], got {forgetting!r}"
+            )
+        check_choice("budget_rule", budget_rule, BUDGET_RULES)
+        check_choice("drift_reaction", drift_reaction, DRIFT_REACTIONS)
+        check_int("hash_features", hash_features, 1, allow_none=True)
+        if drift_detector is not None and not isinstance(
+            drift_detector, (base.DriftDetector, base.BinaryDriftDetector)
+        ):
+            raise ValueError(
+                "invalid value for `drift_detector`: expected None or a river drift detector "
+                f"(river.base.DriftDetector, e.g. river.drift.ADWIN()), got {drift_detector!r}"
+            )
+        self._detector = None if drift_detector is None else drift_detector.clone()
+        self.n_drifts_ = 0
         if not isinstance(passive_aggressive, bool):
             raise ValueError(
                 f"invalid value for `passive_aggressive`: expected True or False, "
                 f"got {passive_aggressive!r}"
             )
         groups = {} if explicit_groups is None else dict(explicit_groups)
-        self._kernel_specs = _kernel_list(kernels, self._default_kernels, allow_empty=bool(groups))
+        specs = _kernel_list(kernels, self._default_kernels, allow_empty=bool(groups))
+        primal = linear_group == "primal"
+        self._primal_names = [n for n, k in specs if primal and k == "linear"]
+        self._kernel_specs = [
+            (n, k)
+            for n, k in specs
+            if not isinstance(k, RandomFourierFeatures) and n not in self._primal_names
+        ]
+        self._rff_specs: list[tuple[str, RandomFourierFeatures]] = [
+            (n, k) for n, k in specs if isinstance(k, RandomFourierFeatures)
+        ]
         check_int("max_support", max_support, 1, allow_none=True)
         check_int("history_every", history_every, 0)
         self._group_names = [str(g) for g in groups]
         self._precomputed = any(
             isinstance(k, _omkl.PrecomputedGram) for _, k in self._kernel_specs
         ) or any(isinstance(v, np.ndarray) and v.ndim == 2 for v in groups.values())
+        if self._precomputed and (self._rff_specs or self._primal_names or intercept):
+            raise ValueError(
+                "invalid value for `kernels`: omkl.RandomFourierFeatures need feature vectors, "
+                "not precomputed Gram matrices"
+            )
         if self._precomputed:
             self._check_precomputed(groups)
             self._group_members: list[Any] = [
@@ -254,6 +346,9 @@ class _StreamMkl(Persistent, base.Base):
         else:
             self._group_members = [list(v) for v in groups.values()]
         self._state: _omkl.StreamMkl | None = None
+        # hashed dict features: the scale rule's d is the number of features
+        # of the first example, not the number of columns
+        self._scale_d: int | None = None
         self._input: str | None = "ids" if self._precomputed else None  # "dict" or "array"
         self._features: list[Hashable] = []
         self._feature_index: dict[Hashable, int] = {}
@@ -316,10 +411,51 @@ class _StreamMkl(Persistent, base.Base):
                             f"indices in [0, {d}), got {f!r}"
                         )
                     idx.append(int(f))
+                elif self.hash_features is not None:
+                    idx.append(self._hashed(f)[0])
                 else:
                     idx.append(self._feature_index[f])
-            cols.append(idx)
+            cols.append(sorted(set(idx)))
+        for _ in self._primal_names:
+            cols.append(list(range(d)))
+        base_d = d
+        for _, rff in self._rff_specs:
+            cols.append(list(range(base_d, base_d + rff.n_components)))
+            base_d += rff.n_components
         return cols
+
+    def _hashed(self, name: Hashable) -> tuple[int, float]:
+        """The column and sign of a dict feature name under ``hash_features``
+        (xxh3-64 of ``str(name)``, stable across processes)."""
+        assert self.hash_features is not None
+        h = _omkl.hash_feature(str(name))
+        return h % self.hash_features, (-1.0 if h >> 63 else 1.0)
+
+    def _scale_dim(self, x: Any) -> int | None:
+        """The ``d`` of the bandwidth rules for a first example ``x``: its
+        number of features when dict features are hashed (``None``: the
+        number of columns)."""
+        if self.hash_features is not None and isinstance(x, Mapping):
+            return max(len(x), 1)
+        return None
+
+    def _n_random(self) -> int:
+        """Total number of random-feature columns."""
+        return sum(rff.n_components for _, rff in self._rff_specs)
+
+    def _base_dim(self) -> int:
+        """The input dimension (columns before the random features)."""
+        assert self._state is not None
+        return self._state.dim - self._n_random()
+
+    def _augment(self, m: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """``m`` with the random features of its rows appended."""
+        if not self._rff_specs:
+            return m
+        return np.ascontiguousarray(
+            np.hstack([m] + [rff.transform(m, self._scale_d) for _, rff in self._rff_specs]),
+            dtype=np.float32,
+        )
 
     def _hyper(self) -> dict[str, Any]:
         return dict(
@@ -334,6 +470,9 @@ class _StreamMkl(Persistent, base.Base):
             average=bool(self.average),
             radius=None if self.radius is None else float(self.radius),
             history_every=int(self.history_every),
+            forgetting=float(self.forgetting),
+            budget_rule=self.budget_rule,
+            count_mistakes=self.drift_detector is not None,
             passive_aggressive=self.passive_aggressive,
             transition_lam=None if self.transition_lam is None else float(self.transition_lam),
         )
@@ -346,19 +485,30 @@ class _StreamMkl(Persistent, base.Base):
                 max(n_labels, len(self._labels), 1),
                 **self._hyper(),
             )
-        kernels = [_build_kernel(k, d) for _, k in self._kernel_specs]
-        explicit = [[0] for _ in self._group_names] if check_only else self._explicit_columns(d)
+        base_d = d - (0 if check_only else self._n_random())
+        scale_d = base_d if check_only or self._scale_d is None else self._scale_d
+        if self.intercept and self._scale_d is None and not check_only:
+            scale_d = max(base_d - 1, 1)  # the bandwidth rules count the input's features
+        kernels = [_build_kernel(k, scale_d) for _, k in self._kernel_specs]
+        n_explicit = len(self._group_names) + len(self._primal_names) + len(self._rff_specs)
+        explicit = [[0]] * n_explicit if check_only else self._explicit_columns(base_d)
         return _omkl.StreamMkl(
             kernels,
             explicit,
             d,
             max(n_labels, len(self._labels), 1),
             max_support=self.max_support,
+            kernel_columns=None if check_only or not self._rff_specs else base_d,
             **self._hyper(),
         )
 
     def _group_labels(self) -> list[str]:
-        return [n for n, _ in self._kernel_specs] + self._group_names
+        return (
+            [n for n, _ in self._kernel_specs]
+            + self._group_names
+            + self._primal_names
+            + [n for n, _ in self._rff_specs]
+        )
 
     # --- inputs -----------------------------------------------------------
 
@@ -374,8 +524,38 @@ class _StreamMkl(Persistent, base.Base):
     def _rows(
         self, xs: Sequence[Any], learning: bool
     ) -> tuple[npt.NDArray[np.float32], list[Hashable]]:
-        """Rows of ``xs`` as an ``n x d`` float32 matrix, with the feature
-        names that would be new (dict inputs, ``learning=True``)."""
+        """Rows of ``xs`` as an ``n x d`` float32 matrix (random features
+        appended), with the feature names that would be new (dict inputs
+        without hashing, ``learning=True``)."""
+        if self.intercept:
+            xs = [
+                {**x, INTERCEPT: 1.0} if isinstance(x, Mapping) else np.append(x, 1.0) for x in xs
+            ]
+        m, new = self._input_rows(xs, learning)
+        return self._augment(m), new
+
+    def _hashed_rows(self, xs: Sequence[Any]) -> npt.NDArray[np.float32]:
+        """Dict rows hashed into ``hash_features`` columns (signed)."""
+        assert self.hash_features is not None
+        # summed in float64, so that colliding features give the same float32
+        # value in any order
+        m = np.zeros((len(xs), self.hash_features), dtype=np.float64)
+        for i, x in enumerate(xs):
+            self._kind_of(x)
+            for k, v in x.items():
+                kind = type(v)
+                if not (kind is float or kind is int):
+                    v = check_real(f"x[{k!r}]", v, allow_bool=True)
+                j, sign = self._hashed(k)
+                m[i, j] += sign * v
+        if not np.isfinite(m).all():
+            raise ValueError("invalid value for `x`: expected finite values")
+        return m.astype(np.float32)
+
+    def _input_rows(
+        self, xs: Sequence[Any], learning: bool
+    ) -> tuple[npt.NDArray[np.float32], list[Hashable]]:
+        """Rows of ``xs`` before the random features."""
         if len(xs) == 0:
             raise ValueError("`x` must not be empty")
         kind: Any = self._kind_of(xs[0])
@@ -392,7 +572,7 @@ class _StreamMkl(Persistent, base.Base):
                 raise ValueError(
                     f"invalid value for `x`: expected 1-D rows, got an array of shape {m.shape}"
                 )
-            d = m.shape[1] if self._state is None else self._state.dim
+            d = m.shape[1] if self._state is None else self._base_dim()
             if m.shape[1] != d:
                 raise ValueError(
                     f"shape mismatch for `x`: expected {d} features (as in earlier rounds), "
@@ -401,6 +581,13 @@ class _StreamMkl(Persistent, base.Base):
             if self._state is None and self._input is None and m.shape[1] == 0:
                 raise ValueError("`x` must not be empty (0 features)")
             return np.ascontiguousarray(m, dtype=np.float32), []
+        if self.hash_features is not None:
+            return self._hashed_rows(xs), []
+        if self._rff_specs:
+            raise ValueError(
+                "invalid value for `x`: dict features with omkl.RandomFourierFeatures need a "
+                "fixed number of columns; pass `hash_features=n`"
+            )
         new: list[Hashable] = []
         seen_new: set[Hashable] = set()
         if learning:
@@ -499,6 +686,7 @@ class _StreamMkl(Persistent, base.Base):
         kind = self._kind_of(xs[0])
         state = self._state
         if state is None:
+            self._scale_d = self._scale_dim(xs[0])
             saved = (self._input, self._features, self._feature_index)
             self._input = kind
             self._features = list(new_features)
@@ -507,10 +695,29 @@ class _StreamMkl(Persistent, base.Base):
                 state = self._make_state(m.shape[1], max(n_labels, 1))
             finally:
                 self._input, self._features, self._feature_index = saved
-        state.learn(m, np.asarray(ids, dtype=np.int64), n_labels, grow_dim=kind == "dict")
+        grow = kind == "dict" and self.hash_features is None
+        state.learn(m, np.asarray(ids, dtype=np.int64), n_labels, grow_dim=grow)
         self._state = state
         self._commit_features(kind, new_features)
         self._commit_labels(new_labels)
+        self._watch_drift(state, len(xs))
+
+    def _watch_drift(self, state: _omkl.StreamMkl, n: int) -> None:
+        """Feeds the 0/1 errors of the round's prediction (made before its
+        update) to the drift detector, and reacts when it fires."""
+        det = self._detector
+        if det is None:
+            return
+        wrong = state.last_mistakes
+        fired = False
+        for p in range(n):
+            det.update(p < wrong)
+            fired = fired or det.drift_detected
+        if fired:
+            self.n_drifts_ += 1
+            if self.drift_reaction == "reset":
+                state.scale_groups(0.0)
+            state.restart_schedule()
 
     def _fit(
         self,
@@ -546,6 +753,7 @@ class _StreamMkl(Persistent, base.Base):
         y_all = np.asarray(ids, dtype=np.int64)
         # Learn on a copy: the model changes only if the first epoch is valid.
         if self._state is None:
+            self._scale_d = self._scale_dim(flat[0])
             saved = (self._input, self._features, self._feature_index)
             self._input = kind
             self._features = list(new_features)
@@ -702,9 +910,10 @@ class _StreamMkl(Persistent, base.Base):
         out = {
             name: self._state.kernel_coef(k, avg) for k, (name, _) in enumerate(self._kernel_specs)
         }
-        for e, name in enumerate(self._group_names):
+        explicit = self._group_names + self._primal_names + [n for n, _ in self._rff_specs]
+        for e, name in enumerate(explicit):
             out[name] = self._state.explicit_coef(e, avg)
-        assert len(out) == nk + len(self._group_names)
+        assert len(out) == nk + len(explicit)
         return out
 
     @property
@@ -791,6 +1000,22 @@ class _StreamMkl(Persistent, base.Base):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         state = dict(state)
+        # pickles from before the drift options
+        for key, value in (
+            ("forgetting", 1.0),
+            ("budget_rule", "smallest"),
+            ("drift_detector", None),
+            ("drift_reaction", "reset"),
+            ("hash_features", None),
+            ("linear_group", "kernel"),
+            ("intercept", False),
+            ("_detector", None),
+            ("n_drifts_", 0),
+            ("_rff_specs", []),
+            ("_primal_names", []),
+            ("_scale_d", None),
+        ):
+            state.setdefault(key, value)
         if state["_state"] is not None:
             state["_state"] = _omkl.StreamMkl.from_bytes(state["_state"])
         self.__dict__.update(state)
@@ -803,7 +1028,12 @@ class _StreamMkl(Persistent, base.Base):
     _SAVE_SECTIONS = (0, 1)
 
     def _save_state(self) -> tuple[dict[str, Any], list[bytes]]:
-        state = {"input": self._input, "features": self._features, "labels": self._labels}
+        state = {
+            "input": self._input,
+            "features": self._features,
+            "labels": self._labels,
+            "scale_d": self._scale_d,
+        }
         return state, ([] if self._state is None else [self._state.to_bytes()])
 
     def _load_state(self, state: dict[str, Any], sections: list[bytes]) -> None:
@@ -814,12 +1044,21 @@ class _StreamMkl(Persistent, base.Base):
             raise ValueError(f"unknown input kind {kind!r}")
         core = _omkl.StreamMkl.from_bytes(sections[0]) if sections else None
         if core is not None:
-            if core.n_labels < len(labels) or (kind == "dict" and core.dim != len(features)):
+            n_dim = (
+                len(features) if self.hash_features is None else self.hash_features
+            ) + self._n_random()
+            if core.n_labels < len(labels) or (kind == "dict" and core.dim != n_dim):
                 raise ValueError(
                     f"the core state ({core.dim} features, {core.n_labels} labels) does "
                     f"not match the saved names ({len(features)} features, "
                     f"{len(labels)} labels)"
                 )
+        scale_d = state.get("scale_d")
+        if scale_d is not None and (not isinstance(scale_d, int) or scale_d < 1):
+            raise ValueError(
+                f"the saved scale dimension must be a positive integer, got {scale_d!r}"
+            )
+        self._scale_d = scale_d
         self._state = core
         self._input = kind
         self._features = features
@@ -881,6 +1120,30 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
         smallest step that brings the example's hinge loss to 0 before the
         prox, capped by the schedule's ``eta_t`` (PA-I of Crammer et al.,
         2006), instead of ``eta_t``.
+    forgetting
+        Factor in ``(0, 1]`` by which every group shrinks after each round
+        (1: no forgetting).
+    budget_rule
+        ``"oldest"`` or ``"smallest"``: which support input the budget
+        removes (see the module documentation).
+    drift_detector
+        ``None`` or a river drift detector, fed the 0/1 prequential errors.
+    drift_reaction
+        ``"reset"`` or ``"restart"``: what a detected drift does.
+    hash_features
+        ``None`` (one column per dict feature name) or the number of columns
+        that dict feature names are hashed into.
+    intercept
+        Add a constant feature 1 to every input (dict name
+        ``"__intercept__"``; arrays: one more last column): the linear
+        kernel (or primal group) then has an intercept per label; Gaussian
+        kernels do not change.
+    linear_group
+        ``"kernel"``: a ``"linear"`` kernel given by name is a kernel
+        expansion over the support inputs; ``"primal"``: it is a dense
+        linear group on the input columns (the same model, O(d L) per
+        example, untouched by the budget; with dict features it covers the
+        features known at the first example, or all hashed columns).
 
     ``predict_proba_one`` is the softmax of the class scores: it orders the
     classes like the scores but is not calibrated.
@@ -998,6 +1261,16 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
         yield {"loss": "crf", "average": True, "max_support": 30, "radius": 10.0}
         yield {"kernels": ["gaussian"], "regularizer": "l2_squared", "lam": 1e-3}
         yield {"passive_aggressive": True, "kernels": ["linear", "gaussian"]}
+        from river import drift
+
+        yield {
+            "max_support": 20,
+            "budget_rule": "oldest",
+            "forgetting": 0.99,
+            "drift_detector": drift.ADWIN(),  # type: ignore[no-untyped-call]
+            "drift_reaction": "reset",
+        }
+        yield {"kernels": ["linear", RandomFourierFeatures(16)], "hash_features": 8}
 
 
 class SequenceTagger(_StreamMkl):

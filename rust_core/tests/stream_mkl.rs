@@ -11,7 +11,7 @@ use omkl_core::features::SparseExample;
 use omkl_core::kernel::Kernel;
 use omkl_core::lcg::Lcg;
 use omkl_core::learner::stream_mkl::persist::{FORMAT, VERSION};
-use omkl_core::learner::stream_mkl::{StreamLoss, StreamMkl, StreamMklConfig};
+use omkl_core::learner::stream_mkl::{BudgetRule, Iterate, StreamLoss, StreamMkl, StreamMklConfig};
 use omkl_core::learner::{Alg1Config, Loss, OnlineProximal, Schedule, Target};
 use omkl_core::persist;
 use omkl_core::prox::Regularizer;
@@ -844,5 +844,240 @@ fn precomputed_inputs_equal_feature_vectors() {
                 assert!((u - v).abs() <= 1e-9 * u.abs().max(1.0));
             }
         }
+    }
+}
+
+#[test]
+fn forgetting_shrinks_every_group_and_the_average_is_the_mean_of_the_iterates() {
+    let (d, l, f) = (3, 3, 0.95);
+    for chain in [false, true] {
+        let kernels = vec![
+            Kernel::Gaussian { sigma2: 1.0 },
+            Kernel::Linear { normalize: false },
+        ];
+        let mut cfg = config(kernels, vec![vec![0, 2]], chain, StreamLoss::Hinge);
+        cfg.average = true;
+        cfg.forgetting = f;
+        let mut m = StreamMkl::new(cfg.clone(), d, l).unwrap();
+        cfg.forgetting = 1.0;
+        let mut rng = Rng(5);
+        // running sums of the current iterates, per support input (the
+        // support only grows without a budget)
+        let mut sums: Vec<Vec<f64>> = vec![Vec::new(); 2];
+        let mut esum = vec![0.0; l * 2];
+        let mut tsum: Vec<f64> = Vec::new();
+        let rounds = 200;
+        for t in 0..rounds {
+            let (x, y) = example(&mut rng, d, l, chain);
+            // one round of the forgetting model is the same round without
+            // forgetting, then every group times f
+            let text = payload_text(&m.to_bytes());
+            let text = text.replace("\"forgetting\":0.95", "\"forgetting\":1.0");
+            let mut plain = StreamMkl::from_bytes(&sealed(&text)).unwrap();
+            assert_eq!(plain.config(), &cfg);
+            plain.learn(&x, &y).unwrap();
+            m.learn(&x, &y).unwrap();
+            let (na, nb) = (m.group_norms(), plain.group_norms());
+            for (a, b) in na.iter().zip(&nb) {
+                assert!(
+                    (a - f * b).abs() <= 1e-9 * b.max(1.0),
+                    "{t}: {na:?} vs {nb:?}"
+                );
+            }
+            for k in 0..2 {
+                let c = m.kernel_coefficients(k);
+                sums[k].resize(c.len(), 0.0);
+                for (s, v) in sums[k].iter_mut().zip(&c) {
+                    *s += v;
+                }
+            }
+            for (s, v) in esum.iter_mut().zip(m.explicit_coef(0, Iterate::Last)) {
+                *s += v;
+            }
+            let tr = m.transition_weights();
+            tsum.resize(tr.len(), 0.0);
+            for (s, v) in tsum.iter_mut().zip(&tr) {
+                *s += v;
+            }
+        }
+        let s = m.n_support();
+        for k in 0..2 {
+            let avg = m.kernel_coef(k, Iterate::Average);
+            for j in 0..s {
+                for y in 0..l {
+                    let want = sums[k][j * l + y] / rounds as f64;
+                    assert!((avg[y * s + j] - want).abs() < 1e-9 * (1.0 + want.abs()));
+                }
+            }
+        }
+        for (a, s) in m.explicit_coef(0, Iterate::Average).iter().zip(&esum) {
+            assert!((a - s / rounds as f64).abs() < 1e-9 * (1.0 + s.abs()));
+        }
+        for (a, s) in m.transition_coef(Iterate::Average).iter().zip(&tsum) {
+            assert!((a - s / rounds as f64).abs() < 1e-9 * (1.0 + s.abs()));
+        }
+    }
+}
+
+#[test]
+fn oldest_rule_keeps_the_most_recently_changed_inputs_and_exact_norms() {
+    let (d, l, budget) = (3, 3, 25);
+    let kernels = vec![
+        Kernel::Gaussian { sigma2: 1.0 },
+        Kernel::Linear { normalize: false },
+    ];
+    let mut cfg = config(kernels, vec![], false, StreamLoss::Hinge);
+    cfg.max_support = Some(budget);
+    cfg.budget_rule = BudgetRule::Oldest;
+    cfg.forgetting = 0.99;
+    let mut m = StreamMkl::new(cfg, d, l).unwrap();
+    let mut rng = Rng(9);
+    // a least-recently-changed list: a hinge round with a positive loss
+    // changes the coefficients of its input (and only then)
+    let mut recent: Vec<Vec<u32>> = Vec::new();
+    let key = |r: &[f32]| r.iter().map(|v| v.to_bits()).collect::<Vec<u32>>();
+    for _ in 0..1500 {
+        // inputs from a small pool, so that stored inputs come back
+        let (mut x, y) = example(&mut rng, d, l, false);
+        let pool = rng.below(60) as f32;
+        x[0] = (pool / 60.0).sin();
+        x[1] = (pool / 7.0).cos();
+        x[2] = pool / 60.0;
+        let loss = m.learn(&x, &y).unwrap();
+        if loss > 0.0 {
+            let k = key(&x);
+            recent.retain(|r| *r != k);
+            recent.push(k);
+            if recent.len() > budget {
+                recent.remove(0);
+            }
+        }
+        let mut have: Vec<Vec<u32>> = m.support_inputs().chunks_exact(d).map(key).collect();
+        let mut want = recent.clone();
+        have.sort();
+        want.sort();
+        assert_eq!(have, want);
+    }
+    assert_eq!(m.n_support(), budget);
+    let norms = m.group_norms();
+    for k in 0..2 {
+        let exact = sq_norm_from_expansion(&m, k);
+        assert!(rel(norms[k] * norms[k], exact) < 1e-8, "{k}");
+    }
+}
+
+#[test]
+fn a_restarted_schedule_steps_with_eta0_again() {
+    let (d, l) = (2, 2);
+    let mut cfg = config(
+        vec![Kernel::Linear { normalize: false }],
+        vec![],
+        false,
+        StreamLoss::Hinge,
+    );
+    cfg.regularizer = Regularizer::SquaredL21 { lam: 1e-12 };
+    cfg.schedule = Schedule::InvSqrt { eta0: 0.5 };
+    let mut m = StreamMkl::new(cfg, d, l).unwrap();
+    for t in 0..15 {
+        m.learn(&[1.0, 0.0], &[t % 2]).unwrap();
+    }
+    let mut restarted = m.clone();
+    restarted.restart_schedule();
+    assert_eq!(restarted.schedule_rounds(), 0);
+    // a new input that is misclassified: its coefficient is the step
+    let x = [0.0, 3.0];
+    let y = 1 - m.predict(&x).unwrap()[0];
+    m.learn(&x, &[y]).unwrap();
+    restarted.learn(&x, &[y]).unwrap();
+    let step = |m: &StreamMkl| m.kernel_coefficients(0)[m.n_support() * l - l + y];
+    assert!(rel(step(&m), 0.5 / 16f64.sqrt()) < 1e-9, "{}", step(&m));
+    assert!(rel(step(&restarted), 0.5) < 1e-9, "{}", step(&restarted));
+    assert_eq!(restarted.schedule_rounds(), 1);
+    let back = StreamMkl::from_bytes(&restarted.to_bytes()).unwrap();
+    assert_eq!(back, restarted);
+}
+
+#[test]
+fn kernel_columns_leave_the_rest_to_explicit_groups() {
+    // a linear kernel on columns 0..2 is the explicit group on those columns
+    let (d, l) = (4, 3);
+    for chain in [false, true] {
+        let lin = Kernel::Linear { normalize: false };
+        let mut ca = config(vec![lin], vec![vec![2, 3]], chain, StreamLoss::Hinge);
+        ca.kernel_columns = Some(2);
+        let mut a = StreamMkl::new(ca, d, l).unwrap();
+        let cb = config(
+            vec![],
+            vec![vec![0, 1], vec![2, 3]],
+            chain,
+            StreamLoss::Hinge,
+        );
+        let mut b = StreamMkl::new(cb, d, l).unwrap();
+        let mut rng = Rng(3);
+        for _ in 0..300 {
+            let (x, y) = example(&mut rng, d, l, chain);
+            assert_eq!(a.predict(&x).unwrap(), b.predict(&x).unwrap());
+            a.learn(&x, &y).unwrap();
+            b.learn(&x, &y).unwrap();
+            for (u, v) in a.group_norms().iter().zip(b.group_norms()) {
+                assert!(rel(*u, v) < 1e-9);
+            }
+        }
+        assert_eq!(a.support_inputs().len(), 2 * a.n_support());
+        let back = StreamMkl::from_bytes(&a.to_bytes()).unwrap();
+        assert_eq!(back, a);
+    }
+}
+
+#[test]
+fn scaling_to_zero_resets_the_model_which_still_learns_and_saves() {
+    let (d, l) = (3, 3);
+    let kernels = vec![Kernel::Gaussian { sigma2: 1.0 }];
+    let mut m = StreamMkl::new(
+        config(kernels, vec![vec![1]], true, StreamLoss::Hinge),
+        d,
+        l,
+    )
+    .unwrap();
+    let mut rng = Rng(4);
+    for _ in 0..50 {
+        let (x, y) = example(&mut rng, d, l, true);
+        m.learn(&x, &y).unwrap();
+    }
+    assert!(m.n_support() > 0);
+    assert!(m
+        .scale_groups(1.5)
+        .unwrap_err()
+        .to_string()
+        .contains("[0, 1]"));
+    m.scale_groups(0.5).unwrap();
+    m.scale_groups(0.0).unwrap();
+    assert_eq!(m.n_support(), 0);
+    assert!(m.group_norms().iter().all(|&n| n == 0.0));
+    let (x, y) = example(&mut rng, d, l, true);
+    m.predict(&x).unwrap();
+    m.learn(&x, &y).unwrap();
+    assert_eq!(StreamMkl::from_bytes(&m.to_bytes()).unwrap(), m);
+}
+
+#[test]
+fn counted_mistakes_are_those_of_the_prediction_before_the_update() {
+    let (d, l) = (3, 3);
+    for chain in [false, true] {
+        let kernels = vec![Kernel::Gaussian { sigma2: 1.0 }];
+        let mut cfg = config(kernels, vec![vec![0]], chain, StreamLoss::Hinge);
+        cfg.count_mistakes = true;
+        let mut m = StreamMkl::new(cfg, d, l).unwrap();
+        let mut rng = Rng(8);
+        let mut total = 0;
+        for _ in 0..200 {
+            let (x, y) = example(&mut rng, d, l, chain);
+            let pred = m.predict(&x).unwrap();
+            let wrong = pred.iter().zip(&y).filter(|(a, b)| a != b).count();
+            m.learn(&x, &y).unwrap();
+            assert_eq!(m.last_mistakes(), wrong);
+            total += wrong;
+        }
+        assert!(total > 0);
     }
 }

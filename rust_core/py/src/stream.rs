@@ -156,53 +156,116 @@ pub struct PyStreamMkl {
     inner: StreamMkl,
 }
 
+/// The keyword options of the constructors, read with their defaults.
+struct Options<'a, 'py> {
+    dict: Option<&'a Bound<'py, PyDict>>,
+    read: Vec<&'static str>,
+    /// When given, every option's default is written into it.
+    defaults: Option<&'a Bound<'py, PyDict>>,
+}
+
+impl<'py> Options<'_, 'py> {
+    /// The option `key` (or `default` when absent or None-valued for an
+    /// `Option`), a `ValueError` naming it when it has the wrong type.
+    fn get<T>(&mut self, key: &'static str, default: T, what: &str) -> PyResult<T>
+    where
+        T: for<'b> FromPyObject<'b, 'py> + IntoPyObject<'py> + Clone,
+    {
+        self.read.push(key);
+        if let Some(d) = self.defaults {
+            d.set_item(key, default.clone())?;
+        }
+        let Some(v) = self.dict.map(|d| d.get_item(key)).transpose()?.flatten() else {
+            return Ok(default);
+        };
+        v.extract::<T>()
+            .map_err(|_| OmklError::invalid(key, format!("expected {what}, got {v}")))
+            .py()
+    }
+
+    /// Refuses keys that were never read.
+    fn finish(self) -> PyResult<()> {
+        if let Some(d) = self.dict {
+            for k in d.keys() {
+                let k: String = k.extract()?;
+                if !self.read.contains(&k.as_str()) {
+                    return Err(OmklError::invalid(
+                        "options",
+                        format!("unexpected keyword argument {k:?}"),
+                    ))
+                    .py();
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The configuration both constructors build from their keyword options
+/// (`vectors`: the options of models over feature vectors are allowed); the
+/// defaults of all options are written into `defaults` when given. Each
+/// default is written here only.
+fn config_from<'py>(
+    options: Option<&Bound<'py, PyDict>>,
+    vectors: bool,
+    defaults: Option<&Bound<'py, PyDict>>,
+) -> PyResult<StreamMklConfig> {
+    let mut o = Options {
+        dict: options,
+        read: Vec::new(),
+        defaults,
+    };
+    let lam = o.get("lam", 1e-4, "a float")?;
+    let eta0 = o.get("eta0", 1.0, "a float")?;
+    let sigma = o.get("sigma", 1.0, "a float")?;
+    let schedule: String = o.get("schedule", "inv_sqrt".into(), "a name")?;
+    let regularizer: String = o.get("regularizer", "squared_l21".into(), "a name")?;
+    let loss: String = o.get("loss", "hinge".into(), "a name")?;
+    let budget_rule: String = o.get("budget_rule", "oldest".into(), "a name")?;
+    let mut config = StreamMklConfig {
+        chain: o.get("chain", false, "a bool")?,
+        loss: parse_loss(&loss)?,
+        regularizer: parse_regularizer(&regularizer, &[lam]).py()?,
+        schedule: parse_schedule(&schedule, eta0, sigma).py()?,
+        cost: o.get("cost", 1.0, "a float")?,
+        average: o.get("average", false, "a bool")?,
+        radius: o.get("radius", None, "None or a float")?,
+        history_every: o.get("history_every", 0, "an integer >= 0")?,
+        passive_aggressive: o.get("passive_aggressive", false, "a bool")?,
+        transition_lam: o.get("transition_lam", None, "None or a float")?,
+        forgetting: o.get("forgetting", 1.0, "a float in (0, 1]")?,
+        budget_rule: budget_rule.parse().py()?,
+        count_mistakes: o.get("count_mistakes", false, "a bool")?,
+        ..StreamMklConfig::multiclass(Vec::new(), lam, eta0)
+    };
+    if vectors {
+        config.max_support = o.get("max_support", None, "None or an integer >= 1")?;
+        config.skip_zeros = o.get("skip_zeros", true, "a bool")?;
+        config.kernel_columns = o.get("kernel_columns", None, "None or an integer >= 1")?;
+    }
+    o.finish()?;
+    Ok(config)
+}
+
 #[pymethods]
 impl PyStreamMkl {
+    /// A model over feature vectors of dimension `d`; the keyword options
+    /// (`chain`, `loss`, `regularizer`, `lam`, `schedule`, `eta0`, `sigma`,
+    /// `cost`, `average`, `radius`, `history_every`, `passive_aggressive`,
+    /// `transition_lam`, `forgetting`, `budget_rule`, `count_mistakes`, `max_support`,
+    /// `skip_zeros`, `kernel_columns`) default as in `StreamMklConfig`.
     #[new]
-    #[pyo3(signature = (
-        kernels, explicit_groups, d, n_labels, *, chain=false, loss="hinge",
-        regularizer="squared_l21", lam=1e-4, schedule="inv_sqrt", eta0=1.0, sigma=1.0,
-        cost=1.0, average=false, radius=None, max_support=None, history_every=0,
-        skip_zeros=true, passive_aggressive=false, transition_lam=None
-    ))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (kernels, explicit_groups, d, n_labels, **options))]
     fn new(
         kernels: Vec<PyRef<'_, PyKernel>>,
         explicit_groups: Vec<Vec<usize>>,
         d: usize,
         n_labels: usize,
-        chain: bool,
-        loss: &str,
-        regularizer: &str,
-        lam: f64,
-        schedule: &str,
-        eta0: f64,
-        sigma: f64,
-        cost: f64,
-        average: bool,
-        radius: Option<f64>,
-        max_support: Option<usize>,
-        history_every: u64,
-        skip_zeros: bool,
-        passive_aggressive: bool,
-        transition_lam: Option<f64>,
+        options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let config = StreamMklConfig {
-            kernels: kernels.iter().map(|k| k.inner.clone()).collect(),
-            explicit_groups,
-            chain,
-            loss: parse_loss(loss)?,
-            regularizer: parse_regularizer(regularizer, &[lam]).py()?,
-            schedule: parse_schedule(schedule, eta0, sigma).py()?,
-            cost,
-            average,
-            radius,
-            max_support,
-            history_every,
-            skip_zeros,
-            passive_aggressive,
-            transition_lam,
-        };
+        let mut config = config_from(options, true, None)?;
+        config.kernels = kernels.iter().map(|k| k.inner.clone()).collect();
+        config.explicit_groups = explicit_groups;
         Ok(PyStreamMkl {
             inner: StreamMkl::new(config, d, n_labels).py()?,
         })
@@ -210,49 +273,19 @@ impl PyStreamMkl {
 
     /// A model over precomputed inputs `0..m`: one kernel group per
     /// `PrecomputedGram`, then one explicit group per float32 feature
-    /// matrix (`m` rows); examples are then int64 arrays of input ids.
+    /// matrix (`m` rows); examples are then int64 arrays of input ids. The
+    /// keyword options are those of the constructor but `max_support`,
+    /// `skip_zeros` and `kernel_columns`.
     #[staticmethod]
-    #[pyo3(signature = (
-        grams, features, n_labels, *, chain=false, loss="hinge", regularizer="squared_l21",
-        lam=1e-4, schedule="inv_sqrt", eta0=1.0, sigma=1.0, cost=1.0, average=false,
-        radius=None, history_every=0, passive_aggressive=false, transition_lam=None
-    ))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (grams, features, n_labels, **options))]
     fn precomputed(
         py: Python<'_>,
         grams: Vec<PyRef<'_, PyPrecomputedGram>>,
         features: Vec<PyReadonlyArray2<'_, f32>>,
         n_labels: usize,
-        chain: bool,
-        loss: &str,
-        regularizer: &str,
-        lam: f64,
-        schedule: &str,
-        eta0: f64,
-        sigma: f64,
-        cost: f64,
-        average: bool,
-        radius: Option<f64>,
-        history_every: u64,
-        passive_aggressive: bool,
-        transition_lam: Option<f64>,
+        options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let config = StreamMklConfig {
-            kernels: Vec::new(),
-            explicit_groups: Vec::new(),
-            chain,
-            loss: parse_loss(loss)?,
-            regularizer: parse_regularizer(regularizer, &[lam]).py()?,
-            schedule: parse_schedule(schedule, eta0, sigma).py()?,
-            cost,
-            average,
-            radius,
-            max_support: None,
-            history_every,
-            skip_zeros: true,
-            passive_aggressive,
-            transition_lam,
-        };
+        let config = config_from(options, false, None)?;
         let rows = each("features", &features, |name, f| {
             let (x, n, d) = matrix(name, f)?;
             Ok(Arc::new(py.detach(|| FeatureRows::new(x, n, d)).py()?))
@@ -261,6 +294,32 @@ impl PyStreamMkl {
         Ok(PyStreamMkl {
             inner: StreamMkl::new_precomputed(config, grams, rows, n_labels).py()?,
         })
+    }
+
+    /// The default of every keyword option of the constructors.
+    #[staticmethod]
+    fn option_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+        let d = PyDict::new(py);
+        config_from(None, true, Some(&d))?;
+        Ok(d)
+    }
+
+    /// Restarts the step-size schedule (the next round takes the rate of
+    /// round 1); the coefficients do not change.
+    fn restart_schedule(&mut self) {
+        self.inner.restart_schedule()
+    }
+
+    /// Positions that the last round's prediction (made before its update)
+    /// got wrong.
+    #[getter]
+    fn last_mistakes(&self) -> usize {
+        self.inner.last_mistakes()
+    }
+
+    /// Multiplies every group by `c` in `[0, 1]` (`c = 0`: a zero model).
+    fn scale_groups(&mut self, c: f64) -> PyResult<()> {
+        self.inner.scale_groups(c).py()
     }
 
     /// An independent copy of the model (precomputed matrices are shared:

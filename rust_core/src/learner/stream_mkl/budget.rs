@@ -1,11 +1,12 @@
 //! The streaming budget: removing a support input when the support set is
 //! over `max_support`, with an exact update of the group norms.
 
-use super::scoring::{Example, Iterate};
+use super::config::BudgetRule;
+use super::scoring::Iterate;
 use super::state::StreamMkl;
 
 impl StreamMkl {
-    /// The removal rule: the support input whose coefficients have the
+    /// The `Smallest` rule: the support input whose coefficients have the
     /// smallest `Σ_k Σ_y |α_k[j, y]|` (current iterate, over all kernel
     /// groups and labels); ties go to the lowest index.
     pub fn smallest_support(&self) -> Option<usize> {
@@ -30,23 +31,34 @@ impl StreamMkl {
         best.map(|(j, _)| j)
     }
 
-    /// Removes the support input chosen by [`StreamMkl::smallest_support`]
-    /// from the current (and averaged) expansion. Each group norm is
-    /// updated exactly: with `θ_kj = Σ_y α_k[j, y] φ_k(x_j) ⊗ e_y`,
+    /// The `Oldest` rule: the support input whose coefficients changed
+    /// longest ago; ties go to the lowest index.
+    pub fn oldest_support(&self) -> Option<usize> {
+        let stamps = &self.support_stamp;
+        (0..stamps.len()).min_by_key(|&j| (stamps[j], j))
+    }
+
+    /// Removes the support input chosen by the configured
+    /// [`BudgetRule`] from the current (and averaged) expansion. Each group
+    /// norm is updated exactly: with `θ_kj = Σ_y α_k[j, y] φ_k(x_j) ⊗ e_y`,
     /// `‖θ_k − θ_kj‖² = ‖θ_k‖² − 2 Σ_y α_k[j, y] f_k(x_j, y) + k_k(x_j, x_j) Σ_y α_k[j, y]²`.
     ///
     /// # Complexity
-    /// O(S (d + K L)): one scoring pass of `x_j`.
-    pub(super) fn remove_smallest_support(&mut self) {
-        let Some(j) = self.smallest_support() else {
+    /// O(S (d + K L)): one scoring pass of `x_j` over the kernel groups.
+    pub(super) fn remove_support_by_rule(&mut self) {
+        let chosen = match self.config.budget_rule {
+            BudgetRule::Smallest => self.smallest_support(),
+            BudgetRule::Oldest => self.oldest_support(),
+        };
+        let Some(j) = chosen else {
             return;
         };
         let l = self.l;
-        let ng = self.n_groups();
+        let nk = self.kgroups.len();
         let xj = self.support.row(j).to_vec();
         let sjj = self.support.sq_norm(j);
-        let mut gs = Vec::new();
-        self.group_scores(Example::Vectors(&xj), Iterate::Last, &mut gs);
+        let mut gs = vec![0.0; nk * l];
+        self.kernel_scores_into(&xj, Iterate::Last, &mut gs);
         for (k, kern) in self.config.kernels.iter().enumerate() {
             let b = &self.kgroups[k];
             let alpha: Vec<f64> = (0..l).map(|y| b.get(j * l + y)).collect();
@@ -61,7 +73,9 @@ impl StreamMkl {
             b.apply_norm_change(-ip, nn);
             b.swap_remove_row(j, l);
         }
-        debug_assert!(gs.len() == ng * l);
         self.support.swap_remove(j);
+        if j < self.support_stamp.len() {
+            self.support_stamp.swap_remove(j);
+        }
     }
 }

@@ -19,6 +19,34 @@ pub enum StreamLoss {
     Crf,
 }
 
+/// Which support input the budget removes when the support set is over
+/// `max_support`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum BudgetRule {
+    /// The one whose coefficients have the smallest `Σ_k Σ_y |α_k[j, y]|`
+    /// (current iterate; ties: lowest index). With `forgetting < 1`, old
+    /// coefficients have shrunk, so this favours old and small ones.
+    #[default]
+    Smallest,
+    /// The one whose coefficients changed longest ago (least recently
+    /// used; ties: lowest index): the expansion follows a moving concept.
+    Oldest,
+}
+
+impl std::str::FromStr for BudgetRule {
+    type Err = OmklError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "smallest" => Ok(BudgetRule::Smallest),
+            "oldest" => Ok(BudgetRule::Oldest),
+            other => Err(OmklError::invalid(
+                "budget_rule",
+                format!("expected 'smallest' or 'oldest', got {other:?}"),
+            )),
+        }
+    }
+}
+
 /// Everything that defines a streaming Alg. 3 learner.
 ///
 /// Groups are ordered: the `kernels.len()` kernel groups, then the explicit
@@ -63,6 +91,28 @@ pub struct StreamMklConfig {
     /// structured SVM.
     #[serde(default)]
     pub transition_lam: Option<f64>,
+    /// Forgetting factor in `(0, 1]`: after each round every group is
+    /// multiplied by it (one scale change per group), so that a coefficient
+    /// learned `a` rounds ago weighs `forgetting^a` of what it did.
+    #[serde(default = "one")]
+    pub forgetting: f64,
+    /// The budget's removal rule.
+    #[serde(default)]
+    pub budget_rule: BudgetRule,
+    /// Kernel groups see the first `kernel_columns` columns of each
+    /// position only (`None`: all); the other columns are for explicit
+    /// groups (e.g. random features computed by the caller).
+    #[serde(default)]
+    pub kernel_columns: Option<usize>,
+    /// Count the positions that each round's prediction, made before its
+    /// update, gets wrong ([`super::StreamMkl::last_mistakes`]); costs one
+    /// more Viterbi pass per round.
+    #[serde(default)]
+    pub count_mistakes: bool,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl StreamMklConfig {
@@ -83,6 +133,10 @@ impl StreamMklConfig {
             skip_zeros: true,
             passive_aggressive: false,
             transition_lam: None,
+            forgetting: 1.0,
+            budget_rule: BudgetRule::Smallest,
+            kernel_columns: None,
+            count_mistakes: false,
         }
     }
 
@@ -104,6 +158,14 @@ impl StreamMklConfig {
                 return Err(OmklError::invalid(
                     format!("explicit_groups[{g}]"),
                     format!("expected column indices < d = {d}, got {c}"),
+                ));
+            }
+        }
+        if let Some(kc) = self.kernel_columns {
+            if kc == 0 || kc > d {
+                return Err(OmklError::invalid(
+                    "kernel_columns",
+                    format!("expected None or an integer in [1, d = {d}], got {kc}"),
                 ));
             }
         }
@@ -143,6 +205,12 @@ impl StreamMklConfig {
         }
         if let Some(r) = self.radius {
             check_positive("radius", r)?;
+        }
+        if !(self.forgetting > 0.0 && self.forgetting <= 1.0) {
+            return Err(OmklError::invalid(
+                "forgetting",
+                format!("expected a factor in (0, 1], got {}", self.forgetting),
+            ));
         }
         if self.max_support == Some(0) {
             return Err(OmklError::invalid(
@@ -187,6 +255,20 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("passive_aggressive"));
+        for f in [0.0, -0.5, 1.5, f64::NAN] {
+            let mut c = good.clone();
+            c.forgetting = f;
+            assert!(c.check(3).unwrap_err().to_string().contains("forgetting"));
+        }
+        let mut c = good.clone();
+        c.kernel_columns = Some(4);
+        assert!(c
+            .check(3)
+            .unwrap_err()
+            .to_string()
+            .contains("kernel_columns"));
+        assert!("newest".parse::<BudgetRule>().is_err());
+        assert_eq!("oldest".parse::<BudgetRule>().unwrap(), BudgetRule::Oldest);
         let mut c = good;
         c.kernels.push(Kernel::Gaussian { sigma2: -1.0 });
         assert!(c.check(3).unwrap_err().to_string().contains("sigma2"));

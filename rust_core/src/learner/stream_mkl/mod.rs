@@ -39,7 +39,7 @@ pub mod scratch;
 pub mod state;
 
 pub use crate::learner::weights::ScaledBlock;
-pub use config::{StreamLoss, StreamMklConfig};
+pub use config::{BudgetRule, StreamLoss, StreamMklConfig};
 pub use fit::{EpochReport, FitOptions};
 pub use precomputed::{FeatureRows, GramStorage, PrecomputedGram};
 pub use scoring::{Example, Iterate};

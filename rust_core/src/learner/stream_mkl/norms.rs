@@ -44,10 +44,10 @@ impl StreamMkl {
         }
         match ex {
             Example::Vectors(x) => {
-                let d = self.d;
+                let (d, kd) = (self.d, self.kernel_dim());
                 if nk > 0 {
                     s.sq.clear();
-                    s.sq.extend(touched.iter().map(|&p| sq_norm_f32(&x[p * d..(p + 1) * d])));
+                    s.sq.extend(touched.iter().map(|&p| sq_norm_f32(&x[p * d..p * d + kd])));
                 }
                 for (a, &p) in touched.iter().enumerate().filter(|_| nk > 0) {
                     for (b, &q) in touched.iter().enumerate() {
@@ -55,7 +55,7 @@ impl StreamMkl {
                         if cc == 0.0 {
                             continue;
                         }
-                        let (xp, xq) = (&x[p * d..(p + 1) * d], &x[q * d..(q + 1) * d]);
+                        let (xp, xq) = (&x[p * d..p * d + kd], &x[q * d..q * d + kd]);
                         let dot = dot_f32(xp, xq);
                         for (k, kern) in self.config.kernels.iter().enumerate() {
                             s.dd[k] += cc * kern.from_dot(dot, s.sq[a], s.sq[b]);

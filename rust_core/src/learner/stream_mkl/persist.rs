@@ -65,6 +65,10 @@ impl StreamMkl {
         let saved: Saved =
             serde_json::from_slice(payload).map_err(|e| bad(format!("corrupt model: {e}")))?;
         let mut m = saved.model;
+        if m.support_stamp.is_empty() {
+            // bytes from before the stamps: every input counts as equally old
+            m.support_stamp = vec![0; m.support.len()];
+        }
         m.check_blocks()?;
         m.check_consistent()?;
         m.check_support()?;
@@ -131,8 +135,11 @@ impl StreamMkl {
         let (d, l, s) = (self.d, self.l, self.support.len());
         let ok = d >= 1
             && l >= 1
-            && self.support.dim() == d
-            && self.support.data().len() == s * d
+            && self.support.dim() == self.config.kernel_columns.unwrap_or(d)
+            && self.support.data().len() == s * self.support.dim()
+            && self.support_stamp.len() == s
+            && self.support_stamp.iter().all(|&t| t <= self.t)
+            && self.schedule_start <= self.t
             && self.kgroups.len() == self.config.kernels.len()
             && self.kgroups.iter().all(|b| b.len() == s * l)
             && self.egroups.len() == self.config.explicit_groups.len()

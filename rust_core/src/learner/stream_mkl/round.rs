@@ -8,7 +8,7 @@ use super::scoring::{Example, Iterate};
 use super::scratch::Scratch;
 use super::state::StreamMkl;
 use crate::decode::forward_backward::forward_backward;
-use crate::decode::viterbi::viterbi_hamming;
+use crate::decode::viterbi::{viterbi, viterbi_hamming};
 use crate::error::{check_finite, Result};
 use crate::learner::round::{rescale_to, shrink_norms, GroupSet};
 use crate::prox::Regularizer;
@@ -76,6 +76,12 @@ impl StreamMkl {
         self.emissions_into(&s.gs, n, &mut s.em);
         self.transition_scores_into(Iterate::Last, &mut s.tr);
         let chain = self.chain_scores(&s.em, &s.tr, n)?;
+        if self.config.count_mistakes {
+            // the prediction before the update, for prequential error counts
+            s.pred.resize(n, 0);
+            viterbi(&chain, &mut s.vws, &mut s.pred)?;
+            s.mistakes = s.pred.iter().zip(y).filter(|(a, b)| a != b).count();
+        }
         // `c` and `dtr` are zero but for the rows and entries the previous
         // step listed in `touched` and `dtr_nz`: clear those only.
         let n_tr = if self.config.chain { (l + 2) * l } else { 0 };
@@ -166,12 +172,17 @@ impl StreamMkl {
         let (c, touched) = (&s.c, &s.touched);
         match ex {
             Example::Vectors(x) => {
-                let d = self.d;
+                let (d, kd, t) = (self.d, self.kernel_dim(), self.t + 1);
                 for &p in touched {
                     let xp = &x[p * d..(p + 1) * d];
                     let cp = &c[p * l..(p + 1) * l];
                     if nk > 0 {
-                        let (j, new) = self.support.insert(xp);
+                        let (j, new) = self.support.insert(&xp[..kd]);
+                        if new {
+                            self.support_stamp.push(t);
+                        } else {
+                            self.support_stamp[j] = t;
+                        }
                         for b in &mut self.kgroups {
                             if new {
                                 b.push_zeros(l);
@@ -253,7 +264,7 @@ impl StreamMkl {
     fn round_with(&mut self, ex: Example<'_>, y: &[usize], s: &mut Scratch) -> Result<f64> {
         let n = y.len();
         let ng = self.n_groups();
-        let eta = self.config.schedule.rate(self.t + 1);
+        let eta = self.config.schedule.rate(self.t + 1 - self.schedule_start);
         self.group_scores(ex, Iterate::Last, &mut s.gs);
         let pa = self.config.passive_aggressive;
         let mut loss = self.step(n, y, if pa { 1.0 } else { eta }, s)?;
@@ -317,9 +328,15 @@ impl StreamMkl {
         }
         debug_assert_eq!(n_blocks, s.norms.len());
         rescale_to(self, &s.norms, &s.shrunk);
+        let f = self.config.forgetting;
+        if f < 1.0 {
+            for g in 0..n_blocks {
+                self.rescale_group(g, f);
+            }
+        }
         if let Some(budget) = self.config.max_support {
             while self.support.len() > budget {
-                self.remove_smallest_support();
+                self.remove_support_by_rule();
             }
         }
         for b in self.blocks_mut() {

@@ -186,47 +186,59 @@ impl StreamMkl {
         }
     }
 
+    /// Kernel-group scores `f_k(x, y)` of one position whose kernel columns
+    /// are `xk`, written as `K × L` into `row` (which must hold zeros).
+    ///
+    /// # Complexity
+    /// O(S (d + K L)).
+    pub(super) fn kernel_scores_into(&self, xk: &[f32], it: Iterate, row: &mut [f64]) {
+        let l = self.l;
+        let nk = self.kgroups.len();
+        let mut kv = vec![0.0; nk];
+        let mut avg = vec![0.0; l];
+        let sxx = sq_norm_f32(xk);
+        for j in 0..self.support.len() {
+            let dot = dot_f32(xk, self.support.row(j));
+            let sjj = self.support.sq_norm(j);
+            for (v, kern) in kv.iter_mut().zip(&self.config.kernels) {
+                *v = kern.from_dot(dot, sxx, sjj);
+            }
+            for (k, &v) in kv.iter().enumerate() {
+                if v == 0.0 && self.config.skip_zeros {
+                    continue;
+                }
+                let dst = &mut row[k * l..(k + 1) * l];
+                let block = &self.kgroups[k];
+                let a: &[f64] = match it {
+                    Iterate::Last => &block.raw()[j * l..(j + 1) * l],
+                    Iterate::Average => {
+                        for (y, c) in avg.iter_mut().enumerate() {
+                            *c = block.average_sum(j * l + y);
+                        }
+                        &avg
+                    }
+                };
+                for (o, &c) in dst.iter_mut().zip(a) {
+                    *o += v * c;
+                }
+            }
+        }
+        for (k, block) in self.kgroups.iter().enumerate() {
+            let f = self.coef_factor(it, block.scale());
+            row[k * l..(k + 1) * l].iter_mut().for_each(|o| *o *= f);
+        }
+    }
+
     fn vector_scores(&self, x: &[f32], n: usize, it: Iterate, out: &mut [f64]) {
         let (d, l) = (self.d, self.l);
         let nk = self.kgroups.len();
+        let kd = self.kernel_dim();
         let g = self.n_groups();
-        let mut kv = vec![0.0; nk];
-        let mut avg = vec![0.0; l];
         for p in 0..n {
             let xp = &x[p * d..(p + 1) * d];
             let row = &mut out[p * g * l..(p + 1) * g * l];
             if nk > 0 {
-                let sxx = sq_norm_f32(xp);
-                for j in 0..self.support.len() {
-                    let dot = dot_f32(xp, self.support.row(j));
-                    let sjj = self.support.sq_norm(j);
-                    for (v, kern) in kv.iter_mut().zip(&self.config.kernels) {
-                        *v = kern.from_dot(dot, sxx, sjj);
-                    }
-                    for (k, &v) in kv.iter().enumerate() {
-                        if v == 0.0 && self.config.skip_zeros {
-                            continue;
-                        }
-                        let dst = &mut row[k * l..(k + 1) * l];
-                        let block = &self.kgroups[k];
-                        let a: &[f64] = match it {
-                            Iterate::Last => &block.raw()[j * l..(j + 1) * l],
-                            Iterate::Average => {
-                                for (y, c) in avg.iter_mut().enumerate() {
-                                    *c = block.average_sum(j * l + y);
-                                }
-                                &avg
-                            }
-                        };
-                        for (o, &c) in dst.iter_mut().zip(a) {
-                            *o += v * c;
-                        }
-                    }
-                }
-                for (k, block) in self.kgroups.iter().enumerate() {
-                    let f = self.coef_factor(it, block.scale());
-                    row[k * l..(k + 1) * l].iter_mut().for_each(|o| *o *= f);
-                }
+                self.kernel_scores_into(&xp[..kd], it, &mut row[..nk * l]);
             }
             for (e, (block, cols)) in self
                 .egroups

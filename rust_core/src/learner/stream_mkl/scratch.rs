@@ -10,6 +10,9 @@ pub struct Scratch {
     pub(super) em: Vec<f64>,
     pub(super) tr: Vec<f64>,
     pub(super) out: Vec<usize>,
+    /// The labelling predicted before the step, and its wrong positions.
+    pub(super) pred: Vec<usize>,
+    pub(super) mistakes: usize,
     pub(super) node: Vec<f64>,
     pub(super) pair: Vec<f64>,
     pub(super) c: Vec<f64>,

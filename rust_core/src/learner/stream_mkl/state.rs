@@ -83,6 +83,14 @@ pub struct StreamMkl {
     pub(super) trans: Option<ScaledBlock>,
     /// Finished rounds.
     pub(super) t: u64,
+    /// The round at which the step-size schedule last (re)started: round
+    /// `t + 1` takes the rate of round `t + 1 - schedule_start`.
+    #[serde(default)]
+    pub(super) schedule_start: u64,
+    /// Per support input, the last round that changed its coefficients
+    /// (the budget's `Oldest` rule removes the smallest).
+    #[serde(default)]
+    pub(super) support_stamp: Vec<u64>,
     pub(super) history_rounds: Vec<u64>,
     pub(super) history: Vec<Vec<f64>>,
     /// Precomputed Gram matrices and feature rows (a model over input ids).
@@ -138,11 +146,13 @@ impl StreamMkl {
                 .map(|c| ScaledBlock::zeros(l * c.len()))
                 .collect(),
             trans: config.chain.then(|| ScaledBlock::zeros((l + 2) * l)),
-            support: SupportStore::new(d),
+            support: SupportStore::new(config.kernel_columns.unwrap_or(d)),
             config,
             d,
             l,
             t: 0,
+            schedule_start: 0,
+            support_stamp: Vec::new(),
             history_rounds: Vec::new(),
             history: Vec::new(),
             pre: None,
@@ -178,6 +188,12 @@ impl StreamMkl {
             return Err(OmklError::invalid(
                 "kernels",
                 "expected no kernel functions or input columns with precomputed inputs",
+            ));
+        }
+        if config.kernel_columns.is_some() {
+            return Err(OmklError::invalid(
+                "kernel_columns",
+                "expected None with precomputed inputs",
             ));
         }
         if config.max_support.is_some() {
@@ -229,6 +245,8 @@ impl StreamMkl {
             d: m,
             l,
             t: 0,
+            schedule_start: 0,
+            support_stamp: Vec::new(),
             history_rounds: Vec::new(),
             history: Vec::new(),
             pre: Some(Box::new(Precomputed {
@@ -375,6 +393,7 @@ impl StreamMkl {
     /// Approximate heap bytes of the model.
     pub fn nbytes(&self) -> usize {
         self.support.nbytes()
+            + self.support_stamp.capacity() * 8
             + self.blocks().map(ScaledBlock::nbytes).sum::<usize>()
             + self.history.iter().map(|h| h.len() * 8 + 24).sum::<usize>()
             + self.history_rounds.len() * 8
@@ -483,8 +502,67 @@ impl StreamMkl {
     /// every stored support input, so no score changes.
     pub fn grow_dim(&mut self, d: usize) {
         if d > self.d && self.pre.is_none() {
-            self.support.grow_dim(d);
+            if self.config.kernel_columns.is_none() {
+                self.support.grow_dim(d);
+            }
             self.d = d;
         }
+    }
+
+    /// Number of leading columns of a position that the kernel groups see.
+    pub(super) fn kernel_dim(&self) -> usize {
+        self.support.dim()
+    }
+
+    /// Restarts the step-size schedule: the next round takes the rate of
+    /// round 1 (`η_0` for `InvSqrt`). The coefficients do not change.
+    pub fn restart_schedule(&mut self) {
+        self.schedule_start = self.t;
+    }
+
+    /// Number of positions that the last round's prediction, made before
+    /// its update, got wrong (the prequential error of that round), when
+    /// the configuration has `count_mistakes` (0 otherwise).
+    pub fn last_mistakes(&self) -> usize {
+        self.scratch.mistakes
+    }
+
+    /// Rounds since the schedule last (re)started.
+    pub fn schedule_rounds(&self) -> u64 {
+        self.t - self.schedule_start
+    }
+
+    /// Multiplies every group (kernel, explicit, transitions) by `c` in
+    /// `[0, 1]`: `c = 0` zeroes the model. Norms stay exact and the running
+    /// sums of the averaged iterate keep what they hold (the average is
+    /// still over all finished rounds). A model over vectors with `c = 0`
+    /// also drops its support inputs.
+    ///
+    /// # Complexity
+    /// O(number of groups), O(S (d + K L)) when the support is dropped.
+    pub fn scale_groups(&mut self, c: f64) -> Result<()> {
+        crate::error::check_nonneg("c", c)?;
+        if c > 1.0 {
+            return Err(OmklError::invalid(
+                "c",
+                format!("expected a factor in [0, 1], got {c}"),
+            ));
+        }
+        use crate::learner::round::GroupSet;
+        for g in 0..GroupSet::n_groups(self) {
+            self.rescale_group(g, c);
+        }
+        if c == 0.0 && self.pre.is_none() && !self.config.average {
+            let l = self.l;
+            while !self.support.is_empty() {
+                let j = self.support.len() - 1;
+                for b in &mut self.kgroups {
+                    b.swap_remove_row(j, l);
+                }
+                self.support.swap_remove(j);
+            }
+            self.support_stamp.clear();
+        }
+        Ok(())
     }
 }

@@ -1,0 +1,69 @@
+"""Plots of fitted models: the kernel weights β over time.
+
+:func:`plot_kernel_weights` draws the ``kernel_weights_history_`` of
+:class:`omkl.MKLClassifier` or :class:`omkl.SequenceTagger` (or any list of
+``(round, {name: beta})``) as one line per group, with optional vertical
+marks at given rounds (a known change of concept, a drift detection).
+Needs matplotlib.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+__all__ = ["plot_kernel_weights"]
+
+
+def plot_kernel_weights(
+    history: Any,
+    ax: Any = None,
+    title: str | None = None,
+    events: Iterable[int] = (),
+) -> Any:
+    """Draws β over time and returns the matplotlib ``Axes``.
+
+    ``history`` is a model with ``kernel_weights_history_`` or a sequence of
+    ``(round, {group name: beta})``; ``events`` are rounds marked by dashed
+    vertical lines. ``ax=None`` draws on a new figure.
+
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> hist = [(100, {"linear": 0.7, "gaussian": 0.3}), (200, {"linear": 0.2, "gaussian": 0.8})]
+    >>> ax = plot_kernel_weights(hist, title="toy", events=[150])
+    >>> [line.get_label() for line in ax.get_lines()][:2]
+    ['linear', 'gaussian']
+    >>> ax.get_xlabel(), ax.get_title()
+    ('round', 'toy')
+    >>> plot_kernel_weights([(1, {"a": 1.0})], events=["x"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid value for `events`: expected round numbers, got 'x'
+    """
+    points: Sequence[tuple[int, dict[str, float]]] = (
+        history.kernel_weights_history_ if hasattr(history, "kernel_weights_history_") else history
+    )
+    marks = list(events)
+    for e in marks:
+        if isinstance(e, bool) or not isinstance(e, (int, float)):
+            raise ValueError(f"invalid value for `events`: expected round numbers, got {e!r}")
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(6, 3.5))
+    names: list[str] = []
+    for _, beta in points:
+        names.extend(n for n in beta if n not in names)
+    rounds = [r for r, _ in points]
+    for name in names:
+        ax.plot(rounds, [beta.get(name, 0.0) for _, beta in points], label=name)
+    for e in marks:
+        ax.axvline(e, color="black", linestyle="--", linewidth=1)
+    ax.set_xlabel("round")
+    ax.set_ylabel("β")
+    ax.set_ylim(0.0, 1.0)
+    if title is not None:
+        ax.set_title(title)
+    if names:
+        ax.legend(fontsize="small", loc="upper right")
+    return ax

@@ -1,0 +1,163 @@
+"""Random Fourier features of a Gaussian kernel, as an explicit group of
+:class:`omkl.MKLClassifier` and :class:`omkl.SequenceTagger`.
+
+``RandomFourierFeatures(D)`` given among the ``kernels`` adds a group whose
+features are ``z(x) = sqrt(2 / D) cos(W x + b)`` (Rahimi and Recht, 2007),
+with the rows of ``W`` drawn from ``N(0, I / sigma2)`` and ``b`` from
+``U(0, 2 pi)``, so that ``E[z(x) . z(x')] = exp(-||x - x'||^2 / (2 sigma2))``,
+the kernel of ``omkl.Kernel("gaussian", sigma2=sigma2)``. The group is a
+dense linear model on ``z(x)``: Alg. 3 weighs it beside the exact kernels
+under the same penalty, and its cost per example is ``O(D d)`` whatever the
+length of the stream (a model with only such groups keeps no support set).
+
+``W`` and ``b`` are drawn from ``seed`` once the input dimension ``d`` is
+known (the first example), so equal seeds give equal features in every
+process. ``sigma2=None`` takes the scale rule ``sigma2 = d / 2`` of the
+named ``"gaussian"`` kernel; ``factor=f`` takes ``sigma2 = d f``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from omkl._params import check_int, check_positive
+
+__all__ = ["RandomFourierFeatures"]
+
+_Map = tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]
+
+
+class RandomFourierFeatures:
+    """``n_components`` random Fourier features of the Gaussian kernel
+    ``exp(-||x - x'||^2 / (2 sigma2))``.
+
+    Parameters
+    ----------
+    n_components
+        Number of features ``D >= 1``.
+    sigma2
+        Bandwidth (finite, > 0); ``None`` for ``d * factor``.
+    factor
+        With ``sigma2=None``: ``sigma2 = d * factor`` (default ``1/2``, the
+        scale rule of the named ``"gaussian"`` kernel).
+    seed
+        Seed of ``W`` and ``b``.
+
+    Examples
+    --------
+    The features' dot products approach the kernel as ``D`` grows:
+
+    >>> import numpy as np
+    >>> rff = RandomFourierFeatures(20000, sigma2=2.0, seed=1)
+    >>> x = np.array([[0.0, 1.0], [1.0, 0.5]])
+    >>> z = rff.transform(x)
+    >>> z.shape
+    (2, 20000)
+    >>> exact = np.exp(-np.sum((x[0] - x[1]) ** 2) / (2 * 2.0))
+    >>> bool(abs(float(z[0] @ z[1]) - exact) < 0.02)
+    True
+
+    Bad parameters raise ``ValueError`` naming them:
+
+    >>> RandomFourierFeatures(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid value for `n_components`: expected an integer >= 1, got 0
+    >>> RandomFourierFeatures(10, sigma2=float("nan"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid value for `sigma2`: ...
+    """
+
+    def __init__(
+        self,
+        n_components: int,
+        sigma2: float | None = None,
+        factor: float = 0.5,
+        seed: int = 0,
+    ):
+        check_int("n_components", n_components, 1)
+        if sigma2 is not None:
+            check_positive("sigma2", sigma2)
+        check_positive("factor", factor)
+        check_int("seed", seed, 0)
+        self.n_components = n_components
+        self.sigma2 = sigma2
+        self.factor = factor
+        self.seed = seed
+        self._maps: dict[
+            tuple[int, int], tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]
+        ] = {}
+
+    def __repr__(self) -> str:
+        bw = f"sigma2={self.sigma2!r}" if self.sigma2 is not None else f"factor={self.factor!r}"
+        return f"RandomFourierFeatures({self.n_components}, {bw}, seed={self.seed})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RandomFourierFeatures) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.n_components, self.sigma2, self.factor, self.seed)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The parameters only: ``W`` and ``b`` are drawn again from ``seed``."""
+        return {k: v for k, v in self.__dict__.items() if k != "_maps"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._maps = {}
+
+    def bandwidth(self, d: int) -> float:
+        """``sigma2`` for inputs of dimension ``d``.
+
+        >>> RandomFourierFeatures(8).bandwidth(10), RandomFourierFeatures(8, 3.0).bandwidth(10)
+        (5.0, 3.0)
+        """
+        return float(self.sigma2) if self.sigma2 is not None else d * float(self.factor)
+
+    def weights(
+        self, d: int, scale_d: int | None = None
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        """``(W, b)`` for inputs of dimension ``d``: ``W`` is ``d x D``,
+        ``b`` has ``D`` entries (drawn from ``seed``). The bandwidth rule
+        takes ``scale_d`` features (default ``d``): hashed dict features
+        fill only some of the ``d`` columns.
+
+        >>> w, b = RandomFourierFeatures(4, seed=3).weights(2)
+        >>> w.shape, b.shape
+        ((2, 4), (4,))
+        """
+        key = (d, d if scale_d is None else scale_d)
+        got = self._maps.get(key)
+        if got is None:
+            rng = np.random.default_rng(self.seed)
+            scale = 1.0 / math.sqrt(self.bandwidth(key[1]))
+            w = (rng.standard_normal((d, self.n_components)) * scale).astype(np.float32)
+            b = rng.uniform(0.0, 2.0 * math.pi, self.n_components).astype(np.float32)
+            got = (w, b)
+            self._maps = {key: got}
+        return got
+
+    def transform(self, x: npt.ArrayLike, scale_d: int | None = None) -> npt.NDArray[np.float32]:
+        """``z(x)`` of each row of the ``n x d`` array ``x`` (``n x D``,
+        float32); ``scale_d`` as in :meth:`weights`.
+
+        >>> RandomFourierFeatures(3).transform(np.zeros((1, 2))).shape
+        (1, 3)
+        """
+        a = np.asarray(x, dtype=np.float32)
+        if a.ndim != 2:
+            raise ValueError(f"invalid value for `x`: expected an n x d array, got shape {a.shape}")
+        w, b = self.weights(a.shape[1], scale_d)
+        z = a @ w
+        z += b
+        np.cos(z, out=z)
+        z *= np.float32(math.sqrt(2.0 / self.n_components))
+        return z
