@@ -860,7 +860,7 @@ fn forgetting_shrinks_every_group_and_the_average_is_the_mean_of_the_iterates() 
         cfg.forgetting = f;
         let mut m = StreamMkl::new(cfg.clone(), d, l).unwrap();
         cfg.forgetting = 1.0;
-        let mut rng = Rng(5);
+        let mut rng = Rng(Lcg(5));
         // running sums of the current iterates, per support input (the
         // support only grows without a budget)
         let mut sums: Vec<Vec<f64>> = vec![Vec::new(); 2];
@@ -931,7 +931,7 @@ fn oldest_rule_keeps_the_most_recently_changed_inputs_and_exact_norms() {
     cfg.budget_rule = BudgetRule::Oldest;
     cfg.forgetting = 0.99;
     let mut m = StreamMkl::new(cfg, d, l).unwrap();
-    let mut rng = Rng(9);
+    let mut rng = Rng(Lcg(9));
     // a least-recently-changed list: a hinge round with a positive loss
     // changes the coefficients of its input (and only then)
     let mut recent: Vec<Vec<u32>> = Vec::new();
@@ -1013,7 +1013,7 @@ fn kernel_columns_leave_the_rest_to_explicit_groups() {
             StreamLoss::Hinge,
         );
         let mut b = StreamMkl::new(cb, d, l).unwrap();
-        let mut rng = Rng(3);
+        let mut rng = Rng(Lcg(3));
         for _ in 0..300 {
             let (x, y) = example(&mut rng, d, l, chain);
             assert_eq!(a.predict(&x).unwrap(), b.predict(&x).unwrap());
@@ -1039,7 +1039,7 @@ fn scaling_to_zero_resets_the_model_which_still_learns_and_saves() {
         l,
     )
     .unwrap();
-    let mut rng = Rng(4);
+    let mut rng = Rng(Lcg(4));
     for _ in 0..50 {
         let (x, y) = example(&mut rng, d, l, true);
         m.learn(&x, &y).unwrap();
@@ -1068,7 +1068,7 @@ fn counted_mistakes_are_those_of_the_prediction_before_the_update() {
         let mut cfg = config(kernels, vec![vec![0]], chain, StreamLoss::Hinge);
         cfg.count_mistakes = true;
         let mut m = StreamMkl::new(cfg, d, l).unwrap();
-        let mut rng = Rng(8);
+        let mut rng = Rng(Lcg(8));
         let mut total = 0;
         for _ in 0..200 {
             let (x, y) = example(&mut rng, d, l, chain);
