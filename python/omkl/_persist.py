@@ -412,6 +412,29 @@ def index_of(values: list[Any], what: str) -> dict[Any, int]:
     return index
 
 
+class BytesState:
+    """Mixin of the pickling of an estimator whose learner is one core object
+    ``_state`` with ``to_bytes`` and a ``from_bytes`` on ``_STATE_TYPE``: the
+    learner travels as its bytes, everything else as it is."""
+
+    _STATE_TYPE: ClassVar[Any]
+
+    @synchronized
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_state"] = state["_state"].to_bytes()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        state["_state"] = self._STATE_TYPE.from_bytes(state["_state"])
+        self.__dict__.update(state)
+
+    @synchronized
+    def __sizeof__(self) -> int:
+        return object.__sizeof__(self) + int(self.__dict__["_state"].__sizeof__())
+
+
 _P = TypeVar("_P", bound="Persistent")
 
 

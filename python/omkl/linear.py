@@ -77,7 +77,7 @@ from river import base
 from omkl import _omkl
 from omkl._classifier import SoftmaxClassifier
 from omkl._params import SCHEDULES, check_choice, check_int, check_real, renamed
-from omkl._persist import Persistent, index_of
+from omkl._persist import BytesState, Persistent, index_of
 from omkl._sync import Synchronized, synchronized
 
 __all__ = ["ProximalClassifier", "ProximalRegressor"]
@@ -129,8 +129,12 @@ def _group_map(groups: Mapping[Any, Any] | None, key: str, value: str) -> dict[s
     return {} if groups is None else {str(k): str(v) for k, v in groups.items()}
 
 
-class _Proximal(Synchronized, Persistent, base.Base):
-    _loss_name: _omkl._Loss
+class _HashedGroups(Synchronized, Persistent, BytesState, base.Base):
+    """Base of the estimators on hashed grouped sparse features (Alg. 1 on
+    one example or on a chain): the core learner's shared arguments, the
+    group norms, the round count, pickling and the save layout."""
+
+    _state: Any
     regularizer: Regularizer | Sequence[Regularizer] | None
     schedule: str
     eta0: float
@@ -138,9 +142,53 @@ class _Proximal(Synchronized, Persistent, base.Base):
     radius: float | None
     average: bool
     fit_intercept: bool
-    separator: str
     groups: Mapping[str, str] | None
     n_buckets: int
+
+    _SAVE_VERSION = 1
+    _SAVE_SECTIONS = (1,)
+
+    def _learner_args(
+        self,
+    ) -> tuple[
+        _omkl._Schedule,
+        float,
+        float,
+        list[tuple[_omkl._Regularizer, list[float]]],
+        float | None,
+        bool,
+        bool,
+    ]:
+        """The schedule, ``eta0``, ``sigma``, regularisers, radius, averaging
+        and intercept arguments of the core learner, checked."""
+        return (
+            cast("_omkl._Schedule", check_choice("schedule", self.schedule, SCHEDULES)),
+            float(self.eta0),
+            float(self.sigma),
+            _regularizers(self.regularizer),
+            None if self.radius is None else float(self.radius),
+            bool(self.average),
+            bool(self.fit_intercept),
+        )
+
+    @property
+    @synchronized
+    def group_norms_(self) -> dict[str, float]:
+        """``{group: ||w_g||}`` of the prediction model (averaged or last);
+        a tagger's transitions are the group ``"<transitions>"``."""
+        return dict(self._state.group_norms())
+
+    @property
+    @synchronized
+    def n_rounds_(self) -> int:
+        """Number of examples (sequences, for a tagger) learned so far."""
+        return int(self._state.rounds)
+
+
+class _Proximal(_HashedGroups):
+    _state: _omkl.OnlineProximalLearner
+    _loss_name: _omkl._Loss
+    separator: str
 
     #: Constructor parameters shared by both estimators.
     _PARAMS = (
@@ -170,13 +218,7 @@ class _Proximal(Synchronized, Persistent, base.Base):
         groups = _group_map(self.groups, "feature name", "group name")
         return _omkl.OnlineProximalLearner(
             self._loss_name,
-            cast("_omkl._Schedule", check_choice("schedule", self.schedule, SCHEDULES)),
-            float(self.eta0),
-            float(self.sigma),
-            _regularizers(self.regularizer),
-            None if self.radius is None else float(self.radius),
-            bool(self.average),
-            bool(self.fit_intercept),
+            *self._learner_args(),
             getattr(self, "clip_gradient", None),
             self.separator,
             groups,
@@ -185,39 +227,11 @@ class _Proximal(Synchronized, Persistent, base.Base):
 
     @property
     @synchronized
-    def group_norms_(self) -> dict[str, float]:
-        """``{group: ||w_g||}`` of the prediction model (averaged or last)."""
-        return dict(self._state.group_norms())
-
-    @property
-    @synchronized
     def selected_groups_(self) -> list[str]:
         """Groups with a non-zero weight norm, in order of first appearance."""
         return [g for g, n in self._state.group_norms() if n > 0.0]
 
-    @property
-    @synchronized
-    def n_rounds_(self) -> int:
-        """Number of examples learned so far."""
-        return self._state.rounds
-
-    @synchronized
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_state"] = self._state.to_bytes()
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        state = dict(state)
-        state["_state"] = _omkl.OnlineProximalLearner.from_bytes(state["_state"])
-        self.__dict__.update(state)
-
-    @synchronized
-    def __sizeof__(self) -> int:
-        return object.__sizeof__(self) + self._state.__sizeof__()
-
-    _SAVE_VERSION = 1
-    _SAVE_SECTIONS = (1,)
+    _STATE_TYPE = _omkl.OnlineProximalLearner
 
     def _save_state(self) -> tuple[dict[str, Any], list[bytes]]:
         return {"classes": getattr(self, "_classes", None)}, [self._state.to_bytes()]

@@ -36,13 +36,12 @@ from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
-from river import base
 
 from omkl import _omkl
-from omkl._params import SCHEDULES, check_choice, check_int, renamed
-from omkl._persist import Persistent, index_of
-from omkl._sync import Synchronized, synchronized
-from omkl.linear import Regularizer, _group_map, _regularizers
+from omkl._params import check_choice, check_int, renamed
+from omkl._persist import index_of
+from omkl._sync import synchronized
+from omkl.linear import Regularizer, _group_map, _HashedGroups
 
 __all__ = ["TextTagger", "token_features"]
 
@@ -52,7 +51,7 @@ Token = Mapping[Any, Any]
 _TRANSITIONS = "<transitions>"
 
 
-class TextTagger(Synchronized, Persistent, base.Base):
+class TextTagger(_HashedGroups):
     """Linear-chain tagger on sparse token features, trained online by
     proximal steps (Alg. 1 on chains).
 
@@ -99,6 +98,8 @@ class TextTagger(Synchronized, Persistent, base.Base):
     ['w']
     """
 
+    _state: _omkl.SparseChainLearner
+
     def __init__(
         self,
         loss: str = "log",
@@ -134,13 +135,7 @@ class TextTagger(Synchronized, Persistent, base.Base):
         groups = _group_map(self.groups, "key", "template")
         return _omkl.SparseChainLearner(
             cast("_omkl._Loss", self.loss),
-            cast("_omkl._Schedule", check_choice("schedule", self.schedule, SCHEDULES)),
-            float(self.eta0),
-            float(self.sigma),
-            _regularizers(self.regularizer),
-            None if self.radius is None else float(self.radius),
-            bool(self.average),
-            bool(self.fit_intercept),
+            *self._learner_args(),
             groups,
             check_int("n_buckets", self.n_buckets, 1),
         )
@@ -296,13 +291,6 @@ class TextTagger(Synchronized, Persistent, base.Base):
 
     @property
     @synchronized
-    def group_norms_(self) -> dict[str, float]:
-        """``{template: ||w_g||}`` of the prediction model, the transitions
-        as ``"<transitions>"``."""
-        return dict(self._state.group_norms())
-
-    @property
-    @synchronized
     def template_weights_(self) -> dict[str, float]:
         """``{template: beta_g}``: each template's share ``||w_g|| / sum_h
         ||w_h||`` of the templates' norms (MKL's kernel weights under the
@@ -328,32 +316,9 @@ class TextTagger(Synchronized, Persistent, base.Base):
         n = len(self._labels)
         return {"bigram": t[:n], "start": t[-2], "stop": t[-1]}
 
-    @property
-    @synchronized
-    def n_rounds_(self) -> int:
-        """Number of sequences learned so far."""
-        return self._state.rounds
-
     # --- persistence -----------------------------------------------------
 
-    @synchronized
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state.pop("_lock", None)
-        state["_state"] = self._state.to_bytes()
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        state = dict(state)
-        state["_state"] = _omkl.SparseChainLearner.from_bytes(state["_state"])
-        self.__dict__.update(state)
-
-    @synchronized
-    def __sizeof__(self) -> int:
-        return object.__sizeof__(self) + self._state.__sizeof__()
-
-    _SAVE_VERSION = 1
-    _SAVE_SECTIONS = (1,)
+    _STATE_TYPE = _omkl.SparseChainLearner
 
     def _save_state(self) -> tuple[dict[str, Any], list[bytes]]:
         return {"labels": list(self._labels)}, [self._state.to_bytes()]
