@@ -244,16 +244,7 @@ impl OnlineProximal {
     /// # Complexity
     /// O(non-zeros × L + n × L²).
     pub fn predict_chain(&self, seq: &SparseBatch) -> Result<Vec<usize>> {
-        let n = self.check_sequence(seq, None)?;
-        let (mut em, mut tr) = (Vec::new(), Vec::new());
-        self.chain_scores_into(seq, true, &mut em, &mut tr);
-        chain_argmax(
-            &em,
-            &tr,
-            n,
-            self.n_outputs(),
-            &mut ChainWorkspace::default(),
-        )
+        self.decode_chain(seq, chain_argmax)
     }
 
     /// The position marginals (`n × L`) of the CRF of `seq` under the
@@ -262,10 +253,20 @@ impl OnlineProximal {
     /// # Complexity
     /// O(non-zeros × L + n × L²).
     pub fn chain_marginals(&self, seq: &SparseBatch) -> Result<Vec<f64>> {
+        self.decode_chain(seq, chain_marginals)
+    }
+
+    /// `decode` (emissions, transitions, n, L, workspace) applied to the
+    /// prediction model's scores of `seq`.
+    fn decode_chain<T>(
+        &self,
+        seq: &SparseBatch,
+        decode: fn(&[f64], &[f64], usize, usize, &mut ChainWorkspace) -> Result<T>,
+    ) -> Result<T> {
         let n = self.check_sequence(seq, None)?;
         let (mut em, mut tr) = (Vec::new(), Vec::new());
         self.chain_scores_into(seq, true, &mut em, &mut tr);
-        chain_marginals(
+        decode(
             &em,
             &tr,
             n,
@@ -424,21 +425,10 @@ impl NamedLearner {
             indices: x.buckets.to_vec(),
             values: x.values.to_vec(),
         };
-        self.model.config.check(g0 + new_groups.len())?;
         let new_groups: Vec<String> = new_groups.into_iter().map(str::to_string).collect();
-        for name in &new_groups {
-            self.space.intern(name);
-        }
-        let result = self
-            .model
-            .ensure_groups(self.space.n_groups())
-            .and_then(|_| self.model.ensure_outputs(known.max(k0)))
-            .and_then(|_| self.model.learn_chain(&seq, labels));
-        if result.is_err() {
-            self.model.shrink_to(g0, k0);
-            self.space.truncate(g0);
-        }
-        result
+        self.grow_then((g0, k0), &new_groups, Some(known.max(k0)), |m| {
+            m.learn_chain(&seq, labels)
+        })
     }
 
     /// The group ids of `names` (registering new ones; an error, nothing

@@ -150,25 +150,39 @@ impl NamedLearner {
         for ((g, &(_, bucket)), &v) in ids.into_iter().zip(&located).zip(values) {
             x.push(g, bucket, v);
         }
-        self.model.config.check(g0 + new_groups.len())?;
         let new_groups: Vec<String> = new_groups.into_iter().map(str::to_string).collect();
-        for gname in &new_groups {
-            self.space.intern(gname);
+        let outputs = match target {
+            Target::Class(k) => Some(k + 1),
+            _ => None,
+        };
+        self.grow_then((g0, k0), &new_groups, outputs, |m| m.learn(&x, target))
+    }
+
+    /// Registers the `new_groups` (once the configuration is checked for
+    /// them), grows the model to the space's groups and to `n_outputs`
+    /// outputs, then runs `learn` on it; on error the model and the space
+    /// go back to `g0` groups and `k0` outputs.
+    pub(crate) fn grow_then<T>(
+        &mut self,
+        (g0, k0): (usize, usize),
+        new_groups: &[String],
+        n_outputs: Option<usize>,
+        learn: impl FnOnce(&mut OnlineProximal) -> Result<T>,
+    ) -> Result<T> {
+        self.model.config.check(g0 + new_groups.len())?;
+        for name in new_groups {
+            self.space.intern(name);
         }
-        let grown = self
+        let result = self
             .model
             .ensure_groups(self.space.n_groups())
-            .and_then(|_| {
-                if let Target::Class(k) = target {
-                    self.model.ensure_outputs(k + 1)?;
-                }
-                self.model.learn(&x, target)
-            });
-        if grown.is_err() {
+            .and_then(|_| n_outputs.map_or(Ok(()), |k| self.model.ensure_outputs(k)))
+            .and_then(|_| learn(&mut self.model));
+        if result.is_err() {
             self.model.shrink_to(g0, k0);
             self.space.truncate(g0);
         }
-        grown
+        result
     }
 
     /// The id of every group of `groups`: registered groups keep theirs,
