@@ -63,6 +63,9 @@ fn transition_bucket(r: usize, l: usize) -> usize {
     }
 }
 
+/// A chain decoder: emissions, transitions, `n`, `L`, workspace.
+type ChainDecoder<T> = fn(&[f64], &[f64], usize, usize, &mut ChainWorkspace) -> Result<T>;
+
 impl OnlineProximal {
     /// The group of the transitions, or an error if the learner is not a
     /// chain learner.
@@ -258,11 +261,7 @@ impl OnlineProximal {
 
     /// `decode` (emissions, transitions, n, L, workspace) applied to the
     /// prediction model's scores of `seq`.
-    fn decode_chain<T>(
-        &self,
-        seq: &SparseBatch,
-        decode: fn(&[f64], &[f64], usize, usize, &mut ChainWorkspace) -> Result<T>,
-    ) -> Result<T> {
+    fn decode_chain<T>(&self, seq: &SparseBatch, decode: ChainDecoder<T>) -> Result<T> {
         let n = self.check_sequence(seq, None)?;
         let (mut em, mut tr) = (Vec::new(), Vec::new());
         self.chain_scores_into(seq, true, &mut em, &mut tr);
