@@ -10,7 +10,7 @@
 //! gradient ([`chain_loss_grad`]), takes the gradient step of every
 //! position and of the transitions, then the same prox steps, projection
 //! and averaging as the multiclass round
-//! ([`OnlineProximal::finish_round`]).
+//! (`OnlineProximal::finish_round`).
 //!
 //! # Cost of a round
 //! O(non-zeros × labels + n × labels²) for the scores, the decoding and the
