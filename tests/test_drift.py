@@ -85,6 +85,29 @@ def test_detector_restart_steps_with_eta0_again_after_a_drift():
     assert coefs[False] == pytest.approx(0.5, rel=1e-9)
 
 
+def test_save_and_load_keep_detectors_and_random_features(tmp_path):
+    model = MKLClassifier(
+        kernels=["linear", RandomFourierFeatures(16, sigma2=2.0, seed=3)],
+        hash_features=8,
+        drift_detector=drift.ADWIN(delta=0.01),
+        budget_rule="oldest",
+        max_support=50,
+    )
+    for x, y in xor_stream(400, flip_at=200):
+        model.learn_one(x, y)
+    model.save(tmp_path / "m.omkl")
+    back = MKLClassifier.load(tmp_path / "m.omkl")
+    assert back.kernels == model.kernels
+    assert isinstance(back.drift_detector, drift.ADWIN)
+    assert back.drift_detector._get_params() == model.drift_detector._get_params()
+    assert back.drift_detector is not model.drift_detector
+    probe = [x for x, _ in xor_stream(50, seed=9)]
+    assert [back.predict_one(x) for x in probe] == [model.predict_one(x) for x in probe]
+    # the loaded model goes on learning and watching for drift
+    for x, y in xor_stream(50, seed=11):
+        back.learn_one(x, y)
+
+
 def test_river_detectors_and_budget_keep_a_saved_model(tmp_path):
     model = MKLClassifier(
         drift_detector=drift.ADWIN(),

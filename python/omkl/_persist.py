@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import importlib
 import inspect
 import json
 import math
@@ -304,8 +305,10 @@ def encode(value: Any) -> Any:
     """A JSON value that :func:`decode` turns back into ``value`` (same
     types), for ``None``, ``bool``, ``int``, ``float`` (also NaN and
     infinities), ``str``, tuples, lists, dicts (any encodable keys, order
-    kept), numpy scalars and :class:`omkl.Kernel`. Anything else is a
-    ``TypeError`` naming the value.
+    kept), numpy scalars, :class:`omkl.Kernel`,
+    :class:`omkl.RandomFourierFeatures` and river objects such as drift
+    detectors (their class and constructor parameters: a fresh one is built
+    on decoding). Anything else is a ``TypeError`` naming the value.
 
     >>> v = {"a": (1, 2.5, None), 3: [True, float("inf")]}
     >>> decode(json.loads(json.dumps(encode(v)))) == v
@@ -328,9 +331,19 @@ def encode(value: Any) -> Any:
         return {"dict": [[encode(k), encode(v)] for k, v in value.items()]}
     if isinstance(value, _omkl.Kernel):
         return {"kernel": list(value.args())}
+    from omkl.random_features import RandomFourierFeatures
+
+    if isinstance(value, RandomFourierFeatures):
+        return {"rff": [encode(v) for v in value._key()]}
+    if type(value).__module__.startswith("river.") and hasattr(value, "_get_params"):
+        # A river object (e.g. a drift detector) as its class and its
+        # constructor parameters: a fresh one is built on load.
+        name = f"{type(value).__module__}:{type(value).__qualname__}"
+        return {"river": [name, encode(value._get_params())]}
     raise TypeError(
         f"cannot save {value!r} of type {type(value).__name__}: labels, feature names and "
         "parameters must be str, int, float, bool, None, numpy scalars, omkl.Kernel, "
+        "omkl.RandomFourierFeatures, river objects (saved by their parameters), "
         "or tuples, lists and dicts of these"
     )
 
@@ -351,9 +364,27 @@ def decode(value: Any) -> Any:
             return float(inner)
         if key == "kernel":
             return _omkl.Kernel(*inner)
+        if key == "rff":
+            from omkl.random_features import RandomFourierFeatures
+
+            return RandomFourierFeatures(*(decode(v) for v in inner))
+        if key == "river":
+            return _river_object(*inner)
     if set(value) == {"numpy", "value"}:
         return np.dtype(value["numpy"]).type(decode(value["value"]))
     raise ValueError(f"unknown encoded value {value!r}")
+
+
+def _river_object(name: str, params: Any) -> Any:
+    """A fresh river object of class ``name`` (``"module:QualName"``, a
+    module of river only) built from its encoded constructor parameters."""
+    module, _, qualname = str(name).partition(":")
+    if not module.startswith("river.") or not qualname:
+        raise ValueError(f"unknown encoded value {{'river': {name!r}}}: not a river class")
+    obj: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj(**decode(params))
 
 
 # --- estimators -------------------------------------------------------------
