@@ -327,13 +327,13 @@ impl StreamMkl {
             b.apply_norm_change(s.ip[ng], s.dd[ng]);
         }
         debug_assert_eq!(n_blocks, s.norms.len());
-        rescale_to(self, &s.norms, &s.shrunk);
+        // Forgetting is one more factor on every new norm: each group is
+        // rescaled once.
         let f = self.config.forgetting;
         if f < 1.0 {
-            for g in 0..n_blocks {
-                self.rescale_group(g, f);
-            }
+            s.shrunk.iter_mut().for_each(|v| *v *= f);
         }
+        rescale_to(self, &s.norms, &s.shrunk);
         if let Some(budget) = self.config.max_support {
             while self.support.len() > budget {
                 self.remove_support_by_rule();
