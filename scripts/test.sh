@@ -87,8 +87,9 @@ echo "== Python: mypy --strict on python/omkl"
 "$VENV/bin/python" -m mypy --strict python/omkl
 
 echo "== Python: pytest (against the installed wheel)"
+# A test that hangs fails after 15 minutes, with the stacks of every thread.
 set +e
-"$VENV/bin/python" -m pytest tests -q -p no:cacheprovider
+"$VENV/bin/python" -m pytest tests -q -p no:cacheprovider --timeout=900
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then
@@ -108,7 +109,7 @@ if not pkg.startswith(os.path.realpath(sys.prefix) + os.sep):
 print(pkg)
 ')
 set +e
-"$VENV/bin/python" -m pytest --doctest-modules -q -p no:cacheprovider "$pkg"
+"$VENV/bin/python" -m pytest --doctest-modules -q -p no:cacheprovider --timeout=900 "$pkg"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then

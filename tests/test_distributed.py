@@ -190,12 +190,15 @@ def test_a_dask_bag_gives_one_shard_per_partition(client):
 
 
 def _reader_that_kills_its_worker_once(path: str) -> list[Any]:
-    flag = os.path.join(os.path.dirname(path), "killed")
-    if not os.path.exists(flag):
-        Path(flag).touch()
-        os._exit(1)
-    with open(path, "rb") as f:
-        return pickle.load(f)
+    """Reads a shard, but kills its worker the first time it reads each
+    shard: the workers reading the shards of a round all die at once."""
+    flag = path + ".killed"
+    try:
+        os.close(os.open(flag, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    os._exit(1)
 
 
 def test_a_worker_killed_mid_round_is_survived(client, tmp_path):
@@ -214,7 +217,7 @@ def test_a_worker_killed_mid_round_is_survived(client, tmp_path):
         shard_reader=_reader_that_kills_its_worker_once,
         progress=False,
     )
-    assert os.path.exists(tmp_path / "killed")
+    assert all(os.path.exists(p + ".killed") for p in paths)
     plain, _ = train(est, [data[:60], data[60:]], epochs=2, client=client, progress=False)
     _assert_same(export_params(model), export_params(plain))
     client.wait_for_workers(2, timeout=60)

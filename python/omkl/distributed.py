@@ -342,18 +342,19 @@ def _shard_futures(
         )
     if len(shards) == 0:
         raise ValueError("shards: expected at least one shard, got none")
-    workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
-    if not workers:
+    # No worker restrictions: Dask spreads the reads over idle workers, and
+    # a read restricted to a worker that died is never run again once every
+    # worker has died and come back under new addresses.
+    if not client.scheduler_info(n_workers=-1)["workers"]:
         raise RuntimeError("client: the Dask cluster has no workers")
     out = []
-    for k, s in enumerate(shards):
-        where = {"workers": [workers[k % len(workers)]], "allow_other_workers": True}
+    for s in shards:
         if reader is not None:
-            out.append(client.submit(reader, s, pure=False, **where))
+            out.append(client.submit(reader, s, pure=False))
         elif isinstance(s, str | os.PathLike):
-            out.append(client.submit(os.fspath, s, pure=False, **where))
+            out.append(client.submit(os.fspath, s, pure=False))
         else:
-            out.append(client.submit(list, s, pure=False, **where))
+            out.append(client.submit(list, s, pure=False))
     return out
 
 
