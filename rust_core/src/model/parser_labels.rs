@@ -52,7 +52,7 @@ pub struct ArcLabeler {
 }
 
 /// The feature names of the arc `h → m` (1-based words, 0 = root).
-fn arc_features(toks: &[Token], h: usize, m: usize) -> Vec<String> {
+fn arc_features(toks: &[Token], heads: &[usize], h: usize, m: usize) -> Vec<String> {
     let word = |i: isize| -> (&str, &str, &str, &str) {
         if i == 0 {
             ("<root>", "<root>", "<root>", "<root>")
@@ -105,7 +105,69 @@ fn arc_features(toks: &[Token], h: usize, m: usize) -> Vec<String> {
             f.push(format!("arc_hfeat={v}|{mu}"));
         }
     }
+    tree_features(toks, heads, h, m, &mut f);
     f
+}
+
+/// Features of the arc `h → m` that read the rest of the tree: the
+/// modifier's own dependents (a case marker or an auxiliary below `m` tells
+/// `obl` from `obj` and `advcl` from `xcomp`), its nearest siblings on the
+/// same side of the head, and the head's own head.
+fn tree_features(toks: &[Token], heads: &[usize], h: usize, m: usize, f: &mut Vec<String>) {
+    let upos = |i: usize| -> &str {
+        if i == 0 {
+            "<root>"
+        } else {
+            &toks[i - 1].upos
+        }
+    };
+    let (hu, mu) = (upos(h), upos(m));
+    let dir = if h < m { "R" } else { "L" };
+    let mut kids = 0usize;
+    for (c, &hc) in heads.iter().enumerate() {
+        let c = c + 1;
+        if hc != m {
+            continue;
+        }
+        kids += 1;
+        let t = &toks[c - 1];
+        let side = if c < m { "L" } else { "R" };
+        f.push(format!("arc_kid={}|{side}|{mu}", t.upos));
+        if matches!(
+            t.upos.as_str(),
+            "ADP" | "SCONJ" | "AUX" | "PART" | "CCONJ" | "DET" | "PRON" | "PUNCT"
+        ) {
+            f.push(format!(
+                "arc_kidw={}|{}|{mu}|{hu}",
+                t.upos,
+                t.form.to_lowercase()
+            ));
+        }
+    }
+    f.push(format!("arc_nkids={}|{mu}", kids.min(3)));
+    // the head's function words (a passive auxiliary marks nsubj:pass)
+    for (c, &hc) in heads.iter().enumerate() {
+        let t = &toks[c];
+        if hc == h && c + 1 != m && matches!(t.upos.as_str(), "AUX" | "PART" | "SCONJ" | "ADP") {
+            f.push(format!("arc_hkidw={}|{mu}|{dir}", t.form.to_lowercase()));
+        }
+    }
+    // nearest sibling between the head and the modifier, and beyond it
+    let sib = |mut range: Box<dyn Iterator<Item = usize>>| -> &str {
+        range.find(|&c| heads[c - 1] == h).map_or("<none>", upos)
+    };
+    let (inner, outer) = if h < m {
+        (
+            sib(Box::new((h + 1..m).rev())),
+            sib(Box::new(m + 1..=toks.len())),
+        )
+    } else {
+        (sib(Box::new(m + 1..h)), sib(Box::new((1..m).rev())))
+    };
+    f.push(format!("arc_sib_in={inner}|{mu}|{hu}|{dir}"));
+    f.push(format!("arc_sib_out={outer}|{mu}|{hu}|{dir}"));
+    let g = if h == 0 { "<none>" } else { upos(heads[h - 1]) };
+    f.push(format!("arc_gp={g}|{hu}|{mu}|{dir}"));
 }
 
 impl ArcLabeler {
@@ -157,7 +219,7 @@ impl ArcLabeler {
                     self.labels.len() - 1
                 }
             };
-            let names = arc_features(toks, heads[i], i + 1);
+            let names = arc_features(toks, heads, heads[i], i + 1);
             let refs: Vec<&str> = names.iter().map(String::as_str).collect();
             let values = vec![1.0; refs.len()];
             match self.learner.learn(&refs, &values, Target::Class(k)) {
@@ -182,7 +244,7 @@ impl ArcLabeler {
         }
         (0..toks.len())
             .map(|i| {
-                let names = arc_features(toks, heads[i], i + 1);
+                let names = arc_features(toks, heads, heads[i], i + 1);
                 let refs: Vec<&str> = names.iter().map(String::as_str).collect();
                 let values = vec![1.0; refs.len()];
                 let z = self.learner.scores(&refs, &values)?;
@@ -239,8 +301,10 @@ impl ArcLabeler {
 
 /// Format name of the label stage's envelope.
 pub const LABELER_FORMAT: &str = "omkl-arc-labeler";
-/// Format version of the label stage's bytes.
-pub const LABELER_VERSION: u32 = 1;
+/// Format version of the label stage's bytes. Version 2 reads the rest of
+/// the tree (the modifier's dependents, its siblings, the head's head);
+/// weights saved by version 1 mean other features and are refused.
+pub const LABELER_VERSION: u32 = 2;
 
 #[cfg(test)]
 mod tests {
@@ -300,12 +364,39 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("older layout"), "{err}");
+        // weights of the version-1 features are refused, not misread
+        let payload = crate::persist::open(&b, LABELER_FORMAT, &[LABELER_VERSION]).unwrap();
+        let v1 = crate::persist::seal(LABELER_FORMAT, 1, payload);
+        let err = ArcLabeler::from_bytes(&v1).unwrap_err().to_string();
+        assert!(err.contains("version 1 is not supported"), "{err}");
+    }
+
+    #[test]
+    fn the_modifiers_dependents_tell_relations_apart() {
+        // "sat on mats" (obl, with a case marker) against "ate mats" (obj)
+        let obl = vec![
+            tok("sat", "VERB", "root"),
+            tok("on", "ADP", "case"),
+            tok("mats", "NOUN", "obl"),
+        ];
+        let obj = vec![tok("ate", "VERB", "root"), tok("mats", "NOUN", "obj")];
+        let (h_obl, h_obj) = ([0, 3, 1], [0, 1]);
+        let names = arc_features(&obl, &h_obl, 1, 3);
+        assert!(names.contains(&"arc_kidw=ADP|on|NOUN|VERB".to_string()), "{names:?}");
+        assert!(names.contains(&"arc_nkids=1|NOUN".to_string()), "{names:?}");
+        let mut lab = ArcLabeler::new(0.1, 1e-6).unwrap();
+        for _ in 0..5 {
+            lab.learn_sentence(&obl, &h_obl, "a").unwrap();
+            lab.learn_sentence(&obj, &h_obj, "b").unwrap();
+        }
+        assert_eq!(lab.predict(&obl, &h_obl).unwrap(), ["root", "case", "obl"]);
+        assert_eq!(lab.predict(&obj, &h_obj).unwrap(), ["root", "obj"]);
     }
 
     #[test]
     fn all_features_share_one_table() {
         let s = vec![tok("The", "DET", "det"), tok("dog", "NOUN", "root")];
-        let names = arc_features(&s, 2, 1);
+        let names = arc_features(&s, &[2, 0], 2, 1);
         assert!(names.len() > 15);
         assert!(names.iter().all(|n| n.starts_with("arc_")));
         let mut lab = ArcLabeler::new(0.1, 1e-6).unwrap();
