@@ -1,0 +1,338 @@
+"""Parsing text that has no gold tags: a morphology tagger feeding the parser.
+
+:class:`TextParser` owns a tagger, which predicts the CoNLL-U columns LEMMA,
+UPOS, XPOS and FEATS from the word forms, and a :class:`DependencyParser`,
+which predicts HEAD and DEPREL from them. It reads a CoNLL-U file with only
+ID and FORM filled, or plain pre-tokenised text (one sentence per line,
+tokens separated by spaces), and writes complete CoNLL-U.
+
+The parser is trained on **predicted** tags, jackknifed over ``folds`` parts
+of the training set: the tags of each part come from a tagger trained on the
+other parts, so the parser learns how far the tags it will see can be
+trusted. The tagger that the pipeline keeps is then trained on the whole
+training set.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from omkl._persist import constructor_params, load_model, named_errors, save_model
+from omkl._persist import decode as decode_value
+from omkl._persist import encode as encode_value
+from omkl._sync import synchronized
+from omkl.parsing import DependencyParser, Sentence, read_conllu
+
+__all__ = ["TextParser", "Tagger", "read_text", "read_sentences", "write_conllu", "jackknife"]
+
+PathLike = str | os.PathLike[str]
+
+#: The CoNLL-U columns a tagger fills.
+MORPHOLOGY = ("lemma", "upos", "xpos", "feats")
+
+
+class Tagger(Protocol):
+    """What :class:`TextParser` needs of a tagger: ``fit`` on sentences with
+    gold columns, and ``tag``, which returns new sentences with
+    :data:`MORPHOLOGY` filled (the input left untouched)."""
+
+    def fit(self, sentences: Sequence[Sentence], *args: Any, **kwargs: Any) -> Any: ...
+
+    def tag(self, sentences: Sequence[Sentence]) -> list[Sentence]: ...
+
+
+def _fresh(model: Any) -> Any:
+    """An untrained model with the parameters of ``model`` (river's
+    ``clone``)."""
+    return type(model)(**constructor_params(model))
+
+
+def read_text(path: PathLike) -> list[Sentence]:
+    """Reads pre-tokenised text: one sentence per line, tokens separated by
+    spaces (blank lines are skipped). Each token is ``{"id": i, "form": w}``.
+
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "in.txt"
+    >>> _ = p.write_text("Dogs bark .\\n\\nCats  sleep\\n")
+    >>> [[t["form"] for t in s] for s in read_text(p)]
+    [['Dogs', 'bark', '.'], ['Cats', 'sleep']]
+    """
+    out: list[Sentence] = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            words = line.split()
+            if words:
+                out.append([{"id": i + 1, "form": w} for i, w in enumerate(words)])
+    return out
+
+
+def read_sentences(path: PathLike, input_format: str | None = None) -> list[Sentence]:
+    """Reads ``path`` as CoNLL-U (``input_format="conllu"``) or as
+    pre-tokenised text (``"text"``); by default, by the file's suffix
+    (``.conllu`` or ``.conll`` for CoNLL-U, anything else is text)."""
+    if input_format is None:
+        suffix = os.path.splitext(os.fspath(path))[1].lower()
+        input_format = "conllu" if suffix in (".conllu", ".conll") else "text"
+    if input_format == "conllu":
+        return read_conllu(path)
+    if input_format == "text":
+        return read_text(path)
+    raise ValueError(f"input_format: expected 'conllu', 'text' or None, got {input_format!r}")
+
+
+def _cell(value: Any) -> str:
+    s = "_" if value is None else str(value)
+    if s == "":
+        return "_"
+    if any(c in s for c in "\t\n\r"):
+        raise ValueError(f"a CoNLL-U field cannot hold a tab or a line break: {s!r}")
+    return s
+
+
+def write_conllu(sentences: Sequence[Sentence], path: PathLike) -> None:
+    """Writes ``sentences`` as CoNLL-U: a ``# sent_id`` and a ``# text`` line,
+    then the ten columns of each word (missing values as ``_``).
+
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "out.conllu"
+    >>> write_conllu([[{"form": "Hi", "upos": "INTJ", "head": 0, "deprel": "root"}]], p)
+    >>> p.read_text().splitlines()[:2]
+    ['# sent_id = 1', '# text = Hi']
+    >>> p.read_text().splitlines()[2].split("\\t")
+    ['1', 'Hi', '_', 'INTJ', '_', '_', '0', 'root', '_', '_']
+    """
+    lines: list[str] = []
+    for i, s in enumerate(sentences):
+        lines.append(f"# sent_id = {i + 1}")
+        lines.append("# text = " + " ".join(_cell(t.get("form")) for t in s))
+        for j, t in enumerate(s):
+            cols = [str(j + 1), t.get("form"), t.get("lemma"), t.get("upos"), t.get("xpos")]
+            cols += [t.get("feats"), t.get("head"), t.get("deprel"), None, None]
+            lines.append("\t".join(_cell(c) for c in cols))
+        lines.append("")
+    tmp = f"{os.fspath(path)}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def jackknife(
+    sentences: Sequence[Sentence],
+    tagger: Any,
+    folds: int = 10,
+    seed: int = 0,
+    fit: Callable[[Any, list[Sentence]], Any] | None = None,
+    progress: bool = False,
+) -> list[Sentence]:
+    """The sentences with :data:`MORPHOLOGY` predicted by taggers that never
+    saw them: the sentences are split into ``folds`` parts at random (by
+    ``seed``), and each part is tagged by a fresh copy of ``tagger`` trained
+    on the other parts (``fit(copy, sentences)``, default ``copy.fit``). Gold
+    heads and relations are kept, so the result trains a parser on the tags
+    it will see at prediction time.
+
+    >>> class Majority:  # predicts each column's most frequent value
+    ...     def fit(self, sents):
+    ...         from collections import Counter
+    ...         self.best = {c: Counter(t[c] for s in sents for t in s).most_common(1)[0][0]
+    ...                      for c in ("lemma", "upos", "xpos", "feats")}
+    ...     def tag(self, sents):
+    ...         return [[{**t, **self.best} for t in s] for s in sents]
+    >>> sents = [[{"form": w, "lemma": w, "upos": u, "xpos": u, "feats": "_", "head": 0}]
+    ...          for w, u in [("a", "X"), ("b", "X"), ("c", "Y")]]
+    >>> [s[0]["upos"] for s in jackknife(sents, Majority(), folds=3)]
+    ['X', 'X', 'X']
+    """
+    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+        raise ValueError(f"folds: expected an integer >= 2, got {folds!r}")
+    n = len(sentences)
+    if n < folds:
+        raise ValueError(f"folds: {folds} parts of {n} sentences; expected at least one per part")
+    order = list(range(n))
+    random.Random(seed).shuffle(order)
+    part = [0] * n
+    for k, i in enumerate(order):
+        part[i] = k % folds
+    out: list[Sentence | None] = [None] * n
+    from tqdm.auto import tqdm
+
+    for k in tqdm(range(folds), desc="jackknife", unit="fold", disable=not progress):
+        train = [sentences[i] for i in range(n) if part[i] != k]
+        held = [i for i in range(n) if part[i] == k]
+        model = _fresh(tagger)
+        if fit is None:
+            model.fit(train)
+        else:
+            fit(model, train)
+        tagged = model.tag([sentences[i] for i in held])
+        for i, s in zip(held, tagged, strict=True):
+            gold = sentences[i]
+            out[i] = [
+                {**g, **{c: t.get(c, "_") for c in MORPHOLOGY}}
+                for g, t in zip(gold, s, strict=True)
+            ]
+    return [s for s in out if s is not None]
+
+
+class TextParser:
+    """Tags and parses text that has no gold tags.
+
+    Parameters
+    ----------
+    tagger
+        The morphology tagger (any object with ``fit(sentences)`` and
+        ``tag(sentences)``, see :class:`Tagger`); trained by :meth:`fit`.
+    parser
+        The :class:`~omkl.DependencyParser` (default: ``DependencyParser()``),
+        trained by :meth:`fit` on jackknifed tags.
+    folds
+        Parts of the training set for the jackknife (0: train the parser on
+        gold tags, which it will never see at prediction time).
+    seed
+        Seed of the split into parts.
+    """
+
+    def __init__(
+        self,
+        tagger: Any,
+        parser: DependencyParser | None = None,
+        folds: int = 10,
+        seed: int = 0,
+    ) -> None:
+        if isinstance(folds, bool) or not isinstance(folds, int) or folds == 1 or folds < 0:
+            raise ValueError(f"folds: expected 0 or an integer >= 2, got {folds!r}")
+        for name in ("fit", "tag"):
+            if not callable(getattr(tagger, name, None)):
+                raise TypeError(
+                    f"tagger: expected an object with fit() and tag(), got {type(tagger).__name__}"
+                )
+        self.tagger = tagger
+        self.parser = parser if parser is not None else DependencyParser()
+        self.folds = folds
+        self.seed = seed
+
+    @synchronized
+    def fit(self, data: PathLike | Sequence[Sentence], progress: bool = False) -> TextParser:
+        """Trains the parser on jackknifed tags of ``data`` (a CoNLL-U file
+        or sentences with gold columns and heads), then the tagger on all of
+        ``data``. Returns ``self``."""
+        sentences = read_conllu(data) if isinstance(data, str | os.PathLike) else list(data)
+        if not sentences:
+            raise ValueError("data: expected at least one sentence, got none")
+        if self.folds:
+            predicted = jackknife(sentences, self.tagger, self.folds, self.seed, progress=progress)
+        else:
+            predicted = sentences
+        self.parser.fit(predicted, progress=progress)
+        self.tagger.fit(sentences)
+        return self
+
+    @synchronized
+    def tag(self, sentences: Sequence[Sentence]) -> list[Sentence]:
+        """New sentences with LEMMA, UPOS, XPOS and FEATS predicted."""
+        return [list(s) for s in self.tagger.tag(sentences)]
+
+    @synchronized
+    def predict(self, sentences: Sequence[Sentence]) -> list[Sentence]:
+        """New sentences with every column predicted: the tagger's, then
+        ``head`` and ``deprel`` from the parser."""
+        if not sentences:
+            return []
+        tagged = self.tagger.tag(sentences)
+        heads, rels = self.parser.parse_with_labels(tagged)
+        return [
+            [{**t, "head": h, "deprel": r} for t, h, r in zip(s, hs, rs, strict=True)]
+            for s, hs, rs in zip(tagged, heads, rels, strict=True)
+        ]
+
+    def parse_file(
+        self, source: PathLike, target: PathLike, input_format: str | None = None
+    ) -> int:
+        """Reads ``source`` (CoNLL-U or pre-tokenised text, see
+        :func:`read_sentences`), writes it to ``target`` as complete CoNLL-U,
+        and returns the number of sentences."""
+        sentences = read_sentences(source, input_format)
+        write_conllu(self.predict(sentences), target)
+        return len(sentences)
+
+    @synchronized
+    def score(self, data: PathLike | Sequence[Sentence]) -> dict[str, float | None]:
+        """Accuracies in percent on gold ``data``: the tagger's columns
+        (``upos``, ``xpos``, ``feats``, ``lemma``, ``alltags``: UPOS, XPOS
+        and FEATS all right), and ``uas``/``las`` of the parser on the
+        predicted tags (over non-punctuation words by gold UPOS)."""
+        gold = read_conllu(data) if isinstance(data, str | os.PathLike) else list(data)
+        pred = self.predict(gold)
+        counts = dict.fromkeys(("upos", "xpos", "feats", "lemma", "alltags"), 0)
+        words = scored = uas = las = 0
+        for gs, ps in zip(gold, pred, strict=True):
+            for g, p in zip(gs, ps, strict=True):
+                words += 1
+                for c in MORPHOLOGY:
+                    counts[c] += g.get(c) == p.get(c)
+                counts["alltags"] += all(g.get(c) == p.get(c) for c in ("upos", "xpos", "feats"))
+                if g.get("upos") != "PUNCT" and g.get("head") is not None:
+                    scored += 1
+                    if g["head"] == p["head"]:
+                        uas += 1
+                        las += g.get("deprel") == p["deprel"]
+        out: dict[str, float | None] = {k: 100.0 * v / max(words, 1) for k, v in counts.items()}
+        out["uas"] = 100.0 * uas / scored if scored else None
+        out["las"] = 100.0 * las / scored if scored else None
+        return out
+
+    # --- persistence --------------------------------------------------------
+
+    _FORMAT = "omkl.TextParser"
+    _VERSION = 1
+
+    @synchronized
+    def save(self, path: PathLike) -> None:
+        """Saves the tagger and the parser atomically in one checksummed file."""
+        parts: list[bytes] = []
+        header: dict[str, Any] = {"folds": self.folds, "seed": self.seed}
+        for name, model in (("tagger", self.tagger), ("parser", self.parser)):
+            state, sections = model._save_state()
+            header[name] = {
+                "class": f"{type(model).__module__}:{type(model).__qualname__}",
+                "params": encode_value(constructor_params(model)),
+                "state": encode_value(state),
+                "sections": len(sections),
+            }
+            parts.extend(sections)
+        save_model(path, self._FORMAT, self._VERSION, header, parts)
+
+    @classmethod
+    def load(cls, path: PathLike) -> TextParser:
+        """Loads a pipeline saved by :meth:`save` (``FileNotFoundError`` if
+        ``path`` is missing, ``ValueError`` naming the file if it is not a
+        saved pipeline or is damaged)."""
+        import importlib
+
+        _, header, sections = load_model(path, cls._FORMAT, [cls._VERSION])
+        with named_errors(path):
+            models = {}
+            at = 0
+            for name in ("tagger", "parser"):
+                part = header[name]
+                module, _, qual = str(part["class"]).partition(":")
+                if not module.startswith("omkl."):
+                    raise ValueError(f"the saved {name} is not an omkl model: {part['class']!r}")
+                model_cls = getattr(importlib.import_module(module), qual)
+                model = model_cls(**decode_value(part["params"]))
+                n = int(part["sections"])
+                model._load_state(decode_value(part["state"]), sections[at : at + n])
+                at += n
+                models[name] = model
+            if at != len(sections):
+                raise ValueError(f"expected {at} sections, got {len(sections)}")
+            return cls(
+                models["tagger"], models["parser"], int(header["folds"]), int(header["seed"])
+            )

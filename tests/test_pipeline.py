@@ -1,0 +1,163 @@
+"""Parsing text without gold tags (omkl.pipeline)."""
+
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+import pytest
+
+import omkl
+from omkl.parsing import read_conllu
+from omkl.pipeline import (
+    MORPHOLOGY,
+    TextParser,
+    jackknife,
+    read_sentences,
+    read_text,
+    write_conllu,
+)
+
+# A toy treebank: determiner-noun-verb sentences and their variants.
+_NOUNS = ["dog", "cat", "bird", "cow", "fox", "owl"]
+_VERBS = ["barks", "sleeps", "sings", "runs"]
+
+
+def _treebank(n: int) -> list[list[dict[str, Any]]]:
+    out = []
+    for i in range(n):
+        noun, verb = _NOUNS[i % len(_NOUNS)], _VERBS[(i // 2) % len(_VERBS)]
+        words = [
+            ("the", "the", "DET", "DT", "Definite=Def", 2, "det"),
+            (noun, noun, "NOUN", "NN", "Number=Sing", 3, "nsubj"),
+            (verb, verb[:-1], "VERB", "VBZ", "Number=Sing", 0, "root"),
+        ]
+        if i % 3 == 0:
+            words.append((".", ".", "PUNCT", ".", "_", 3, "punct"))
+        out.append(
+            [
+                {
+                    "id": j + 1,
+                    "form": f,
+                    "lemma": lem,
+                    "upos": u,
+                    "xpos": x,
+                    "feats": ft,
+                    "head": h,
+                    "deprel": r,
+                }
+                for j, (f, lem, u, x, ft, h, r) in enumerate(words)
+            ]
+        )
+    return out
+
+
+class LookupTagger:
+    """Predicts each column's most frequent value for the word form (the
+    first training word's values for an unknown form); records what it was
+    trained on."""
+
+    def __init__(self) -> None:
+        self.trained_on: list[tuple[str, ...]] = []
+
+    def fit(self, sentences: list[list[dict[str, Any]]]) -> LookupTagger:
+        self.trained_on = [tuple(t["form"] for t in s) for s in sentences]
+        counts: dict[str, collections.Counter[tuple[str, ...]]] = collections.defaultdict(
+            collections.Counter
+        )
+        for s in sentences:
+            for t in s:
+                counts[t["form"]][tuple(t[c] for c in MORPHOLOGY)] += 1
+        self.best = {f: c.most_common(1)[0][0] for f, c in counts.items()}
+        self.default = next(iter(self.best.values()))
+        return self
+
+    def tag(self, sentences: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+        return [
+            [
+                {**t, **dict(zip(MORPHOLOGY, self.best.get(t["form"], self.default), strict=True))}
+                for t in s
+            ]
+            for s in sentences
+        ]
+
+
+def test_read_text_and_conllu_by_suffix(tmp_path):
+    txt = tmp_path / "in.txt"
+    txt.write_text("the dog barks\n\n  the cat   sleeps .\n", encoding="utf-8")
+    assert [[t["form"] for t in s] for s in read_sentences(txt)] == [
+        ["the", "dog", "barks"],
+        ["the", "cat", "sleeps", "."],
+    ]
+    conllu = tmp_path / "in.conllu"
+    conllu.write_text("1\tthe\t_\t_\t_\t_\t_\t_\t_\t_\n2\tdog\t_\t_\t_\t_\t_\t_\t_\t_\n\n")
+    assert [t["form"] for t in read_sentences(conllu)[0]] == ["the", "dog"]
+    # an explicit format wins over the suffix
+    assert read_sentences(conllu, "text")[0][0]["form"].startswith("1")
+    with pytest.raises(ValueError, match="input_format: expected 'conllu', 'text' or None"):
+        read_sentences(txt, "xml")
+    with pytest.raises(FileNotFoundError):
+        read_text(tmp_path / "missing.txt")
+
+
+def test_write_conllu_round_trips_through_the_reader(tmp_path):
+    gold = _treebank(5)
+    path = tmp_path / "out.conllu"
+    write_conllu(gold, path)
+    back = read_conllu(path)
+    assert back == gold
+    with pytest.raises(ValueError, match="tab or a line break"):
+        write_conllu([[{"form": "a\tb"}]], tmp_path / "bad.conllu")
+    assert not (tmp_path / "bad.conllu").exists()
+
+
+def test_jackknife_tags_each_sentence_with_a_tagger_that_never_saw_it():
+    gold = _treebank(30)
+    seen: list[list[tuple[str, ...]]] = []
+
+    def fit(model: LookupTagger, train: list[list[dict[str, Any]]]) -> None:
+        model.fit(train)
+        seen.append(model.trained_on)
+
+    out = jackknife(gold, LookupTagger(), folds=5, seed=1, fit=fit)
+    assert len(seen) == 5 and all(len(s) == 24 for s in seen)
+    # every sentence is left out of exactly one fold's training set
+    assert sum(len(gold) - len(s) for s in seen) == len(gold)
+    for g, p in zip(gold, out, strict=True):
+        assert [t["head"] for t in p] == [t["head"] for t in g]  # gold trees kept
+        assert [t["deprel"] for t in p] == [t["deprel"] for t in g]
+        assert all(set(MORPHOLOGY) <= t.keys() for t in p)
+    with pytest.raises(ValueError, match="folds: expected an integer >= 2"):
+        jackknife(gold, LookupTagger(), folds=1)
+    with pytest.raises(ValueError, match="at least one per part"):
+        jackknife(gold[:3], LookupTagger(), folds=5)
+
+
+def test_text_parser_tags_and_parses_raw_text(tmp_path):
+    train = _treebank(60)
+    pipe = TextParser(LookupTagger(), omkl.DependencyParser(epochs=3), folds=3)
+    assert pipe.fit(train) is pipe
+    scores = pipe.score(_treebank(12))
+    assert scores["upos"] == scores["lemma"] == 100.0
+    assert scores["uas"] == 100.0 and scores["las"] == 100.0
+    raw = tmp_path / "raw.txt"
+    raw.write_text("the owl sings .\nthe cow runs\n", encoding="utf-8")
+    out = tmp_path / "out.conllu"
+    assert pipe.parse_file(raw, out) == 2
+    parsed = read_conllu(out)
+    assert [[t["upos"] for t in s] for s in parsed] == [
+        ["DET", "NOUN", "VERB", "PUNCT"],
+        ["DET", "NOUN", "VERB"],
+    ]
+    assert [[t["head"] for t in s] for s in parsed] == [[2, 3, 0, 3], [2, 3, 0]]
+    assert [t["deprel"] for t in parsed[1]] == ["det", "nsubj", "root"]
+    assert pipe.predict([]) == []
+
+
+def test_text_parser_bad_input():
+    with pytest.raises(TypeError, match="tagger: expected an object with fit"):
+        TextParser(object())
+    with pytest.raises(ValueError, match="folds: expected 0 or an integer >= 2"):
+        TextParser(LookupTagger(), folds=1)
+    with pytest.raises(ValueError, match="data: expected at least one sentence"):
+        TextParser(LookupTagger()).fit([])
