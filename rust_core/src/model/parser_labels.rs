@@ -52,7 +52,13 @@ pub struct ArcLabeler {
 }
 
 /// The feature names of the arc `h → m` (1-based words, 0 = root).
-fn arc_features(toks: &[Token], heads: &[usize], h: usize, m: usize) -> Vec<String> {
+fn arc_features(
+    toks: &[Token],
+    heads: &[usize],
+    kids: &[Vec<usize>],
+    h: usize,
+    m: usize,
+) -> Vec<String> {
     let word = |i: isize| -> (&str, &str, &str, &str) {
         if i == 0 {
             ("<root>", "<root>", "<root>", "<root>")
@@ -105,15 +111,35 @@ fn arc_features(toks: &[Token], heads: &[usize], h: usize, m: usize) -> Vec<Stri
             f.push(format!("arc_hfeat={v}|{mu}"));
         }
     }
-    tree_features(toks, heads, h, m, &mut f);
+    tree_features(toks, heads, kids, h, m, &mut f);
     f
 }
 
-/// Features of the arc `h → m` that read the rest of the tree: the
-/// modifier's own dependents (a case marker or an auxiliary below `m` tells
-/// `obl` from `obj` and `advcl` from `xcomp`), its nearest siblings on the
-/// same side of the head, and the head's own head.
-fn tree_features(toks: &[Token], heads: &[usize], h: usize, m: usize, f: &mut Vec<String>) {
+/// The dependents of every word (index 0 is the root), left to right.
+fn dependents(heads: &[usize]) -> Vec<Vec<usize>> {
+    let mut kids = vec![Vec::new(); heads.len() + 1];
+    for (i, &h) in heads.iter().enumerate() {
+        kids[h].push(i + 1);
+    }
+    kids
+}
+
+/// Features of the arc `h → m` that read the rest of the tree (`kids` =
+/// [`dependents`] of its heads): the modifier's own dependents (a case
+/// marker or an auxiliary below `m` tells `obl` from `obj` and `advcl` from
+/// `xcomp`), the head's function words, the modifier's nearest siblings on
+/// the same side of the head, and the head's own head.
+///
+/// # Complexity
+/// O(dependents of `h` and of `m`).
+fn tree_features(
+    toks: &[Token],
+    heads: &[usize],
+    kids: &[Vec<usize>],
+    h: usize,
+    m: usize,
+    f: &mut Vec<String>,
+) {
     let upos = |i: usize| -> &str {
         if i == 0 {
             "<root>"
@@ -123,13 +149,7 @@ fn tree_features(toks: &[Token], heads: &[usize], h: usize, m: usize, f: &mut Ve
     };
     let (hu, mu) = (upos(h), upos(m));
     let dir = if h < m { "R" } else { "L" };
-    let mut kids = 0usize;
-    for (c, &hc) in heads.iter().enumerate() {
-        let c = c + 1;
-        if hc != m {
-            continue;
-        }
-        kids += 1;
+    for &c in &kids[m] {
         let t = &toks[c - 1];
         let side = if c < m { "L" } else { "R" };
         f.push(format!("arc_kid={}|{side}|{mu}", t.upos));
@@ -137,35 +157,31 @@ fn tree_features(toks: &[Token], heads: &[usize], h: usize, m: usize, f: &mut Ve
             t.upos.as_str(),
             "ADP" | "SCONJ" | "AUX" | "PART" | "CCONJ" | "DET" | "PRON" | "PUNCT"
         ) {
-            f.push(format!(
-                "arc_kidw={}|{}|{mu}|{hu}",
-                t.upos,
-                t.form.to_lowercase()
-            ));
+            let w = t.form.to_lowercase();
+            f.push(format!("arc_kidw={}|{w}|{mu}|{hu}", t.upos));
         }
     }
-    f.push(format!("arc_nkids={}|{mu}", kids.min(3)));
+    f.push(format!("arc_nkids={}|{mu}", kids[m].len().min(3)));
     // the head's function words (a passive auxiliary marks nsubj:pass)
-    for (c, &hc) in heads.iter().enumerate() {
-        let t = &toks[c];
-        if hc == h && c + 1 != m && matches!(t.upos.as_str(), "AUX" | "PART" | "SCONJ" | "ADP") {
+    for &c in &kids[h] {
+        let t = &toks[c - 1];
+        if c != m && matches!(t.upos.as_str(), "AUX" | "PART" | "SCONJ" | "ADP") {
             f.push(format!("arc_hkidw={}|{mu}|{dir}", t.form.to_lowercase()));
         }
     }
-    // nearest sibling between the head and the modifier, and beyond it
-    let sib = |mut range: Box<dyn Iterator<Item = usize>>| -> &str {
-        range.find(|&c| heads[c - 1] == h).map_or("<none>", upos)
-    };
+    // the nearest sibling between the head and the modifier, and beyond it
+    let sibs = &kids[h];
+    let at = sibs.partition_point(|&c| c < m);
+    let before = at.checked_sub(1).map(|j| sibs[j]);
+    let after = sibs.get(at + 1).copied();
     let (inner, outer) = if h < m {
-        (
-            sib(Box::new((h + 1..m).rev())),
-            sib(Box::new(m + 1..=toks.len())),
-        )
+        (before.filter(|&c| c > h), after)
     } else {
-        (sib(Box::new(m + 1..h)), sib(Box::new((1..m).rev())))
+        (after.filter(|&c| c < h), before)
     };
-    f.push(format!("arc_sib_in={inner}|{mu}|{hu}|{dir}"));
-    f.push(format!("arc_sib_out={outer}|{mu}|{hu}|{dir}"));
+    let name = |c: Option<usize>| c.map_or("<none>", upos);
+    f.push(format!("arc_sib_in={}|{mu}|{hu}|{dir}", name(inner)));
+    f.push(format!("arc_sib_out={}|{mu}|{hu}|{dir}", name(outer)));
     let g = if h == 0 { "<none>" } else { upos(heads[h - 1]) };
     f.push(format!("arc_gp={g}|{hu}|{mu}|{dir}"));
 }
@@ -210,6 +226,7 @@ impl ArcLabeler {
                 format!("sentence {id:?}: word {:?} has no relation", t.form),
             ));
         }
+        let kids = dependents(heads);
         let mut total = 0.0;
         for (i, t) in toks.iter().enumerate() {
             let k = match self.labels.iter().position(|l| *l == t.deprel) {
@@ -219,7 +236,7 @@ impl ArcLabeler {
                     self.labels.len() - 1
                 }
             };
-            let names = arc_features(toks, heads, heads[i], i + 1);
+            let names = arc_features(toks, heads, &kids, heads[i], i + 1);
             let refs: Vec<&str> = names.iter().map(String::as_str).collect();
             let values = vec![1.0; refs.len()];
             match self.learner.learn(&refs, &values, Target::Class(k)) {
@@ -242,9 +259,10 @@ impl ArcLabeler {
         if self.labels.is_empty() {
             return Ok(vec!["_".to_string(); toks.len()]);
         }
+        let kids = dependents(heads);
         (0..toks.len())
             .map(|i| {
-                let names = arc_features(toks, heads, heads[i], i + 1);
+                let names = arc_features(toks, heads, &kids, heads[i], i + 1);
                 let refs: Vec<&str> = names.iter().map(String::as_str).collect();
                 let values = vec![1.0; refs.len()];
                 let z = self.learner.scores(&refs, &values)?;
@@ -381,8 +399,11 @@ mod tests {
         ];
         let obj = vec![tok("ate", "VERB", "root"), tok("mats", "NOUN", "obj")];
         let (h_obl, h_obj) = ([0, 3, 1], [0, 1]);
-        let names = arc_features(&obl, &h_obl, 1, 3);
-        assert!(names.contains(&"arc_kidw=ADP|on|NOUN|VERB".to_string()), "{names:?}");
+        let names = arc_features(&obl, &h_obl, &dependents(&h_obl), 1, 3);
+        assert!(
+            names.contains(&"arc_kidw=ADP|on|NOUN|VERB".to_string()),
+            "{names:?}"
+        );
         assert!(names.contains(&"arc_nkids=1|NOUN".to_string()), "{names:?}");
         let mut lab = ArcLabeler::new(0.1, 1e-6).unwrap();
         for _ in 0..5 {
@@ -396,7 +417,7 @@ mod tests {
     #[test]
     fn all_features_share_one_table() {
         let s = vec![tok("The", "DET", "det"), tok("dog", "NOUN", "root")];
-        let names = arc_features(&s, &[2, 0], 2, 1);
+        let names = arc_features(&s, &[2, 0], &dependents(&[2, 0]), 2, 1);
         assert!(names.len() > 15);
         assert!(names.iter().all(|n| n.starts_with("arc_")));
         let mut lab = ArcLabeler::new(0.1, 1e-6).unwrap();
