@@ -12,7 +12,11 @@ models over :func:`~omkl.tagging.token_features` and two lexicons:
 2. **XPOS**: the same features (with XPOS ambiguity classes) and the UPOS
    of the word and its neighbours (gold in training, predicted when
    tagging).
-3. **FEATS**: the features most seen with the (lower-cased form, UPOS,
+3. **FEATS**: for verbs, auxiliaries and pronouns, whose features hang on
+   the context (the person of a verb, the case of a pronoun), a chain tagger
+   over the form, its suffixes, the tags around it and the lexicon's
+   answer; for other words, and where that tagger defers (class
+   ``<lex>``), the features most seen with the (lower-cased form, UPOS,
    XPOS) in training, else with the (UPOS, XPOS), else ``_``.
 4. **LEMMA** as a class: an edit rule from form to lemma
    (:func:`lemma_rule`, :func:`apply_lemma_rule`). A word seen in training
@@ -60,6 +64,10 @@ _RULE = re.compile(r"\A([KL])(0|[1-9][0-9]*)\|(.*)\Z", re.DOTALL)
 _RARE = "<rare>"
 #: The ambiguity class of a word not in the lexicon.
 _UNKNOWN = "<unk>"
+#: The FEATS class that defers to the lexicon.
+_LEX = "<lex>"
+#: The UPOS tags whose FEATS the FEATS tagger predicts.
+_FEATS_UPOS = frozenset({"VERB", "AUX", "PRON"})
 
 
 def lemma_rule(form: str, lemma: str) -> str:
@@ -226,6 +234,52 @@ def _lemma_features(words: Sequence[str], upos: Sequence[str], xpos: Sequence[st
     return out
 
 
+def _feats_features(
+    words: Sequence[str], upos: Sequence[str], xpos: Sequence[str], lex: Sequence[str]
+) -> Features:
+    n = len(words)
+    lowers = [w.lower() for w in words]
+
+    def at(seq: Sequence[str], i: int) -> str:
+        return seq[i] if 0 <= i < n else "<s>" if i < 0 else "</s>"
+
+    out: Features = []
+    for i, low in enumerate(lowers):
+        f: dict[str, str | bool] = {
+            "lower": low,
+            "s2": low[-2:],
+            "s3": low[-3:],
+            "xpos": xpos[i],
+            "lex": lex[i],
+            "lower|xpos": f"{low}|{xpos[i]}",
+        }
+        for d in (-3, -2, -1, 1, 2):
+            f[f"x{d:+d}"] = at(xpos, i + d)
+            f[f"u{d:+d}"] = at(upos, i + d)
+        for d in (-2, -1, 1):
+            f[f"w{d:+d}"] = at(lowers, i + d)
+        f["x-1|x"] = f"{at(xpos, i - 1)}|{xpos[i]}"
+        f["x|x+1"] = f"{xpos[i]}|{at(xpos, i + 1)}"
+        out.append(f)
+    return out
+
+
+def _lex_feats(
+    lex: Mapping[str, str],
+    backoff: Mapping[str, str],
+    words: Sequence[str],
+    upos: Sequence[str],
+    xpos: Sequence[str],
+) -> list[str]:
+    """The FEATS of each word from the lexicons (``_`` when neither knows
+    it)."""
+    out = []
+    for w, u, x in zip(words, upos, xpos, strict=True):
+        f = lex.get(f"{w.lower()}\t{u}\t{x}")
+        out.append(f if f is not None else backoff.get(f"{u}\t{x}", "_"))
+    return out
+
+
 def _most(counts: Mapping[str, int]) -> str:
     """The most frequent key (the smallest on a tie, so that the choice
     does not depend on the order seen)."""
@@ -242,7 +296,7 @@ class MorphologyTagger(Synchronized):
         Of the three :class:`~omkl.tagging.TextTagger` models (averaged).
     n_buckets
         Hash-table size of each template of the UPOS and XPOS taggers (the
-        lemma tagger uses a quarter).
+        lemma tagger uses a quarter, the FEATS tagger a sixteenth).
     folds
         Number of folds of the training set from which the ambiguity
         classes of a training sentence are computed (from the folds it is
@@ -309,6 +363,7 @@ class MorphologyTagger(Synchronized):
         self.upos_ = self._tagger(n_buckets)
         self.xpos_ = self._tagger(n_buckets)
         self.lemma_ = self._tagger(max(n_buckets // 4, 1))
+        self.feats_ = self._tagger(max(n_buckets // 16, 1))
         self._amb_upos: dict[str, str] = {}
         self._amb_xpos: dict[str, str] = {}
         self._feats_lex: dict[str, str] = {}
@@ -391,23 +446,11 @@ class MorphologyTagger(Synchronized):
         ]
         X_l = [_lemma_features(ws, u, x) for ws, u, x in zip(words, upos, xpos, strict=True)]
 
-        upos_t, xpos_t, lemma_t = (
-            self._tagger(self.n_buckets),
-            self._tagger(self.n_buckets),
-            self._tagger(max(self.n_buckets // 4, 1)),
-        )
-        upos_t.fit(X_u, upos, epochs=epochs, shuffle=True, seed=self.seed)
-        xpos_t.fit(X_x, xpos, epochs=epochs, shuffle=True, seed=self.seed)
-        lemma_t.fit(X_l, lemma_y, epochs=epochs, shuffle=True, seed=self.seed)
-
-        every = list(range(n))
-        all_u = _lexicon(words, upos)
-        all_x = _lexicon(words, xpos)
         feats_lex: dict[str, Counter[str]] = {}
         feats_back: dict[str, Counter[str]] = {}
         lemma_lex: dict[str, Counter[str]] = {}
         lemma_lower: dict[str, Counter[str]] = {}
-        for i in every:
+        for i in range(n):
             for w, u, x, f, lem, r in zip(
                 words[i], upos[i], xpos[i], feats[i], lemmas[i], rules[i], strict=True
             ):
@@ -416,11 +459,44 @@ class MorphologyTagger(Synchronized):
                 lemma_lex.setdefault(f"{w}\t{x}", Counter())[r] += 1
                 low = w.lower()
                 lemma_lower.setdefault(f"{low}\t{x}", Counter())[lemma_rule(low, lem)] += 1
-        self.upos_, self.xpos_, self.lemma_ = upos_t, xpos_t, lemma_t
+        feats_best = {k: _most(c) for k, c in feats_lex.items()}
+        feats_back_best = {k: _most(c) for k, c in feats_back.items()}
+        feats_counts = Counter(
+            f
+            for fs, us in zip(feats, upos, strict=True)
+            for f, u in zip(fs, us, strict=True)
+            if u in _FEATS_UPOS
+        )
+        X_f = [
+            _feats_features(ws, us, xs, _lex_feats(feats_best, feats_back_best, ws, us, xs))
+            for ws, us, xs in zip(words, upos, xpos, strict=True)
+        ]
+        feats_y = [
+            [
+                f if u in _FEATS_UPOS and feats_counts[f] >= self.min_rule_count else _LEX
+                for f, u in zip(fs, us, strict=True)
+            ]
+            for fs, us in zip(feats, upos, strict=True)
+        ]
+
+        upos_t, xpos_t, lemma_t, feats_t = (
+            self._tagger(self.n_buckets),
+            self._tagger(self.n_buckets),
+            self._tagger(max(self.n_buckets // 4, 1)),
+            self._tagger(max(self.n_buckets // 16, 1)),
+        )
+        upos_t.fit(X_u, upos, epochs=epochs, shuffle=True, seed=self.seed)
+        xpos_t.fit(X_x, xpos, epochs=epochs, shuffle=True, seed=self.seed)
+        lemma_t.fit(X_l, lemma_y, epochs=epochs, shuffle=True, seed=self.seed)
+        feats_t.fit(X_f, feats_y, epochs=epochs, shuffle=True, seed=self.seed)
+
+        all_u = _lexicon(words, upos)
+        all_x = _lexicon(words, xpos)
+        self.upos_, self.xpos_, self.lemma_, self.feats_ = upos_t, xpos_t, lemma_t, feats_t
         self._amb_upos = _ambiguity(all_u, self.min_share)
         self._amb_xpos = _ambiguity(all_x, self.min_share)
-        self._feats_lex = {k: _most(c) for k, c in feats_lex.items()}
-        self._feats_backoff = {k: _most(c) for k, c in feats_back.items()}
+        self._feats_lex = feats_best
+        self._feats_backoff = feats_back_best
         self._lemma_lex = {k: _most(c) for k, c in lemma_lex.items()}
         self._lemma_lower_lex = {k: _most(c) for k, c in lemma_lower.items()}
         self._fitted = True
@@ -461,14 +537,23 @@ class MorphologyTagger(Synchronized):
             for ws, us, xs in zip(words, upos, xpos, strict=True)
         ]
         rules = self.lemma_.predict(X_l)
+        lex = [
+            _lex_feats(self._feats_lex, self._feats_backoff, ws, [str(u) for u in us],
+                       [str(x) for x in xs])
+            for ws, us, xs in zip(words, upos, xpos, strict=True)
+        ]  # fmt: skip
+        X_f = [
+            _feats_features(ws, [str(u) for u in us], [str(x) for x in xs], ls)
+            for ws, us, xs, ls in zip(words, upos, xpos, lex, strict=True)
+        ]
+        feats = self.feats_.predict(X_f)
         out = []
-        for ws, us, xs, rs in zip(words, upos, xpos, rules, strict=True):
+        for ws, us, xs, rs, ls, fs in zip(words, upos, xpos, rules, lex, feats, strict=True):
             sent = []
-            for w, u, x, r in zip(ws, us, xs, rs, strict=True):
+            for w, u, x, r, lf, f in zip(ws, us, xs, rs, ls, fs, strict=True):
                 u, x = str(u), str(x)
-                f = self._feats_lex.get(f"{w.lower()}\t{u}\t{x}")
-                if f is None:
-                    f = self._feats_backoff.get(f"{u}\t{x}", "_")
+                if u not in _FEATS_UPOS or not isinstance(f, str) or f == _LEX:
+                    f = lf
                 sent.append((u, x, f, self._lemma(w, x, r)))
             out.append(sent)
         return out
@@ -543,7 +628,7 @@ class MorphologyTagger(Synchronized):
         """
         state: dict[str, Any] = {
             "fitted": self._fitted,
-            "labels": [list(t._labels) for t in (self.upos_, self.xpos_, self.lemma_)],
+            "labels": [list(t._labels) for t in (self.upos_, self.xpos_, self.lemma_, self.feats_)],
             "amb_upos": self._amb_upos,
             "amb_xpos": self._amb_xpos,
             "feats_lex": self._feats_lex,
@@ -551,7 +636,7 @@ class MorphologyTagger(Synchronized):
             "lemma_lex": self._lemma_lex,
             "lemma_lower_lex": self._lemma_lower_lex,
         }
-        sections = [t._state.to_bytes() for t in (self.upos_, self.xpos_, self.lemma_)]
+        sections = [t._state.to_bytes() for t in (self.upos_, self.xpos_, self.lemma_, self.feats_)]
         save_estimator(self, path, self._SAVE_VERSION, state, sections)
 
     @classmethod
@@ -559,14 +644,13 @@ class MorphologyTagger(Synchronized):
         """Loads a model saved by :meth:`save`; ``FileNotFoundError`` if
         ``path`` is missing, ``ValueError`` naming the file if it is not a
         saved :class:`MorphologyTagger` or is corrupted."""
-        model, state, sections = load_estimator(cls, path, [cls._SAVE_VERSION], (3,))
+        model, state, sections = load_estimator(cls, path, [cls._SAVE_VERSION], (4,))
         with named_errors(path):
             labels = state["labels"]
-            if not isinstance(labels, list) or len(labels) != 3:
-                raise ValueError("expected the labels of 3 taggers")
-            for tagger, lab, sec in zip(
-                (model.upos_, model.xpos_, model.lemma_), labels, sections, strict=True
-            ):
+            if not isinstance(labels, list) or len(labels) != 4:
+                raise ValueError("expected the labels of 4 taggers")
+            taggers = (model.upos_, model.xpos_, model.lemma_, model.feats_)
+            for tagger, lab, sec in zip(taggers, labels, sections, strict=True):
                 tagger._load_state({"labels": lab}, [sec])
             for key in (
                 "amb_upos",
