@@ -438,13 +438,10 @@ class MorphologyTagger(Synchronized):
         lex_x = [_lexicon(*_select(words, xpos, fold_of, k)) for k in range(folds)]
         amb_u = [_ambiguity(lex, self.min_share) for lex in lex_u]
         amb_x = [_ambiguity(lex, self.min_share) for lex in lex_x]
-        X_u = [self._upos_features(ws, amb_u[fold_of[i]]) for i, ws in enumerate(words)]
-        X_x = [self._xpos_features(ws, amb_x[fold_of[i]], upos[i]) for i, ws in enumerate(words)]
         rule_counts = Counter(r for rs in rules for r in rs)
         lemma_y = [
             [r if rule_counts[r] >= self.min_rule_count else _RARE for r in rs] for rs in rules
         ]
-        X_l = [_lemma_features(ws, u, x) for ws, u, x in zip(words, upos, xpos, strict=True)]
 
         feats_lex: dict[str, Counter[str]] = {}
         feats_back: dict[str, Counter[str]] = {}
@@ -467,10 +464,6 @@ class MorphologyTagger(Synchronized):
             for f, u in zip(fs, us, strict=True)
             if u in _FEATS_UPOS
         )
-        X_f = [
-            _feats_features(ws, us, xs, _lex_feats(feats_best, feats_back_best, ws, us, xs))
-            for ws, us, xs in zip(words, upos, xpos, strict=True)
-        ]
         feats_y = [
             [
                 f if u in _FEATS_UPOS and feats_counts[f] >= self.min_rule_count else _LEX
@@ -485,10 +478,22 @@ class MorphologyTagger(Synchronized):
             self._tagger(max(self.n_buckets // 4, 1)),
             self._tagger(max(self.n_buckets // 16, 1)),
         )
-        upos_t.fit(X_u, upos, epochs=epochs, shuffle=True, seed=self.seed)
-        xpos_t.fit(X_x, xpos, epochs=epochs, shuffle=True, seed=self.seed)
-        lemma_t.fit(X_l, lemma_y, epochs=epochs, shuffle=True, seed=self.seed)
-        feats_t.fit(X_f, feats_y, epochs=epochs, shuffle=True, seed=self.seed)
+        # each stage's features are built just before it learns, and dropped after
+        X = [self._upos_features(ws, amb_u[fold_of[i]]) for i, ws in enumerate(words)]
+        upos_t.fit(X, upos, epochs=epochs, shuffle=True, seed=self.seed)
+        del X
+        X = [self._xpos_features(ws, amb_x[fold_of[i]], upos[i]) for i, ws in enumerate(words)]
+        xpos_t.fit(X, xpos, epochs=epochs, shuffle=True, seed=self.seed)
+        del X
+        X = [_lemma_features(ws, u, x) for ws, u, x in zip(words, upos, xpos, strict=True)]
+        lemma_t.fit(X, lemma_y, epochs=epochs, shuffle=True, seed=self.seed)
+        del X
+        X = [
+            _feats_features(ws, us, xs, _lex_feats(feats_best, feats_back_best, ws, us, xs))
+            for ws, us, xs in zip(words, upos, xpos, strict=True)
+        ]
+        feats_t.fit(X, feats_y, epochs=epochs, shuffle=True, seed=self.seed)
+        del X
 
         all_u = _lexicon(words, upos)
         all_x = _lexicon(words, xpos)
@@ -612,6 +617,11 @@ class MorphologyTagger(Synchronized):
         return {k: 100.0 * hits[k] / total if total else 0.0 for k in keys}
 
     # --- persistence -----------------------------------------------------
+
+    @synchronized
+    def __sizeof__(self) -> int:
+        taggers = (self.upos_, self.xpos_, self.lemma_, self.feats_)
+        return object.__sizeof__(self) + sum(t.__sizeof__() for t in taggers)
 
     @synchronized
     def save(self, path: str | os.PathLike[str]) -> None:
