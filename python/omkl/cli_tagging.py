@@ -9,6 +9,9 @@ plain-text readers and writer they use.
 
 The input format follows the file suffix (``.conllu`` or ``.conll``: CoNLL-U,
 anything else: text) unless ``--input-format conllu|text`` says otherwise.
+The output has one line per word, numbered from 1 in each sentence, with
+``# sent_id`` and ``# text`` comments; the comments, multiword-token lines
+and empty nodes of a CoNLL-U input are not copied.
 """
 
 from __future__ import annotations
