@@ -8,7 +8,7 @@ ambiguity classes; L-BFGS, c1 = 0.1, c2 = 0.01, 100 iterations). Exits
 cleanly without the data, and skips CRFsuite when python-crfsuite is not
 installed.
 
-    PYTHONPATH=python python benches/bench_morphology.py [--epochs 10] [--no-crfsuite]
+    PYTHONPATH=python python benches/bench_morphology.py [--epochs 15] [--no-crfsuite]
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def rss_mb() -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--epochs", type=int, default=10)
+    ap.add_argument("--epochs", type=int, default=15)
     ap.add_argument("--folds", type=int, default=10)
     ap.add_argument("--n-buckets", type=int, default=1 << 16)
     ap.add_argument("--no-crfsuite", action="store_true")
