@@ -66,6 +66,9 @@ def make_model(name: str):
         for _ in range(3):
             p.learn_one(_sentence(WORDS), [2, 3, 0])
         return p
+    if name == "MorphologyTagger":
+        sents = [_sentence(WORDS), _sentence([("A", "DET", "det"), ("cat", "NOUN", "root")])]
+        return omkl.MorphologyTagger(folds=2, n_buckets=64).fit(sents * 3, epochs=2)
     raise AssertionError(name)
 
 
@@ -77,6 +80,8 @@ ESTIMATORS = [name for name in omkl.__all__ if hasattr(getattr(omkl, name), "sav
 def predictions(model) -> object:
     if isinstance(model, DependencyParser):
         return model.predict_one(_sentence(WORDS))
+    if isinstance(model, omkl.MorphologyTagger):
+        return model.tag_words(["The", "cat", "barks", "loudly"])
     if isinstance(model, omkl.TextTagger):
         return model.predict_marginals_one([{"w": "a", "x": 0.3}, {"w": "b"}])
     if isinstance(model, omkl.SequenceTagger):

@@ -8,6 +8,9 @@ experiment is a module ``omkl.experiments.<name>`` that defines
     omkl reproduce ocr --full     # all ten folds and all eight rows
     omkl reproduce parsing        # dependency parsing on UD English-EWT (docs/parser.md)
     omkl reproduce drift          # drifting streams: accuracy and β over time
+    omkl reproduce tagging        # UPOS/XPOS/FEATS/LEMMA on UD English-EWT, template pruning
+    omkl train tagger --train FILE.conllu --out MODEL   # see omkl.cli_tagging
+    omkl tag MODEL IN OUT         # CoNLL-U or pre-tokenised text in, CoNLL-U out
     omkl --version
 """
 
@@ -19,6 +22,7 @@ import sys
 
 #: experiment name -> module under ``omkl.experiments``
 EXPERIMENTS: dict[str, str] = {"ocr": "ocr", "parsing": "parsing", "drift": "drift"}
+EXPERIMENTS["tagging"] = "tagging"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
         sub = experiments.add_parser(name, help=(module.__doc__ or "").strip().splitlines()[0])
         module.add_arguments(sub)
         sub.set_defaults(handler=module.run)
+    from omkl import cli_tagging
+
+    cli_tagging.add_commands(commands)
     return parser
 
 

@@ -125,8 +125,14 @@ impl NamedLearner {
                     v.get(r * kk..(r + 1) * kk)
                         .is_some_and(|x| x.iter().any(|&x| x != 0.0))
                 };
+                // a row written to and cancelled out (e.g. +x and -x in one
+                // round) is listed but holds no value: it is not saved
                 let live = match blk.live_rows() {
-                    Some(l) => l.to_vec(),
+                    Some(l) => l
+                        .iter()
+                        .copied()
+                        .filter(|&r| nz(a, r as usize) || nz(b, r as usize))
+                        .collect(),
                     None => (0..w.n_buckets as u32)
                         .filter(|&r| nz(a, r as usize))
                         .collect(),

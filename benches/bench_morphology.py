@@ -1,0 +1,114 @@
+"""Morphology of UD English-EWT from the word forms (reads
+``../shared/data/ud-english-ewt``): :class:`omkl.MorphologyTagger` trained on
+the train file and scored on the test file with gold tokenisation (UPOS,
+XPOS, UFeats, AllTags, Lemma), with its training seconds, tagging tokens/s
+and peak resident memory; and, in the same run, python-crfsuite on UPOS with
+the same features as omkl's UPOS stage (``token_features`` plus the
+ambiguity classes; L-BFGS, c1 = 0.1, c2 = 0.01, 100 iterations). Exits
+cleanly without the data, and skips CRFsuite when python-crfsuite is not
+installed.
+
+    PYTHONPATH=python python benches/bench_morphology.py [--epochs 15] [--no-crfsuite]
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import resource
+import sys
+import tempfile
+
+from _common import timed
+
+from omkl.morphology import MorphologyTagger, _ambiguity, _lexicon
+from omkl.parsing import read_conllu
+
+DATA = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ud-english-ewt"
+
+
+def rss_mb() -> float:
+    """Peak resident memory of the process so far, in MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--epochs", type=int, default=15)
+    ap.add_argument("--folds", type=int, default=10)
+    ap.add_argument("--n-buckets", type=int, default=1 << 16)
+    ap.add_argument("--no-crfsuite", action="store_true")
+    args = ap.parse_args()
+    if not (DATA / "en_ewt-ud-train.conllu").exists():
+        print(f"skipped: no EWT data in {DATA}")
+        return
+    train = read_conllu(DATA / "en_ewt-ud-train.conllu")
+    test = read_conllu(DATA / "en_ewt-ud-test.conllu")
+    n_train, n_test = sum(map(len, train)), sum(map(len, test))
+    print(f"EWT: {len(train)} train sentences ({n_train} words), {len(test)} test ({n_test})")
+    model = MorphologyTagger(n_buckets=args.n_buckets, folds=args.folds)
+    _, fit_s, fit_cpu = timed(lambda: model.fit(train, epochs=args.epochs))
+    fit_rss = rss_mb()
+    scores, tag_s, _ = timed(lambda: model.score(test))
+    print(
+        f"omkl MorphologyTagger ({args.epochs} epochs per tagger, {args.folds} folds, "
+        f"n_buckets={args.n_buckets})"
+    )
+    print("  " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items()))
+    print(f"  training {fit_s:.1f} s ({fit_cpu:.1f} s CPU) for the four taggers and lexicons")
+    print(f"  tagging (all columns, features included) {n_test / tag_s:,.0f} tokens/s")
+    print(f"  model {model.__sizeof__() / 2**20:.0f} MB; peak RSS {fit_rss:.0f} MB")
+    if args.no_crfsuite:
+        return
+    try:
+        import pycrfsuite
+    except ImportError:
+        print("python-crfsuite is not installed: no peer")
+        return
+    # the UPOS stage's features: ambiguity classes from the other folds in
+    # training, from the whole training set on the test file
+    words = [[t["form"] for t in s] for s in train]
+    upos = [[t["upos"] for t in s] for s in train]
+    folds = args.folds
+    amb = [
+        _ambiguity(
+            _lexicon(
+                [w for i, w in enumerate(words) if i % folds != k],
+                [u for i, u in enumerate(upos) if i % folds != k],
+            ),
+            model.min_share,
+        )
+        for k in range(folds)
+    ]
+    X = [model._upos_features(w, amb[i % folds]) for i, w in enumerate(words)]
+    Xt = [model._upos_features([t["form"] for t in s], model._amb_upos) for s in test]
+    Yt = [[t["upos"] for t in s] for s in test]
+    omkl_pred = model.upos_.predict(Xt)
+    trainer = pycrfsuite.Trainer(verbose=False)
+    for x, y in zip(X, upos, strict=True):
+        trainer.append(x, y)
+    trainer.set_params(
+        {"c1": 0.1, "c2": 0.01, "max_iterations": 100, "feature.possible_transitions": True}
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(pathlib.Path(tmp) / "ewt.crfsuite")
+        _, crf_s, _ = timed(lambda: trainer.train(path))
+        tagger = pycrfsuite.Tagger()
+        tagger.open(path)
+        crf_pred, crf_tag_s, _ = timed(lambda: [tagger.tag(x) for x in Xt])
+
+    def acc(pred: list[list[object]]) -> float:
+        hits = sum(
+            p == g for ps, gs in zip(pred, Yt, strict=True) for p, g in zip(ps, gs, strict=True)
+        )
+        return 100.0 * hits / n_test
+
+    print("python-crfsuite on UPOS, same features (L-BFGS, c1=0.1, c2=0.01, 100 iterations)")
+    print(f"  UPOS {acc(crf_pred):.2f} (omkl's UPOS stage {acc(omkl_pred):.2f})")
+    print(f"  training {crf_s:.1f} s; tagging {n_test / crf_tag_s:,.0f} tokens/s")
+    print(f"  peak RSS {rss_mb():.0f} MB")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,693 @@
+"""Morphology from text: the CoNLL-U columns UPOS, XPOS, FEATS and LEMMA
+predicted from the word forms alone.
+
+:class:`MorphologyTagger` chains three :class:`~omkl.tagging.TextTagger`
+models over :func:`~omkl.tagging.token_features` and two lexicons:
+
+1. **UPOS**: the token features plus *ambiguity classes* (the set of UPOS
+   tags that the word, and each neighbour, had in training). For a
+   training sentence the classes come from the other folds of the training
+   set, so that the tagger does not learn to trust a dictionary that has
+   already seen the sentence.
+2. **XPOS**: the same features (with XPOS ambiguity classes) and the UPOS
+   of the word and its neighbours (gold in training, predicted when
+   tagging).
+3. **FEATS**: for verbs, auxiliaries and pronouns, whose features hang on
+   the context (the person of a verb, the case of a pronoun), a chain tagger
+   over the form, its suffixes, the tags around it and the lexicon's
+   answer; for other words, and where that tagger defers (class
+   ``<lex>``), the features most seen with the (lower-cased form, UPOS,
+   XPOS) in training, else with the (UPOS, XPOS), else ``_``.
+4. **LEMMA** as a class: an edit rule from form to lemma
+   (:func:`lemma_rule`, :func:`apply_lemma_rule`). A word seen in training
+   with this XPOS takes its most frequent rule; any other word takes the
+   rule of a chain tagger over suffix, prefix, shape, UPOS and XPOS
+   features.
+
+Examples
+--------
+>>> from omkl.morphology import MorphologyTagger
+>>> def tok(form, lemma, upos, xpos, feats="_"):
+...     return {"form": form, "lemma": lemma, "upos": upos, "xpos": xpos, "feats": feats}
+>>> train = [[tok("The", "the", "DET", "DT"), tok("dogs", "dog", "NOUN", "NNS", "Number=Plur"),
+...           tok("ran", "run", "VERB", "VBD")],
+...          [tok("A", "a", "DET", "DT"), tok("cat", "cat", "NOUN", "NN", "Number=Sing"),
+...           tok("sleeps", "sleep", "VERB", "VBZ")]] * 5
+>>> tagger = MorphologyTagger(folds=2).fit(train, epochs=5)
+>>> [(t["upos"], t["xpos"], t["lemma"]) for t in tagger.tag_words(["The", "dogs", "ran"])]
+[('DET', 'DT', 'the'), ('NOUN', 'NNS', 'dog'), ('VERB', 'VBD', 'run')]
+>>> tagger.score(train)["UPOS"]
+100.0
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from omkl._persist import load_estimator, named_errors, save_estimator
+from omkl._sync import Synchronized, synchronized
+from omkl.tagging import TextTagger, token_features
+
+__all__ = ["MorphologyTagger", "lemma_rule", "apply_lemma_rule"]
+
+Token = dict[str, Any]
+Sentence = list[Token]
+Features = list[dict[str, str | bool]]
+
+_RULE = re.compile(r"\A([KL])(0|[1-9][0-9]*)\|(.*)\Z", re.DOTALL)
+#: The lemma class of the rules too rare to be learned.
+_RARE = "<rare>"
+#: The ambiguity class of a word not in the lexicon.
+_UNKNOWN = "<unk>"
+#: The FEATS class that defers to the lexicon.
+_LEX = "<lex>"
+#: The UPOS tags whose FEATS the FEATS tagger predicts.
+_FEATS_UPOS = frozenset({"VERB", "AUX", "PRON"})
+
+
+def lemma_rule(form: str, lemma: str) -> str:
+    """The edit rule that turns ``form`` into ``lemma``: ``"K<k>|<s>"``
+    (keep the case of the form, strip its last ``k`` characters, append
+    ``s``) or ``"L<k>|<s>"`` (the same on the lower-cased form). Of the two,
+    the rule with fewer edits is taken (``K`` on a tie), so that the same
+    rule serves many words. :func:`apply_lemma_rule` inverts it.
+
+    >>> lemma_rule("dogs", "dog"), lemma_rule("Running", "run"), lemma_rule("was", "be")
+    ('K1|', 'L4|', 'K3|be')
+    >>> apply_lemma_rule(lemma_rule("Children", "child"), "Children")
+    'child'
+    """
+    if not isinstance(form, str):
+        raise ValueError(f"invalid value for `form`: expected a str, got {form!r}")
+    if not isinstance(lemma, str):
+        raise ValueError(f"invalid value for `lemma`: expected a str, got {lemma!r}")
+    best: tuple[int, str] | None = None
+    for flag, src in (("K", form), ("L", form.lower())):
+        p = 0
+        n = min(len(src), len(lemma))
+        while p < n and src[p] == lemma[p]:
+            p += 1
+        strip, append = len(src) - p, lemma[p:]
+        cost = strip + len(append)
+        if best is None or cost < best[0]:
+            best = (cost, f"{flag}{strip}|{append}")
+    assert best is not None
+    return best[1]
+
+
+def apply_lemma_rule(rule: str, form: str) -> str:
+    """The lemma that the edit ``rule`` of :func:`lemma_rule` makes of
+    ``form``. ``ValueError`` if ``rule`` is not a rule, or strips more
+    characters than ``form`` has.
+
+    >>> apply_lemma_rule("K1|", "dogs"), apply_lemma_rule("L3|be", "Was")
+    ('dog', 'be')
+    """
+    if not isinstance(form, str):
+        raise ValueError(f"invalid value for `form`: expected a str, got {form!r}")
+    m = _RULE.match(rule) if isinstance(rule, str) else None
+    if m is None:
+        raise ValueError(
+            f"invalid value for `rule`: expected 'K<k>|<suffix>' or 'L<k>|<suffix>', got {rule!r}"
+        )
+    src = form.lower() if m.group(1) == "L" else form
+    k = int(m.group(2))
+    if k > len(src):
+        raise ValueError(
+            f"invalid value for `rule`: {rule!r} strips {k} characters from {form!r}, "
+            f"which has {len(src)}"
+        )
+    return src[: len(src) - k] + m.group(3)
+
+
+# --- input checks -----------------------------------------------------------
+
+
+def _check_words(words: Any, where: str) -> list[str]:
+    if isinstance(words, (str, bytes)) or not isinstance(words, Sequence):
+        raise ValueError(f"invalid value for `{where}`: expected a list of str, got {words!r}")
+    if len(words) == 0:
+        raise ValueError(f"invalid value for `{where}`: empty sentence; expected at least 1 word")
+    for i, w in enumerate(words):
+        if not isinstance(w, str):
+            raise ValueError(f"invalid value for `{where}[{i}]`: expected a str, got {w!r}")
+        if not w:
+            raise ValueError(f"invalid value for `{where}[{i}]`: expected a non-empty str")
+    return list(words)
+
+
+def _forms(sentence: Any, s: int) -> list[str]:
+    """The word forms of the ``s``-th sentence (a list of token dicts)."""
+    if isinstance(sentence, (str, bytes)) or not isinstance(sentence, Sequence):
+        raise ValueError(
+            f"invalid value for `sentences[{s}]`: expected a list of token dicts, got {sentence!r}"
+        )
+    if len(sentence) == 0:
+        raise ValueError(f"invalid value for `sentences[{s}]`: empty sentence; expected tokens")
+    out = []
+    for i, tok in enumerate(sentence):
+        if not isinstance(tok, Mapping):
+            raise ValueError(
+                f"invalid value for `sentences[{s}][{i}]`: expected a token dict, got {tok!r}"
+            )
+        if "form" not in tok:
+            raise ValueError(f"invalid value for `sentences[{s}][{i}]`: no 'form' key in {tok!r}")
+        form = tok["form"]
+        if not isinstance(form, str) or not form:
+            raise ValueError(
+                f"invalid value for `sentences[{s}][{i}]['form']`: expected a non-empty str, "
+                f"got {form!r}"
+            )
+        out.append(form)
+    return out
+
+
+def _gold(sentence: Sequence[Mapping[str, Any]], s: int, key: str) -> list[str]:
+    out = []
+    for i, tok in enumerate(sentence):
+        v = tok.get(key)
+        if not isinstance(v, str):
+            raise ValueError(
+                f"invalid value for `sentences[{s}][{i}][{key!r}]`: expected a str, got {v!r}"
+            )
+        out.append(v)
+    return out
+
+
+# --- lexicons ---------------------------------------------------------------
+
+
+def _classes(counts: Mapping[str, int], min_share: float) -> str:
+    """The ambiguity class of a word: its tags with at least ``min_share``
+    of its occurrences, sorted and joined."""
+    total = sum(counts.values())
+    return "|".join(sorted(t for t, c in counts.items() if c >= min_share * total))
+
+
+def _lexicon(
+    words: Sequence[Sequence[str]], tags: Sequence[Sequence[str]]
+) -> dict[str, Counter[str]]:
+    lex: dict[str, Counter[str]] = {}
+    for ws, ts in zip(words, tags, strict=True):
+        for w, t in zip(ws, ts, strict=True):
+            lex.setdefault(w.lower(), Counter())[t] += 1
+    return lex
+
+
+def _ambiguity(lex: Mapping[str, Mapping[str, int]], min_share: float) -> dict[str, str]:
+    return {w: _classes(c, min_share) for w, c in lex.items()}
+
+
+def _add_classes(feats: Features, words: Sequence[str], amb: Mapping[str, str], name: str) -> None:
+    classes = [amb.get(w.lower(), _UNKNOWN) for w in words]
+    n = len(words)
+    for i, f in enumerate(feats):
+        f[name] = classes[i]
+        f[name + "-1"] = classes[i - 1] if i > 0 else "<s>"
+        f[name + "+1"] = classes[i + 1] if i + 1 < n else "</s>"
+        f[name + "|w"] = f"{classes[i]}|{f['lower']}"
+
+
+def _add_tags(feats: Features, tags: Sequence[str], name: str) -> None:
+    n = len(tags)
+    for i, f in enumerate(feats):
+        f[name] = tags[i]
+        f[name + "-1"] = tags[i - 1] if i > 0 else "<s>"
+        f[name + "+1"] = tags[i + 1] if i + 1 < n else "</s>"
+
+
+def _lemma_features(words: Sequence[str], upos: Sequence[str], xpos: Sequence[str]) -> Features:
+    out: Features = []
+    for w, u, x in zip(words, upos, xpos, strict=True):
+        low = w.lower()
+        f: dict[str, str | bool] = {"lower": low, "upos": u, "xpos": x, "is_title": w.istitle()}
+        for k in range(1, 6):
+            f[f"s{k}"] = f"{x}|{low[-k:]}"
+        for k in range(1, 4):
+            f[f"p{k}"] = low[:k]
+        out.append(f)
+    return out
+
+
+def _feats_features(
+    words: Sequence[str], upos: Sequence[str], xpos: Sequence[str], lex: Sequence[str]
+) -> Features:
+    n = len(words)
+    lowers = [w.lower() for w in words]
+
+    def at(seq: Sequence[str], i: int) -> str:
+        return seq[i] if 0 <= i < n else "<s>" if i < 0 else "</s>"
+
+    out: Features = []
+    for i, low in enumerate(lowers):
+        f: dict[str, str | bool] = {
+            "lower": low,
+            "s2": low[-2:],
+            "s3": low[-3:],
+            "xpos": xpos[i],
+            "lex": lex[i],
+            "lower|xpos": f"{low}|{xpos[i]}",
+        }
+        for d in (-3, -2, -1, 1, 2):
+            f[f"x{d:+d}"] = at(xpos, i + d)
+            f[f"u{d:+d}"] = at(upos, i + d)
+        for d in (-2, -1, 1):
+            f[f"w{d:+d}"] = at(lowers, i + d)
+        f["x-1|x"] = f"{at(xpos, i - 1)}|{xpos[i]}"
+        f["x|x+1"] = f"{xpos[i]}|{at(xpos, i + 1)}"
+        out.append(f)
+    return out
+
+
+def _lex_feats(
+    lex: Mapping[str, str],
+    backoff: Mapping[str, str],
+    words: Sequence[str],
+    upos: Sequence[str],
+    xpos: Sequence[str],
+) -> list[str]:
+    """The FEATS of each word from the lexicons (``_`` when neither knows
+    it)."""
+    out = []
+    for w, u, x in zip(words, upos, xpos, strict=True):
+        f = lex.get(f"{w.lower()}\t{u}\t{x}")
+        out.append(f if f is not None else backoff.get(f"{u}\t{x}", "_"))
+    return out
+
+
+def _most(counts: Mapping[str, int]) -> str:
+    """The most frequent key (the smallest on a tie, so that the choice
+    does not depend on the order seen)."""
+    return min(counts, key=lambda k: (-counts[k], k))
+
+
+class MorphologyTagger(Synchronized):
+    """Predicts UPOS, XPOS, FEATS and LEMMA of pre-tokenised sentences
+    (see the module docs for the pipeline).
+
+    Parameters
+    ----------
+    loss, regularizer, schedule, eta0
+        Of the three :class:`~omkl.tagging.TextTagger` models (averaged).
+    n_buckets
+        Hash-table size of each template of the UPOS and XPOS taggers (the
+        lemma tagger uses a quarter, the FEATS tagger a sixteenth).
+    folds
+        Number of folds of the training set from which the ambiguity
+        classes of a training sentence are computed (from the folds it is
+        not in); at least 2.
+    min_share
+        A tag enters a word's ambiguity class when it has at least this
+        share of the word's occurrences.
+    min_rule_count
+        Lemma rules seen fewer times in training are one class ``<rare>``
+        (the form is kept as the lemma unless the lexicon knows the word).
+    seed
+        Seed of the shuffling of the epochs.
+
+    Examples
+    --------
+    >>> t = MorphologyTagger(folds=2)
+    >>> sents = [[{"form": "I", "lemma": "I", "upos": "PRON", "xpos": "PRP",
+    ...            "feats": "Case=Nom|Number=Sing|Person=1|PronType=Prs"},
+    ...           {"form": "ran", "lemma": "run", "upos": "VERB", "xpos": "VBD",
+    ...            "feats": "Mood=Ind|Tense=Past|VerbForm=Fin"}]] * 4
+    >>> _ = t.fit(sents, epochs=3)
+    >>> out = t.tag([[{"id": "1", "form": "I"}, {"id": "2", "form": "ran"}]])
+    >>> out[0][1]["lemma"], out[0][1]["feats"], out[0][1]["id"]
+    ('run', 'Mood=Ind|Tense=Past|VerbForm=Fin', '2')
+    """
+
+    _SAVE_VERSION = 1
+
+    def __init__(
+        self,
+        loss: str = "hinge",
+        regularizer: Any = ("l2_squared", 1e-6),
+        schedule: str = "constant",
+        eta0: float = 1.0,
+        n_buckets: int = 1 << 16,
+        folds: int = 10,
+        min_share: float = 0.01,
+        min_rule_count: int = 2,
+        seed: int = 0,
+    ):
+        if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+            raise ValueError(f"invalid value for `folds`: expected an int >= 2, got {folds!r}")
+        if not isinstance(min_share, (int, float)) or not 0.0 <= min_share <= 1.0:
+            raise ValueError(
+                f"invalid value for `min_share`: expected a number in [0, 1], got {min_share!r}"
+            )
+        if isinstance(min_rule_count, bool) or not isinstance(min_rule_count, int):
+            raise ValueError(
+                f"invalid value for `min_rule_count`: expected an int, got {min_rule_count!r}"
+            )
+        if isinstance(n_buckets, bool) or not isinstance(n_buckets, int) or n_buckets < 4:
+            raise ValueError(
+                f"invalid value for `n_buckets`: expected an int >= 4, got {n_buckets!r}"
+            )
+        self.loss = loss
+        self.regularizer = regularizer
+        self.schedule = schedule
+        self.eta0 = eta0
+        self.n_buckets = n_buckets
+        self.folds = folds
+        self.min_share = min_share
+        self.min_rule_count = min_rule_count
+        self.seed = seed
+        self.upos_ = self._tagger(n_buckets)
+        self.xpos_ = self._tagger(n_buckets)
+        self.lemma_ = self._tagger(max(n_buckets // 4, 1))
+        self.feats_ = self._tagger(max(n_buckets // 16, 1))
+        self._amb_upos: dict[str, str] = {}
+        self._amb_xpos: dict[str, str] = {}
+        self._feats_lex: dict[str, str] = {}
+        self._feats_backoff: dict[str, str] = {}
+        self._lemma_lex: dict[str, str] = {}
+        self._lemma_lower_lex: dict[str, str] = {}
+        self._fitted = False
+
+    def _tagger(self, n_buckets: int) -> TextTagger:
+        return TextTagger(
+            loss=self.loss,
+            regularizer=self.regularizer,
+            schedule=self.schedule,
+            eta0=self.eta0,
+            average=True,
+            n_buckets=n_buckets,
+        )
+
+    # --- features --------------------------------------------------------
+
+    def _upos_features(self, words: Sequence[str], amb: Mapping[str, str]) -> Features:
+        feats = token_features(words)
+        _add_classes(feats, words, amb, "amb")
+        return feats
+
+    def _xpos_features(
+        self, words: Sequence[str], amb: Mapping[str, str], upos: Sequence[str]
+    ) -> Features:
+        feats = token_features(words)
+        _add_classes(feats, words, amb, "amb")
+        _add_tags(feats, upos, "upos")
+        return feats
+
+    # --- training --------------------------------------------------------
+
+    @synchronized
+    def fit(
+        self, sentences: Sequence[Sequence[Mapping[str, Any]]], epochs: int = 15
+    ) -> MorphologyTagger:
+        """Trains every stage on ``sentences`` (lists of token dicts with
+        ``form``, ``upos``, ``xpos``, ``feats`` and ``lemma``, as from
+        :func:`omkl.parsing.read_conllu`), ``epochs`` shuffled passes for
+        each tagger. Refits from scratch; nothing changes on bad input.
+
+        >>> MorphologyTagger().fit([[{"form": "a"}]])
+        Traceback (most recent call last):
+        ...
+        ValueError: invalid value for `sentences[0][0]['upos']`: expected a str, got None
+        """
+        if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+            raise ValueError(f"invalid value for `epochs`: expected an int >= 1, got {epochs!r}")
+        if isinstance(sentences, (str, bytes)) or not isinstance(sentences, Sequence):
+            raise ValueError(
+                f"invalid value for `sentences`: expected a list of sentences, got {sentences!r}"
+            )
+        if len(sentences) == 0:
+            raise ValueError("invalid value for `sentences`: expected at least 1 sentence")
+        words = [_forms(s, i) for i, s in enumerate(sentences)]
+        upos = [_gold(s, i, "upos") for i, s in enumerate(sentences)]
+        xpos = [_gold(s, i, "xpos") for i, s in enumerate(sentences)]
+        feats = [_gold(s, i, "feats") for i, s in enumerate(sentences)]
+        lemmas = [_gold(s, i, "lemma") for i, s in enumerate(sentences)]
+        rules = [
+            [lemma_rule(w, lem) for w, lem in zip(ws, ls, strict=True)]
+            for ws, ls in zip(words, lemmas, strict=True)
+        ]
+        n = len(words)
+        folds = min(self.folds, n) if n >= 2 else 1
+        fold_of = [i % folds for i in range(n)]
+        # ambiguity classes of each training sentence from the other folds
+        lex_u = [_lexicon(*_select(words, upos, fold_of, k)) for k in range(folds)]
+        lex_x = [_lexicon(*_select(words, xpos, fold_of, k)) for k in range(folds)]
+        amb_u = [_ambiguity(lex, self.min_share) for lex in lex_u]
+        amb_x = [_ambiguity(lex, self.min_share) for lex in lex_x]
+        rule_counts = Counter(r for rs in rules for r in rs)
+        lemma_y = [
+            [r if rule_counts[r] >= self.min_rule_count else _RARE for r in rs] for rs in rules
+        ]
+
+        feats_lex: dict[str, Counter[str]] = {}
+        feats_back: dict[str, Counter[str]] = {}
+        lemma_lex: dict[str, Counter[str]] = {}
+        lemma_lower: dict[str, Counter[str]] = {}
+        for i in range(n):
+            for w, u, x, f, lem, r in zip(
+                words[i], upos[i], xpos[i], feats[i], lemmas[i], rules[i], strict=True
+            ):
+                feats_lex.setdefault(f"{w.lower()}\t{u}\t{x}", Counter())[f] += 1
+                feats_back.setdefault(f"{u}\t{x}", Counter())[f] += 1
+                lemma_lex.setdefault(f"{w}\t{x}", Counter())[r] += 1
+                low = w.lower()
+                lemma_lower.setdefault(f"{low}\t{x}", Counter())[lemma_rule(low, lem)] += 1
+        feats_best = {k: _most(c) for k, c in feats_lex.items()}
+        feats_back_best = {k: _most(c) for k, c in feats_back.items()}
+        feats_counts = Counter(
+            f
+            for fs, us in zip(feats, upos, strict=True)
+            for f, u in zip(fs, us, strict=True)
+            if u in _FEATS_UPOS
+        )
+        feats_y = [
+            [
+                f if u in _FEATS_UPOS and feats_counts[f] >= self.min_rule_count else _LEX
+                for f, u in zip(fs, us, strict=True)
+            ]
+            for fs, us in zip(feats, upos, strict=True)
+        ]
+
+        upos_t, xpos_t, lemma_t, feats_t = (
+            self._tagger(self.n_buckets),
+            self._tagger(self.n_buckets),
+            self._tagger(max(self.n_buckets // 4, 1)),
+            self._tagger(max(self.n_buckets // 16, 1)),
+        )
+        # each stage's features are built just before it learns, and dropped after
+        X = [self._upos_features(ws, amb_u[fold_of[i]]) for i, ws in enumerate(words)]
+        upos_t.fit(X, upos, epochs=epochs, shuffle=True, seed=self.seed)
+        del X
+        X = [self._xpos_features(ws, amb_x[fold_of[i]], upos[i]) for i, ws in enumerate(words)]
+        xpos_t.fit(X, xpos, epochs=epochs, shuffle=True, seed=self.seed)
+        del X
+        X = [_lemma_features(ws, u, x) for ws, u, x in zip(words, upos, xpos, strict=True)]
+        lemma_t.fit(X, lemma_y, epochs=epochs, shuffle=True, seed=self.seed)
+        del X
+        X = [
+            _feats_features(ws, us, xs, _lex_feats(feats_best, feats_back_best, ws, us, xs))
+            for ws, us, xs in zip(words, upos, xpos, strict=True)
+        ]
+        feats_t.fit(X, feats_y, epochs=epochs, shuffle=True, seed=self.seed)
+        del X
+
+        all_u = _lexicon(words, upos)
+        all_x = _lexicon(words, xpos)
+        self.upos_, self.xpos_, self.lemma_, self.feats_ = upos_t, xpos_t, lemma_t, feats_t
+        self._amb_upos = _ambiguity(all_u, self.min_share)
+        self._amb_xpos = _ambiguity(all_x, self.min_share)
+        self._feats_lex = feats_best
+        self._feats_backoff = feats_back_best
+        self._lemma_lex = {k: _most(c) for k, c in lemma_lex.items()}
+        self._lemma_lower_lex = {k: _most(c) for k, c in lemma_lower.items()}
+        self._fitted = True
+        return self
+
+    # --- tagging ---------------------------------------------------------
+
+    def _check_fitted(self) -> None:
+        if not self._fitted:
+            raise RuntimeError("this MorphologyTagger is not fitted; call fit(sentences) first")
+
+    def _lemma(self, word: str, xpos: str, rule: Any) -> str:
+        known = self._lemma_lex.get(f"{word}\t{xpos}")
+        if known is not None:
+            return apply_lemma_rule(known, word)
+        low = word.lower()
+        known = self._lemma_lower_lex.get(f"{low}\t{xpos}")
+        if known is not None:
+            return apply_lemma_rule(known, low)
+        if isinstance(rule, str) and rule != _RARE:
+            try:
+                return apply_lemma_rule(rule, word)
+            except ValueError:
+                pass
+        return word
+
+    def _tag_many(self, words: list[list[str]]) -> list[list[tuple[str, str, str, str]]]:
+        """``(upos, xpos, feats, lemma)`` of every word of every sentence."""
+        self._check_fitted()
+        upos = self.upos_.predict([self._upos_features(ws, self._amb_upos) for ws in words])
+        X_x = [
+            self._xpos_features(ws, self._amb_xpos, [str(u) for u in us])
+            for ws, us in zip(words, upos, strict=True)
+        ]
+        xpos = self.xpos_.predict(X_x)
+        X_l = [
+            _lemma_features(ws, [str(u) for u in us], [str(x) for x in xs])
+            for ws, us, xs in zip(words, upos, xpos, strict=True)
+        ]
+        rules = self.lemma_.predict(X_l)
+        lex = [
+            _lex_feats(self._feats_lex, self._feats_backoff, ws, [str(u) for u in us],
+                       [str(x) for x in xs])
+            for ws, us, xs in zip(words, upos, xpos, strict=True)
+        ]  # fmt: skip
+        X_f = [
+            _feats_features(ws, [str(u) for u in us], [str(x) for x in xs], ls)
+            for ws, us, xs, ls in zip(words, upos, xpos, lex, strict=True)
+        ]
+        feats = self.feats_.predict(X_f)
+        out = []
+        for ws, us, xs, rs, ls, fs in zip(words, upos, xpos, rules, lex, feats, strict=True):
+            sent = []
+            for w, u, x, r, lf, f in zip(ws, us, xs, rs, ls, fs, strict=True):
+                u, x = str(u), str(x)
+                if u not in _FEATS_UPOS or not isinstance(f, str) or f == _LEX:
+                    f = lf
+                sent.append((u, x, f, self._lemma(w, x, r)))
+            out.append(sent)
+        return out
+
+    @synchronized
+    def tag(self, sentences: Sequence[Sequence[Mapping[str, Any]]]) -> list[Sentence]:
+        """Copies of ``sentences`` (lists of token dicts with at least
+        ``form``) with ``upos``, ``xpos``, ``feats`` and ``lemma`` predicted;
+        the input is left untouched and other keys are copied."""
+        if isinstance(sentences, (str, bytes)) or not isinstance(sentences, Sequence):
+            raise ValueError(
+                f"invalid value for `sentences`: expected a list of sentences, got {sentences!r}"
+            )
+        words = [_forms(s, i) for i, s in enumerate(sentences)]
+        tags = self._tag_many(words)
+        out = []
+        for sent, ts in zip(sentences, tags, strict=True):
+            new = []
+            for tok, (u, x, f, lem) in zip(sent, ts, strict=True):
+                t = copy.deepcopy(dict(tok))
+                t.update(upos=u, xpos=x, feats=f, lemma=lem)
+                new.append(t)
+            out.append(new)
+        return out
+
+    @synchronized
+    def tag_words(self, words: Sequence[str]) -> list[Token]:
+        """Token dicts (``id`` from 1, ``form``, ``lemma``, ``upos``,
+        ``xpos``, ``feats``) of one pre-tokenised sentence."""
+        ws = _check_words(words, "words")
+        (tags,) = self._tag_many([ws])
+        return [
+            {"id": str(i + 1), "form": w, "lemma": lem, "upos": u, "xpos": x, "feats": f}
+            for i, (w, (u, x, f, lem)) in enumerate(zip(ws, tags, strict=True))
+        ]
+
+    @synchronized
+    def score(self, sentences: Sequence[Sequence[Mapping[str, Any]]]) -> dict[str, float]:
+        """Accuracies in percent over all words of ``sentences`` (gold
+        tokenisation): ``UPOS``, ``XPOS``, ``UFeats``, ``AllTags`` (UPOS,
+        XPOS and FEATS all right) and ``Lemma``."""
+        pred = self.tag(sentences)
+        hits = Counter[str]()
+        total = 0
+        for s, (gold, out) in enumerate(zip(sentences, pred, strict=True)):
+            cols = {k: _gold(gold, s, k) for k in ("upos", "xpos", "feats", "lemma")}
+            for i, t in enumerate(out):
+                ok = {k: t[k] == cols[k][i] for k in cols}
+                hits["UPOS"] += ok["upos"]
+                hits["XPOS"] += ok["xpos"]
+                hits["UFeats"] += ok["feats"]
+                hits["AllTags"] += ok["upos"] and ok["xpos"] and ok["feats"]
+                hits["Lemma"] += ok["lemma"]
+                total += 1
+        keys = ("UPOS", "XPOS", "UFeats", "AllTags", "Lemma")
+        return {k: 100.0 * hits[k] / total if total else 0.0 for k in keys}
+
+    # --- persistence -----------------------------------------------------
+
+    @synchronized
+    def __sizeof__(self) -> int:
+        taggers = (self.upos_, self.xpos_, self.lemma_, self.feats_)
+        return object.__sizeof__(self) + sum(t.__sizeof__() for t in taggers)
+
+    @synchronized
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Saves the model to ``path`` atomically, in one checksummed file.
+
+        >>> import pathlib, tempfile
+        >>> t = MorphologyTagger(folds=2).fit(
+        ...     [[{"form": "Hi", "lemma": "hi", "upos": "INTJ", "xpos": "UH", "feats": "_"}]] * 2,
+        ...     epochs=2)
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "m.omkl"
+        >>> t.save(p)
+        >>> MorphologyTagger.load(p).tag_words(["Hi"])[0]["lemma"]
+        'hi'
+        """
+        state: dict[str, Any] = {
+            "fitted": self._fitted,
+            "labels": [list(t._labels) for t in (self.upos_, self.xpos_, self.lemma_, self.feats_)],
+            "amb_upos": self._amb_upos,
+            "amb_xpos": self._amb_xpos,
+            "feats_lex": self._feats_lex,
+            "feats_backoff": self._feats_backoff,
+            "lemma_lex": self._lemma_lex,
+            "lemma_lower_lex": self._lemma_lower_lex,
+        }
+        sections = [t._state.to_bytes() for t in (self.upos_, self.xpos_, self.lemma_, self.feats_)]
+        save_estimator(self, path, self._SAVE_VERSION, state, sections)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> MorphologyTagger:
+        """Loads a model saved by :meth:`save`; ``FileNotFoundError`` if
+        ``path`` is missing, ``ValueError`` naming the file if it is not a
+        saved :class:`MorphologyTagger` or is corrupted."""
+        model, state, sections = load_estimator(cls, path, [cls._SAVE_VERSION], (4,))
+        with named_errors(path):
+            labels = state["labels"]
+            if not isinstance(labels, list) or len(labels) != 4:
+                raise ValueError("expected the labels of 4 taggers")
+            taggers = (model.upos_, model.xpos_, model.lemma_, model.feats_)
+            for tagger, lab, sec in zip(taggers, labels, sections, strict=True):
+                tagger._load_state({"labels": lab}, [sec])
+            for key in (
+                "amb_upos",
+                "amb_xpos",
+                "feats_lex",
+                "feats_backoff",
+                "lemma_lex",
+                "lemma_lower_lex",
+            ):
+                value = state[key]
+                if not isinstance(value, dict) or not all(
+                    isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+                ):
+                    raise ValueError(f"the saved {key} is not a dict of str")
+                setattr(model, f"_{key}", value)
+            model._fitted = bool(state["fitted"])
+        if not isinstance(model, MorphologyTagger):  # pragma: no cover
+            raise TypeError(f"expected a MorphologyTagger, got {type(model).__name__}")
+        return model
+
+
+def _select(
+    words: Sequence[Sequence[str]], tags: Sequence[Sequence[str]], fold_of: Sequence[int], k: int
+) -> tuple[list[Sequence[str]], list[Sequence[str]]]:
+    """The sentences (and tags) of every fold but ``k`` (all of them when
+    there is one fold)."""
+    if max(fold_of) == 0:
+        return list(words), list(tags)
+    pick = [i for i, f in enumerate(fold_of) if f != k]
+    return [words[i] for i in pick], [tags[i] for i in pick]

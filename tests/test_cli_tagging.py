@@ -1,0 +1,126 @@
+"""``omkl train tagger`` and ``omkl tag`` end to end on tiny files."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import pathlib
+
+import pytest
+
+from omkl.cli import main
+from omkl.cli_tagging import read_input, read_text
+from omkl.parsing import read_conllu
+
+TREEBANK = """\
+# sent_id = a
+1\tThe\tthe\tDET\tDT\tDefinite=Def|PronType=Art\t2\tdet\t_\t_
+2\tdogs\tdog\tNOUN\tNNS\tNumber=Plur\t3\tnsubj\t_\t_
+3\tran\trun\tVERB\tVBD\tMood=Ind|Tense=Past|VerbForm=Fin\t0\troot\t_\t_
+
+1\tA\ta\tDET\tDT\tDefinite=Ind|PronType=Art\t2\tdet\t_\t_
+2\tcat\tcat\tNOUN\tNN\tNumber=Sing\t3\tnsubj\t_\t_
+3\tsleeps\tsleep\tVERB\tVBZ\tMood=Ind|Number=Sing|Person=3|Tense=Pres|VerbForm=Fin\t0\troot\t_\t_
+
+"""
+
+
+def run(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = main(list(argv))
+    return status, out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    folder = tmp_path_factory.mktemp("cli")
+    train = folder / "train.conllu"
+    train.write_text(TREEBANK * 4)
+    path = folder / "model.omkl"
+    status, out = run(
+        "train", "tagger", "--train", str(train), "--dev", str(train), "--out", str(path),
+        "--epochs", "4", "--folds", "2",
+    )  # fmt: skip
+    assert status == 0
+    assert "UPOS 100.00" in out and "Lemma 100.00" in out
+    return path
+
+
+def gold() -> list[list[dict[str, object]]]:
+    return [
+        [{"form": "The", "lemma": "the", "upos": "DET", "xpos": "DT"},
+         {"form": "dogs", "lemma": "dog", "upos": "NOUN", "xpos": "NNS"},
+         {"form": "ran", "lemma": "run", "upos": "VERB", "xpos": "VBD"}],
+        [{"form": "A", "lemma": "a", "upos": "DET", "xpos": "DT"},
+         {"form": "cat", "lemma": "cat", "upos": "NOUN", "xpos": "NN"},
+         {"form": "sleeps", "lemma": "sleep", "upos": "VERB", "xpos": "VBZ"}],
+    ]  # fmt: skip
+
+
+def check(path: pathlib.Path) -> None:
+    sents = read_conllu(path)
+    assert len(sents) == 2
+    for sent, want in zip(sents, gold(), strict=True):
+        assert [t["id"] for t in sent] == [1, 2, 3] or [str(t["id"]) for t in sent] == [
+            "1",
+            "2",
+            "3",
+        ]
+        for t, w in zip(sent, want, strict=True):
+            assert {k: t[k] for k in w} == w
+            assert t["head"] is None and t["feats"] != "_"
+
+
+def test_tag_conllu_with_id_and_form_only(model: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    src = tmp_path / "in.conllu"
+    rows = [[(1, "The"), (2, "dogs"), (3, "ran")], [(1, "A"), (2, "cat"), (3, "sleeps")]]
+    src.write_text(
+        "".join("".join(f"{i}\t{w}\t_\t_\t_\t_\t_\t_\t_\t_\n" for i, w in s) + "\n" for s in rows)
+    )
+    out = tmp_path / "out.conllu"
+    status, text = run("tag", str(model), str(src), str(out))
+    assert status == 0 and "tagged 2 sentences" in text
+    check(out)
+
+
+def test_tag_text(model: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    src = tmp_path / "in.txt"
+    src.write_text("The dogs ran\n\n  A cat   sleeps \n")
+    out = tmp_path / "out.conllu"
+    assert run("tag", str(model), str(src), str(out))[0] == 0
+    check(out)
+    # the format flag wins over the suffix
+    odd = tmp_path / "in.conllu"
+    odd.write_text("The dogs ran\nA cat sleeps\n")
+    out2 = tmp_path / "out2.conllu"
+    assert run("tag", str(model), str(odd), str(out2), "--input-format", "text")[0] == 0
+    assert out2.read_text() == out.read_text()
+
+
+def test_malformed_conllu_names_file_and_line(model: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("1\tThe\t_\t_\t_\t_\t_\t_\t_\t_\n2\tdogs\n\n")
+    out = tmp_path / "out.conllu"
+    with pytest.raises(ValueError, match=r"bad\.conllu:2"):
+        run("tag", str(model), str(bad), str(out))
+    assert not out.exists()
+    with pytest.raises(ValueError, match=r"bad\.conllu:2"):
+        run("train", "tagger", "--train", str(bad), "--out", str(tmp_path / "m.omkl"))
+    assert not (tmp_path / "m.omkl").exists()
+
+
+def test_bad_inputs(model: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        run("tag", str(model), str(tmp_path / "missing.txt"), str(tmp_path / "o.conllu"))
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes(b"ok\ncaf\xe9\n")
+    with pytest.raises(ValueError, match=r"latin\.txt:2: not valid UTF-8"):
+        read_text(latin)
+    with pytest.raises(ValueError, match="`input_format`"):
+        read_input(latin, "xml")
+    src = tmp_path / "in.txt"
+    src.write_text("a b\n")
+    with pytest.raises(ValueError, match="not-a-model"):
+        (tmp_path / "not-a-model").write_bytes(b"junk")
+        run("tag", str(tmp_path / "not-a-model"), str(src), str(tmp_path / "o.conllu"))

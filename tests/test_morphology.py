@@ -1,0 +1,238 @@
+"""MorphologyTagger and the lemma edit rules."""
+
+from __future__ import annotations
+
+import pathlib
+import pickle
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from omkl.morphology import MorphologyTagger, apply_lemma_rule, lemma_rule
+from omkl.parsing import read_conllu
+
+EWT = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ud-english-ewt"
+
+# --- lemma rules ---------------------------------------------------------------
+
+texts = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=12)
+
+
+@given(texts, texts)
+def test_rule_round_trip(form: str, lemma: str) -> None:
+    assert apply_lemma_rule(lemma_rule(form, lemma), form) == lemma
+
+
+@given(texts, st.text(alphabet="abcXYZ", max_size=6), st.text(alphabet="xyz", max_size=4))
+def test_rule_shared_by_words_with_the_same_ending(stem: str, ending: str, new: str) -> None:
+    # a suffix edit depends on the ending only, so it carries over to other stems
+    rule = lemma_rule("q" + ending, "q" + new)
+    assert apply_lemma_rule(rule, stem + "q" + ending) in (
+        stem + "q" + new,
+        (stem + "q" + ending).lower()[: -len(ending) or None] + new
+        if ending
+        else (stem + "q").lower() + new,
+    )
+
+
+def test_rule_is_minimal_against_brute_force() -> None:
+    rng = random.Random(0)
+    for _ in range(300):
+        form = "".join(rng.choice("aAbB") for _ in range(rng.randint(0, 5)))
+        lemma = "".join(rng.choice("abB") for _ in range(rng.randint(0, 5)))
+        rule = lemma_rule(form, lemma)
+        strip = int(rule[1 : rule.index("|")])
+        cost = strip + len(rule) - rule.index("|") - 1
+        # the cheapest edit over both casings, found by trying every strip count
+        best = min(
+            k + len(lemma) - len(src[: len(src) - k])
+            for src in (form, form.lower())
+            for k in range(len(src) + 1)
+            if lemma.startswith(src[: len(src) - k])
+        )
+        assert cost == best
+
+
+def test_rule_examples_and_errors() -> None:
+    assert lemma_rule("dogs", "dog") == "K1|"
+    assert lemma_rule("The", "the") == "L0|"
+    assert lemma_rule("NASA", "NASA") == "K0|"
+    assert apply_lemma_rule("K2|be", "is") == "be"
+    with pytest.raises(ValueError, match="strips 5 characters from 'is'"):
+        apply_lemma_rule("K5|", "is")
+    with pytest.raises(ValueError, match="expected 'K<k>"):
+        apply_lemma_rule("X1|", "is")
+    with pytest.raises(ValueError, match="`form`"):
+        lemma_rule(3, "x")  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(not (EWT / "en_ewt-ud-dev.conllu").exists(), reason="no EWT data")
+def test_rule_round_trip_on_every_ewt_token() -> None:
+    for split in ("train", "dev", "test"):
+        for sent in read_conllu(EWT / f"en_ewt-ud-{split}.conllu"):
+            for t in sent:
+                assert apply_lemma_rule(lemma_rule(t["form"], t["lemma"]), t["form"]) == t["lemma"]
+
+
+# --- a synthetic corpus ----------------------------------------------------------
+
+NOUNS = [("dog", "dogs"), ("cat", "cats"), ("bird", "birds"), ("horse", "horses")]
+VERBS = [("run", "runs", "ran"), ("see", "sees", "saw"), ("eat", "eats", "ate")]
+
+
+def _tok(form: str, lemma: str, upos: str, xpos: str, feats: str = "_") -> dict[str, Any]:
+    return {"form": form, "lemma": lemma, "upos": upos, "xpos": xpos, "feats": feats}
+
+
+def corpus(n: int, seed: int) -> list[list[dict[str, Any]]]:
+    """Sentences 'DET NOUN VERB [DET NOUN] .' whose tags follow from the words."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        sent = []
+        for part in range(2 if rng.random() < 0.5 else 1):
+            det = rng.choice(["the", "a"]) if part else rng.choice(["The", "A"])
+            sent.append(_tok(det, det.lower(), "DET", "DT", "Definite=Def|PronType=Art"))
+            lemma, plural = rng.choice(NOUNS)
+            if rng.random() < 0.5:
+                sent.append(_tok(lemma, lemma, "NOUN", "NN", "Number=Sing"))
+            else:
+                sent.append(_tok(plural, lemma, "NOUN", "NNS", "Number=Plur"))
+            if part == 0:
+                base, third, past = rng.choice(VERBS)
+                if rng.random() < 0.5:
+                    sent.append(_tok(third, base, "VERB", "VBZ", "Number=Sing|Tense=Pres"))
+                else:
+                    sent.append(_tok(past, base, "VERB", "VBD", "Tense=Past"))
+        sent.append(_tok(".", ".", "PUNCT", "."))
+        out.append(sent)
+    return out
+
+
+@pytest.fixture(scope="module")
+def fitted() -> MorphologyTagger:
+    return MorphologyTagger(folds=3).fit(corpus(200, 0), epochs=4)
+
+
+def test_learns_synthetic_corpus(fitted: MorphologyTagger) -> None:
+    scores = fitted.score(corpus(100, 1))
+    assert set(scores) == {"UPOS", "XPOS", "UFeats", "AllTags", "Lemma"}
+    for k, v in scores.items():
+        assert v > 99.0, (k, v)
+
+
+def test_score_matches_a_count(fitted: MorphologyTagger) -> None:
+    test = corpus(30, 2)
+    for t in test[0]:
+        t["lemma"] = t["lemma"] + "x"  # every lemma of sentence 0 wrong
+    pred = fitted.tag(test)
+    n = sum(map(len, test))
+    right = sum(
+        p["lemma"] == g["lemma"]
+        for ps, gs in zip(pred, test, strict=False)
+        for p, g in zip(ps, gs, strict=False)
+    )
+    assert fitted.score(test)["Lemma"] == pytest.approx(100.0 * right / n)
+    assert right <= n - len(test[0])
+
+
+def test_tag_leaves_input_untouched(fitted: MorphologyTagger) -> None:
+    sents = [[{"id": "1", "form": "The", "misc": "x"}, {"id": "2", "form": "cats"}]]
+    before = pickle.dumps(sents)
+    out = fitted.tag(sents)
+    assert pickle.dumps(sents) == before
+    assert out[0][0]["misc"] == "x" and out[0][0]["id"] == "1"
+    assert [(t["upos"], t["xpos"], t["lemma"], t["feats"]) for t in out[0]] == [
+        ("DET", "DT", "the", "Definite=Def|PronType=Art"),
+        ("NOUN", "NNS", "cat", "Number=Plur"),
+    ]
+    words = fitted.tag_words(["The", "cats"])
+    assert [{k: t[k] for k in ("upos", "xpos", "lemma", "feats")} for t in words] == [
+        {k: t[k] for k in ("upos", "xpos", "lemma", "feats")} for t in out[0]
+    ]
+    assert [t["id"] for t in words] == ["1", "2"]
+
+
+def test_unseen_word_gets_a_lemma_from_its_ending(fitted: MorphologyTagger) -> None:
+    (det, noun) = fitted.tag_words(["the", "cows"])
+    assert noun["upos"] == "NOUN"
+    if noun["xpos"] == "NNS":
+        assert noun["lemma"] == "cow"
+
+
+def test_save_load_pickle_predict_identically(
+    fitted: MorphologyTagger, tmp_path: pathlib.Path
+) -> None:
+    test = corpus(40, 3)
+    want = fitted.tag(test)
+    fitted.save(tmp_path / "m.omkl")
+    loaded = MorphologyTagger.load(tmp_path / "m.omkl")
+    assert loaded.tag(test) == want
+    assert pickle.loads(pickle.dumps(fitted)).tag(test) == want
+    assert loaded.folds == 3
+
+
+def test_load_errors(fitted: MorphologyTagger, tmp_path: pathlib.Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        MorphologyTagger.load(tmp_path / "missing.omkl")
+    path = tmp_path / "m.omkl"
+    fitted.save(path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="m.omkl"):
+        MorphologyTagger.load(path)
+
+
+def test_bad_input(fitted: MorphologyTagger) -> None:
+    with pytest.raises(ValueError, match=r"sentences\[0\]`: empty sentence"):
+        fitted.tag([[]])
+    with pytest.raises(ValueError, match="no 'form' key"):
+        fitted.tag([[{"id": "1"}]])
+    with pytest.raises(ValueError, match=r"\['form'\]`: expected a non-empty str, got 3"):
+        fitted.tag([[{"form": 3}]])
+    with pytest.raises(ValueError, match=r"`words\[1\]`: expected a str"):
+        fitted.tag_words(["a", None])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="empty sentence"):
+        fitted.tag_words([])
+    with pytest.raises(ValueError, match="expected a list of sentences"):
+        fitted.tag("the cat")  # type: ignore[arg-type]
+    with pytest.raises(RuntimeError, match="not fitted"):
+        MorphologyTagger().tag_words(["a"])
+    with pytest.raises(ValueError, match="`epochs`"):
+        MorphologyTagger().fit(corpus(2, 0), epochs=0)
+    with pytest.raises(ValueError, match="`folds`"):
+        MorphologyTagger(folds=1)
+    bad = corpus(3, 0)
+    del bad[1][0]["lemma"]
+    model = MorphologyTagger(folds=2)
+    with pytest.raises(ValueError, match=r"sentences\[1\]\[0\]\['lemma'\]"):
+        model.fit(bad)
+    with pytest.raises(RuntimeError, match="not fitted"):  # the failed fit changed nothing
+        model.tag_words(["a"])
+
+
+@pytest.mark.skipif(not (EWT / "en_ewt-ud-dev.conllu").exists(), reason="no EWT data")
+def test_ewt_small_run() -> None:
+    train = read_conllu(EWT / "en_ewt-ud-train.conllu")[:1500]
+    dev = read_conllu(EWT / "en_ewt-ud-dev.conllu")[:300]
+    scores = MorphologyTagger(n_buckets=1 << 12).fit(train, epochs=2).score(dev)
+    # far from the full run's figures, but well above tagging every word NOUN (<20%)
+    assert scores["UPOS"] > 80.0 and scores["Lemma"] > 90.0
+
+
+def test_text_tagger_with_cancelled_rows_round_trips() -> None:
+    # the feature z=q is written at both positions with opposite signs, so its
+    # row is listed as written but holds no value; the bytes must still load
+    from omkl.tagging import TextTagger
+
+    t = TextTagger(loss="hinge", regularizer=None, fit_intercept=False)
+    t.learn_one([{"w": "a"}, {"w": "b"}], ["Y", "X"])
+    t.learn_one([{"w": "a", "z": "q"}, {"w": "b", "z": "q"}], ["X", "Y"])
+    assert t.template_weights_["z"] == 0.0
+    u = pickle.loads(pickle.dumps(t))
+    xs = [{"w": "b", "z": "q"}, {"w": "a"}]
+    assert u.predict_one(xs) == t.predict_one(xs)
+    assert u._state.to_bytes() == t._state.to_bytes()
