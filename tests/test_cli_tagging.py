@@ -9,7 +9,7 @@ import pathlib
 import pytest
 
 from omkl.cli import main
-from omkl.cli_tagging import read_input, read_text
+from omkl.datasets import read_sentences, read_text
 from omkl.parsing import read_conllu
 
 TREEBANK = """\
@@ -118,7 +118,7 @@ def test_bad_inputs(model: pathlib.Path, tmp_path: pathlib.Path) -> None:
     with pytest.raises(ValueError, match=r"latin\.txt:2: not valid UTF-8"):
         read_text(latin)
     with pytest.raises(ValueError, match="`input_format`"):
-        read_input(latin, "xml")
+        read_sentences(latin, "xml")
     src = tmp_path / "in.txt"
     src.write_text("a b\n")
     with pytest.raises(ValueError, match="not-a-model"):

@@ -69,6 +69,16 @@ def make_model(name: str):
     if name == "MorphologyTagger":
         sents = [_sentence(WORDS), _sentence([("A", "DET", "det"), ("cat", "NOUN", "root")])]
         return omkl.MorphologyTagger(folds=2, n_buckets=64).fit(sents * 3, epochs=2)
+    if name == "TextParser":
+        sents = [_sentence(WORDS), _sentence([("A", "DET", "det"), ("cat", "NOUN", "root")])]
+        for s, heads in zip(sents, ([2, 3, 0], [2, 0]), strict=True):
+            for t, h in zip(s, heads, strict=True):
+                t["head"] = h
+        return omkl.TextParser(
+            omkl.MorphologyTagger(folds=2, n_buckets=64, epochs=2),
+            DependencyParser(templates=list(range(30)), prune_k=0, max_table_bits=8, epochs=2),
+            folds=2,
+        ).fit(sents * 3)
     raise AssertionError(name)
 
 
@@ -78,6 +88,8 @@ ESTIMATORS = [name for name in omkl.__all__ if hasattr(getattr(omkl, name), "sav
 
 
 def predictions(model) -> object:
+    if isinstance(model, omkl.TextParser):
+        return model.predict([[{"form": w} for w in ["The", "cat", "barks"]]])
     if isinstance(model, DependencyParser):
         return model.predict_one(_sentence(WORDS))
     if isinstance(model, omkl.MorphologyTagger):

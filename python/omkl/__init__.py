@@ -27,6 +27,7 @@ from omkl.linear import ProximalClassifier, ProximalRegressor
 from omkl.mkl import MKLClassifier, PrecomputedGram, SequenceTagger
 from omkl.morphology import MorphologyTagger
 from omkl.parsing import DependencyParser
+from omkl.pipeline import TextParser
 from omkl.random_features import RandomFourierFeatures
 from omkl.tagging import TextTagger
 
@@ -43,6 +44,7 @@ __all__ = [
     "ProximalRegressor",
     "RandomFourierFeatures",
     "SequenceTagger",
+    "TextParser",
     "TextTagger",
     "__version__",
     "decode",

@@ -11,6 +11,8 @@ experiment is a module ``omkl.experiments.<name>`` that defines
     omkl reproduce tagging        # UPOS/XPOS/FEATS/LEMMA on UD English-EWT, template pruning
     omkl train tagger --train FILE.conllu --out MODEL   # see omkl.cli_tagging
     omkl tag MODEL IN OUT         # CoNLL-U or pre-tokenised text in, CoNLL-U out
+    omkl train parser --train FILE.conllu --out MODEL  # tagger + parser on jackknifed tags
+    omkl parse MODEL IN OUT       # tags and parses: complete CoNLL-U out
     omkl --version
 """
 

@@ -1,118 +1,26 @@
-"""The ``omkl train tagger`` and ``omkl tag`` commands, and the CoNLL-U and
-plain-text readers and writer they use.
+"""The ``omkl train tagger|parser``, ``omkl tag`` and ``omkl parse`` commands
+(input and output through :mod:`omkl.datasets.text`).
 
 ::
 
     omkl train tagger --train train.conllu [--dev dev.conllu] --out model.omkl [--epochs 15]
     omkl tag model.omkl in.conllu out.conllu        # only ID and FORM are read
     omkl tag model.omkl in.txt out.conllu           # one sentence per line, tokens split on spaces
+    omkl train parser --train train.conllu [--dev dev.conllu] --out parser.omkl [--folds 10]
+    omkl parse parser.omkl in.txt out.conllu        # tags, then parses: complete CoNLL-U
 
 The input format follows the file suffix (``.conllu`` or ``.conll``: CoNLL-U,
 anything else: text) unless ``--input-format conllu|text`` says otherwise.
-The output has one line per word, numbered from 1 in each sentence, with
-``# sent_id`` and ``# text`` comments; the comments, multiword-token lines
-and empty nodes of a CoNLL-U input are not copied.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import pathlib
-from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["add_commands", "read_text", "read_input", "format_conllu", "write_conllu"]
+from omkl.datasets.text import read_sentences, write_conllu
 
-_COLUMNS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
-
-
-def read_text(path: str | os.PathLike[str]) -> list[list[dict[str, Any]]]:
-    """Reads pre-tokenised text, one sentence per line with tokens separated
-    by white space (blank lines are skipped), into token dicts with ``id``
-    and ``form``. ``ValueError`` naming the file and line for a line that
-    is not valid UTF-8.
-
-    >>> import tempfile, os
-    >>> f = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)
-    >>> _ = f.write("I ran .\\n\\nYou too\\n"); f.close()
-    >>> [[t["form"] for t in s] for s in read_text(f.name)]
-    [['I', 'ran', '.'], ['You', 'too']]
-    >>> os.unlink(f.name)
-    """
-    name = os.fspath(path)
-    out: list[list[dict[str, Any]]] = []
-    with open(name, "rb") as f:
-        for n, raw in enumerate(f, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise ValueError(f"{name}:{n}: not valid UTF-8 ({e.reason})") from None
-            if n == 1:
-                line = line.removeprefix("\ufeff")
-            words = line.split()
-            if words:
-                out.append([{"id": str(i + 1), "form": w} for i, w in enumerate(words)])
-    return out
-
-
-def read_input(path: str | os.PathLike[str], input_format: str | None = None) -> list[Any]:
-    """The sentences of ``path``: CoNLL-U (:func:`omkl.parsing.read_conllu`)
-    or text (:func:`read_text`), as ``input_format`` says or, when it is
-    ``None``, as the suffix says (``.conllu``/``.conll``: CoNLL-U)."""
-    from omkl.parsing import read_conllu
-
-    if input_format is None:
-        suffix = pathlib.Path(path).suffix.lower()
-        input_format = "conllu" if suffix in (".conllu", ".conll") else "text"
-    if input_format == "conllu":
-        return read_conllu(path)
-    if input_format == "text":
-        return read_text(path)
-    raise ValueError(
-        f"invalid value for `input_format`: expected 'conllu' or 'text', got {input_format!r}"
-    )
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "_"
-    text = str(value)
-    if not text:
-        return "_"
-    if any(c in text for c in "\t\n\r"):
-        raise ValueError(f"a CoNLL-U field may not hold a tab or a line break: {text!r}")
-    return text
-
-
-def format_conllu(sentences: Sequence[Sequence[Mapping[str, Any]]]) -> str:
-    """CoNLL-U text of ``sentences`` (token dicts keyed by the lower-case
-    column names; a missing or ``None`` column is ``_``; ``id`` defaults to
-    the position), each sentence preceded by ``# sent_id`` and ``# text``.
-
-    >>> format_conllu([[{"form": "Hi", "upos": "INTJ"}]]).splitlines()
-    ['# sent_id = 1', '# text = Hi', '1\\tHi\\t_\\tINTJ\\t_\\t_\\t_\\t_\\t_\\t_', '']
-    """
-    lines: list[str] = []
-    for s, sent in enumerate(sentences, 1):
-        lines.append(f"# sent_id = {s}")
-        lines.append("# text = " + " ".join(_cell(t.get("form")) for t in sent))
-        for i, tok in enumerate(sent, 1):
-            row = dict(tok)
-            row.setdefault("id", i)
-            lines.append("\t".join(_cell(row.get(c)) for c in _COLUMNS))
-        lines.append("")
-    return "\n".join(lines) + "\n" if lines else ""
-
-
-def write_conllu(
-    sentences: Sequence[Sequence[Mapping[str, Any]]], path: str | os.PathLike[str]
-) -> None:
-    """Writes :func:`format_conllu` of ``sentences`` to ``path`` atomically
-    (no partial file on failure)."""
-    from omkl._persist import save_bytes
-
-    save_bytes(path, format_conllu(sentences).encode("utf-8"))
+__all__ = ["add_commands"]
 
 
 def _train_tagger(args: argparse.Namespace) -> int:
@@ -135,11 +43,51 @@ def _train_tagger(args: argparse.Namespace) -> int:
 def _tag(args: argparse.Namespace) -> int:
     from omkl.morphology import MorphologyTagger
 
-    sentences = read_input(args.input, args.input_format)
+    sentences = read_sentences(args.input, args.input_format)
     model = MorphologyTagger.load(args.model)
     write_conllu(model.tag(sentences) if sentences else [], args.output)
     print(f"tagged {len(sentences)} sentences into {args.output}")
     return 0
+
+
+def _train_parser(args: argparse.Namespace) -> int:
+    from omkl.morphology import MorphologyTagger
+    from omkl.parsing import DependencyParser, read_conllu
+    from omkl.pipeline import TextParser
+
+    train = read_conllu(args.train)
+    dev = read_conllu(args.dev) if args.dev else None
+    model = TextParser(
+        MorphologyTagger(epochs=args.tagger_epochs, seed=args.seed),
+        DependencyParser(epochs=args.epochs, seed=args.seed),
+        folds=args.folds,
+        seed=args.seed,
+    )
+    model.fit(train, progress=args.progress)
+    model.save(args.out)
+    print(f"trained on {len(train)} sentences from {args.train}; saved {args.out}")
+    if dev is not None:
+        scores = model.score(dev)
+        shown = [f"{k} {v:.2f}" for k, v in scores.items() if v is not None]
+        print(f"{args.dev}: " + ", ".join(shown))
+    return 0
+
+
+def _parse(args: argparse.Namespace) -> int:
+    from omkl.pipeline import TextParser
+
+    n = TextParser.load(args.model).parse_file(args.input, args.output, args.input_format)
+    print(f"parsed {n} sentences into {args.output}")
+    return 0
+
+
+def _input_format(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--input-format",
+        choices=("conllu", "text"),
+        default=None,
+        help="default: conllu for a .conllu/.conll file, text otherwise",
+    )
 
 
 def add_commands(commands: Any) -> None:
@@ -166,10 +114,23 @@ def add_commands(commands: Any) -> None:
     tag.add_argument("model", help="a model saved by `omkl train tagger`")
     tag.add_argument("input", help="CoNLL-U (ID and FORM are read) or text, one sentence a line")
     tag.add_argument("output", help="CoNLL-U file to write")
-    tag.add_argument(
-        "--input-format",
-        choices=("conllu", "text"),
-        default=None,
-        help="default: conllu for a .conllu/.conll file, text otherwise",
-    )
+    _input_format(tag)
     tag.set_defaults(handler=_tag)
+    parser = kinds.add_parser(
+        "parser", help="a tagger and a dependency parser trained on its jackknifed tags"
+    )
+    parser.add_argument("--train", required=True, help="CoNLL-U training file")
+    parser.add_argument("--dev", help="CoNLL-U file to score the model on")
+    parser.add_argument("--out", required=True, help="where to save the model")
+    parser.add_argument("--epochs", type=int, default=5, help="epochs of the parser")
+    parser.add_argument("--tagger-epochs", type=int, default=15)
+    parser.add_argument("--folds", type=int, default=10, help="jackknife parts (0: gold tags)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--progress", action="store_true", help="show progress bars")
+    parser.set_defaults(handler=_train_parser)
+    parse = commands.add_parser("parse", help="tag and parse CoNLL-U or pre-tokenised text")
+    parse.add_argument("model", help="a model saved by `omkl train parser`")
+    parse.add_argument("input", help="CoNLL-U (ID and FORM are read) or text, one sentence a line")
+    parse.add_argument("output", help="CoNLL-U file to write")
+    _input_format(parse)
+    parse.set_defaults(handler=_parse)

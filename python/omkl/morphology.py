@@ -43,13 +43,12 @@ Examples
 from __future__ import annotations
 
 import copy
-import os
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from omkl._persist import load_estimator, named_errors, save_estimator
+from omkl._persist import Persistent
 from omkl._sync import Synchronized, synchronized
 from omkl.tagging import TextTagger, token_features
 
@@ -286,7 +285,7 @@ def _most(counts: Mapping[str, int]) -> str:
     return min(counts, key=lambda k: (-counts[k], k))
 
 
-class MorphologyTagger(Synchronized):
+class MorphologyTagger(Persistent, Synchronized):
     """Predicts UPOS, XPOS, FEATS and LEMMA of pre-tokenised sentences
     (see the module docs for the pipeline).
 
@@ -309,6 +308,8 @@ class MorphologyTagger(Synchronized):
         (the form is kept as the lemma unless the lexicon knows the word).
     seed
         Seed of the shuffling of the epochs.
+    epochs
+        Passes of :meth:`fit` over the training set (for each tagger).
 
     Examples
     --------
@@ -324,6 +325,7 @@ class MorphologyTagger(Synchronized):
     """
 
     _SAVE_VERSION = 1
+    _SAVE_SECTIONS = (4,)
 
     def __init__(
         self,
@@ -336,7 +338,10 @@ class MorphologyTagger(Synchronized):
         min_share: float = 0.01,
         min_rule_count: int = 2,
         seed: int = 0,
+        epochs: int = 15,
     ):
+        if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+            raise ValueError(f"invalid value for `epochs`: expected an int >= 1, got {epochs!r}")
         if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
             raise ValueError(f"invalid value for `folds`: expected an int >= 2, got {folds!r}")
         if not isinstance(min_share, (int, float)) or not 0.0 <= min_share <= 1.0:
@@ -360,6 +365,7 @@ class MorphologyTagger(Synchronized):
         self.min_share = min_share
         self.min_rule_count = min_rule_count
         self.seed = seed
+        self.epochs = epochs
         self.upos_ = self._tagger(n_buckets)
         self.xpos_ = self._tagger(n_buckets)
         self.lemma_ = self._tagger(max(n_buckets // 4, 1))
@@ -401,11 +407,12 @@ class MorphologyTagger(Synchronized):
 
     @synchronized
     def fit(
-        self, sentences: Sequence[Sequence[Mapping[str, Any]]], epochs: int = 15
+        self, sentences: Sequence[Sequence[Mapping[str, Any]]], epochs: int | None = None
     ) -> MorphologyTagger:
         """Trains every stage on ``sentences`` (lists of token dicts with
         ``form``, ``upos``, ``xpos``, ``feats`` and ``lemma``, as from
-        :func:`omkl.parsing.read_conllu`), ``epochs`` shuffled passes for
+        :func:`omkl.parsing.read_conllu`), ``epochs`` (default
+        ``self.epochs``) shuffled passes for
         each tagger. Refits from scratch; nothing changes on bad input.
 
         >>> MorphologyTagger().fit([[{"form": "a"}]])
@@ -413,6 +420,7 @@ class MorphologyTagger(Synchronized):
         ...
         ValueError: invalid value for `sentences[0][0]['upos']`: expected a str, got None
         """
+        epochs = self.epochs if epochs is None else epochs
         if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
             raise ValueError(f"invalid value for `epochs`: expected an int >= 1, got {epochs!r}")
         if isinstance(sentences, (str, bytes)) or not isinstance(sentences, Sequence):
@@ -623,9 +631,9 @@ class MorphologyTagger(Synchronized):
         taggers = (self.upos_, self.xpos_, self.lemma_, self.feats_)
         return object.__sizeof__(self) + sum(t.__sizeof__() for t in taggers)
 
-    @synchronized
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Saves the model to ``path`` atomically, in one checksummed file.
+    def _save_state(self) -> tuple[dict[str, Any], list[bytes]]:
+        """The Python state and the four taggers' core bytes (see
+        :class:`~omkl._persist.Persistent`).
 
         >>> import pathlib, tempfile
         >>> t = MorphologyTagger(folds=2).fit(
@@ -636,50 +644,33 @@ class MorphologyTagger(Synchronized):
         >>> MorphologyTagger.load(p).tag_words(["Hi"])[0]["lemma"]
         'hi'
         """
+        taggers = (self.upos_, self.xpos_, self.lemma_, self.feats_)
         state: dict[str, Any] = {
             "fitted": self._fitted,
-            "labels": [list(t._labels) for t in (self.upos_, self.xpos_, self.lemma_, self.feats_)],
-            "amb_upos": self._amb_upos,
-            "amb_xpos": self._amb_xpos,
-            "feats_lex": self._feats_lex,
-            "feats_backoff": self._feats_backoff,
-            "lemma_lex": self._lemma_lex,
-            "lemma_lower_lex": self._lemma_lower_lex,
+            "labels": [list(t._labels) for t in taggers],
+            **{key: getattr(self, f"_{key}") for key in _LEXICONS},
         }
-        sections = [t._state.to_bytes() for t in (self.upos_, self.xpos_, self.lemma_, self.feats_)]
-        save_estimator(self, path, self._SAVE_VERSION, state, sections)
+        return state, [t._state.to_bytes() for t in taggers]
 
-    @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> MorphologyTagger:
-        """Loads a model saved by :meth:`save`; ``FileNotFoundError`` if
-        ``path`` is missing, ``ValueError`` naming the file if it is not a
-        saved :class:`MorphologyTagger` or is corrupted."""
-        model, state, sections = load_estimator(cls, path, [cls._SAVE_VERSION], (4,))
-        with named_errors(path):
-            labels = state["labels"]
-            if not isinstance(labels, list) or len(labels) != 4:
-                raise ValueError("expected the labels of 4 taggers")
-            taggers = (model.upos_, model.xpos_, model.lemma_, model.feats_)
-            for tagger, lab, sec in zip(taggers, labels, sections, strict=True):
-                tagger._load_state({"labels": lab}, [sec])
-            for key in (
-                "amb_upos",
-                "amb_xpos",
-                "feats_lex",
-                "feats_backoff",
-                "lemma_lex",
-                "lemma_lower_lex",
+    def _load_state(self, state: dict[str, Any], sections: list[bytes]) -> None:
+        labels = state["labels"]
+        if not isinstance(labels, list) or len(labels) != 4:
+            raise ValueError("expected the labels of 4 taggers")
+        taggers = (self.upos_, self.xpos_, self.lemma_, self.feats_)
+        for tagger, lab, sec in zip(taggers, labels, sections, strict=True):
+            tagger._load_state({"labels": lab}, [sec])
+        for key in _LEXICONS:
+            value = state[key]
+            if not isinstance(value, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in value.items()
             ):
-                value = state[key]
-                if not isinstance(value, dict) or not all(
-                    isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-                ):
-                    raise ValueError(f"the saved {key} is not a dict of str")
-                setattr(model, f"_{key}", value)
-            model._fitted = bool(state["fitted"])
-        if not isinstance(model, MorphologyTagger):  # pragma: no cover
-            raise TypeError(f"expected a MorphologyTagger, got {type(model).__name__}")
-        return model
+                raise ValueError(f"the saved {key} is not a dict of str")
+            setattr(self, f"_{key}", value)
+        self._fitted = bool(state["fitted"])
+
+
+#: The lexicons a fitted tagger keeps beside its four chains.
+_LEXICONS = ("amb_upos", "amb_xpos", "feats_lex", "feats_backoff", "lemma_lex", "lemma_lower_lex")
 
 
 def _select(

@@ -24,9 +24,10 @@ from omkl._persist import constructor_params, load_model, named_errors, save_mod
 from omkl._persist import decode as decode_value
 from omkl._persist import encode as encode_value
 from omkl._sync import synchronized
+from omkl.datasets.text import read_sentences, write_conllu
 from omkl.parsing import DependencyParser, Sentence, read_conllu
 
-__all__ = ["TextParser", "Tagger", "read_text", "read_sentences", "write_conllu", "jackknife"]
+__all__ = ["TextParser", "Tagger", "jackknife", "MORPHOLOGY"]
 
 PathLike = str | os.PathLike[str]
 
@@ -48,79 +49,6 @@ def _fresh(model: Any) -> Any:
     """An untrained model with the parameters of ``model`` (river's
     ``clone``)."""
     return type(model)(**constructor_params(model))
-
-
-def read_text(path: PathLike) -> list[Sentence]:
-    """Reads pre-tokenised text: one sentence per line, tokens separated by
-    spaces (blank lines are skipped). Each token is ``{"id": i, "form": w}``.
-
-    >>> import pathlib, tempfile
-    >>> p = pathlib.Path(tempfile.mkdtemp()) / "in.txt"
-    >>> _ = p.write_text("Dogs bark .\\n\\nCats  sleep\\n")
-    >>> [[t["form"] for t in s] for s in read_text(p)]
-    [['Dogs', 'bark', '.'], ['Cats', 'sleep']]
-    """
-    out: list[Sentence] = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            words = line.split()
-            if words:
-                out.append([{"id": i + 1, "form": w} for i, w in enumerate(words)])
-    return out
-
-
-def read_sentences(path: PathLike, input_format: str | None = None) -> list[Sentence]:
-    """Reads ``path`` as CoNLL-U (``input_format="conllu"``) or as
-    pre-tokenised text (``"text"``); by default, by the file's suffix
-    (``.conllu`` or ``.conll`` for CoNLL-U, anything else is text)."""
-    if input_format is None:
-        suffix = os.path.splitext(os.fspath(path))[1].lower()
-        input_format = "conllu" if suffix in (".conllu", ".conll") else "text"
-    if input_format == "conllu":
-        return read_conllu(path)
-    if input_format == "text":
-        return read_text(path)
-    raise ValueError(f"input_format: expected 'conllu', 'text' or None, got {input_format!r}")
-
-
-def _cell(value: Any) -> str:
-    s = "_" if value is None else str(value)
-    if s == "":
-        return "_"
-    if any(c in s for c in "\t\n\r"):
-        raise ValueError(f"a CoNLL-U field cannot hold a tab or a line break: {s!r}")
-    return s
-
-
-def write_conllu(sentences: Sequence[Sentence], path: PathLike) -> None:
-    """Writes ``sentences`` as CoNLL-U: a ``# sent_id`` and a ``# text`` line,
-    then the ten columns of each word (missing values as ``_``).
-
-    >>> import pathlib, tempfile
-    >>> p = pathlib.Path(tempfile.mkdtemp()) / "out.conllu"
-    >>> write_conllu([[{"form": "Hi", "upos": "INTJ", "head": 0, "deprel": "root"}]], p)
-    >>> p.read_text().splitlines()[:2]
-    ['# sent_id = 1', '# text = Hi']
-    >>> p.read_text().splitlines()[2].split("\\t")
-    ['1', 'Hi', '_', 'INTJ', '_', '_', '0', 'root', '_', '_']
-    """
-    lines: list[str] = []
-    for i, s in enumerate(sentences):
-        lines.append(f"# sent_id = {i + 1}")
-        lines.append("# text = " + " ".join(_cell(t.get("form")) for t in s))
-        for j, t in enumerate(s):
-            cols = [str(j + 1), t.get("form"), t.get("lemma"), t.get("upos"), t.get("xpos")]
-            cols += [t.get("feats"), t.get("head"), t.get("deprel"), None, None]
-            lines.append("\t".join(_cell(c) for c in cols))
-        lines.append("")
-    tmp = f"{os.fspath(path)}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write("\n".join(lines) + "\n")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
 
 
 def jackknife(
@@ -197,6 +125,26 @@ class TextParser:
         gold tags, which it will never see at prediction time).
     seed
         Seed of the split into parts.
+
+    Examples
+    --------
+    A tiny treebank of gold sentences trains the pipeline; it then tags and
+    parses sentences given as word forms only:
+
+    >>> from omkl import DependencyParser, MorphologyTagger, TextParser
+    >>> def word(form, lemma, upos, head, rel):
+    ...     return {"form": form, "lemma": lemma, "upos": upos, "xpos": upos,
+    ...             "feats": "_", "head": head, "deprel": rel}
+    >>> train = [
+    ...     [word("Dogs", "dog", "NOUN", 2, "nsubj"), word("bark", "bark", "VERB", 0, "root")],
+    ...     [word("Cats", "cat", "NOUN", 2, "nsubj"), word("sleep", "sleep", "VERB", 0, "root")],
+    ... ]
+    >>> pipe = TextParser(MorphologyTagger(folds=2, epochs=5),
+    ...                   DependencyParser(templates=list(range(40)), epochs=3), folds=2)
+    >>> _ = pipe.fit(train * 4)
+    >>> [(t["upos"], t["head"], t["deprel"]) for t in pipe.predict([[{"form": "Dogs"},
+    ...                                                                {"form": "sleep"}]])[0]]
+    [('NOUN', 2, 'nsubj'), ('VERB', 0, 'root')]
     """
 
     def __init__(
@@ -256,8 +204,8 @@ class TextParser:
         self, source: PathLike, target: PathLike, input_format: str | None = None
     ) -> int:
         """Reads ``source`` (CoNLL-U or pre-tokenised text, see
-        :func:`read_sentences`), writes it to ``target`` as complete CoNLL-U,
-        and returns the number of sentences."""
+        :func:`omkl.datasets.read_sentences`), writes it to ``target`` as
+        complete CoNLL-U (atomically), and returns the number of sentences."""
         sentences = read_sentences(source, input_format)
         write_conllu(self.predict(sentences), target)
         return len(sentences)

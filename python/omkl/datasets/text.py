@@ -1,0 +1,107 @@
+"""Reading and writing sentences for the tagger and the parser: CoNLL-U
+(through :func:`omkl.parsing.read_conllu`) and pre-tokenised text (one
+sentence per line, tokens separated by white space).
+
+The CoNLL-U written here has one line per word, numbered from 1 in each
+sentence, with ``# sent_id`` and ``# text`` comments; the comments,
+multiword-token lines and empty nodes of a CoNLL-U input are not copied.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["read_text", "read_sentences", "format_conllu", "write_conllu"]
+
+_COLUMNS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
+
+
+def read_text(path: str | os.PathLike[str]) -> list[list[dict[str, Any]]]:
+    """Reads pre-tokenised text, one sentence per line with tokens separated
+    by white space (blank lines are skipped), into token dicts with ``id``
+    and ``form``. ``ValueError`` naming the file and line for a line that
+    is not valid UTF-8.
+
+    >>> import tempfile, os
+    >>> f = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)
+    >>> _ = f.write("I ran .\\n\\nYou too\\n"); f.close()
+    >>> [[t["form"] for t in s] for s in read_text(f.name)]
+    [['I', 'ran', '.'], ['You', 'too']]
+    >>> os.unlink(f.name)
+    """
+    name = os.fspath(path)
+    out: list[list[dict[str, Any]]] = []
+    with open(name, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{name}:{n}: not valid UTF-8 ({e.reason})") from None
+            if n == 1:
+                line = line.removeprefix("\ufeff")
+            words = line.split()
+            if words:
+                out.append([{"id": i + 1, "form": w} for i, w in enumerate(words)])
+    return out
+
+
+def read_sentences(path: str | os.PathLike[str], input_format: str | None = None) -> list[Any]:
+    """The sentences of ``path``: CoNLL-U (:func:`omkl.parsing.read_conllu`)
+    or text (:func:`read_text`), as ``input_format`` says or, when it is
+    ``None``, as the suffix says (``.conllu``/``.conll``: CoNLL-U)."""
+    from omkl.parsing import read_conllu
+
+    if input_format is None:
+        suffix = pathlib.Path(path).suffix.lower()
+        input_format = "conllu" if suffix in (".conllu", ".conll") else "text"
+    if input_format == "conllu":
+        return read_conllu(path)
+    if input_format == "text":
+        return read_text(path)
+    raise ValueError(
+        f"invalid value for `input_format`: expected 'conllu' or 'text', got {input_format!r}"
+    )
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "_"
+    text = str(value)
+    if not text:
+        return "_"
+    if any(c in text for c in "\t\n\r"):
+        raise ValueError(f"a CoNLL-U field may not hold a tab or a line break: {text!r}")
+    return text
+
+
+def format_conllu(sentences: Sequence[Sequence[Mapping[str, Any]]]) -> str:
+    """CoNLL-U text of ``sentences`` (token dicts keyed by the lower-case
+    column names; a missing or ``None`` column is ``_``; ``id`` defaults to
+    the position), each sentence preceded by ``# sent_id`` and ``# text``.
+
+    >>> format_conllu([[{"form": "Hi", "upos": "INTJ"}]]).splitlines()
+    ['# sent_id = 1', '# text = Hi', '1\\tHi\\t_\\tINTJ\\t_\\t_\\t_\\t_\\t_\\t_', '']
+    """
+    lines: list[str] = []
+    for s, sent in enumerate(sentences, 1):
+        lines.append(f"# sent_id = {s}")
+        lines.append("# text = " + " ".join(_cell(t.get("form")) for t in sent))
+        for i, tok in enumerate(sent, 1):
+            row = dict(tok)
+            row.setdefault("id", i)
+            lines.append("\t".join(_cell(row.get(c)) for c in _COLUMNS))
+        lines.append("")
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def write_conllu(
+    sentences: Sequence[Sequence[Mapping[str, Any]]], path: str | os.PathLike[str]
+) -> None:
+    """Writes :func:`format_conllu` of ``sentences`` to ``path`` atomically
+    (no partial file on failure)."""
+    from omkl._persist import save_bytes
+
+    save_bytes(path, format_conllu(sentences).encode("utf-8"))
