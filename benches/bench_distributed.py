@@ -17,14 +17,14 @@ The label stage is off (UAS only). Skips cleanly without the treebank.
         [--shards 1,2,4,8] [--workers 2] [--train-sentences 0]
 
 With ``--mkl``, instead: ``MKLClassifier`` (default kernels, ``max_support``
-of ``--max-support``) on a synthetic stream of ``--samples`` samples (a
-Gaussian mixture: 3 classes of 2 components each in 5 dimensions), one
-pass in one process (``fit``) against one mixing round of ``--workers``
-workers on as many contiguous shards; accuracy on 10,000 held-out samples,
-seconds and bytes per round.
+of ``--max-support``, ``budget_rule`` of ``--budget-rule``) on a synthetic
+stream of ``--samples`` samples (a Gaussian mixture: 3 classes of 2
+components each in 5 dimensions), one pass in one process (``fit``) against
+one mixing round of ``--workers`` workers on as many contiguous shards;
+accuracy on 10,000 held-out samples, seconds and bytes per round.
 
     PYTHONPATH=python python benches/bench_distributed.py --mkl [--samples 200000] \
-        [--max-support 300] [--workers 2] [--epochs 1]
+        [--max-support 500] [--budget-rule smallest] [--workers 2] [--epochs 1]
 """
 
 from __future__ import annotations
@@ -82,12 +82,17 @@ def bench_mkl(args: argparse.Namespace) -> None:
     xt, yt = mixture(10_000, 2)
 
     def make() -> MKLClassifier:
-        return MKLClassifier(max_support=args.max_support, labels=[0, 1, 2])
+        return MKLClassifier(
+            max_support=args.max_support, budget_rule=args.budget_rule, labels=[0, 1, 2]
+        )
 
     def accuracy(model: MKLClassifier) -> float:
         return 100.0 * float(np.mean(np.array(model.predict(xt)) == np.array(yt)))
 
-    print(f"MKLClassifier(max_support={args.max_support}), {args.samples} samples, 5 features")
+    print(
+        f"MKLClassifier(max_support={args.max_support}, budget_rule={args.budget_rule!r}), "
+        f"{args.samples} samples, 5 features"
+    )
     single = make()
     t0 = time.perf_counter()
     for _ in range(args.epochs):
@@ -138,7 +143,8 @@ def main() -> None:
     ap.add_argument("--train-sentences", type=int, default=0, help="0: the whole file")
     ap.add_argument("--mkl", action="store_true", help="the MKLClassifier benchmark instead")
     ap.add_argument("--samples", type=int, default=200_000)
-    ap.add_argument("--max-support", type=int, default=300)
+    ap.add_argument("--max-support", type=int, default=500)
+    ap.add_argument("--budget-rule", default="smallest", choices=["smallest", "oldest"])
     args = ap.parse_args()
     if args.mkl:
         if "--epochs" not in sys.argv:
