@@ -494,3 +494,33 @@ def test_mkl_mixing_keeps_the_budget_and_refuses_models_that_differ(client):
         mix_kernel([export_kernel(a), export_kernel(c)], [1, 1], ["shard 0", "shard 1"])
     with pytest.raises(ValueError, match="model 1 has no model to mix"):
         mix_kernel([export_kernel(a), export_kernel(_mkl())], [1, 1])
+
+
+def test_sequence_tagger_one_shard_equals_fit_and_two_shards_mix_to_the_average(client):
+    rng = np.random.default_rng(14)
+    data = []
+    for _ in range(40):
+        ys = [str(v) for v in rng.integers(0, 2, size=int(rng.integers(2, 5)))]
+        xs = np.array([[float(t) + rng.normal(scale=0.5), rng.normal()] for t in ys])
+        data.append((xs, ys))
+    est = omkl.SequenceTagger(labels=["0", "1"])
+    single = copy.deepcopy(est)
+    for _ in range(2):
+        single.fit([x for x, _ in data], [y for _, y in data])
+    model, _ = train(est, [data], epochs=2, client=client, progress=False)
+    assert model._state.to_bytes() == single._state.to_bytes()
+    shards = [data[:15], data[15:]]
+    workers = []
+    for shard in shards:
+        m = copy.deepcopy(est)
+        m.fit([x for x, _ in shard], [y for _, y in shard])
+        workers.append(m)
+    model, _ = train(est, shards, epochs=1, client=client, progress=False)
+    w = [15 / 40, 25 / 40]
+    for xs, _ in data[:5]:
+        rows = np.asarray(xs, dtype=np.float32)
+        want = sum(wk * np.asarray(m._state.scores(rows)) for wk, m in zip(w, workers, strict=True))
+        np.testing.assert_allclose(model._state.scores(rows), want, rtol=1e-9, atol=1e-9)
+    for k, t in model.transitions_.items():
+        want = sum(wk * m.transitions_[k] for wk, m in zip(w, workers, strict=True))
+        np.testing.assert_allclose(t, want, rtol=1e-9, atol=1e-12)
