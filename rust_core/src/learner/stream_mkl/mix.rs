@@ -100,7 +100,7 @@ impl StreamMkl {
             ));
         }
         let total: f64 = weights.iter().sum();
-        if weights.iter().any(|w| !(w.is_finite() && *w >= 0.0)) || !(total > 0.0) {
+        if weights.iter().any(|w| !(w.is_finite() && *w >= 0.0)) || total <= 0.0 {
             return Err(OmklError::invalid(
                 "weights",
                 format!("expected finite weights >= 0 with a positive sum, got {weights:?}"),
