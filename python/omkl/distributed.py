@@ -1,13 +1,14 @@
 """Training on a Dask cluster by iterative parameter mixing.
 
 :func:`train` trains a :class:`~omkl.ProximalClassifier`,
-:class:`~omkl.ProximalRegressor`, :class:`~omkl.tagging.TextTagger` or
-:class:`~omkl.DependencyParser` on
-shards of data held by the workers of a ``dask.distributed`` cluster, by
-iterative parameter mixing (McDonald, Hall and Mann, 2010): in every round
-(one epoch), each worker makes one pass over its own shard starting from
-the current mixed parameters; the driver averages the workers' parameters,
-weighted by shard size, and the next round starts from that average.
+:class:`~omkl.ProximalRegressor`, :class:`~omkl.tagging.TextTagger`,
+:class:`~omkl.DependencyParser`, :class:`~omkl.MKLClassifier` or
+:class:`~omkl.SequenceTagger` on shards of data held by the workers of a
+``dask.distributed`` cluster, by iterative parameter mixing (McDonald, Hall
+and Mann, 2010): in every round (one epoch), each worker makes one pass over
+its own shard starting from the current mixed parameters; the driver
+averages the workers' parameters, weighted by shard size, and the next round
+starts from that average.
 Needs the optional dependency ``pip install "omkl[dask]"``.
 
 **What travels.** Workers read their own shards (a list of examples is sent
