@@ -16,8 +16,10 @@ pytest.importorskip("dask.distributed")
 
 import cloudpickle  # noqa: E402
 from dask.distributed import Client, LocalCluster  # noqa: E402
+from river.linear_model import LogisticRegression  # noqa: E402
 
 import omkl  # noqa: E402
+from omkl._kernel_mixing import export_kernel, mix_kernel  # noqa: E402
 from omkl._mixing import export_params, import_params, mix  # noqa: E402
 from omkl.distributed import train  # noqa: E402
 
@@ -247,8 +249,8 @@ def test_bad_input_raises_clear_errors_and_leaves_the_model_unchanged(client):
         train(est, [[{"sig_x": 1.0}], data], client=client, progress=False)
     with pytest.raises(RuntimeError, match="shard 1 failed in .*: OSError: disk gone"):
         train(est, ["a", "b"], shard_reader=_failing_reader, client=client, progress=False)
-    with pytest.raises(TypeError, match="got MKLClassifier"):
-        train(omkl.MKLClassifier(), [data], client=client, progress=False)
+    with pytest.raises(TypeError, match="got LogisticRegression"):
+        train(LogisticRegression(), [data], client=client, progress=False)
     with pytest.raises(OSError, match="could not reach the Dask scheduler"):
         train(est, [data], client="tcp://127.0.0.1:1", progress=False)
     with pytest.raises(OSError):
@@ -269,8 +271,8 @@ def test_mixing_models_of_different_feature_spaces_is_refused():
         mix([export_params(a), export_params(b)], [1, 1], ["shard 0", "shard 1"])
     with pytest.raises(ValueError, match="params"):
         import_params(a, export_params(b))
-    with pytest.raises(TypeError, match="got MKLClassifier"):
-        export_params(omkl.MKLClassifier())
+    with pytest.raises(TypeError, match="got LogisticRegression"):
+        export_params(LogisticRegression())
 
 
 TREEBANK = """
@@ -336,3 +338,189 @@ def test_parser_two_shards_mix_to_the_weighted_average(client, tmp_path):
     for k in ("arc/weights", "arc/sums", "arc/steps"):
         np.testing.assert_array_equal(got[k], expected[k], err_msg=k)
     assert history[0]["bytes"] > 0
+
+
+def _sequences(n: int, seed: int) -> list[tuple[list[dict[str, Any]], list[str]]]:
+    """Short tagged sentences: determiners, nouns and verbs in a simple
+    grammar, each token described by ``token_features``."""
+    from omkl.tagging import token_features
+
+    rng = np.random.default_rng(seed)
+    words = {"DET": ["the", "a"], "NOUN": ["dog", "cat", "bird"], "VERB": ["sees", "runs"]}
+    out = []
+    for _ in range(n):
+        tags = ["DET", "NOUN", "VERB"] + (["DET", "NOUN"] if rng.random() < 0.5 else [])
+        ws = [str(rng.choice(words[t])) for t in tags]
+        out.append((token_features(ws), tags))
+    return out
+
+
+def test_text_tagger_one_shard_equals_fit(client):
+    data = _sequences(40, 7)
+    est = omkl.TextTagger(regularizer=[("group_lasso", 1e-3)], average=True, n_buckets=64)
+    single = copy.deepcopy(est).fit(
+        [x for x, _ in data], [y for _, y in data], epochs=3, shuffle=True, seed=4
+    )
+    model, history = train(est, [data], epochs=3, client=client, progress=False, seed=4)
+    _assert_same(export_params(model), export_params(single))
+    assert model.labels_ == single.labels_
+    assert model.predict([x for x, _ in data]) == single.predict([x for x, _ in data])
+    assert [h["round"] for h in history] == [1, 2, 3]
+    assert all(h["loss"] is not None and h["bytes"] > 0 for h in history)
+    assert est.labels_ == []  # the estimator passed in is untouched
+
+
+def test_text_tagger_two_shards_mix_to_the_weighted_average(client):
+    data = _sequences(50, 8)
+    shards = [data[:20], data[20:]]
+    sizes = [len(s) for s in shards]
+    est = omkl.TextTagger(regularizer=[("squared_l21", 1e-3)], average=True, n_buckets=64)
+    # a pass over everything first, so that every template and label is known
+    # and registering the shards' layout ahead of the first round changes nothing
+    est.fit([x for x, _ in data], [y for _, y in data])
+    start = export_params(est)
+    rngs = [np.random.default_rng(2 + k) for k in range(2)]
+    for _ in range(2):  # two rounds, each computed here independently
+        workers = []
+        for shard, rng in zip(shards, rngs, strict=True):
+            order = rng.permutation(len(shard))
+            m = copy.deepcopy(est)
+            import_params(m, start)
+            m.fit([shard[i][0] for i in order], [shard[i][1] for i in order])
+            workers.append(export_params(m))
+        start = _average(workers, sizes)
+    model, _ = train(est, shards, epochs=2, client=client, progress=False, seed=2)
+    got = export_params(model)
+    assert got.keys() == start.keys()
+    for k in got:
+        np.testing.assert_allclose(got[k], start[k], rtol=1e-12, atol=1e-12, err_msg=k)
+    assert model.labels_ == est.labels_
+
+
+def test_text_tagger_shards_get_a_common_layout_and_bad_input_is_refused(client):
+    data = _sequences(30, 9)
+    extra = [([{"w": "ok", "suffix": "k"}], ["INTJ"])]  # a label and a template of its own
+    est = omkl.TextTagger(n_buckets=64)
+    model, history = train(est, [data, extra], epochs=2, client=client, progress=False)
+    assert model.labels_ == ["DET", "NOUN", "VERB", "INTJ"]
+    assert "suffix" in model.template_weights_
+    assert history[0]["shards"] == 2
+    with pytest.raises(ValueError, match="shard 1, example 0: expected a pair"):
+        train(est, [data, [[{"w": "x"}]]], client=client, progress=False)
+    with pytest.raises(ValueError, match=r"shard 1 has labels \['INTJ'\] outside"):
+        train(est, [data, extra], classes=["DET", "NOUN", "VERB"], client=client, progress=False)
+    with pytest.raises(ValueError, match="seed: expected an integer"):
+        train(est, [data], seed=-1, client=client, progress=False)
+    assert est.labels_ == [] and est._state.rounds == 0
+
+
+def _rows(n: int, seed: int) -> list[tuple[np.ndarray, str]]:
+    """``_problem`` with its two informative features as arrays."""
+    return [(np.array([x["sig_x"], x["sig_y"]]), y) for x, y in _problem(n, seed)]
+
+
+def _mkl(**kw: Any) -> omkl.MKLClassifier:
+    return omkl.MKLClassifier(kernels=["linear", "gaussian"], lam=1e-3, **kw)
+
+
+def test_mkl_one_shard_equals_training_in_one_process(client):
+    data = _rows(90, 10)
+    est = _mkl(max_support=40)
+    single = copy.deepcopy(est)
+    for _ in range(2):
+        single.fit([x for x, _ in data], [y for _, y in data])
+    model, history = train(est, [data], epochs=2, client=client, progress=False)
+    assert model._state.to_bytes() == single._state.to_bytes()
+    assert model.kernel_weights_ == single.kernel_weights_
+    assert model.predict([x for x, _ in data]) == single.predict([x for x, _ in data])
+    assert len(history) == 2 and est._state is None
+
+
+def _xor(n: int, seed: int) -> list[tuple[np.ndarray, str]]:
+    """Two noisy classes by the signs of two features: many mistakes, so
+    many support inputs."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 2))
+    flip = rng.random(n) < 0.1
+    return [(v, "ab"[int((v[0] * v[1] > 0) ^ f)]) for v, f in zip(x, flip, strict=True)]
+
+
+def test_mkl_two_shards_mix_to_the_weighted_average_of_the_workers(client):
+    data = _xor(150, 11)
+    # the same inputs on both shards: their coefficients are summed in the union
+    shards = [data[:50], data[50:] + data[:25]]
+    sizes = [len(s) for s in shards]
+    est = _mkl(labels=["a", "b"])
+    workers = []
+    for shard in shards:
+        m = copy.deepcopy(est)
+        m.fit([x for x, _ in shard], [y for _, y in shard])
+        workers.append(m)
+    model, history = train(est, shards, epochs=1, client=client, progress=False)
+    assert (
+        max(w.n_support_ for w in workers) < model.n_support_ < sum(w.n_support_ for w in workers)
+    )
+    w = np.array(sizes, dtype=float) / sum(sizes)
+    for x, _ in _xor(30, 12):
+        want = w[0] * np.array(workers[0]._scores(x)) + w[1] * np.array(workers[1]._scores(x))
+        np.testing.assert_allclose(model._scores(x), want, rtol=1e-9, atol=1e-9)
+    assert model.n_rounds_ == round(w @ [wk.n_rounds_ for wk in workers])
+    # the norms are those of the mixed expansion: mixing it alone keeps them
+    again = copy.deepcopy(model)
+    import_params(again, mix_kernel([export_kernel(model), export_kernel(model)], [1, 1]))
+    assert again.group_norms_ == pytest.approx(model.group_norms_, rel=1e-9)
+    assert sum(model.kernel_weights_.values()) == pytest.approx(1.0)
+    assert history[0]["bytes"] > 0
+
+
+def test_mkl_mixing_keeps_the_budget_and_refuses_models_that_differ(client):
+    data = _xor(200, 13)
+    shards = [data[:100], data[100:]]
+    est = _mkl(max_support=12)
+    free = []
+    for shard in shards:
+        m = _mkl(labels=["a", "b"])
+        m.fit([x for x, _ in shard], [y for _, y in shard])
+        free.append(m.n_support_)
+    model, _ = train(est, shards, epochs=2, client=client, progress=False)
+    assert sum(free) > 12 and model.n_support_ == 12
+    a, b, c = _mkl(), omkl.MKLClassifier(kernels=["linear"]), _mkl()
+    for m in (a, b):
+        m.learn_one(data[0][0], "a")
+    c.fit([x for x, _ in data[:3]], ["a", "b", "c"])
+    with pytest.raises(ValueError, match="shard 1 has a different configuration"):
+        mix_kernel([export_kernel(a), export_kernel(b)], [1, 1], ["shard 0", "shard 1"])
+    with pytest.raises(ValueError, match="shard 1 has .* 3 labels, shard 0 has .* 1"):
+        mix_kernel([export_kernel(a), export_kernel(c)], [1, 1], ["shard 0", "shard 1"])
+    with pytest.raises(ValueError, match="model 1 has no model to mix"):
+        mix_kernel([export_kernel(a), export_kernel(_mkl())], [1, 1])
+
+
+def test_sequence_tagger_one_shard_equals_fit_and_two_shards_mix_to_the_average(client):
+    rng = np.random.default_rng(14)
+    data = []
+    for _ in range(40):
+        ys = [str(v) for v in rng.integers(0, 2, size=int(rng.integers(2, 5)))]
+        xs = np.array([[float(t) + rng.normal(scale=0.5), rng.normal()] for t in ys])
+        data.append((xs, ys))
+    est = omkl.SequenceTagger(labels=["0", "1"])
+    single = copy.deepcopy(est)
+    for _ in range(2):
+        single.fit([x for x, _ in data], [y for _, y in data])
+    model, _ = train(est, [data], epochs=2, client=client, progress=False)
+    assert model._state.to_bytes() == single._state.to_bytes()
+    shards = [data[:15], data[15:]]
+    workers = []
+    for shard in shards:
+        m = copy.deepcopy(est)
+        m.fit([x for x, _ in shard], [y for _, y in shard])
+        workers.append(m)
+    model, _ = train(est, shards, epochs=1, client=client, progress=False)
+    w = [15 / 40, 25 / 40]
+    for xs, _ in data[:5]:
+        rows = np.asarray(xs, dtype=np.float32)
+        want = sum(wk * np.asarray(m._state.scores(rows)) for wk, m in zip(w, workers, strict=True))
+        np.testing.assert_allclose(model._state.scores(rows), want, rtol=1e-9, atol=1e-9)
+    for k, t in model.transitions_.items():
+        want = sum(wk * m.transitions_[k] for wk, m in zip(w, workers, strict=True))
+        np.testing.assert_allclose(t, want, rtol=1e-9, atol=1e-12)

@@ -1,12 +1,17 @@
 """Estimators' learnable state as named flat numpy arrays, and its mixing.
 
 :func:`export_params` gives the parameters of a :class:`~omkl.ProximalClassifier`,
-:class:`~omkl.ProximalRegressor` or :class:`~omkl.DependencyParser` as
+:class:`~omkl.ProximalRegressor`, :class:`~omkl.tagging.TextTagger` (its
+template tables and transition weights are the groups of one weight list) or
+:class:`~omkl.DependencyParser` as
 ``{name: 1-d array}``: the weights with their scale factors folded in, the
 running sums of the averaged iterate, and round counters (one-element
 arrays). :func:`mix` averages such dicts with weights; :func:`import_params`
 sets them into an estimator with the same layout (groups, classes, table
 sizes, relation labels). State outside the parameters does not travel.
+The kernel estimators (:class:`~omkl.MKLClassifier`,
+:class:`~omkl.SequenceTagger`) export their model's bytes instead, mixed by
+:func:`omkl._kernel_mixing.mix_kernel` (the union of the supports).
 
 Examples
 --------
@@ -34,15 +39,23 @@ from typing import Any
 import numpy as np
 
 from omkl import _omkl
+from omkl._kernel_mixing import KERNEL_MIXABLE, export_kernel, import_kernel
 from omkl.linear import ProximalClassifier, ProximalRegressor
 from omkl.parsing import DependencyParser
+from omkl.tagging import TextTagger
 
 __all__ = ["export_params", "import_params", "mix", "nbytes", "MIXABLE"]
 
 Params = dict[str, np.ndarray]
 
 #: The estimators whose parameters can be exported and mixed.
-MIXABLE: tuple[type, ...] = (ProximalClassifier, ProximalRegressor, DependencyParser)
+MIXABLE: tuple[type, ...] = (
+    ProximalClassifier,
+    ProximalRegressor,
+    TextTagger,
+    DependencyParser,
+    *KERNEL_MIXABLE,
+)
 
 
 def check_mixable(estimator: Any) -> None:
@@ -58,6 +71,8 @@ def check_mixable(estimator: Any) -> None:
 def export_params(estimator: Any) -> Params:
     """The learnable state of ``estimator`` as ``{name: 1-d array}``."""
     check_mixable(estimator)
+    if isinstance(estimator, KERNEL_MIXABLE):
+        return export_kernel(estimator)
     with estimator._lock:
         if isinstance(estimator, DependencyParser):
             out: Params = dict(_omkl.export_params(estimator._core))
@@ -71,6 +86,9 @@ def import_params(estimator: Any, params: Mapping[str, np.ndarray]) -> None:
     layout. Every array is checked (name, dtype, length, finite values)
     before anything changes: on error the estimator is unchanged."""
     check_mixable(estimator)
+    if isinstance(estimator, KERNEL_MIXABLE):
+        import_kernel(estimator, params)
+        return
     with estimator._lock:
         if isinstance(estimator, DependencyParser):
             core = {k: v for k, v in params.items() if not k.startswith("label/")}

@@ -1,12 +1,14 @@
 """Training on a Dask cluster by iterative parameter mixing.
 
 :func:`train` trains a :class:`~omkl.ProximalClassifier`,
-:class:`~omkl.ProximalRegressor` or :class:`~omkl.DependencyParser` on
-shards of data held by the workers of a ``dask.distributed`` cluster, by
-iterative parameter mixing (McDonald, Hall and Mann, 2010): in every round
-(one epoch), each worker makes one pass over its own shard starting from
-the current mixed parameters; the driver averages the workers' parameters,
-weighted by shard size, and the next round starts from that average.
+:class:`~omkl.ProximalRegressor`, :class:`~omkl.tagging.TextTagger`,
+:class:`~omkl.DependencyParser`, :class:`~omkl.MKLClassifier` or
+:class:`~omkl.SequenceTagger` on shards of data held by the workers of a
+``dask.distributed`` cluster, by iterative parameter mixing (McDonald, Hall
+and Mann, 2010): in every round (one epoch), each worker makes one pass over
+its own shard starting from the current mixed parameters; the driver
+averages the workers' parameters, weighted by shard size, and the next round
+starts from that average.
 Needs the optional dependency ``pip install "omkl[dask]"``.
 
 **What travels.** Workers read their own shards (a list of examples is sent
@@ -21,7 +23,8 @@ and the worker goes on with its own model: only its parameters travel back.
 
 **State outside the parameters** is made the same on every worker before the
 first round: with several shards, the driver collects every shard's classes
-and feature groups (classifiers, regressors) or relation labels (parser)
+and feature groups (classifiers, regressors), labels and templates (text
+tagger) or relation labels (parser)
 and registers them, in shard order, in the initial model that every worker
 starts from; the parser's table sizes are fitted to the summed per-shard
 counts of distinct features (an upper bound of the count on their union).
@@ -30,7 +33,10 @@ adds a class when it first sees it. With ``classes=``, a shard holding a
 label outside them is an error naming the shard. With one shard nothing is
 registered ahead and training gives exactly the parameters of training in
 one process (``learn_batch`` once per epoch, or the parser's ``fit``). The
-parser's shard ``k`` shuffles its sentences with the seed ``seed + k``.
+parser's shard ``k`` shuffles its sentences with the seed ``seed + k``; the
+text tagger's shard ``k`` visits its sequences in the order
+:meth:`TextTagger.fit` draws with ``shuffle=True, seed=seed + k`` (one shard
+trains as ``fit(X, Y, epochs, shuffle=True, seed=seed)``).
 Round counters (the step-size clock, the rounds in the running sums) are
 mixed like the other arrays and rounded to the nearest integer.
 
@@ -51,9 +57,21 @@ scheduler's own reassignment of lost tasks); if it still fails, a
 never modified: :func:`train` returns a new one, built only after the last
 round is mixed.
 
-The kernel estimators (:class:`~omkl.MKLClassifier`,
-:class:`~omkl.SequenceTagger`) cannot be mixed yet: :func:`train` refuses
-them with ``TypeError``.
+**Kernel estimators** (:class:`~omkl.MKLClassifier`,
+:class:`~omkl.SequenceTagger`): a worker's pass is ``fit(X, y)`` on its
+shard; its model travels as the Rust model's bytes and the driver mixes the
+models in Rust (:mod:`omkl._kernel_mixing`): the average of kernel
+expansions is an expansion over the union of the workers' supports, with
+the coefficients of an input held by several workers summed (weighted by
+shard size); scores are exactly the weighted average of the workers'
+scores, the group norms and kernel weights are recomputed from the mixed
+coefficients, and ``max_support`` is then enforced by the estimator's
+``budget_rule``. With several shards the labels are registered ahead (as
+for the classifiers); feature columns are not, so shards of dict inputs
+must name their features in the same order at first sight (or give arrays,
+or an estimator that has seen every feature): a shard whose model ends a
+round with other columns, labels or kernels is an error naming it. A drift
+detector's state is not mixed (each round starts from the initial one).
 
 Examples
 --------
@@ -81,6 +99,8 @@ import warnings
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
+import numpy as np
+
 try:
     from dask.distributed import Client, Future, LocalCluster
 except ImportError as e:  # pragma: no cover - depends on the environment
@@ -89,9 +109,12 @@ except ImportError as e:  # pragma: no cover - depends on the environment
     ) from e
 
 from omkl import _omkl
+from omkl._kernel_mixing import KERNEL_MIXABLE, layout_of, mix_kernel, set_layout
 from omkl._mixing import check_mixable, export_params, import_params, mix, nbytes
 from omkl.linear import ProximalClassifier, ProximalRegressor
+from omkl.mkl import SequenceTagger
 from omkl.parsing import DependencyParser, _training_corpus
+from omkl.tagging import TextTagger
 
 __all__ = ["train"]
 
@@ -147,6 +170,10 @@ def _scan(template: Any, data: Any, key: str, cache: str, several: bool) -> dict
         if template._core.steps() == 0 and not template.history_:
             out["counts"] = _omkl.parser_key_counts(template._core, corpus)
         return out
+    if isinstance(template, TextTagger):
+        return _scan_tagger(template, data, key, several)
+    if isinstance(template, KERNEL_MIXABLE):
+        return _scan_kernel(template, data, key)
     xs = _shard_examples(data, key)
     labels: dict[Hashable, None] = {}
     names: dict[str, None] = {}
@@ -165,6 +192,64 @@ def _scan(template: Any, data: Any, key: str, cache: str, several: bool) -> dict
     if several:
         out["groups"] = _omkl.feature_groups(template._state, list(names))
     return out
+
+
+def _tagger_shard(model: TextTagger, data: Any, key: str) -> tuple[list[Any], list[list[int]]]:
+    """A text tagger's shard as token sequences and label ids, the labels
+    it adds registered in ``model`` (as :meth:`TextTagger.fit` does)."""
+    pairs = _shard_examples(data, key)
+    xs: list[Any] = []
+    ids: list[list[int]] = []
+    for i, ex in enumerate(pairs):
+        if not (isinstance(ex, tuple | list) and len(ex) == 2):
+            raise ValueError(
+                f"{key}, example {i}: expected a pair (list of tokens, list of labels)"
+            )
+        try:
+            y, new = model._ids(ex[1])
+        except ValueError as e:
+            raise ValueError(f"{key}, example {i}: {e}") from None
+        model._add_labels(new)
+        xs.append(ex[0])
+        ids.append(y)
+    return xs, ids
+
+
+def _scan_tagger(template: TextTagger, data: Any, key: str, several: bool) -> dict[str, Any]:
+    """:func:`_scan` for a text tagger: the shard's size, labels and
+    (with several shards) templates."""
+    model = copy.deepcopy(template)
+    n0 = len(model._labels)
+    xs, ids = _tagger_shard(model, data, key)
+    out: dict[str, Any] = {"n": len(xs), "labels": model._labels[n0:]}
+    if several:
+        try:
+            model._state.prepare(xs, ids)
+        except ValueError as e:
+            raise ValueError(f"{key}: {e}") from None
+        out["groups"] = [g for g, _ in model._state.group_norms()]
+    return out
+
+
+def _kernel_shard(template: Any, data: Any, key: str) -> tuple[list[Any], list[Any]]:
+    """A kernel estimator's shard as inputs and targets (rows and labels,
+    or sequences and label sequences)."""
+    pairs = _shard_examples(data, key)
+    for i, ex in enumerate(pairs):
+        if not (isinstance(ex, tuple | list) and len(ex) == 2):
+            raise ValueError(f"{key}, example {i}: expected a pair (input, target)")
+    return [x for x, _ in pairs], [y for _, y in pairs]
+
+
+def _scan_kernel(template: Any, data: Any, key: str) -> dict[str, Any]:
+    """:func:`_scan` for a kernel estimator: the shard's size and labels."""
+    _, ys = _kernel_shard(template, data, key)
+    flat = [y for s in ys for y in s] if isinstance(template, SequenceTagger) else ys
+    try:
+        labels = list(dict.fromkeys(flat))
+    except TypeError:
+        raise ValueError(f"{key}: expected hashable labels") from None
+    return {"n": len(ys), "labels": labels}
 
 
 class _Trained:
@@ -201,6 +286,14 @@ def _pass(
         else:
             loss = model._core.fit_epoch(corpus, order, None, stage == "pruner")
         n = len(corpus)
+    elif isinstance(model, KERNEL_MIXABLE):
+        xs, ys = _kernel_shard(model, data, key)
+        model.fit(xs, ys)
+        n = len(xs)
+    elif isinstance(model, TextTagger):
+        xs, ids = _tagger_shard(model, data, key)
+        loss = model._state.fit_epoch(model._state.prepare(xs, ids), order)
+        n = len(xs)
     else:
         xs = _shard_examples(data, key)
         model.learn_batch([x for x, _ in xs], [y for _, y in xs])
@@ -213,6 +306,10 @@ def _layout_of(model: Any) -> dict[str, list[Any]]:
     with a worker's to import its parameters."""
     if isinstance(model, DependencyParser):
         return {"labels": model._labeler.labels()}
+    if isinstance(model, KERNEL_MIXABLE):
+        return layout_of(model)
+    if isinstance(model, TextTagger):
+        return {"groups": [g for g, _ in model._state.group_norms()], "labels": list(model._labels)}
     out: dict[str, list[Any]] = {"groups": [g for g, _ in model._state.group_norms()]}
     if isinstance(model, ProximalClassifier):
         out["classes"] = list(model._classes)
@@ -224,6 +321,14 @@ def _set_layout(model: Any, layout: dict[str, list[Any]]) -> None:
     if isinstance(model, DependencyParser):
         if layout["labels"]:
             _omkl.labeler_register(model._labeler, layout["labels"])
+        return
+    if isinstance(model, KERNEL_MIXABLE):
+        set_layout(model, layout)
+        return
+    if isinstance(model, TextTagger):
+        _omkl.tagger_register_layout(model._state, layout["groups"], max(len(layout["labels"]), 1))
+        model._labels = list(layout["labels"])
+        model._label_index = {y: k for k, y in enumerate(model._labels)}
         return
     classes = layout.get("classes")
     _omkl.register_layout(model._state, layout["groups"], max(len(classes or []), 1))
@@ -302,6 +407,8 @@ def _layout(
             _omkl.labeler_register(est._labeler, labels)
         return
     known = list(est._classes) if isinstance(est, ProximalClassifier) else []
+    if isinstance(est, (TextTagger, *KERNEL_MIXABLE)):
+        known = list(est._labels)
     if classes is not None:
         allowed = set(classes)
         for s, key in zip(scans, keys, strict=True):
@@ -312,8 +419,14 @@ def _layout(
                 )
     if not several:
         return
+    if isinstance(est, KERNEL_MIXABLE):
+        _kernel_labels(est, [*known, *(classes or []), *(y for s in scans for y in s["labels"])])
+        return
     groups = list(dict.fromkeys(g for s in scans for g in s["groups"]))
-    if isinstance(est, ProximalClassifier):
+    if isinstance(est, TextTagger):
+        seen = [*known, *(classes or []), *(y for s in scans for y in s["labels"])]
+        _set_layout(est, {"groups": groups, "labels": list(dict.fromkeys(seen))})
+    elif isinstance(est, ProximalClassifier):
         seen = [*known, *(classes or []), *(y for s in scans for y in s["labels"])]
         all_classes = list(dict.fromkeys(seen))
         _omkl.register_layout(est._state, groups, max(len(all_classes), 1))
@@ -321,6 +434,16 @@ def _layout(
         est._class_index = {y: k for k, y in enumerate(all_classes)}
     else:
         _omkl.register_layout(est._state, groups, 1)
+
+
+def _kernel_labels(est: Any, seen: list[Hashable]) -> None:
+    """Gives a kernel estimator every label of ``seen`` (in order), so that
+    every worker numbers them alike."""
+    labels = list(dict.fromkeys(seen))
+    if est._state is not None and est._state.n_labels < len(labels):
+        est._state.grow(est._state.dim, len(labels))
+    est._labels = labels
+    est._label_index = {y: k for k, y in enumerate(labels)}
 
 
 def _shard_futures(
@@ -396,6 +519,7 @@ def train(
     validation: Callable[[Any], float] | None = None,
     retries: int = 2,
     progress: bool = True,
+    seed: int = 0,
 ) -> tuple[Any, list[dict[str, Any]]]:
     """Trains a copy of ``estimator`` on ``shards`` by iterative parameter
     mixing and returns it with the history of the mixing rounds.
@@ -403,12 +527,15 @@ def train(
     Parameters
     ----------
     estimator
-        A :class:`~omkl.ProximalClassifier`, :class:`~omkl.ProximalRegressor`
-        or :class:`~omkl.DependencyParser`, fresh or already trained (training
-        continues from its parameters). It is not modified.
+        A :class:`~omkl.ProximalClassifier`, :class:`~omkl.ProximalRegressor`,
+        :class:`~omkl.tagging.TextTagger`, :class:`~omkl.DependencyParser`,
+        :class:`~omkl.MKLClassifier` or :class:`~omkl.SequenceTagger`, fresh
+        or already trained (training continues from its parameters). It is
+        not modified.
     shards
         A list of shards, or a ``dask.bag`` whose partitions are the shards.
-        A shard is a list of ``(x, y)`` pairs (classifier, regressor) or of
+        A shard is a list of ``(x, y)`` pairs (classifier, regressor; for the
+        text tagger ``x`` is a list of token dicts, ``y`` their labels) or of
         sentences (parser), or anything ``shard_reader`` turns into one on
         the worker. For the parser a shard may also be a CoNLL-U path.
     epochs
@@ -430,6 +557,11 @@ def train(
         Times Dask retries a failed task of a round.
     progress
         Show a tqdm bar over the rounds.
+    seed
+        The text tagger's shard ``k`` visits its sequences in a new order
+        every round, drawn from ``seed + k`` as :meth:`TextTagger.fit`
+        with ``shuffle=True`` draws them (the parser shuffles with its own
+        ``seed``; the other estimators go through their shards in order).
 
     Returns
     -------
@@ -445,6 +577,8 @@ def train(
         epochs = estimator.epochs if isinstance(estimator, DependencyParser) else 1
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
         raise ValueError(f"epochs: expected an integer >= 1, got {epochs!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed: expected an integer >= 0, got {seed!r}")
     if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
         raise ValueError(f"retries: expected an integer >= 0, got {retries!r}")
     template = copy.deepcopy(estimator)
@@ -470,7 +604,9 @@ def train(
         del probe
         _layout(template, scans, keys, classes)
         stages = _stages(template, epochs, all(s.get("labelled", False) for s in scans))
-        return _rounds(client, template, data, keys, scans, stages, validation, retries, progress)
+        return _rounds(
+            client, template, data, keys, scans, stages, validation, retries, progress, seed
+        )
     finally:
         if isinstance(template, DependencyParser) and client.status == "running":
             try:
@@ -492,6 +628,7 @@ def _rounds(
     validation: Callable[[Any], float] | None,
     retries: int,
     progress: bool,
+    shuffle_seed: int,
 ) -> tuple[Any, list[dict[str, Any]]]:
     """The mixing rounds (see :func:`train`)."""
     from tqdm.auto import tqdm
@@ -499,6 +636,8 @@ def _rounds(
     sizes = [int(s["n"]) for s in scans]
     seed = getattr(template, "seed", 0)
     rngs = [random.Random(seed + k) for k in range(len(data))]
+    tagger = isinstance(template, TextTagger)
+    np_rngs = [np.random.default_rng(shuffle_seed + k) for k in range(len(data))]
     parser = isinstance(template, DependencyParser)
     model = copy.deepcopy(template)
     params = export_params(model)
@@ -524,6 +663,8 @@ def _rounds(
                 orders = [list(range(n)) for n in sizes]
                 for rng, order in zip(rngs, orders, strict=True):
                     rng.shuffle(order)  # type: ignore[arg-type]
+            elif tagger:
+                orders = [g.permutation(n).tolist() for g, n in zip(np_rngs, sizes, strict=True)]
             trained = [
                 client.submit(_pass, b, d, key, str(d.key), stage, o, pure=False, retries=retries)
                 for b, d, key, o in zip(bases, data, keys, orders, strict=True)
@@ -547,7 +688,10 @@ def _rounds(
                         f"{key} ended round {r + 1} with a different layout (classes, groups "
                         f"or labels) from {keys[0]}: shards must share their feature space"
                     )
-            mixed_params = {**params, **mix(got, sizes, keys)}
+            if isinstance(template, KERNEL_MIXABLE):
+                mixed_params = mix_kernel(got, sizes, keys)
+            else:
+                mixed_params = {**params, **mix(got, sizes, keys)}
             new_model = model if parser else copy.deepcopy(template)
             _set_layout(new_model, figures[0]["layout"])
             import_params(new_model, mixed_params)

@@ -16,6 +16,7 @@ mod parser;
 mod persist;
 mod prox;
 mod stream;
+mod stream_mix;
 mod tagger;
 
 /// The native module. Python code imports it through `omkl`.
@@ -32,5 +33,6 @@ fn _omkl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     persist::register(m)?;
     mix::register(m)?;
     tagger::register(m)?;
+    stream_mix::register(m)?;
     Ok(())
 }

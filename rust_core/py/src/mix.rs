@@ -13,6 +13,7 @@ use crate::convert::add_functions;
 use crate::errors::IntoPyResult;
 use crate::learner::OnlineProximalLearner;
 use crate::parser::{gold_batch, ArcLabelerCore, ArcParserCore, ParseCorpus};
+use crate::tagger::SparseChainLearner;
 
 fn to_dict(py: Python<'_>, p: Params) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
@@ -52,7 +53,8 @@ fn not_mixable(model: &Bound<'_, PyAny>) -> PyErr {
         .name()
         .map_or_else(|_| "?".to_string(), |n| n.to_string());
     PyTypeError::new_err(format!(
-        "model: expected an OnlineProximalLearner, ArcParserCore or ArcLabelerCore, got {name}"
+        "model: expected an OnlineProximalLearner, SparseChainLearner, ArcParserCore or \
+         ArcLabelerCore, got {name}"
     ))
 }
 
@@ -60,6 +62,8 @@ fn not_mixable(model: &Bound<'_, PyAny>) -> PyErr {
 #[pyfunction]
 fn export_params<'py>(py: Python<'py>, model: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
     let p = if let Ok(m) = model.cast::<OnlineProximalLearner>() {
+        m.borrow().inner.export_params("")
+    } else if let Ok(m) = model.cast::<SparseChainLearner>() {
         m.borrow().inner.export_params("")
     } else if let Ok(m) = model.cast::<ArcParserCore>() {
         m.borrow().inner.export_params()
@@ -78,6 +82,8 @@ fn export_params<'py>(py: Python<'py>, model: &Bound<'py, PyAny>) -> PyResult<Bo
 fn import_params(model: &Bound<'_, PyAny>, params: &Bound<'_, PyDict>) -> PyResult<()> {
     let p = from_dict(params)?;
     if let Ok(m) = model.cast::<OnlineProximalLearner>() {
+        m.borrow_mut().inner.import_params(&p, "").py()
+    } else if let Ok(m) = model.cast::<SparseChainLearner>() {
         m.borrow_mut().inner.import_params(&p, "").py()
     } else if let Ok(m) = model.cast::<ArcParserCore>() {
         m.borrow_mut().inner.import_params(&p).py()
@@ -107,6 +113,19 @@ fn register_layout(
 ) -> PyResult<()> {
     let refs: Vec<&str> = groups.iter().map(String::as_str).collect();
     learner.inner.register(&refs, n_outputs).py()
+}
+
+/// Registers the templates `groups` (in order; known ones are skipped)
+/// of a chain learner and grows its labels to `n_labels`; on error
+/// nothing changes.
+#[pyfunction]
+fn tagger_register_layout(
+    mut learner: PyRefMut<'_, SparseChainLearner>,
+    groups: Vec<String>,
+    n_labels: usize,
+) -> PyResult<()> {
+    let refs: Vec<&str> = groups.iter().map(String::as_str).collect();
+    learner.inner.register_chain(&refs, n_labels).py()
 }
 
 /// Distinct features of each template on the gold arcs of `corpus`.
@@ -152,6 +171,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         register_layout,
         parser_key_counts,
         parser_set_table_counts,
-        labeler_register
+        labeler_register,
+        tagger_register_layout
     )
 }

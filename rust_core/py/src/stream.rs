@@ -153,7 +153,7 @@ fn labels(name: &str, y: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<usize>> {
 /// The streaming Alg. 3 learner (multiclass or linear chains).
 #[pyclass(module = "omkl._omkl", name = "StreamMkl")]
 pub struct PyStreamMkl {
-    inner: StreamMkl,
+    pub(crate) inner: StreamMkl,
 }
 
 /// The keyword options of the constructors, read with their defaults.

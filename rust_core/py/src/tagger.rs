@@ -99,7 +99,7 @@ fn parse<'py>(xs: &Bound<'py, PyAny>, n_buckets: usize) -> PyResult<Parsed<'py>>
 /// Alg. 1 on labelled chains of token dicts (see the module docs).
 #[pyclass(module = "omkl._omkl")]
 pub struct SparseChainLearner {
-    inner: NamedLearner,
+    pub(crate) inner: NamedLearner,
     names: Mutex<NameCache>,
 }
 

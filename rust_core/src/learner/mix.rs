@@ -267,6 +267,15 @@ impl NamedLearner {
         done
     }
 
+    /// A chain learner's [`NamedLearner::register`]: registers the
+    /// templates `groups` and grows the labels to `n_labels`, checking
+    /// that they fit the transition group. On error nothing changes.
+    pub fn register_chain(&mut self, groups: &[&str], n_labels: usize) -> Result<()> {
+        self.model.transition_group()?;
+        self.model.check_labels_fit(n_labels)?;
+        self.register(groups, n_labels)
+    }
+
     /// The groups of the feature names `names`, each once, in order of
     /// first appearance.
     pub fn feature_groups<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Vec<String> {

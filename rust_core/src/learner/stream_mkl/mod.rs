@@ -20,6 +20,7 @@
 //! * [`fit`]: epochs over a corpus of precomputed inputs, the objective.
 //! * [`precomputed`]: precomputed Gram matrices and feature rows.
 //! * [`budget`]: the support budget and its removal rule.
+//! * [`mix`]: the weighted average of models (parameter mixing).
 //! * [`persist`]: versioned bytes.
 //!
 //! Weights are [`crate::learner::weights::ScaledBlock`]s. The support inputs are a [`crate::kernel::SupportStore`]; kernel values
@@ -30,6 +31,7 @@ pub mod coefficients;
 pub mod config;
 pub mod fit;
 pub mod learn;
+pub mod mix;
 pub mod norms;
 pub mod persist;
 pub mod precomputed;
