@@ -29,6 +29,10 @@ def blobs(n=300, seed=0, d=4):
     return X, list(y)
 
 
+#: The unbounded model that ``MKLClassifier()`` was before its drift defaults.
+UNBOUNDED = {"max_support": None, "linear_group": "kernel", "intercept": False}
+
+
 def accuracy(model, X, y):
     return float(np.mean([p == t for p, t in zip(model.predict(X), y, strict=True)]))
 
@@ -36,8 +40,8 @@ def accuracy(model, X, y):
 def test_learns_a_nonlinear_problem_and_weights_kernels():
     X, y = blobs(600)
     Xt, yt = blobs(300, seed=1)
-    mkl = MKLClassifier().fit(X, y, epochs=3)
-    lin = MKLClassifier(kernels=["linear"]).fit(X, y, epochs=3)
+    mkl = MKLClassifier(**UNBOUNDED).fit(X, y, epochs=3)
+    lin = MKLClassifier(kernels=["linear"], **UNBOUNDED).fit(X, y, epochs=3)
     assert accuracy(mkl, Xt, yt) > 0.85
     assert accuracy(mkl, Xt, yt) > accuracy(lin, Xt, yt) + 0.1
     w = mkl.kernel_weights_
@@ -120,7 +124,7 @@ def test_dict_and_array_inputs_agree():
 
 
 def test_new_features_and_labels_are_added():
-    m = MKLClassifier()
+    m = MKLClassifier(**UNBOUNDED)
     m.learn_one({"a": 1.0}, "x")
     m.learn_one({"a": -1.0, "b": 2.0}, "y")  # a new feature and a new label
     assert m.classes_ == ["x", "y"]

@@ -25,6 +25,7 @@ from omkl.datasets import load_ocr
 from omkl.kernels import Kernel
 from omkl.linear import ProximalClassifier, ProximalRegressor
 from omkl.mkl import MKLClassifier, PrecomputedGram, SequenceTagger
+from omkl.nystroem import NystroemFeatures
 from omkl.parsing import DependencyParser
 from omkl.random_features import RandomFourierFeatures
 from omkl.tagging import TextTagger
@@ -35,6 +36,7 @@ __all__ = [
     "DependencyParser",
     "Kernel",
     "MKLClassifier",
+    "NystroemFeatures",
     "ParseError",
     "PrecomputedGram",
     "ProximalClassifier",
