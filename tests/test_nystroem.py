@@ -61,7 +61,10 @@ def test_landmarks_are_the_first_distinct_inputs():
     first = ny.transform(stream[:4])
     assert first.shape == (4, 6)
     np.testing.assert_array_equal(ny.current_landmarks(), X[:3])
-    assert np.all(first[:, 3:] == 0)  # the missing landmarks' features are zero
+    # while collecting, the map uses the first 2^k landmarks seen (here 2 of 3)
+    assert np.all(first[:, 2:] == 0) and np.any(first[:, :2] != 0)
+    two = NystroemFeatures(2, factor=1.0, landmarks=X[:2]).transform(stream[:4])
+    np.testing.assert_allclose(first[:, :2], two, rtol=1e-5, atol=1e-6)
     ny.transform(stream[4:])
     np.testing.assert_array_equal(ny.current_landmarks(), X[:6])
     given = NystroemFeatures(6, factor=1.0, landmarks=X[:6])

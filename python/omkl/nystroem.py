@@ -15,8 +15,9 @@ stream.
 
 The landmarks are either given (``landmarks``, a ``D x d`` array) or the
 first ``D`` distinct inputs seen: until ``D`` of them have been seen the map
-uses those seen so far (the features of the missing landmarks are zero),
-after which it stays fixed. A model copies the object it is given, so one
+uses the first ``2^k`` of those seen so far (the largest power of two; the
+other features are zero), so that it changes only ``log2 D`` times, after
+which it stays fixed. A model copies the object it is given, so one
 ``NystroemFeatures`` may configure several models.
 """
 
@@ -194,6 +195,8 @@ class NystroemFeatures:
         """``(L, M)``: the landmarks and ``M = K_LL^{-1/2}`` (pseudo-inverse)."""
         lm = self.current_landmarks()
         assert lm is not None
+        if lm.shape[0] < self.n_components:  # the first 2^k while collecting
+            lm = lm[: 1 << (lm.shape[0].bit_length() - 1)]
         key = (lm.shape[0], lm.shape[1], scale_d)
         if self._map is None or self._map[0] != key:
             k = self.kernel_matrix(lm, lm, scale_d)
