@@ -31,7 +31,13 @@ class SpyDetector(base.DriftDetector):
 
 
 #: The unbounded model that ``MKLClassifier()`` was before its drift defaults.
-UNBOUNDED = {"max_support": None, "linear_group": "kernel", "intercept": False}
+UNBOUNDED = {
+    "max_support": None,
+    "linear_group": "kernel",
+    "intercept": False,
+    "drift_detector": None,
+    "drift_reaction": "reset",
+}
 
 
 def xor_stream(n, seed=0, flip_at=None):
@@ -78,7 +84,10 @@ def test_detector_restart_steps_with_eta0_again_after_a_drift():
     coefs = {}
     for det in (None, SpyDetector(30)):
         model = MKLClassifier(
-            kernels=["linear"], lam=1e-12, eta0=0.5, drift_detector=det, **UNBOUNDED
+            kernels=["linear"],
+            lam=1e-12,
+            eta0=0.5,
+            **{**UNBOUNDED, "drift_detector": det, "drift_reaction": "restart"},
         )
         for x, y in xor_stream(30):
             model.learn_one(x, y)
@@ -255,7 +264,7 @@ def test_sequence_tagger_budget_and_drift_options():
     ("kwargs", "name"),
     [
         ({"drift_detector": object()}, "drift_detector"),
-        ({"drift_detector": "ADWIN"}, "drift_detector"),
+        ({"drift_detector": "NoSuchDetector"}, "drift_detector"),
         ({"drift_detector": drift.ADWIN}, "drift_detector"),
         ({"forgetting": 0.0}, "forgetting"),
         ({"forgetting": 1.5}, "forgetting"),
@@ -368,3 +377,13 @@ def test_intercept_is_a_constant_feature_the_gaussians_do_not_see():
     pickle.loads(pickle.dumps(c)).predict_one({"a": 1.0, "b": 1.0})
     with pytest.raises(ValueError, match="`intercept`"):
         MKLClassifier(intercept=1)
+
+
+def test_a_detector_by_name_is_built_from_river_drift():
+    model = MKLClassifier(drift_detector="PageHinkley")
+    assert type(model._detector) is drift.PageHinkley
+    assert model.drift_detector == "PageHinkley"  # the parameter is kept as given
+    assert type(MKLClassifier()._detector) is drift.ADWIN
+    assert MKLClassifier(drift_detector=None)._detector is None
+    with pytest.raises(ValueError, match="`drift_detector`"):
+        SequenceTagger(drift_detector="ADWIN")  # names are a classifier option
