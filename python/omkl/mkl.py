@@ -186,7 +186,7 @@ def _named_detector(name: str) -> base.DriftDetector | base.BinaryDriftDetector:
             "invalid value for `drift_detector`: expected None, a river drift detector or the "
             f"name of a class of river.drift such as 'ADWIN', got {name!r}"
         )
-    return cast("base.DriftDetector | base.BinaryDriftDetector", cls())
+    return cls()
 
 
 def _has_precomputed(
