@@ -19,6 +19,11 @@ plus ``D`` features of the Gaussian at ``sigma2 = d f`` for each factor).
     python benches/bench_drift.py --samples 20000
     python benches/bench_drift.py --samples 20000 --streams rbf \\
         --extra '{"max_support": 300, "budget_rule": "oldest"}'
+
+``--cache FILE`` keeps river's results (accuracy, seconds, samples) in a JSON
+file keyed by stream, sample count and model: a model found there is not run
+again, and new river results are added to it, so a long run of the river
+peers (``--no-omkl``) can be reused by later omkl-only runs.
 """
 
 from __future__ import annotations
@@ -68,17 +73,34 @@ def main() -> None:
     parser.add_argument("--streams", default=",".join(STREAMS))
     parser.add_argument("--extra", action="append", default=[])
     parser.add_argument("--no-river", action="store_true", help="omkl models only")
+    parser.add_argument("--no-omkl", action="store_true", help="river models only")
+    parser.add_argument("--cache", default=None, help="JSON file of river results to reuse")
     args = parser.parse_args()
     models = {} if args.no_river else river_models()
-    models.update(omkl_models(args.extra))
+    if not args.no_omkl:
+        models.update(omkl_models(args.extra))
+    cache: dict[str, list[float]] = {}
+    if args.cache is not None and os.path.exists(args.cache):
+        with open(args.cache) as f:
+            cache = json.load(f)
     print(f"{args.samples} samples per stream, load average {os.getloadavg()[0]:.2f}")
     results: dict[tuple[str, str], tuple[float, float, int]] = {}
     for stream in args.streams.split(","):
         data = list(STREAMS[stream](args.samples))  # generated before any timing
         for name, make in models.items():
+            key = f"{stream}/{args.samples}/{name}"
+            if key in cache and not name.startswith("MKL"):
+                acc, secs, n = cache[key][0], cache[key][1], int(cache[key][2])
+                results[stream, name] = (acc, secs, n)
+                print(f"  {stream:11s} {name:28s} {100 * acc:6.2f}%  (cached)")
+                continue
             pipe = preprocessing.StandardScaler() | make()
             acc, secs, n = prequential(pipe, data)
             results[stream, name] = (acc, secs, n)
+            if args.cache is not None and not name.startswith("MKL"):
+                cache[key] = [acc, secs, n]
+                with open(args.cache, "w") as f:
+                    json.dump(cache, f, indent=1)
             print(f"  {stream:11s} {name:28s} {100 * acc:6.2f}%  {1e6 * secs / n:8.1f} µs/sample")
     names = list(models)
     print()

@@ -30,6 +30,16 @@ class SpyDetector(base.DriftDetector):
         self._drift_detected = len(self.seen) % self.every == 0
 
 
+#: The unbounded model that ``MKLClassifier()`` was before its drift defaults.
+UNBOUNDED = {
+    "max_support": None,
+    "linear_group": "kernel",
+    "intercept": False,
+    "drift_detector": None,
+    "drift_reaction": "reset",
+}
+
+
 def xor_stream(n, seed=0, flip_at=None):
     rng = np.random.default_rng(seed)
     for i in range(n):
@@ -73,7 +83,12 @@ def test_detector_restart_steps_with_eta0_again_after_a_drift():
     eta0 / sqrt(t) without a restart, eta0 right after one."""
     coefs = {}
     for det in (None, SpyDetector(30)):
-        model = MKLClassifier(kernels=["linear"], lam=1e-12, eta0=0.5, drift_detector=det)
+        model = MKLClassifier(
+            kernels=["linear"],
+            lam=1e-12,
+            eta0=0.5,
+            **{**UNBOUNDED, "drift_detector": det, "drift_reaction": "restart"},
+        )
         for x, y in xor_stream(30):
             model.learn_one(x, y)
         # a new input far from the others, labelled against the prediction
@@ -135,11 +150,12 @@ def test_random_feature_group_equals_an_explicit_group_on_the_same_features():
     XZ = np.hstack([X, Z])
     # the same model written out: a linear kernel on x is an explicit group
     # on x's columns, the random features an explicit group on z's
-    a = MKLClassifier(kernels=["linear", rff], lam=1e-3)
+    a = MKLClassifier(kernels=["linear", rff], lam=1e-3, **UNBOUNDED)
     b = MKLClassifier(
         kernels=[],
         explicit_groups={"linear": [0, 1, 2], "rff": list(range(3, 3 + 64))},
         lam=1e-3,
+        **UNBOUNDED,
     )
     for i in range(len(y)):
         assert a.predict_one(X[i]) == b.predict_one(XZ[i])
@@ -193,8 +209,9 @@ def hashed(x, n):
 def test_hashed_dict_features_equal_arrays_hashed_apart_and_do_not_grow():
     rng = np.random.default_rng(3)
     n = 16
-    a = MKLClassifier(kernels=["linear", omkl.Kernel("gaussian", sigma2=2.0)], hash_features=n)
-    b = MKLClassifier(kernels=["linear", omkl.Kernel("gaussian", sigma2=2.0)])
+    gauss = omkl.Kernel("gaussian", sigma2=2.0)
+    a = MKLClassifier(kernels=["linear", gauss], hash_features=n, **UNBOUNDED)
+    b = MKLClassifier(kernels=["linear", gauss], **UNBOUNDED)
     for i in range(400):
         # a new feature name every example, plus two recurring ones
         x = {"a": float(rng.normal()), "b": float(rng.normal()), f"new{i}": 0.1}
@@ -247,7 +264,7 @@ def test_sequence_tagger_budget_and_drift_options():
     ("kwargs", "name"),
     [
         ({"drift_detector": object()}, "drift_detector"),
-        ({"drift_detector": "ADWIN"}, "drift_detector"),
+        ({"drift_detector": "NoSuchDetector"}, "drift_detector"),
         ({"drift_detector": drift.ADWIN}, "drift_detector"),
         ({"forgetting": 0.0}, "forgetting"),
         ({"forgetting": 1.5}, "forgetting"),
@@ -286,7 +303,9 @@ def test_a_primal_linear_group_is_the_linear_kernel_without_support():
     y = list(np.where(X[:, 0] + 0.5 * X[:, 1] > 0, "a", np.where(X[:, 2] > 0, "b", "c")))
     kinds = {}
     for group in ("kernel", "primal"):
-        model = MKLClassifier(kernels=["linear", "gaussian"], linear_group=group)
+        model = MKLClassifier(
+            kernels=["linear", "gaussian"], linear_group=group, max_support=None, intercept=False
+        )
         preds = []
         for i in range(len(y)):
             preds.append(model.predict_one(X[i]))
@@ -297,7 +316,7 @@ def test_a_primal_linear_group_is_the_linear_kernel_without_support():
     primal = kinds["primal"][2]
     assert primal.coef_["linear"].shape == (3, 3)  # labels x input columns
     # with a budget only the Gaussian loses support inputs; dicts work too
-    model = MKLClassifier(linear_group="primal", max_support=10)
+    model = MKLClassifier(linear_group="primal", max_support=10, intercept=False)
     for x, t in xor_stream(100):
         model.learn_one(x, t)
     assert model.n_support_ == 10
@@ -343,7 +362,7 @@ def test_intercept_is_a_constant_feature_the_gaussians_do_not_see():
     # hand (with the bandwidth of the 2 input features)
     gauss = omkl.Kernel("gaussian", sigma2=1.0)
     a = MKLClassifier(kernels=["linear", gauss], intercept=True, linear_group="primal")
-    b = MKLClassifier(kernels=["linear", gauss], linear_group="primal")
+    b = MKLClassifier(kernels=["linear", gauss], linear_group="primal", intercept=False)
     for i in range(300):
         assert a.predict_one(X[i]) == b.predict_one(ones[i])
         a.learn_one(X[i], y[i])
@@ -358,3 +377,13 @@ def test_intercept_is_a_constant_feature_the_gaussians_do_not_see():
     pickle.loads(pickle.dumps(c)).predict_one({"a": 1.0, "b": 1.0})
     with pytest.raises(ValueError, match="`intercept`"):
         MKLClassifier(intercept=1)
+
+
+def test_a_detector_by_name_is_built_from_river_drift():
+    model = MKLClassifier(drift_detector="PageHinkley")
+    assert type(model._detector) is drift.PageHinkley
+    assert model.drift_detector == "PageHinkley"  # the parameter is kept as given
+    assert type(MKLClassifier()._detector) is drift.ADWIN
+    assert MKLClassifier(drift_detector=None)._detector is None
+    with pytest.raises(ValueError, match="`drift_detector`"):
+        SequenceTagger(drift_detector="ADWIN")  # names are a classifier option

@@ -162,6 +162,11 @@ def test_mkl_defaults_equal_the_binding_defaults(cls):
     core = _omkl.StreamMkl.option_defaults()
     shared = set(py) & set(core)
     assert {"lam", "eta0", "schedule", "regularizer", "loss", "average", "forgetting"} <= shared
+    if cls is omkl.MKLClassifier:
+        # the classifier's own default budget (the binding's is no budget)
+        assert py.pop("max_support") == omkl.mkl.DEFAULT_MAX_SUPPORT == 500
+        assert core["max_support"] is None
+        shared.discard("max_support")
     assert {k: py[k] for k in shared} == {k: core[k] for k in shared}
 
 

@@ -255,7 +255,7 @@ def test_a_killed_save_leaves_the_old_file_intact(tmp_path):
     rng = np.random.default_rng(5)
     X = rng.normal(size=(3000, 40))
     y = rng.integers(0, 3, size=3000).tolist()  # noise: most inputs enter the support
-    m = omkl.MKLClassifier(kernels=["linear", "gaussian"]).fit(X, y)
+    m = omkl.MKLClassifier(kernels=["linear", "gaussian"], max_support=None).fit(X, y)
     src = tmp_path / "src" / "m.omkl"
     src.parent.mkdir()
     m.save(src)

@@ -26,6 +26,7 @@ from omkl.kernels import Kernel
 from omkl.linear import ProximalClassifier, ProximalRegressor
 from omkl.mkl import MKLClassifier, PrecomputedGram, SequenceTagger
 from omkl.morphology import MorphologyTagger
+from omkl.nystroem import NystroemFeatures
 from omkl.parsing import DependencyParser
 from omkl.pipeline import TextParser
 from omkl.random_features import RandomFourierFeatures
@@ -38,6 +39,7 @@ __all__ = [
     "Kernel",
     "MKLClassifier",
     "MorphologyTagger",
+    "NystroemFeatures",
     "ParseError",
     "PrecomputedGram",
     "ProximalClassifier",

@@ -73,14 +73,19 @@ rounds ago weighs ``f ** a``. ``drift_detector`` takes any river detector
 (``river.drift.ADWIN()``, ``river.drift.binary.DDM()``, ...); a copy of it
 is fed the 0/1 error of each position's prediction made before the update
 (``learn_one`` only, not ``fit``). When it reports a drift,
-``drift_reaction="reset"`` (the default) zeroes the model (and drops the
-support inputs unless ``average=True``) and restarts the step size;
-``"restart"`` only restarts the step size (``eta0 / sqrt(t)`` counts ``t``
-from the drift). ``n_drifts_`` counts the alarms. With a budget,
-``linear_group="primal"`` keeps the linear kernel as a dense group on the
-input columns, which the budget does not touch, and ``intercept=True``
-gives it an intercept; ``omkl.experiments.drift.DRIFT_CONFIG`` is the
-configuration measured on river's drifting streams.
+``drift_reaction="reset"`` (the default of :class:`SequenceTagger`) zeroes
+the model (and drops the support inputs unless ``average=True``) and
+restarts the step size; ``"restart"`` only restarts the step size
+(``eta0 / sqrt(t)`` counts ``t`` from the drift). ``n_drifts_`` counts the
+alarms. With a budget, ``linear_group="primal"`` keeps the linear kernel as
+a dense group on the input columns, which the budget does not touch, and
+``intercept=True`` gives it an intercept; ``omkl.experiments.drift.DRIFT_CONFIG``
+is the configuration measured on river's drifting streams, and the default
+of :class:`MKLClassifier`: ``max_support=500``, ``budget_rule="oldest"``,
+``linear_group="primal"``, an intercept, ``drift_detector="ADWIN"`` and
+``drift_reaction="restart"``. ``MKLClassifier(max_support=None,
+linear_group="kernel", intercept=False, drift_detector=None,
+drift_reaction="reset")`` is the unbounded model of earlier versions.
 
 **Constant cost.** :class:`omkl.RandomFourierFeatures` given among the
 ``kernels`` is a group of random features of a Gaussian kernel, weighed by
@@ -100,6 +105,7 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 from river import base
+from river import drift as river_drift
 
 from omkl import _omkl
 from omkl._classifier import SoftmaxClassifier
@@ -107,6 +113,7 @@ from omkl._omkl import Kernel
 from omkl._params import SCHEDULES, check_choice, check_int, check_real
 from omkl._persist import Persistent, index_of
 from omkl._sync import synchronized
+from omkl.nystroem import NystroemFeatures
 from omkl.random_features import RandomFourierFeatures
 
 __all__ = ["BANDWIDTH_GRID", "MKLClassifier", "PrecomputedGram", "SequenceTagger"]
@@ -123,7 +130,9 @@ PrecomputedGram = _omkl.PrecomputedGram
 
 SAVE_FORMAT_VERSION = 2
 
-KernelSpec = Kernel | PrecomputedGram | str | RandomFourierFeatures
+KernelSpec = Kernel | PrecomputedGram | str | RandomFourierFeatures | NystroemFeatures
+#: Explicit feature maps given among the kernels (each a dense group).
+_FEATURE_MAPS = (RandomFourierFeatures, NystroemFeatures)
 
 #: The feature name (dicts) of the constant 1 that ``intercept=True`` adds;
 #: arrays get it as one more last column.
@@ -158,6 +167,50 @@ _LINEAR_GAUSSIAN_GRID: list[tuple[str, Any]] = [("linear", "linear")] + [
 ]
 
 
+#: Default support budget of :class:`MKLClassifier`.
+DEFAULT_MAX_SUPPORT = 500
+
+
+def _named_detector(name: str) -> base.DriftDetector | base.BinaryDriftDetector:
+    """A river drift detector built from its class name in ``river.drift``
+    with default parameters (``"ADWIN"``, ``"PageHinkley"``, ...).
+
+    >>> type(_named_detector("ADWIN")).__name__
+    'ADWIN'
+    """
+    cls = getattr(river_drift, name, None)
+    if not (
+        isinstance(cls, type) and issubclass(cls, (base.DriftDetector, base.BinaryDriftDetector))
+    ):
+        raise ValueError(
+            "invalid value for `drift_detector`: expected None, a river drift detector or the "
+            f"name of a class of river.drift such as 'ADWIN', got {name!r}"
+        )
+    return cls()
+
+
+def _has_precomputed(
+    kernels: Sequence[KernelSpec] | Mapping[str, KernelSpec] | None,
+    explicit_groups: Mapping[str, Sequence[Hashable] | npt.NDArray[Any]] | None,
+) -> bool:
+    """Whether the model is given precomputed Gram matrices (no feature vectors)."""
+    ks = list(kernels.values()) if isinstance(kernels, Mapping) else list(kernels or [])
+    groups = list((explicit_groups or {}).values())
+    return any(isinstance(k, _omkl.PrecomputedGram) for k in ks) or any(
+        isinstance(v, np.ndarray) and v.ndim == 2 for v in groups
+    )
+
+
+def _with_one(x: Any) -> Any:
+    """The array row ``x`` with a last entry 1 (the intercept's column);
+    anything but a 1-D row is returned as it is, for the checks to name."""
+    try:
+        a = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        return x
+    return np.append(a, 1.0) if a.ndim == 1 else x
+
+
 def _kernel_list(
     kernels: Sequence[KernelSpec] | Mapping[str, KernelSpec] | None,
     default: list[tuple[str, Any]] = _LINEAR_GAUSSIAN,
@@ -178,10 +231,11 @@ def _kernel_list(
         items = []
         seen: dict[str, int] = {}
         for k in kernels:
-            if not isinstance(k, (str, Kernel, _omkl.PrecomputedGram, RandomFourierFeatures)):
+            if not isinstance(k, (str, Kernel, _omkl.PrecomputedGram, *_FEATURE_MAPS)):
                 raise ValueError(
                     "invalid value for `kernels`: expected omkl.Kernel objects, kernel names, "
-                    f"omkl.RandomFourierFeatures or omkl.PrecomputedGram objects, got {k!r}"
+                    f"omkl.RandomFourierFeatures, omkl.NystroemFeatures or omkl.PrecomputedGram "
+                    f"objects, got {k!r}"
                 )
             base_name = (
                 k
@@ -190,16 +244,18 @@ def _kernel_list(
                 if isinstance(k, _omkl.PrecomputedGram)
                 else "rff"
                 if isinstance(k, RandomFourierFeatures)
+                else "nystroem"
+                if isinstance(k, NystroemFeatures)
                 else k.kind
             )
             n = seen.get(base_name, 0)
             seen[base_name] = n + 1
             items.append((base_name if n == 0 else f"{base_name}_{n}", k))
     for name, k in items:
-        if not isinstance(k, (str, Kernel, _omkl.PrecomputedGram, RandomFourierFeatures)):
+        if not isinstance(k, (str, Kernel, _omkl.PrecomputedGram, *_FEATURE_MAPS)):
             raise ValueError(
                 f"invalid value for `kernels[{name!r}]`: expected an omkl.Kernel, an "
-                f"omkl.RandomFourierFeatures or a name, got {k!r}"
+                f"omkl.RandomFourierFeatures, an omkl.NystroemFeatures or a name, got {k!r}"
             )
         if isinstance(k, str) and k not in ("linear", "polynomial", "gaussian", "b1_spline"):
             raise ValueError(
@@ -287,11 +343,12 @@ class _StreamMkl(Persistent, base.Base):
         self.drift_reaction = drift_reaction
         self.hash_features = hash_features
         self.linear_group = linear_group
-        self.intercept = intercept
+        self.intercept: bool | None = intercept
         if not isinstance(intercept, bool):
             raise ValueError(
                 f"invalid value for `intercept`: expected True or False, got {intercept!r}"
             )
+        self._intercept = intercept
         check_choice("linear_group", linear_group, ("kernel", "primal"))
         f = check_real("forgetting", forgetting)
         if not 0.0 < f <= 1.0:
@@ -322,10 +379,13 @@ class _StreamMkl(Persistent, base.Base):
         self._kernel_specs = [
             (n, k)
             for n, k in specs
-            if not isinstance(k, RandomFourierFeatures) and n not in self._primal_names
+            if not isinstance(k, _FEATURE_MAPS) and n not in self._primal_names
         ]
-        self._rff_specs: list[tuple[str, RandomFourierFeatures]] = [
-            (n, k) for n, k in specs if isinstance(k, RandomFourierFeatures)
+        # A model's own copy of each Nyström map: its landmarks come from its data.
+        self._rff_specs: list[tuple[str, RandomFourierFeatures | NystroemFeatures]] = [
+            (n, copy.deepcopy(k) if isinstance(k, NystroemFeatures) else k)
+            for n, k in specs
+            if isinstance(k, _FEATURE_MAPS)
         ]
         check_int("max_support", max_support, 1, allow_none=True)
         check_int("history_every", history_every, 0)
@@ -448,12 +508,23 @@ class _StreamMkl(Persistent, base.Base):
         assert self._state is not None
         return self._state.dim - self._n_random()
 
-    def _augment(self, m: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-        """``m`` with the random features of its rows appended."""
+    def _augment(
+        self, m: npt.NDArray[np.float32], intercept_last: bool = False
+    ) -> npt.NDArray[np.float32]:
+        """``m`` with the random features of its rows appended
+        (``intercept_last``: its last column is the intercept's)."""
         if not self._rff_specs:
             return m
+        # Nyström landmarks are inputs: without the intercept's last column (arrays)
+        bare = m[:, :-1] if intercept_last else m
         return np.ascontiguousarray(
-            np.hstack([m] + [rff.transform(m, self._scale_d) for _, rff in self._rff_specs]),
+            np.hstack(
+                [m]
+                + [
+                    f.transform(bare if isinstance(f, NystroemFeatures) else m, self._scale_d)
+                    for _, f in self._rff_specs
+                ]
+            ),
             dtype=np.float32,
         )
 
@@ -487,7 +558,7 @@ class _StreamMkl(Persistent, base.Base):
             )
         base_d = d - (0 if check_only else self._n_random())
         scale_d = base_d if check_only or self._scale_d is None else self._scale_d
-        if self.intercept and self._scale_d is None and not check_only:
+        if self._intercept and self._scale_d is None and not check_only:
             scale_d = max(base_d - 1, 1)  # the bandwidth rules count the input's features
         kernels = [_build_kernel(k, scale_d) for _, k in self._kernel_specs]
         n_explicit = len(self._group_names) + len(self._primal_names) + len(self._rff_specs)
@@ -527,12 +598,11 @@ class _StreamMkl(Persistent, base.Base):
         """Rows of ``xs`` as an ``n x d`` float32 matrix (random features
         appended), with the feature names that would be new (dict inputs
         without hashing, ``learning=True``)."""
-        if self.intercept:
-            xs = [
-                {**x, INTERCEPT: 1.0} if isinstance(x, Mapping) else np.append(x, 1.0) for x in xs
-            ]
+        if self._intercept:
+            xs = [{**x, INTERCEPT: 1.0} if isinstance(x, Mapping) else _with_one(x) for x in xs]
         m, new = self._input_rows(xs, learning)
-        return self._augment(m), new
+        arrays = bool(xs) and not isinstance(xs[0], Mapping)
+        return self._augment(m, self._intercept and arrays), new
 
     def _hashed_rows(self, xs: Sequence[Any]) -> npt.NDArray[np.float32]:
         """Dict rows hashed into ``hash_features`` columns (signed)."""
@@ -574,9 +644,10 @@ class _StreamMkl(Persistent, base.Base):
                 )
             d = m.shape[1] if self._state is None else self._base_dim()
             if m.shape[1] != d:
+                one = int(self._intercept)  # the intercept's column is not the caller's
                 raise ValueError(
-                    f"shape mismatch for `x`: expected {d} features (as in earlier rounds), "
-                    f"got {m.shape[1]}"
+                    f"shape mismatch for `x`: expected {d - one} features (as in earlier rounds), "
+                    f"got {m.shape[1] - one}"
                 )
             if self._state is None and self._input is None and m.shape[1] == 0:
                 raise ValueError("`x` must not be empty (0 features)")
@@ -1016,6 +1087,7 @@ class _StreamMkl(Persistent, base.Base):
             ("_scale_d", None),
         ):
             state.setdefault(key, value)
+        state.setdefault("_intercept", bool(state["intercept"]))
         if state["_state"] is not None:
             state["_state"] = _omkl.StreamMkl.from_bytes(state["_state"])
         self.__dict__.update(state)
@@ -1098,7 +1170,10 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
     average
         Predict with the average of all iterates.
     max_support
-        Cap on the number of support inputs (``None``: no cap).
+        Cap on the number of support inputs (``None``: no cap). The default
+        of :class:`MKLClassifier`, ``500`` (:data:`DEFAULT_MAX_SUPPORT`),
+        bounds the cost per example on an endless stream; ``None`` gives
+        the unbounded model of earlier versions.
     regularizer
         ``"squared_l21"`` (MKL), ``"l2_squared"`` (SVM on the kernel sum),
         ``"group_lasso"``, ``"l21_ball"`` (then ``lam`` is the radius), ...
@@ -1127,9 +1202,14 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
         ``"oldest"`` or ``"smallest"``: which support input the budget
         removes (see the module documentation).
     drift_detector
-        ``None`` or a river drift detector, fed the 0/1 prequential errors.
+        ``None`` or a river drift detector, fed the 0/1 prequential errors
+        (a clone of it). :class:`MKLClassifier` also takes the name of a
+        class of ``river.drift`` (built with its default parameters); its
+        default is ``"ADWIN"``. ``None`` turns detection off.
     drift_reaction
-        ``"reset"`` or ``"restart"``: what a detected drift does.
+        ``"reset"`` or ``"restart"``: what a detected drift does (the
+        default of :class:`MKLClassifier` is ``"restart"``, that of
+        :class:`SequenceTagger` ``"reset"``).
     hash_features
         ``None`` (one column per dict feature name) or the number of columns
         that dict feature names are hashed into.
@@ -1137,13 +1217,18 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
         Add a constant feature 1 to every input (dict name
         ``"__intercept__"``; arrays: one more last column): the linear
         kernel (or primal group) then has an intercept per label; Gaussian
-        kernels do not change.
+        kernels do not change. ``None`` (the default of
+        :class:`MKLClassifier`): ``True`` with feature vectors, ``False``
+        with precomputed Gram matrices.
     linear_group
         ``"kernel"``: a ``"linear"`` kernel given by name is a kernel
         expansion over the support inputs; ``"primal"``: it is a dense
         linear group on the input columns (the same model, O(d L) per
         example, untouched by the budget; with dict features it covers the
-        features known at the first example, or all hashed columns).
+        features known at the first example, or all hashed columns). The
+        default of :class:`MKLClassifier` is ``"primal"``; ``"kernel"``
+        (with ``max_support=None, intercept=False``) gives the model of
+        earlier versions.
 
     ``predict_proba_one`` is the softmax of the class scores: it orders the
     classes like the scores but is not calibrated.
@@ -1156,11 +1241,11 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
     >>> metric = evaluate.progressive_val_score(
     ...     datasets.ImageSegments(), model, metrics.Accuracy()
     ... )
-    >>> metric.get() > 0.9
+    >>> metric.get() > 0.85
     True
     >>> list(model["MKLClassifier"].kernel_weights_)  # doctest: +NORMALIZE_WHITESPACE
-    ['linear', 'gaussian_d/32', 'gaussian_d/16', 'gaussian_d/8', 'gaussian_d/4',
-     'gaussian_d/2', 'gaussian_d']
+    ['gaussian_d/32', 'gaussian_d/16', 'gaussian_d/8', 'gaussian_d/4', 'gaussian_d/2',
+     'gaussian_d', 'linear']
 
     Dict features learned one at a time, with two kernels. The labels are
     the sign of ``a * b``, which no linear model separates, so β moves to
@@ -1191,6 +1276,72 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
     """
 
     _default_kernels = _LINEAR_GAUSSIAN_GRID
+
+    def __init__(
+        self,
+        kernels: Sequence[KernelSpec] | Mapping[str, KernelSpec] | None = None,
+        explicit_groups: Mapping[str, Sequence[Hashable] | npt.NDArray[Any]] | None = None,
+        lam: float = 1e-4,
+        eta0: float = 1.0,
+        schedule: str = "inv_sqrt",
+        loss: str = "hinge",
+        average: bool = False,
+        max_support: int | None = DEFAULT_MAX_SUPPORT,
+        regularizer: str = "squared_l21",
+        cost: float = 1.0,
+        history_every: int = 0,
+        seed: int = 0,
+        radius: float | None = None,
+        passive_aggressive: bool = False,
+        labels: Sequence[Hashable] | None = None,
+        transition_lam: float | None = None,
+        forgetting: float = 1.0,
+        budget_rule: str = "oldest",
+        drift_detector: base.DriftDetector | base.BinaryDriftDetector | str | None = "ADWIN",
+        drift_reaction: str = "restart",
+        hash_features: int | None = None,
+        linear_group: str = "primal",
+        intercept: bool | None = None,
+    ):
+        if intercept is not None and not isinstance(intercept, bool):
+            raise ValueError(
+                f"invalid value for `intercept`: expected True, False or None, got {intercept!r}"
+            )
+        super().__init__(
+            kernels=kernels,
+            explicit_groups=explicit_groups,
+            lam=lam,
+            eta0=eta0,
+            schedule=schedule,
+            loss=loss,
+            average=average,
+            max_support=max_support,
+            regularizer=regularizer,
+            cost=cost,
+            history_every=history_every,
+            seed=seed,
+            radius=radius,
+            passive_aggressive=passive_aggressive,
+            labels=labels,
+            transition_lam=transition_lam,
+            forgetting=forgetting,
+            budget_rule=budget_rule,
+            drift_detector=(
+                _named_detector(drift_detector)
+                if isinstance(drift_detector, str)
+                else drift_detector
+            ),
+            drift_reaction=drift_reaction,
+            hash_features=hash_features,
+            linear_group=linear_group,
+            intercept=(
+                intercept
+                if intercept is not None
+                else not _has_precomputed(kernels, explicit_groups)
+            ),
+        )
+        self.intercept = intercept
+        self.drift_detector = drift_detector  # type: ignore[assignment]
 
     def _class_list(self) -> list[Hashable]:
         return self._labels
