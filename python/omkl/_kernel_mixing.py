@@ -20,10 +20,12 @@ averaged entry by entry; the round counter is the weighted average, rounded.
 The group norms are **recomputed** from the mixed coefficients
 (``||theta_k||^2 = sum_ij sum_y alpha[i, y] alpha[j, y] k_k(x_i, x_j)``), not
 averaged, so the kernel weights ``beta_k = ||theta_k|| / sum_l ||theta_l||``
-are the mixed model's own. Then, with ``max_support=B``, support inputs are
-removed by the estimator's ``budget_rule`` (with the exact norm update of a
-removal) until at most ``B`` are left, as after a round of training: the
-mixed model is then the average less the removed inputs' terms.
+are the mixed model's own. Then, with ``max_support=B``, the support inputs
+with the smallest coefficients are removed (with the exact norm update of a
+removal) until at most ``B`` are left: the mixed model is then the average
+less the removed inputs' terms. The cut keeps the largest terms whatever the
+estimator's ``budget_rule``: ``"oldest"`` orders the inputs of one stream,
+and shards are streams with no common order.
 
 Models that differ in configuration (kernels and their bandwidths,
 regulariser, groups, budget), number of features or labels, or layout are

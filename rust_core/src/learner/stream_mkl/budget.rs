@@ -38,15 +38,21 @@ impl StreamMkl {
         (0..stamps.len()).min_by_key(|&j| (stamps[j], j))
     }
 
-    /// Removes the support input chosen by the configured
-    /// [`BudgetRule`] from the current (and averaged) expansion. Each group
+    /// Removes the support input chosen by the configured [`BudgetRule`]
+    /// (see [`StreamMkl::remove_support`]).
+    pub(super) fn remove_support_by_rule(&mut self) {
+        self.remove_support(self.config.budget_rule);
+    }
+
+    /// Removes the support input chosen by `rule` from the current (and
+    /// averaged) expansion. Each group
     /// norm is updated exactly: with `θ_kj = Σ_y α_k[j, y] φ_k(x_j) ⊗ e_y`,
     /// `‖θ_k − θ_kj‖² = ‖θ_k‖² − 2 Σ_y α_k[j, y] f_k(x_j, y) + k_k(x_j, x_j) Σ_y α_k[j, y]²`.
     ///
     /// # Complexity
     /// O(S (d + K L)): one scoring pass of `x_j` over the kernel groups.
-    pub(super) fn remove_support_by_rule(&mut self) {
-        let chosen = match self.config.budget_rule {
+    pub(super) fn remove_support(&mut self, rule: BudgetRule) {
+        let chosen = match rule {
             BudgetRule::Smallest => self.smallest_support(),
             BudgetRule::Oldest => self.oldest_support(),
         };

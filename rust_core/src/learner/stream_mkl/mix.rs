@@ -25,10 +25,14 @@
 //!   `stamp · t / t_m` rounded, and an input held by several models takes
 //!   its largest.
 //!
-//! Then, with `max_support = B`, support inputs are removed by the
-//! model's budget rule (with the exact norm update of a removal) until
-//! at most `B` are left, as after a round; the mixed model then differs
-//! from the exact average by the removed inputs' terms.
+//! Then, with `max_support = B`, the support inputs with the smallest
+//! coefficients are removed (with the exact norm update of a removal)
+//! until at most `B` are left; the mixed model then differs from the exact
+//! average by the removed inputs' terms. This cut keeps the largest terms
+//! whatever the model's budget rule: the `Oldest` rule orders the inputs
+//! of one stream, and the shards are streams with no common order (their
+//! stamps only carry each worker's clock), so cutting the union by age
+//! drops half of each worker's expansion.
 //!
 //! # Example
 //! ```
@@ -48,6 +52,7 @@
 //! }
 //! ```
 
+use super::config::BudgetRule;
 use super::state::StreamMkl;
 use crate::error::{OmklError, Result};
 use crate::kernel::spec::dot_f32;
@@ -218,7 +223,7 @@ impl StreamMkl {
             .min(out.t as f64) as u64;
         if let Some(budget) = out.config.max_support {
             while out.support.len() > budget {
-                out.remove_support_by_rule();
+                out.remove_support(BudgetRule::Smallest);
             }
         }
         Ok(out)
@@ -291,6 +296,39 @@ mod tests {
         assert!(a.n_support() <= 4 && b.n_support() <= 4);
         let m = StreamMkl::mixed(&[&a, &b], &[1.0, 1.0]).unwrap();
         assert_eq!(m.n_support(), 4);
+    }
+
+    #[test]
+    fn the_cut_after_mixing_keeps_the_largest_terms_whatever_the_rule() {
+        let mut cfg = config(Some(4));
+        cfg.budget_rule = BudgetRule::Oldest;
+        let (a, b) = (trained(&cfg, 0, 30), trained(&cfg, 2, 30));
+        let m = StreamMkl::mixed(&[&a, &b], &[1.0, 3.0]).unwrap();
+        let (mut fa, mut fb) = (a.clone(), b.clone());
+        fa.config.max_support = None;
+        fb.config.max_support = None;
+        let full = StreamMkl::mixed(&[&fa, &fb], &[1.0, 3.0]).unwrap();
+        assert!(full.n_support() > 4);
+        let mass = |j: usize| -> f64 {
+            full.kgroups
+                .iter()
+                .map(|g| {
+                    (0..full.l)
+                        .map(|y| g.get(j * full.l + y).abs())
+                        .sum::<f64>()
+                })
+                .sum()
+        };
+        let mut order: Vec<usize> = (0..full.n_support()).collect();
+        order.sort_by(|&i, &j| mass(j).total_cmp(&mass(i)));
+        let mut want: Vec<Vec<f32>> = order[..4]
+            .iter()
+            .map(|&j| full.support.row(j).to_vec())
+            .collect();
+        let mut got: Vec<Vec<f32>> = (0..4).map(|j| m.support.row(j).to_vec()).collect();
+        want.sort_by(|x, y| x.partial_cmp(y).unwrap());
+        got.sort_by(|x, y| x.partial_cmp(y).unwrap());
+        assert_eq!(got, want);
     }
 
     #[test]
