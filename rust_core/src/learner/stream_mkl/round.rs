@@ -338,7 +338,9 @@ impl StreamMkl {
             }
             b.apply_norm_change(s.ip[ng], s.dd[ng]);
         }
-        if !self.egroups.is_empty() {
+        // an explicit group with a zero bound did not change: its norm is
+        // already exact
+        if pa || s.dd[nk..ng].iter().any(|&v| v != 0.0) {
             for (v, b) in s.norms[nk..ng].iter_mut().zip(&self.egroups) {
                 *v = b.sq_norm().sqrt();
             }
