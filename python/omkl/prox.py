@@ -99,6 +99,12 @@ def _groups(groups: ArrayLike, n: int) -> npt.NDArray[np.int64]:
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
+def _grouped(x: ArrayLike, groups: ArrayLike) -> tuple[Array, npt.NDArray[np.int64]]:
+    """``x`` as a vector (:func:`_vector`) and its ``groups`` (:func:`_groups`)."""
+    xs = _vector(x, "x")
+    return xs, _groups(groups, xs.shape[0])
+
+
 def _scalar(v: float, name: str) -> float:
     """``v`` as a float if it is a real number (not a string or complex)."""
     if isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "biuf":
@@ -183,8 +189,7 @@ def prox_group_lasso(x: ArrayLike, groups: ArrayLike, tau: float) -> Array:
         >>> prox_group_lasso(np.array([6.0, 1.0, 8.0]), np.array([0, 1, 0]), 5.0)
         array([3., 0., 4.])
     """
-    xs = _vector(x, "x")
-    return _omkl.prox_group_lasso(xs, _groups(groups, xs.shape[0]), _scalar(tau, "tau"))
+    return _omkl.prox_group_lasso(*_grouped(x, groups), _scalar(tau, "tau"))
 
 
 def project_l21_ball(x: ArrayLike, groups: ArrayLike, radius: float) -> Array:
@@ -194,8 +199,7 @@ def project_l21_ball(x: ArrayLike, groups: ArrayLike, radius: float) -> Array:
         >>> project_l21_ball(np.array([6.0, 1.0, 8.0]), np.array([0, 1, 0]), 5.0)
         array([3., 0., 4.])
     """
-    xs = _vector(x, "x")
-    return _omkl.project_l21_ball(xs, _groups(groups, xs.shape[0]), _scalar(radius, "radius"))
+    return _omkl.project_l21_ball(*_grouped(x, groups), _scalar(radius, "radius"))
 
 
 def prox_sparse_group_lasso(x: ArrayLike, groups: ArrayLike, tau1: float, tau2: float) -> Array:
@@ -207,9 +211,8 @@ def prox_sparse_group_lasso(x: ArrayLike, groups: ArrayLike, tau1: float, tau2: 
         >>> prox_sparse_group_lasso(np.array([4.0, 5.0, 0.5]), np.array([0, 0, 1]), 1.0, 2.5)
         array([1.5, 2. , 0. ])
     """
-    xs = _vector(x, "x")
     return _omkl.prox_sparse_group_lasso(
-        xs, _groups(groups, xs.shape[0]), _scalar(tau1, "tau1"), _scalar(tau2, "tau2")
+        *_grouped(x, groups), _scalar(tau1, "tau1"), _scalar(tau2, "tau2")
     )
 
 
@@ -220,9 +223,8 @@ def prox_elastic_net_mkl(x: ArrayLike, groups: ArrayLike, tau: float, l1_ratio: 
         >>> prox_elastic_net_mkl(np.array([6.0, 8.0]), np.array([0, 0]), 2.0, 1.0)
         array([4.8, 6.4])
     """
-    xs = _vector(x, "x")
     return _omkl.prox_elastic_net_mkl(
-        xs, _groups(groups, xs.shape[0]), _scalar(tau, "tau"), _scalar(l1_ratio, "l1_ratio")
+        *_grouped(x, groups), _scalar(tau, "tau"), _scalar(l1_ratio, "l1_ratio")
     )
 
 
@@ -236,8 +238,7 @@ def prox_l2q(x: ArrayLike, groups: ArrayLike, tau: float, q: float) -> Array:
         >>> prox_l2q(np.array([3.0, 4.0]), np.array([0, 0]), 1.0, 2.0)
         array([1.        , 1.33333333])
     """
-    xs = _vector(x, "x")
-    return _omkl.prox_l2q(xs, _groups(groups, xs.shape[0]), _scalar(tau, "tau"), _scalar(q, "q"))
+    return _omkl.prox_l2q(*_grouped(x, groups), _scalar(tau, "tau"), _scalar(q, "q"))
 
 
 def prox_squared_l21(x: ArrayLike, groups: ArrayLike, tau: float) -> Array:
@@ -247,8 +248,7 @@ def prox_squared_l21(x: ArrayLike, groups: ArrayLike, tau: float) -> Array:
         >>> prox_squared_l21(np.array([6.0, 1.0, 8.0]), np.array([0, 1, 0]), 1.0)
         array([3., 0., 4.])
     """
-    xs = _vector(x, "x")
-    return _omkl.prox_squared_l21(xs, _groups(groups, xs.shape[0]), _scalar(tau, "tau"))
+    return _omkl.prox_squared_l21(*_grouped(x, groups), _scalar(tau, "tau"))
 
 
 def group_norms(x: ArrayLike, groups: ArrayLike) -> Array:
@@ -258,5 +258,4 @@ def group_norms(x: ArrayLike, groups: ArrayLike) -> Array:
         >>> group_norms(np.array([3.0, 1.0, 4.0]), np.array([0, 1, 0]))
         array([5., 1.])
     """
-    xs = _vector(x, "x")
-    return _omkl.group_norms(xs, _groups(groups, xs.shape[0]))
+    return _omkl.group_norms(*_grouped(x, groups))

@@ -1081,3 +1081,43 @@ fn counted_mistakes_are_those_of_the_prediction_before_the_update() {
         assert!(total > 0);
     }
 }
+
+#[test]
+fn explicit_group_norms_tracked_while_written_match_recomputation() {
+    let (d, l) = (5, 3);
+    for (chain, loss) in STRUCTURES_AND_LOSSES {
+        for pa in [false, true] {
+            let mut cfg = config(
+                vec![Kernel::Gaussian { sigma2: 1.0 }],
+                vec![vec![0, 2, 4], vec![1, 3]],
+                chain,
+                loss,
+            );
+            cfg.passive_aggressive = pa && loss == StreamLoss::Hinge;
+            cfg.regularizer = Regularizer::SquaredL21 { lam: 0.01 };
+            let mut m = StreamMkl::new(cfg, d, l).unwrap();
+            let mut rng = Rng(Lcg(23));
+            for t in 0..3_000 {
+                let (x, y) = example(&mut rng, d, l, chain);
+                m.learn(&x, &y).unwrap();
+                if t % 500 != 499 {
+                    continue;
+                }
+                let norms = m.group_norms();
+                for e in 0..2 {
+                    let exact: f64 = m
+                        .explicit_coef(e, Iterate::Last)
+                        .iter()
+                        .map(|v| v * v)
+                        .sum();
+                    let kept = norms[1 + e] * norms[1 + e];
+                    assert!(exact > 0.0, "{chain} {loss:?} {pa} group {e}");
+                    assert!(
+                        rel(kept, exact) < 1e-9,
+                        "{chain} {loss:?} {pa} group {e}: {kept} vs {exact}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -12,7 +12,6 @@
 //! Layout: coordinate `(g, b, k)` (group, bucket, output) is coefficient
 //! `b · n_outputs + k` of block `g`.
 
-use super::round::GroupSet;
 use super::weights::ScaledBlock;
 
 /// How many entries ahead [`GroupedWeights::add_scores`] prefetches rows.
@@ -377,14 +376,4 @@ impl GroupedWeights {
     }
 }
 
-impl GroupSet for GroupedWeights {
-    fn n_groups(&self) -> usize {
-        self.blocks.len()
-    }
-    fn group_sq_norm(&self, g: usize) -> f64 {
-        self.blocks[g].sq_norm()
-    }
-    fn rescale_group(&mut self, g: usize, c: f64) {
-        self.blocks[g].scale_by(c);
-    }
-}
+crate::learner::round::group_set_over_blocks!(GroupedWeights);

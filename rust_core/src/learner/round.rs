@@ -29,6 +29,25 @@ pub trait GroupSet {
     fn rescale_group(&mut self, g: usize, c: f64);
 }
 
+/// Implements [`GroupSet`] for a type whose groups are the
+/// [`crate::learner::weights::ScaledBlock`]s of its field `blocks`.
+macro_rules! group_set_over_blocks {
+    ($t:ty) => {
+        impl $crate::learner::round::GroupSet for $t {
+            fn n_groups(&self) -> usize {
+                self.blocks.len()
+            }
+            fn group_sq_norm(&self, g: usize) -> f64 {
+                self.blocks[g].sq_norm()
+            }
+            fn rescale_group(&mut self, g: usize, c: f64) {
+                self.blocks[g].scale_by(c);
+            }
+        }
+    };
+}
+pub(crate) use group_set_over_blocks;
+
 /// The norm vectors a round reuses.
 #[derive(Debug, Clone, Default)]
 pub struct NormScratch {

@@ -252,20 +252,38 @@ impl<T: Real> ScaledBlock<T> {
         }
     }
 
+    /// Adds `d` to raw coefficient `i` of orthonormal coordinates
+    /// (explicit features) and keeps the raw squared norm exact: `q`
+    /// changes by `new² − old²` of the stored values, in O(1).
+    #[inline]
+    pub fn add_raw_orthonormal(&mut self, i: usize, d: f64) {
+        let old = self.a[i].to_f64();
+        self.add_raw(i, d);
+        let new = self.a[i].to_f64();
+        self.q += new * new - old * old;
+    }
+
     /// Adds `d · v_f` to raw coefficient `f · at.1 + at.0` for every
     /// non-zero feature `(f, v_f)` of a sparse row: one column of a
-    /// feature-major weight matrix (see [`ScaledBlock::add_raw`]).
+    /// feature-major weight matrix of orthonormal coordinates, with the raw
+    /// squared norm kept exact as in [`ScaledBlock::add_raw_orthonormal`],
+    /// in O(`idx.len()`).
     #[inline]
     pub fn add_raw_sparse(&mut self, at: (usize, usize), idx: &[u32], val: &[f64], d: f64) {
         let dp = d * self.p;
         let avg = self.b.len() == self.a.len();
+        let mut dq = 0.0;
         for (&f, &v) in idx.iter().zip(val) {
             let i = f as usize * at.1 + at.0;
-            self.a[i] = T::from_f64(self.a[i].to_f64() + d * v);
+            let old = self.a[i].to_f64();
+            self.a[i] = T::from_f64(old + d * v);
+            let new = self.a[i].to_f64();
+            dq += new * new - old * old;
             if avg {
                 self.b[i] = T::from_f64(self.b[i].to_f64() + dp * v);
             }
         }
+        self.q += dq;
     }
 
     /// [`ScaledBlock::add_raw_sparse`] for two different columns `at.0` and
@@ -283,15 +301,20 @@ impl<T: Real> ScaledBlock<T> {
         debug_assert_ne!(y1, y2);
         let dp = (d.0 * self.p, d.1 * self.p);
         let avg = self.b.len() == self.a.len();
+        let mut dq = 0.0;
         for (&f, &v) in idx.iter().zip(val) {
             let (i, j) = (f as usize * l + y1, f as usize * l + y2);
-            self.a[i] = T::from_f64(self.a[i].to_f64() + d.0 * v);
-            self.a[j] = T::from_f64(self.a[j].to_f64() + d.1 * v);
+            let (oi, oj) = (self.a[i].to_f64(), self.a[j].to_f64());
+            self.a[i] = T::from_f64(oi + d.0 * v);
+            self.a[j] = T::from_f64(oj + d.1 * v);
+            let (ni, nj) = (self.a[i].to_f64(), self.a[j].to_f64());
+            dq += (ni * ni - oi * oi) + (nj * nj - oj * oj);
             if avg {
                 self.b[i] = T::from_f64(self.b[i].to_f64() + dp.0 * v);
                 self.b[j] = T::from_f64(self.b[j].to_f64() + dp.1 * v);
             }
         }
+        self.q += dq;
     }
 
     /// Adds `delta` to coefficient `i` of `θ` when the coordinates are

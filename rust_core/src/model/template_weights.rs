@@ -27,7 +27,6 @@
 //! assert_eq!(w.group_norms(), vec![1.0, 0.0]);
 //! ```
 
-use crate::learner::round::GroupSet;
 use crate::learner::weights::ScaledBlock;
 
 /// Per-template weight tables; see the module documentation.
@@ -251,17 +250,7 @@ impl TemplateWeights {
     }
 }
 
-impl GroupSet for TemplateWeights {
-    fn n_groups(&self) -> usize {
-        self.blocks.len()
-    }
-    fn group_sq_norm(&self, g: usize) -> f64 {
-        self.blocks[g].sq_norm()
-    }
-    fn rescale_group(&mut self, g: usize, c: f64) {
-        self.blocks[g].scale_by(c);
-    }
-}
+crate::learner::round::group_set_over_blocks!(TemplateWeights);
 
 /// A zeroed table of `n` weights (see [`crate::learner::zeroed`]).
 pub fn zeroed_table(n: usize) -> Vec<f32> {

@@ -22,8 +22,12 @@ impl StreamMkl {
 
     /// `⟨θ_g, Δ_g⟩` (from the round's scores) and `‖Δ_g‖²` (from kernel
     /// values or feature products between the changed positions) of every
-    /// group, before any change.
-    pub(super) fn norm_terms(&self, ex: Example<'_>, s: &mut Scratch) {
+    /// group, before any change. With `exact_explicit = false` the entry
+    /// `dd` of an explicit group is instead the bound
+    /// [`explicit_change_bound`] on `‖Δ_g‖` (not squared): its norm is
+    /// tracked exactly while the step is applied, and only the
+    /// passive-aggressive step size needs `‖Δ_g‖²` beforehand.
+    pub(super) fn norm_terms(&self, ex: Example<'_>, s: &mut Scratch, exact_explicit: bool) {
         let l = self.l;
         let (nk, ng) = (self.kgroups.len(), self.n_groups());
         let n_blocks = ng + usize::from(self.trans.is_some());
@@ -70,8 +74,11 @@ impl StreamMkl {
                             .map(move |(f, &col)| (f, f64::from(x[p * d + col])))
                     };
                     let sq = |p: usize| feats(p).map(|(_, v)| v * v).sum();
-                    s.dd[nk + e] =
-                        explicit_sq_change(&mut s.active, &mut s.acc, c, l, touched, w, feats, sq);
+                    s.dd[nk + e] = if exact_explicit {
+                        explicit_sq_change(&mut s.active, &mut s.acc, c, l, touched, w, feats, sq)
+                    } else {
+                        explicit_change_bound(c, l, touched, sq)
+                    };
                 }
             }
             Example::Ids(ids) => {
@@ -95,8 +102,11 @@ impl StreamMkl {
                     };
                     let sq = |p: usize| f.sq_norm(ids[p]);
                     let w = f.dim();
-                    s.dd[nk + e] =
-                        explicit_sq_change(&mut s.active, &mut s.acc, c, l, touched, w, feats, sq);
+                    s.dd[nk + e] = if exact_explicit {
+                        explicit_sq_change(&mut s.active, &mut s.acc, c, l, touched, w, feats, sq)
+                    } else {
+                        explicit_change_bound(c, l, touched, sq)
+                    };
                 }
             }
         }
@@ -105,6 +115,31 @@ impl StreamMkl {
             s.dd[ng] = s.dtr_nz.iter().map(|&i| s.dtr[i] * s.dtr[i]).sum();
         }
     }
+}
+
+/// A bound on `‖Δ‖` of an explicit group for the step `c` (`n × L`), by
+/// the triangle inequality over the changed parts: `Σ_p ‖φ(x_p)‖ Σ_y
+/// |c[p, y]|`, with `sq(p) = ‖φ(x_p)‖²`. It is finite whenever the group's
+/// new norm is, which lets a round refuse a non-finite step before it
+/// changes anything.
+///
+/// # Complexity
+/// O(|touched| · L).
+pub(super) fn explicit_change_bound<S>(c: &[f64], l: usize, touched: &[usize], sq: S) -> f64
+where
+    S: Fn(usize) -> f64,
+{
+    touched
+        .iter()
+        .map(|&p| {
+            let a: f64 = c[p * l..(p + 1) * l].iter().map(|v| v.abs()).sum();
+            if a == 0.0 {
+                0.0
+            } else {
+                a * sq(p).sqrt()
+            }
+        })
+        .sum()
 }
 
 /// `‖Δ‖²` of an explicit group of width `w` for the step `c` (`n × L`):

@@ -165,7 +165,8 @@ impl StreamMkl {
     }
 
     /// Adds the step `c` to the kernel and explicit groups (raw changes;
-    /// the norms follow in [`StreamMkl::round_with`]).
+    /// the explicit groups keep their norms exactly as they are written,
+    /// the kernel groups' norms follow in [`StreamMkl::round_with`]).
     fn apply_step(&mut self, ex: Example<'_>, s: &Scratch) {
         let l = self.l;
         let nk = self.kgroups.len();
@@ -204,7 +205,7 @@ impl StreamMkl {
                             for (fi, &col) in cols.iter().enumerate() {
                                 let v = f64::from(xp[col]);
                                 if v != 0.0 {
-                                    b.add_raw(fi * l + yy, dv * v);
+                                    b.add_raw_orthonormal(fi * l + yy, dv * v);
                                 }
                             }
                         }
@@ -260,6 +261,26 @@ impl StreamMkl {
         }
     }
 
+    /// `s.shrunk ←` the group norms `s.norms` after this round's prox
+    /// steps (the regulariser, the transitions' own `λ`, the ball).
+    fn shrink_round(&self, eta: f64, s: &mut Scratch) -> Result<()> {
+        let ng = self.n_groups();
+        s.shrunk.clear();
+        s.shrunk.extend_from_slice(&s.norms);
+        let reg = Some(&self.config.regularizer);
+        match (self.config.transition_lam, self.trans.is_some()) {
+            (Some(lam_t), true) => {
+                shrink_norms(&mut s.shrunk[..ng], reg, eta, None)?;
+                s.shrunk[ng] = s.norms[ng] / (1.0 + eta * lam_t);
+            }
+            _ => shrink_norms(&mut s.shrunk, reg, eta, None)?,
+        }
+        if let Some(radius) = self.config.radius {
+            shrink_norms(&mut s.shrunk, [&Regularizer::L21Ball { radius }], eta, None)?;
+        }
+        Ok(())
+    }
+
     /// The round proper with its buffers.
     fn round_with(&mut self, ex: Example<'_>, y: &[usize], s: &mut Scratch) -> Result<f64> {
         let n = y.len();
@@ -275,7 +296,7 @@ impl StreamMkl {
             s.dd.clear();
             s.dd.resize(n_blocks, 0.0);
         } else {
-            self.norm_terms(ex, s);
+            self.norm_terms(ex, s, pa);
         }
         if pa {
             // Everything above is for the unit step; scale it to τ.
@@ -291,33 +312,24 @@ impl StreamMkl {
             loss = loss.max(0.0);
         }
         let n_blocks = s.ip.len();
+        let nk = self.kgroups.len();
         s.norms.clear();
         for (g, b) in self.blocks().enumerate() {
-            let sq = b.sq_norm() + 2.0 * s.ip[g] + s.dd[g];
-            s.norms.push(sq.max(0.0).sqrt());
+            let norm = if (nk..ng).contains(&g) && !pa {
+                // a bound: `s.dd` holds one on `‖Δ_g‖` (see `norm_terms`)
+                b.sq_norm().sqrt() + s.dd[g]
+            } else {
+                (b.sq_norm() + 2.0 * s.ip[g] + s.dd[g]).max(0.0).sqrt()
+            };
+            s.norms.push(norm);
         }
-        s.shrunk.clear();
-        s.shrunk.extend_from_slice(&s.norms);
-        let reg = Some(&self.config.regularizer);
-        match (self.config.transition_lam, self.trans.is_some()) {
-            (Some(lam_t), true) => {
-                shrink_norms(&mut s.shrunk[..ng], reg, eta, None)?;
-                s.shrunk[ng] = s.norms[ng] / (1.0 + eta * lam_t);
-            }
-            _ => shrink_norms(&mut s.shrunk, reg, eta, None)?,
-        }
-        if let Some(radius) = self.config.radius {
-            shrink_norms(&mut s.shrunk, [&Regularizer::L21Ball { radius }], eta, None)?;
-        }
+        // With explicit groups this checks the step on bounds of their new
+        // norms, so that a refused round changes nothing; the prox is then
+        // redone on the exact norms.
+        self.shrink_round(eta, s)?;
 
-        // From here on nothing fails.
         self.apply_step(ex, s);
-        for (g, b) in self
-            .kgroups
-            .iter_mut()
-            .chain(self.egroups.iter_mut())
-            .enumerate()
-        {
+        for (g, b) in self.kgroups.iter_mut().enumerate() {
             b.apply_norm_change(s.ip[g], s.dd[g]);
         }
         if let Some(b) = &mut self.trans {
@@ -325,6 +337,15 @@ impl StreamMkl {
                 b.add(i, s.dtr[i]);
             }
             b.apply_norm_change(s.ip[ng], s.dd[ng]);
+        }
+        // an explicit group with a zero bound did not change: its norm is
+        // already exact
+        if pa || s.dd[nk..ng].iter().any(|&v| v != 0.0) {
+            for (v, b) in s.norms[nk..ng].iter_mut().zip(&self.egroups) {
+                *v = b.sq_norm().sqrt();
+            }
+            // cannot fail: the exact norms are finite, below their bounds
+            self.shrink_round(eta, s)?;
         }
         debug_assert_eq!(n_blocks, s.norms.len());
         // Forgetting is one more factor on every new norm: each group is
