@@ -81,13 +81,24 @@ def _parse(args: argparse.Namespace) -> int:
     return 0
 
 
-def _input_format(p: argparse.ArgumentParser) -> None:
+def _files(p: argparse.ArgumentParser, trained_by: str) -> None:
+    """The positional MODEL IN OUT of a command that applies a model."""
+    p.add_argument("model", help=f"a model saved by `omkl train {trained_by}`")
+    p.add_argument("input", help="CoNLL-U (ID and FORM are read) or text, one sentence a line")
+    p.add_argument("output", help="CoNLL-U file to write")
     p.add_argument(
         "--input-format",
         choices=("conllu", "text"),
         default=None,
         help="default: conllu for a .conllu/.conll file, text otherwise",
     )
+
+
+def _training_files(p: argparse.ArgumentParser) -> None:
+    """The --train, --dev and --out of a training command."""
+    p.add_argument("--train", required=True, help="CoNLL-U training file")
+    p.add_argument("--dev", help="CoNLL-U file to score the model on")
+    p.add_argument("--out", required=True, help="where to save the model")
 
 
 def add_commands(commands: Any) -> None:
@@ -102,26 +113,19 @@ def add_commands(commands: Any) -> None:
     train = commands.add_parser("train", help="train a model on a CoNLL-U file")
     kinds = train.add_subparsers(dest="kind", required=True)
     tagger = kinds.add_parser("tagger", help="UPOS, XPOS, FEATS and LEMMA from word forms")
-    tagger.add_argument("--train", required=True, help="CoNLL-U training file")
-    tagger.add_argument("--dev", help="CoNLL-U file to score the model on")
-    tagger.add_argument("--out", required=True, help="where to save the model")
+    _training_files(tagger)
     tagger.add_argument("--epochs", type=int, default=15)
     tagger.add_argument("--n-buckets", type=int, default=1 << 16)
     tagger.add_argument("--folds", type=int, default=10, help="folds of the ambiguity classes")
     tagger.add_argument("--seed", type=int, default=0)
     tagger.set_defaults(handler=_train_tagger)
     tag = commands.add_parser("tag", help="tag CoNLL-U or pre-tokenised text with a tagger")
-    tag.add_argument("model", help="a model saved by `omkl train tagger`")
-    tag.add_argument("input", help="CoNLL-U (ID and FORM are read) or text, one sentence a line")
-    tag.add_argument("output", help="CoNLL-U file to write")
-    _input_format(tag)
+    _files(tag, "tagger")
     tag.set_defaults(handler=_tag)
     parser = kinds.add_parser(
         "parser", help="a tagger and a dependency parser trained on its jackknifed tags"
     )
-    parser.add_argument("--train", required=True, help="CoNLL-U training file")
-    parser.add_argument("--dev", help="CoNLL-U file to score the model on")
-    parser.add_argument("--out", required=True, help="where to save the model")
+    _training_files(parser)
     parser.add_argument("--epochs", type=int, default=5, help="epochs of the parser")
     parser.add_argument("--tagger-epochs", type=int, default=15)
     parser.add_argument("--folds", type=int, default=10, help="jackknife parts (0: gold tags)")
@@ -129,8 +133,5 @@ def add_commands(commands: Any) -> None:
     parser.add_argument("--progress", action="store_true", help="show progress bars")
     parser.set_defaults(handler=_train_parser)
     parse = commands.add_parser("parse", help="tag and parse CoNLL-U or pre-tokenised text")
-    parse.add_argument("model", help="a model saved by `omkl train parser`")
-    parse.add_argument("input", help="CoNLL-U (ID and FORM are read) or text, one sentence a line")
-    parse.add_argument("output", help="CoNLL-U file to write")
-    _input_format(parse)
+    _files(parse, "parser")
     parse.set_defaults(handler=_parse)

@@ -1,4 +1,5 @@
-"""Plots of fitted models: the kernel weights β over time.
+"""Plots of fitted models: the kernel weights β over time, and template-pruning
+curves.
 
 :func:`plot_kernel_weights` draws the ``kernel_weights_history_`` of
 :class:`omkl.MKLClassifier` or :class:`omkl.SequenceTagger` (or any list of
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["plot_kernel_weights"]
+__all__ = ["plot_kernel_weights", "plot_pruning_curve"]
 
 
 def plot_kernel_weights(
@@ -67,3 +68,44 @@ def plot_kernel_weights(
     if names:
         ax.legend(fontsize="small", loc="upper right")
     return ax
+
+
+def plot_pruning_curve(
+    curve: dict[str, list[dict[str, Any]]],
+    metric: str,
+    ylabel: str,
+    path: Any,
+    labels: dict[str, str] | None = None,
+) -> None:
+    """Saves a template-pruning curve to ``path`` (PNG): for each ranking
+    in ``curve`` (``{ranking: [{"templates": k, metric: value}, ...]}``), the
+    ``metric`` of the models retrained on the top ``k`` templates, against
+    ``k``; ``labels`` names the rankings in the legend (default: the
+    ranking's name).
+
+    >>> import pathlib, tempfile
+    >>> curve = {"mkl": [{"templates": 2, "uas": 80.0}, {"templates": 4, "uas": 85.0}]}
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "curve.png"
+    >>> plot_pruning_curve(curve, "uas", "UAS (%)", path, {"mkl": "ranked by MKL β"})
+    >>> path.read_bytes()[:4]
+    b'\\x89PNG'
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    for name, pts in curve.items():
+        ax.plot(
+            [p["templates"] for p in pts],
+            [p[metric] for p in pts],
+            "o-",
+            label=(labels or {}).get(name, name),
+        )
+    ax.set_xlabel("number of templates")
+    ax.set_ylabel(ylabel)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

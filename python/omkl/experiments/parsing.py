@@ -386,24 +386,10 @@ def run(args: argparse.Namespace) -> int:
             }
             curve[name].append(row)
             print(row, flush=True)
-        import matplotlib
+        from omkl.plotting import plot_pruning_curve
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(5, 3.5))
-        for name, pts in curve.items():
-            ax.plot(
-                [p["templates"] for p in pts],
-                [p["uas"] for p in pts],
-                "o-",
-                label=f"ranked by {name.upper()}",
-            )
-        ax.set_xlabel("number of templates")
-        ax.set_ylabel("UAS (%)")
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(out / "parsing_pruning.png", dpi=120)
+        legend = {name: f"ranked by {name.upper()}" for name in curve}
+        plot_pruning_curve(curve, "uas", "UAS (%)", out / "parsing_pruning.png", legend)
     pool.shutdown()
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0

@@ -157,25 +157,10 @@ def run(args: argparse.Namespace) -> int:
                 row = {"ranking": name, "fraction": frac, "templates": k, "upos": runs[keep]}
                 curve[name].append(row)
                 print(row, flush=True)
-        import matplotlib
+        from omkl.plotting import plot_pruning_curve
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(5, 3.5))
-        for name, pts in curve.items():
-            ax.plot(
-                [p["templates"] for p in pts],
-                [p["upos"] for p in pts],
-                "o-",
-                label=f"ranked by {'MKL β' if name == 'mkl' else 'ℓ2 norms'}",
-            )
-        ax.set_xlabel("number of templates")
-        ax.set_ylabel("UPOS accuracy (%)")
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(out / "tagging_pruning.png", dpi=120)
-        plt.close(fig)
+        legend = {"mkl": "ranked by MKL β", "l2": "ranked by ℓ2 norms"}
+        plot_pruning_curve(curve, "upos", "UPOS accuracy (%)", out / "tagging_pruning.png", legend)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     wall = time.perf_counter() - wall0
     result = {
