@@ -65,7 +65,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
-import inspect
 import io
 import json
 import os
@@ -186,16 +185,7 @@ def child_mkl(args: argparse.Namespace) -> dict[str, Any]:
     # The same model on both sides: where MKLClassifier() has become the
     # bounded, drift-following default, the earlier unbounded default is
     # asked for by its parameters.
-    params = inspect.signature(omkl.MKLClassifier).parameters
-    same = {}
-    if "drift_detector" in params:
-        same = {
-            "max_support": None,
-            "linear_group": "kernel",
-            "intercept": False,
-            "drift_detector": None,
-            "drift_reaction": "reset",
-        }
+    same = getattr(omkl.mkl, "UNBOUNDED_CONFIG", {})
     for _ in range(args.inner):
         make = lambda: preprocessing.StandardScaler() | omkl.MKLClassifier(**same)  # noqa: E731
         (_, acc, _), w, c = timed(lambda: bench.progressive(make, data))  # noqa: B023

@@ -11,10 +11,12 @@ import pickle
 
 import numpy as np
 import pytest
+from feature_groups import assert_feature_group_equals_explicit_group
 from river import base, drift
 
 import omkl
 from omkl import MKLClassifier, RandomFourierFeatures, SequenceTagger
+from omkl.mkl import UNBOUNDED_CONFIG
 
 
 class SpyDetector(base.DriftDetector):
@@ -31,13 +33,7 @@ class SpyDetector(base.DriftDetector):
 
 
 #: The unbounded model that ``MKLClassifier()`` was before its drift defaults.
-UNBOUNDED = {
-    "max_support": None,
-    "linear_group": "kernel",
-    "intercept": False,
-    "drift_detector": None,
-    "drift_reaction": "reset",
-}
+UNBOUNDED = UNBOUNDED_CONFIG
 
 
 def xor_stream(n, seed=0, flip_at=None):
@@ -146,24 +142,9 @@ def test_random_feature_group_equals_an_explicit_group_on_the_same_features():
     X = rng.normal(size=(300, 3))
     y = list(np.where(np.linalg.norm(X, axis=1) < 1.5, "in", "out"))
     rff = RandomFourierFeatures(64, sigma2=1.5, seed=4)
-    Z = rff.transform(X)
-    XZ = np.hstack([X, Z])
     # the same model written out: a linear kernel on x is an explicit group
     # on x's columns, the random features an explicit group on z's
-    a = MKLClassifier(kernels=["linear", rff], lam=1e-3, **UNBOUNDED)
-    b = MKLClassifier(
-        kernels=[],
-        explicit_groups={"linear": [0, 1, 2], "rff": list(range(3, 3 + 64))},
-        lam=1e-3,
-        **UNBOUNDED,
-    )
-    for i in range(len(y)):
-        assert a.predict_one(X[i]) == b.predict_one(XZ[i])
-        a.learn_one(X[i], y[i])
-        b.learn_one(XZ[i], y[i])
-        na, nb = a.group_norms_, b.group_norms_
-        assert na["linear"] == pytest.approx(nb["linear"], rel=1e-5, abs=1e-9)
-        assert na["rff"] == pytest.approx(nb["rff"], rel=1e-5, abs=1e-9)
+    a, b = assert_feature_group_equals_explicit_group(rff, "rff", X, y, 1e-5, 1e-9)
     assert a.kernel_weights_["rff"] == pytest.approx(b.kernel_weights_["rff"], rel=1e-5)
     assert a.n_support_ > 0  # the linear kernel keeps its support inputs
 

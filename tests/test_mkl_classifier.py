@@ -12,6 +12,7 @@ from river import checks
 
 import omkl
 from omkl import MKLClassifier, SequenceTagger
+from omkl.mkl import UNBOUNDED_CONFIG
 
 
 def test_river_check_estimator():
@@ -30,13 +31,7 @@ def blobs(n=300, seed=0, d=4):
 
 
 #: The unbounded model that ``MKLClassifier()`` was before its drift defaults.
-UNBOUNDED = {
-    "max_support": None,
-    "linear_group": "kernel",
-    "intercept": False,
-    "drift_detector": None,
-    "drift_reaction": "reset",
-}
+UNBOUNDED = UNBOUNDED_CONFIG
 
 
 def accuracy(model, X, y):

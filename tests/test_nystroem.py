@@ -10,6 +10,7 @@ import pickle
 
 import numpy as np
 import pytest
+from feature_groups import assert_feature_group_equals_explicit_group
 
 from omkl import MKLClassifier, NystroemFeatures
 
@@ -87,22 +88,7 @@ def test_group_equals_an_explicit_group_on_the_same_features():
     X = rng.normal(size=(300, 3))
     y = list(np.where(np.linalg.norm(X, axis=1) < 1.5, "in", "out"))
     ny = NystroemFeatures(32, sigma2=1.5, landmarks=X[:32])
-    Z = ny.transform(X)
-    XZ = np.hstack([X, Z])
-    old = {"max_support": None, "linear_group": "kernel", "intercept": False}
-    a = MKLClassifier(kernels=["linear", ny], lam=1e-3, **old)
-    b = MKLClassifier(
-        kernels=[],
-        explicit_groups={"linear": [0, 1, 2], "nystroem": list(range(3, 3 + 32))},
-        lam=1e-3,
-        **old,
-    )
-    for i in range(len(y)):
-        assert a.predict_one(X[i]) == b.predict_one(XZ[i])
-        a.learn_one(X[i], y[i])
-        b.learn_one(XZ[i], y[i])
-        na, nb = a.group_norms_, b.group_norms_
-        assert na["nystroem"] == pytest.approx(nb["nystroem"], rel=1e-4, abs=1e-8)
+    assert_feature_group_equals_explicit_group(ny, "nystroem", X, y, 1e-4, 1e-8)
 
 
 def test_each_model_chooses_its_own_landmarks():

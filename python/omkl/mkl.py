@@ -170,6 +170,17 @@ _LINEAR_GAUSSIAN_GRID: list[tuple[str, Any]] = [("linear", "linear")] + [
 #: Default support budget of :class:`MKLClassifier`.
 DEFAULT_MAX_SUPPORT = 500
 
+#: The parameters that give the unbounded :class:`MKLClassifier` of earlier
+#: releases (its support grows with the stream, no drift detector):
+#: ``MKLClassifier(**UNBOUNDED_CONFIG)``.
+UNBOUNDED_CONFIG: dict[str, Any] = {
+    "max_support": None,
+    "linear_group": "kernel",
+    "intercept": False,
+    "drift_detector": None,
+    "drift_reaction": "reset",
+}
+
 
 def _named_detector(name: str) -> base.DriftDetector | base.BinaryDriftDetector:
     """A river drift detector built from its class name in ``river.drift``
