@@ -105,7 +105,6 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 from river import base
-from river import drift as river_drift
 
 from omkl import _omkl
 from omkl._classifier import SoftmaxClassifier
@@ -189,6 +188,10 @@ def _named_detector(name: str) -> base.DriftDetector | base.BinaryDriftDetector:
     >>> type(_named_detector("ADWIN")).__name__
     'ADWIN'
     """
+    # imported here: river.drift loads scipy.stats (about 80 MB and half a
+    # second), which a model without a named detector does not need
+    from river import drift as river_drift
+
     cls = getattr(river_drift, name, None)
     if not (
         isinstance(cls, type) and issubclass(cls, (base.DriftDetector, base.BinaryDriftDetector))
