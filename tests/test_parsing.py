@@ -343,6 +343,7 @@ def test_label_stage_learns_a_hand_example() -> None:
     bare = [[{k: v for k, v in t.items() if k != "deprel"} for t in s] for s in sents]
     q = DependencyParser(templates=list(range(104, 208)), prune_k=0).fit(bare, epochs=2)
     assert q.score(bare)["las"] is None
+
     r = pickle.loads(pickle.dumps(p))
     assert r.parse_with_labels(sents) == (heads, labels)
 
@@ -377,3 +378,26 @@ def test_label_stage_beats_majority_label_on_ewt(
     assert scores["las"] > base + 10.0, (scores, base)
     # labels are right for most correctly attached words
     assert scores["las"] > 0.8 * scores["uas"]
+
+
+def test_write_conllu_replaces_a_file_only_with_the_whole_output(tmp_path: pathlib.Path) -> None:
+    sents = [
+        [
+            {"form": "Dogs", "lemma": "dog", "upos": "NOUN", "xpos": "NNS", "feats": "_"},
+            {"form": "bark", "lemma": "bark", "upos": "VERB", "xpos": "VBP", "feats": "_"},
+        ]
+    ]
+    p = DependencyParser(templates=list(range(20)), prune_k=0)
+    for _ in range(3):
+        p.learn_one(sents[0], [2, 0])
+    out = tmp_path / "out.conllu"
+    out.write_text("old contents\n")
+    out.chmod(0o640)
+    p.write_conllu(sents, out)
+    assert [[t["head"] for t in s] for s in read_conllu(out)] == [[2, 0]]
+    assert out.stat().st_mode & 0o777 == 0o640
+    before = out.read_bytes()
+    with pytest.raises(ValueError):
+        p.write_conllu([[{"form": "x"}]], out)  # no lemma, tags or features
+    assert out.read_bytes() == before
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["out.conllu"]

@@ -514,11 +514,22 @@ class DependencyParser(Persistent):
     @synchronized
     def write_conllu(self, data: PathLike | Sequence[Sentence], path: PathLike) -> None:
         """Parses ``data`` and writes it to ``path`` as CoNLL-U with predicted
-        heads (and relations once the label stage is trained)."""
+        heads (and relations once the label stage is trained), atomically
+        (see :func:`omkl._persist.save_bytes`): an existing file is replaced
+        only by the complete output."""
+        import tempfile
+
+        from omkl._persist import save_bytes
+
         corpus = _corpus(data)
         heads = self._core.predict_corpus(corpus)
         labels = self._labeler.predict_corpus(corpus, heads) if self._labeler.labels() else None
-        corpus.write_conllu(path, heads, labels)
+        with tempfile.TemporaryDirectory() as folder:
+            staged = os.path.join(folder, "parsed.conllu")
+            corpus.write_conllu(staged, heads, labels)
+            with open(staged, "rb") as f:
+                text = f.read()
+        save_bytes(path, text)
 
     # --- introspection ----------------------------------------------------
 
