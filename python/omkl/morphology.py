@@ -48,11 +48,12 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from omkl._params import check_int
 from omkl._persist import Persistent
 from omkl._sync import Synchronized, synchronized
 from omkl.tagging import TextTagger, token_features
 
-__all__ = ["MorphologyTagger", "lemma_rule", "apply_lemma_rule"]
+__all__ = ["MorphologyTagger", "lemma_rule", "apply_lemma_rule", "tag_accuracies"]
 
 Token = dict[str, Any]
 Sentence = list[Token]
@@ -176,6 +177,33 @@ def _gold(sentence: Sequence[Mapping[str, Any]], s: int, key: str) -> list[str]:
             )
         out.append(v)
     return out
+
+
+def tag_accuracies(
+    gold: Sequence[Sequence[Mapping[str, Any]]], predicted: Sequence[Sequence[Mapping[str, Any]]]
+) -> dict[str, float]:
+    """Accuracies in percent of ``predicted`` against ``gold`` (the same
+    words): ``UPOS``, ``XPOS``, ``UFeats``, ``AllTags`` (UPOS, XPOS and FEATS
+    all right) and ``Lemma``.
+
+    >>> g = [[{"form": "a", "upos": "DET", "xpos": "DT", "feats": "_", "lemma": "a"}]]
+    >>> tag_accuracies(g, [[{**g[0][0], "lemma": "an"}]])["Lemma"]
+    0.0
+    """
+    hits = Counter[str]()
+    total = 0
+    for s, (sent, out) in enumerate(zip(gold, predicted, strict=True)):
+        cols = {k: _gold(sent, s, k) for k in ("upos", "xpos", "feats", "lemma")}
+        for i, t in enumerate(out):
+            ok = {k: t[k] == cols[k][i] for k in cols}
+            hits["UPOS"] += ok["upos"]
+            hits["XPOS"] += ok["xpos"]
+            hits["UFeats"] += ok["feats"]
+            hits["AllTags"] += ok["upos"] and ok["xpos"] and ok["feats"]
+            hits["Lemma"] += ok["lemma"]
+            total += 1
+    keys = ("UPOS", "XPOS", "UFeats", "AllTags", "Lemma")
+    return {k: 100.0 * hits[k] / total if total else 0.0 for k in keys}
 
 
 # --- lexicons ---------------------------------------------------------------
@@ -340,10 +368,8 @@ class MorphologyTagger(Persistent, Synchronized):
         seed: int = 0,
         epochs: int = 15,
     ):
-        if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-            raise ValueError(f"invalid value for `epochs`: expected an int >= 1, got {epochs!r}")
-        if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
-            raise ValueError(f"invalid value for `folds`: expected an int >= 2, got {folds!r}")
+        check_int("epochs", epochs, 1)
+        check_int("folds", folds, 2)
         if not isinstance(min_share, (int, float)) or not 0.0 <= min_share <= 1.0:
             raise ValueError(
                 f"invalid value for `min_share`: expected a number in [0, 1], got {min_share!r}"
@@ -352,10 +378,7 @@ class MorphologyTagger(Persistent, Synchronized):
             raise ValueError(
                 f"invalid value for `min_rule_count`: expected an int, got {min_rule_count!r}"
             )
-        if isinstance(n_buckets, bool) or not isinstance(n_buckets, int) or n_buckets < 4:
-            raise ValueError(
-                f"invalid value for `n_buckets`: expected an int >= 4, got {n_buckets!r}"
-            )
+        check_int("n_buckets", n_buckets, 4)
         self.loss = loss
         self.regularizer = regularizer
         self.schedule = schedule
@@ -420,9 +443,7 @@ class MorphologyTagger(Persistent, Synchronized):
         ...
         ValueError: invalid value for `sentences[0][0]['upos']`: expected a str, got None
         """
-        epochs = self.epochs if epochs is None else epochs
-        if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-            raise ValueError(f"invalid value for `epochs`: expected an int >= 1, got {epochs!r}")
+        epochs = check_int("epochs", self.epochs if epochs is None else epochs, 1)
         if isinstance(sentences, (str, bytes)) or not isinstance(sentences, Sequence):
             raise ValueError(
                 f"invalid value for `sentences`: expected a list of sentences, got {sentences!r}"
@@ -607,22 +628,8 @@ class MorphologyTagger(Persistent, Synchronized):
     def score(self, sentences: Sequence[Sequence[Mapping[str, Any]]]) -> dict[str, float]:
         """Accuracies in percent over all words of ``sentences`` (gold
         tokenisation): ``UPOS``, ``XPOS``, ``UFeats``, ``AllTags`` (UPOS,
-        XPOS and FEATS all right) and ``Lemma``."""
-        pred = self.tag(sentences)
-        hits = Counter[str]()
-        total = 0
-        for s, (gold, out) in enumerate(zip(sentences, pred, strict=True)):
-            cols = {k: _gold(gold, s, k) for k in ("upos", "xpos", "feats", "lemma")}
-            for i, t in enumerate(out):
-                ok = {k: t[k] == cols[k][i] for k in cols}
-                hits["UPOS"] += ok["upos"]
-                hits["XPOS"] += ok["xpos"]
-                hits["UFeats"] += ok["feats"]
-                hits["AllTags"] += ok["upos"] and ok["xpos"] and ok["feats"]
-                hits["Lemma"] += ok["lemma"]
-                total += 1
-        keys = ("UPOS", "XPOS", "UFeats", "AllTags", "Lemma")
-        return {k: 100.0 * hits[k] / total if total else 0.0 for k in keys}
+        XPOS and FEATS all right) and ``Lemma`` (see :func:`tag_accuracies`)."""
+        return tag_accuracies(sentences, self.tag(sentences))
 
     # --- persistence -----------------------------------------------------
 

@@ -25,7 +25,7 @@ from omkl._persist import decode as decode_value
 from omkl._persist import encode as encode_value
 from omkl._sync import synchronized
 from omkl.datasets.text import read_sentences, write_conllu
-from omkl.parsing import DependencyParser, Sentence, read_conllu
+from omkl.parsing import DependencyParser, Sentence, attachment_scores, read_conllu
 
 __all__ = ["TextParser", "Tagger", "jackknife", "MORPHOLOGY"]
 
@@ -215,25 +215,32 @@ class TextParser:
         """Accuracies in percent on gold ``data``: the tagger's columns
         (``upos``, ``xpos``, ``feats``, ``lemma``, ``alltags``: UPOS, XPOS
         and FEATS all right), and ``uas``/``las`` of the parser on the
-        predicted tags (over non-punctuation words by gold UPOS)."""
+        predicted tags (:func:`~omkl.parsing.attachment_scores`; ``None``
+        unless every gold word has a head)."""
+        from omkl.morphology import tag_accuracies
+
         gold = read_conllu(data) if isinstance(data, str | os.PathLike) else list(data)
         pred = self.predict(gold)
-        counts = dict.fromkeys(("upos", "xpos", "feats", "lemma", "alltags"), 0)
-        words = scored = uas = las = 0
-        for gs, ps in zip(gold, pred, strict=True):
-            for g, p in zip(gs, ps, strict=True):
-                words += 1
-                for c in MORPHOLOGY:
-                    counts[c] += g.get(c) == p.get(c)
-                counts["alltags"] += all(g.get(c) == p.get(c) for c in ("upos", "xpos", "feats"))
-                if g.get("upos") != "PUNCT" and g.get("head") is not None:
-                    scored += 1
-                    if g["head"] == p["head"]:
-                        uas += 1
-                        las += g.get("deprel") == p["deprel"]
-        out: dict[str, float | None] = {k: 100.0 * v / max(words, 1) for k, v in counts.items()}
-        out["uas"] = 100.0 * uas / scored if scored else None
-        out["las"] = 100.0 * las / scored if scored else None
+        tags = tag_accuracies(gold, pred)
+        out: dict[str, float | None] = {
+            "upos": tags["UPOS"],
+            "xpos": tags["XPOS"],
+            "feats": tags["UFeats"],
+            "lemma": tags["Lemma"],
+            "alltags": tags["AllTags"],
+            "uas": None,
+            "las": None,
+        }
+        if all(t.get("head") is not None for s in gold for t in s):
+            out.update(
+                attachment_scores(
+                    [[t["head"] for t in s] for s in gold],
+                    [[t["head"] for t in s] for s in pred],
+                    [[t["upos"] for t in s] for s in gold],
+                    [[t.get("deprel", "_") for t in s] for s in gold],
+                    [[t["deprel"] for t in s] for s in pred],
+                )
+            )
         return out
 
     # --- persistence --------------------------------------------------------
