@@ -65,8 +65,9 @@ expansions is an expansion over the union of the workers' supports, with
 the coefficients of an input held by several workers summed (weighted by
 shard size); scores are exactly the weighted average of the workers'
 scores, the group norms and kernel weights are recomputed from the mixed
-coefficients, and ``max_support`` is then enforced by the estimator's
-``budget_rule``. With several shards the labels are registered ahead (as
+coefficients, and ``max_support`` is then enforced by keeping the inputs
+with the largest coefficients (whatever the ``budget_rule``: shards are
+streams with no common order). With several shards the labels are registered ahead (as
 for the classifiers); feature columns are not, so shards of dict inputs
 must name their features in the same order at first sight (or give arrays,
 or an estimator that has seen every feature): a shard whose model ends a
