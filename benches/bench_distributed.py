@@ -6,7 +6,10 @@ In one run:
 * one process: ``DependencyParser().fit`` for ``--epochs`` arc epochs, test
   UAS after each epoch and seconds per epoch;
 * ``--workers`` single-threaded worker processes of a ``LocalCluster``, the
-  training file cut into K contiguous shards for each K of ``--shards``:
+  training file dealt into K shards for each K of ``--shards`` (sentence
+  ``i`` to shard ``i mod K``, so that each shard is a sample of the whole
+  file, as iterative parameter mixing assumes; ``--contiguous`` cuts the
+  file into K contiguous blocks instead, which in EWT hold different genres):
   test UAS after each mixing round, seconds per round (wall-clock, and the
   longest worker's pass), megabytes of parameters sent per round, and the
   first round within 0.3 UAS of the K = 1 run's last.
@@ -14,7 +17,7 @@ In one run:
 The label stage is off (UAS only). Skips cleanly without the treebank.
 
     PYTHONPATH=python python benches/bench_distributed.py [--epochs 5] \
-        [--shards 1,2,4,8] [--workers 2] [--train-sentences 0]
+        [--shards 1,2,4,8] [--workers 2] [--train-sentences 0] [--contiguous]
 
 With ``--mkl``, instead: ``MKLClassifier`` (default kernels, ``max_support``
 of ``--max-support``, ``budget_rule`` of ``--budget-rule``) on a synthetic
@@ -39,15 +42,21 @@ from typing import Any
 DATA = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ud-english-ewt"
 
 
-def write_shards(train: pathlib.Path, k: int, limit: int, folder: pathlib.Path) -> list[str]:
-    """The training file (its first ``limit`` sentences, all when 0) cut into
-    ``k`` contiguous CoNLL-U files of nearly equal sizes."""
+def write_shards(
+    train: pathlib.Path, k: int, limit: int, folder: pathlib.Path, contiguous: bool = False
+) -> list[str]:
+    """The training file (its first ``limit`` sentences, all when 0) dealt
+    into ``k`` CoNLL-U files of nearly equal sizes: sentence ``i`` to file
+    ``i mod k``, or ``k`` contiguous blocks with ``contiguous``."""
     blocks = train.read_text(encoding="utf-8").strip().split("\n\n")
     if limit:
         blocks = blocks[:limit]
     out = []
     for j in range(k):
-        part = blocks[j * len(blocks) // k : (j + 1) * len(blocks) // k]
+        if contiguous:
+            part = blocks[j * len(blocks) // k : (j + 1) * len(blocks) // k]
+        else:
+            part = blocks[j::k]
         path = folder / f"k{k}-shard{j}.conllu"
         path.write_text("\n\n".join(part) + "\n\n", encoding="utf-8")
         out.append(str(path))
@@ -141,6 +150,7 @@ def main() -> None:
     ap.add_argument("--shards", default="1,2,4,8")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--train-sentences", type=int, default=0, help="0: the whole file")
+    ap.add_argument("--contiguous", action="store_true", help="contiguous shards (parser)")
     ap.add_argument("--mkl", action="store_true", help="the MKLClassifier benchmark instead")
     ap.add_argument("--samples", type=int, default=200_000)
     ap.add_argument("--max-support", type=int, default=500)
@@ -187,7 +197,7 @@ def main() -> None:
     reference = None
     try:
         for k in [int(v) for v in args.shards.split(",")]:
-            shards = write_shards(train_file, k, args.train_sentences, folder)
+            shards = write_shards(train_file, k, args.train_sentences, folder, args.contiguous)
             t0 = time.perf_counter()
             model, history = train(make(), shards, client=client, validation=uas, progress=False)
             total = time.perf_counter() - t0

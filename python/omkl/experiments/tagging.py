@@ -73,7 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lam", type=float, default=1e-6, help="λ of the ℓ2² taggers")
     parser.add_argument("--mkl-lam", type=float, default=RANK_MKL_LAM, help="λ of the MKL ranking")
     parser.add_argument("--curve-epochs", type=int, default=0, help="0: --epochs")
-    parser.add_argument("--fractions", default="0.2,0.4,0.6,0.8,1.0")
+    parser.add_argument("--fractions", default="0.2,0.4,0.5,0.6,0.8,1.0")
     parser.add_argument("--no-pruning", action="store_true", help="skip the pruning curve")
     parser.add_argument("--out", default=".")
 
