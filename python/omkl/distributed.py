@@ -50,6 +50,12 @@ domain stays in it (a ball constraint holds for the average), though an
 ℓ1-type regulariser's zeros are zeros of the average only where every worker
 has them.
 
+**Shards** should each be a sample of the whole data (examples dealt
+round-robin, or shuffled before the cut): mixing averages what the workers
+learned from their shards, and contiguous blocks of a file ordered by
+source or genre teach each worker a different part of the data between
+mixings (``benches/README.md`` measures both on EWT).
+
 **Failures.** A round's task that fails (a worker that dies mid-round) is
 retried by Dask on the surviving workers (``retries`` times, and the
 scheduler's own reassignment of lost tasks); if it still fails, a
