@@ -135,7 +135,7 @@ class TextTagger(_HashedGroups):
         groups = _group_map(self.groups, "key", "template")
         return _omkl.SparseChainLearner(
             cast("_omkl._Loss", self.loss),
-            *self._learner_args(),
+            self._learner_args(),
             groups,
             check_int("n_buckets", self.n_buckets, 1),
         )
