@@ -9,25 +9,10 @@
   :func:`sample_treebank`: a bundled two-sentence treebank.
 """
 
+from omkl.datasets import text
 from omkl.datasets.ocr import OCRDataset, load_ocr
-from omkl.datasets.text import (
-    format_conllu,
-    read_sentences,
-    read_text,
-    sample_treebank,
-    write_conllu,
-    write_conllu_table,
-)
+from omkl.datasets.text import *  # noqa: F403 (the names of text.__all__)
 from omkl.parsing import read_conllu
 
-__all__ = [
-    "OCRDataset",
-    "load_ocr",
-    "read_conllu",
-    "read_text",
-    "read_sentences",
-    "format_conllu",
-    "write_conllu",
-    "write_conllu_table",
-    "sample_treebank",
-]
+__all__ = ["OCRDataset", "load_ocr", "read_conllu"]
+__all__ += text.__all__
