@@ -10,7 +10,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
-use crate::convert::to_indices;
+use crate::convert::{key_str, shown, to_indices};
 use crate::errors::IntoPyResult;
 use crate::name_cache::NameCache;
 use crate::named::{alg1_config, named_learner_class, Alg1Args};
@@ -32,18 +32,12 @@ fn features<'py>(x: &Bound<'py, PyDict>) -> PyResult<Features<'py>> {
         values: Vec::with_capacity(n),
     };
     for (k, v) in x.iter() {
-        let name = match k.cast::<PyString>() {
-            Ok(s) => s.clone(),
-            Err(_) => k.str()?,
-        };
+        let name = key_str(&k)?;
         let value = v.extract::<f64>().map_err(|_| {
-            let shown = v
-                .repr()
-                .map(|r| r.to_string())
-                .unwrap_or_else(|_| "?".into());
             PyValueError::new_err(format!(
-                "invalid value for `x[{:?}]`: expected a real number, got {shown}",
-                name.to_string()
+                "invalid value for `x[{:?}]`: expected a real number, got {}",
+                name.to_string(),
+                shown(&v)
             ))
         })?;
         f.hashes.push(name.hash()?);
@@ -56,6 +50,12 @@ fn features<'py>(x: &Bound<'py, PyDict>) -> PyResult<Features<'py>> {
 fn strs<'a>(names: &'a [Bound<'_, PyString>]) -> PyResult<Vec<&'a str>> {
     names.iter().map(|n| n.to_str()).collect()
 }
+
+/// Many feature dicts.
+type Dicts<'py> = Vec<Bound<'py, PyDict>>;
+
+/// The (mean) loss of a round or a pass.
+type Loss = PyResult<f64>;
 
 /// Owned names and values of many feature dicts.
 fn many(xs: &[Bound<'_, PyDict>]) -> PyResult<Vec<(Vec<String>, Vec<f64>)>> {
@@ -194,25 +194,13 @@ named_learner_class! {
 
     /// Trains on many dicts with class indices, without the GIL; returns the
     /// mean loss.
-    fn learn_many_classes(
-        &mut self,
-        py: Python<'_>,
-        xs: Vec<Bound<'_, PyDict>>,
-        ys: Vec<usize>,
-    ) -> PyResult<f64> {
-        let targets = ys.into_iter().map(Target::Class).collect();
-        self.learn_many(py, &xs, targets)
+    fn learn_many_classes(&mut self, py: Python<'_>, xs: Dicts<'_>, ys: Vec<usize>) -> Loss {
+        self.learn_many(py, &xs, ys.into_iter().map(Target::Class).collect())
     }
 
     /// Trains on many dicts with real targets, without the GIL.
-    fn learn_many_values(
-        &mut self,
-        py: Python<'_>,
-        xs: Vec<Bound<'_, PyDict>>,
-        ys: Vec<f64>,
-    ) -> PyResult<f64> {
-        let targets = ys.into_iter().map(Target::Value).collect();
-        self.learn_many(py, &xs, targets)
+    fn learn_many_values(&mut self, py: Python<'_>, xs: Dicts<'_>, ys: Vec<f64>) -> Loss {
+        self.learn_many(py, &xs, ys.into_iter().map(Target::Value).collect())
     }
 
     /// Registers groups by name; returns their ids (for pre-hashed data).
@@ -265,16 +253,6 @@ named_learner_class! {
     /// The prediction intercept, one per output.
     fn intercept(&self) -> Vec<f64> {
         self.inner.model().intercept()
-    }
-
-    #[getter]
-    fn n_groups(&self) -> usize {
-        self.inner.model().n_groups()
-    }
-
-    #[getter]
-    fn n_outputs(&self) -> usize {
-        self.inner.model().n_outputs()
     }
 }
 

@@ -50,9 +50,10 @@ pub(crate) fn alg1_config(
 /// Declares a binding class over a `NamedLearner` (fields `inner` and
 /// `names`, the memo of resolved feature names; constructor `Self::wrap`)
 /// whose `#[pymethods]` are the methods given in the body followed by the
-/// ones every such class has: `group_norms`, the `rounds` and `n_buckets`
-/// getters, `to_bytes`, `from_bytes` (which refuses what
-/// `Self::check_loaded` refuses), `__reduce__` and `__sizeof__`.
+/// ones every such class has: `group_norms`, the `rounds`, `n_buckets`,
+/// `n_groups` and `n_outputs` getters, `to_bytes`, `from_bytes` (which
+/// refuses what `Self::check_loaded` refuses), `__reduce__` and
+/// `__sizeof__`.
 macro_rules! named_learner_class {
     ($(#[$doc:meta])* $name:ident; $($own:tt)*) => {
         $(#[$doc])*
@@ -88,15 +89,18 @@ macro_rules! named_learner_class {
                 self.inner.group_norms()
             }
 
+            // The counters, one line each (rustfmt leaves a macro's body as
+            // it is).
             #[getter]
-            fn rounds(&self) -> u64 {
-                self.inner.model().rounds()
-            }
-
+            fn rounds(&self) -> u64 { self.inner.model().rounds() }
             #[getter]
-            fn n_buckets(&self) -> usize {
-                self.inner.space().n_buckets()
-            }
+            fn n_buckets(&self) -> usize { self.inner.space().n_buckets() }
+            /// The number of groups (for a chain, its transition group and templates).
+            #[getter]
+            fn n_groups(&self) -> usize { self.inner.model().n_groups() }
+            /// The number of outputs (for a chain, of labels).
+            #[getter]
+            fn n_outputs(&self) -> usize { self.inner.model().n_outputs() }
 
             /// The learner as deterministic bytes.
             fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, pyo3::types::PyBytes> {

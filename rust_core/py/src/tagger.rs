@@ -17,6 +17,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString};
 
+use crate::convert::{key_str, shown};
 use crate::errors::IntoPyResult;
 use crate::name_cache::NameCache;
 use crate::named::{alg1_config, named_learner_class, Alg1Args};
@@ -50,19 +51,13 @@ fn parse<'py>(xs: &Bound<'py, PyAny>, n_buckets: usize) -> PyResult<Parsed<'py>>
     for (i, tok) in xs.try_iter()?.enumerate() {
         let tok = tok?;
         let d = tok.cast::<PyDict>().map_err(|_| {
-            let shown = tok
-                .repr()
-                .map(|r| r.to_string())
-                .unwrap_or_else(|_| "?".into());
             PyTypeError::new_err(format!(
-                "invalid value for `xs[{i}]`: expected a dict of features, got {shown}"
+                "invalid value for `xs[{i}]`: expected a dict of features, got {}",
+                shown(&tok)
             ))
         })?;
         for (k, v) in d.iter() {
-            let key = match k.cast::<PyString>() {
-                Ok(s) => s.clone(),
-                Err(_) => k.str()?,
-            };
+            let key = key_str(&k)?;
             let (bucket, value) = if let Ok(s) = v.cast::<PyString>() {
                 (
                     Some(indicator_bucket(key.to_str()?, s.to_str()?, n_buckets)),
@@ -72,10 +67,10 @@ fn parse<'py>(xs: &Bound<'py, PyAny>, n_buckets: usize) -> PyResult<Parsed<'py>>
                 (None, if b.is_true() { 1.0 } else { 0.0 })
             } else {
                 let x = v.extract::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(|| {
-                    let shown = v.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".into());
                     PyValueError::new_err(format!(
-                        "invalid value for `xs[{i}][{:?}]`: expected a str, a bool or a finite real number, got {shown}",
-                        key.to_string()
+                        "invalid value for `xs[{i}][{:?}]`: expected a str, a bool or a finite real number, got {}",
+                        key.to_string(),
+                        shown(&v)
                     ))
                 })?;
                 (None, x)
