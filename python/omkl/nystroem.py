@@ -23,14 +23,13 @@ which it stays fixed. A model copies the object it is given, so one
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from omkl._feature_maps import GaussianFeatureMap
-from omkl._params import check_choice, check_int, check_real
+from omkl._params import check_choice, check_int, check_nonnegative
 
 __all__ = ["NystroemFeatures"]
 
@@ -104,11 +103,7 @@ class NystroemFeatures(GaussianFeatureMap):
         super().__init__(n_components, sigma2, factor)
         check_choice("kernel", kernel, _KERNELS)
         check_int("degree", degree, 1)
-        off = check_real("offset", offset)
-        if not (math.isfinite(off) and off >= 0.0):
-            raise ValueError(
-                f"invalid value for `offset`: expected a finite number >= 0, got {offset!r}"
-            )
+        check_nonnegative("offset", offset)
         self.kernel = kernel
         self.degree = degree
         self.offset = offset
