@@ -327,7 +327,7 @@ def _set_layout(model: Any, layout: dict[str, list[Any]]) -> None:
         set_layout(model, layout)
         return
     if isinstance(model, TextTagger):
-        _omkl.tagger_register_layout(model._state, layout["groups"], max(len(layout["labels"]), 1))
+        _omkl.register_layout(model._state, layout["groups"], max(len(layout["labels"]), 1))
         model._labels = list(layout["labels"])
         model._label_index = {y: k for k, y in enumerate(model._labels)}
         return

@@ -218,7 +218,7 @@ class _Proximal(_HashedGroups):
         groups = _group_map(self.groups, "feature name", "group name")
         return _omkl.OnlineProximalLearner(
             self._loss_name,
-            *self._learner_args(),
+            self._learner_args(),
             getattr(self, "clip_gradient", None),
             self.separator,
             groups,

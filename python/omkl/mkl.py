@@ -108,6 +108,7 @@ from river import base
 
 from omkl import _omkl
 from omkl._classifier import SoftmaxClassifier
+from omkl._labels import LabelIndex
 from omkl._omkl import Kernel
 from omkl._params import SCHEDULES, check_choice, check_int, check_real
 from omkl._persist import Persistent, index_of
@@ -303,7 +304,7 @@ def _sort_key(k: Hashable) -> tuple[str, str]:
     return (type(k).__name__, str(k))
 
 
-class _StreamMkl(Persistent, base.Base):
+class _StreamMkl(LabelIndex, Persistent, base.Base):
     """Shared state handling of :class:`MKLClassifier` and :class:`SequenceTagger`."""
 
     _chain = False
@@ -732,11 +733,6 @@ class _StreamMkl(Persistent, base.Base):
             ids.append(k)
         return ids, new
 
-    def _commit_labels(self, new: list[Hashable]) -> None:
-        for y in new:
-            self._label_index[y] = len(self._labels)
-            self._labels.append(y)
-
     def _ids(self, xs: Sequence[Any] | npt.NDArray[Any]) -> npt.NDArray[np.int64]:
         """Input ids of a model over precomputed Gram matrices."""
         a = np.asarray(xs)
@@ -763,7 +759,7 @@ class _StreamMkl(Persistent, base.Base):
                 state.grow(state.dim, n_labels)
             state.learn_ids(ids, np.asarray(lab, dtype=np.int64))
             self._state = state
-            self._commit_labels(new_labels)
+            self._add_labels(new_labels)
             return
         m, new_features = self._rows(xs, learning=True)
         ids, new_labels = self._label_ids(ys)
@@ -784,7 +780,7 @@ class _StreamMkl(Persistent, base.Base):
         state.learn(m, np.asarray(ids, dtype=np.int64), n_labels, grow_dim=grow)
         self._state = state
         self._commit_features(kind, new_features)
-        self._commit_labels(new_labels)
+        self._add_labels(new_labels)
         self._watch_drift(state, len(xs))
 
     def _watch_drift(self, state: _omkl.StreamMkl, n: int) -> None:
@@ -872,7 +868,7 @@ class _StreamMkl(Persistent, base.Base):
                 if epoch == 0:
                     self._state = state
                     self._commit_features(kind, new_features)
-                    self._commit_labels(new_labels)
+                    self._add_labels(new_labels)
                 if bar is not None:
                     bar.update(1)
                     bar.set_postfix(loss=f"{loss / len(seqs):.4g}", support=state.n_support)
@@ -949,7 +945,7 @@ class _StreamMkl(Persistent, base.Base):
             if bar is not None:
                 bar.close()
         self._state = state
-        self._commit_labels(new_labels)
+        self._add_labels(new_labels)
 
     @synchronized
     def objective(
