@@ -51,7 +51,8 @@ pub(crate) fn alg1_config(
 /// `names`, the memo of resolved feature names; constructor `Self::wrap`)
 /// whose `#[pymethods]` are the methods given in the body followed by the
 /// ones every such class has: `group_norms`, the `rounds`, `n_buckets`,
-/// `n_groups` and `n_outputs` getters, `to_bytes`, `from_bytes` (which
+/// `n_groups` and `n_outputs` getters, `restart_schedule`,
+/// `reset_weights`, `to_bytes`, `from_bytes` (which
 /// refuses what `Self::check_loaded` refuses), `__reduce__` and
 /// `__sizeof__`.
 macro_rules! named_learner_class {
@@ -101,6 +102,14 @@ macro_rules! named_learner_class {
             /// The number of outputs (for a chain, of labels).
             #[getter]
             fn n_outputs(&self) -> usize { self.inner.model().n_outputs() }
+
+            /// Restarts the step-size schedule (a reaction to a detected
+            /// drift); the weights are kept.
+            fn restart_schedule(&mut self) { self.inner.model_mut().restart_schedule() }
+            /// Zeroes the weights and the intercept and restarts the
+            /// schedule (a reaction to a detected drift); the averaging
+            /// sums are kept.
+            fn reset_weights(&mut self) { self.inner.model_mut().reset_weights() }
 
             /// The learner as deterministic bytes.
             fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, pyo3::types::PyBytes> {
