@@ -1115,6 +1115,13 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             "features": self._features,
             "labels": self._labels,
             "scale_d": self._scale_d,
+            # the landmarks each Nystroem group chose from the inputs
+            "landmarks": [
+                f._seen.tolist()
+                if isinstance(f, NystroemFeatures) and f._seen is not None
+                else None
+                for _, f in self._rff_specs
+            ],
         }
         return state, ([] if self._state is None else [self._state.to_bytes()])
 
@@ -1140,6 +1147,14 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             raise ValueError(
                 f"the saved scale dimension must be a positive integer, got {scale_d!r}"
             )
+        landmarks = state.get("landmarks") or [None] * len(self._rff_specs)
+        if not isinstance(landmarks, list) or len(landmarks) != len(self._rff_specs):
+            raise ValueError("the saved landmarks do not match the model's feature groups")
+        for (_, f), rows in zip(self._rff_specs, landmarks, strict=True):
+            if isinstance(f, NystroemFeatures):
+                f._restore_seen(rows)
+            elif rows is not None:
+                raise ValueError("landmarks were saved for a group that has none")
         self._scale_d = scale_d
         self._state = core
         self._input = kind

@@ -219,6 +219,38 @@ class NystroemFeatures(GaussianFeatureMap):
         out[:, : lm.shape[0]] = self.kernel_matrix(a, lm, scale_d) @ m
         return out
 
+    def _key(self) -> tuple[Any, ...]:
+        """The constructor's arguments, in order (the given landmarks as
+        lists): how a saved model records the map."""
+        given = None if self.landmarks is None else self.landmarks.tolist()
+        return (
+            self.n_components,
+            self.kernel,
+            self.sigma2,
+            self.factor,
+            self.degree,
+            self.offset,
+            given,
+        )
+
+    def _restore_seen(self, rows: Any) -> None:
+        """Sets the landmarks chosen from the inputs (as saved by a model),
+        ``ValueError`` unless they are at most ``n_components`` finite rows
+        of one width."""
+        if rows is None:
+            self._seen = None
+        else:
+            a = np.array(rows, dtype=np.float64)
+            if a.ndim != 2 or not 1 <= a.shape[0] <= self.n_components or a.shape[1] < 1:
+                raise ValueError(
+                    f"the saved landmarks must be 1 to {self.n_components} rows of one width, "
+                    f"got shape {a.shape}"
+                )
+            if not np.all(np.isfinite(a)):
+                raise ValueError("the saved landmarks must be finite")
+            self._seen = a
+        self._map = None
+
     def __getstate__(self) -> dict[str, Any]:
         """Everything but the cached projection (computed again)."""
         return {k: v for k, v in self.__dict__.items() if k != "_map"}
