@@ -490,6 +490,33 @@ def test_mkl_two_shards_mix_to_the_weighted_average_of_the_workers(client):
     assert history[0]["bytes"] > 0
 
 
+def test_mkl_shards_of_dict_inputs_get_their_columns_ahead_in_shard_order(client):
+    # Shard 0's first input names "u" and "v", shard 1's only "v": each
+    # worker alone would number the columns differently. Registered ahead in
+    # shard order, the columns are (u, v) on both, and the mixed model is the
+    # one the same shards give as arrays with the columns (u, v).
+    data = _xor(120, 15)
+    drop_u = {i for i in range(60, 120, 3)}
+    drop_v = {i for i in range(1, 60, 4)}
+    dicts, arrays = [], []
+    for i, (v, y) in enumerate(data):
+        d = {"u": float(v[0]), "v": float(v[1])}
+        if i in drop_u:
+            d.pop("u")
+        if i in drop_v:
+            d.pop("v")
+        dicts.append((d, y))
+        arrays.append((np.array([d.get("u", 0.0), d.get("v", 0.0)]), y))
+    est = _mkl(intercept=False)
+    by_dict, _ = train(est, [dicts[:60], dicts[60:]], epochs=2, client=client, progress=False)
+    by_array, _ = train(est, [arrays[:60], arrays[60:]], epochs=2, client=client, progress=False)
+    assert by_dict._features == ["u", "v"]
+    for (d, _), (a, _) in zip(dicts[:30], arrays[:30], strict=True):
+        np.testing.assert_allclose(by_dict._scores(d), by_array._scores(a), rtol=1e-12)
+    assert by_dict.kernel_weights_ == pytest.approx(by_array.kernel_weights_, rel=1e-12)
+    assert est._state is None and est._features == []
+
+
 def test_mkl_mixing_keeps_the_budget_and_refuses_models_that_differ(client):
     data = _xor(200, 13)
     shards = [data[:100], data[100:]]

@@ -674,21 +674,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
                 "invalid value for `x`: dict features with omkl.RandomFourierFeatures need a "
                 "fixed number of columns; pass `hash_features=n`"
             )
-        new: list[Hashable] = []
-        seen_new: set[Hashable] = set()
-        if learning:
-            if self._state is None:
-                for members in self._group_members:
-                    for f in members:
-                        if f not in self._feature_index and f not in seen_new:
-                            new.append(f)
-                            seen_new.add(f)
-            for x in xs:
-                self._kind_of(x)
-                fresh = [k for k in x if k not in self._feature_index and k not in seen_new]
-                fresh.sort(key=_sort_key)
-                new.extend(fresh)
-                seen_new.update(fresh)
+        new = self._fresh_names(xs) if learning else []
         index = dict(self._feature_index)
         for f in new:
             index[f] = len(index)
@@ -709,6 +695,49 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
                 else:
                     m[i, j] = check_real(f"x[{k!r}]", v, allow_bool=True)
         return m, new
+
+    def _fresh_names(self, xs: Sequence[Mapping[Hashable, Any]]) -> list[Hashable]:
+        """The names of the dicts ``xs`` without a column, in the order
+        learning ``xs`` gives them columns: on a model that has not learned
+        yet, the explicit groups' members first; then each example's new
+        names, sorted."""
+        new: list[Hashable] = []
+        seen_new: set[Hashable] = set()
+        if self._state is None:
+            for members in self._group_members:
+                for f in members:
+                    if f not in self._feature_index and f not in seen_new:
+                        new.append(f)
+                        seen_new.add(f)
+        for x in xs:
+            self._kind_of(x)
+            fresh = [k for k in x if k not in self._feature_index and k not in seen_new]
+            fresh.sort(key=_sort_key)
+            new.extend(fresh)
+            seen_new.update(fresh)
+        return new
+
+    def _new_features(self, xs: Sequence[Any]) -> list[Hashable]:
+        """The dict feature names of the inputs ``xs`` (rows, or a
+        tagger's positions) that learning them would give new columns, in
+        that order; ``[]`` for arrays and hashed features."""
+        if not xs or not isinstance(xs[0], Mapping) or self.hash_features is not None:
+            return []
+        if self._intercept:
+            xs = [{**x, INTERCEPT: 1.0} for x in xs]
+        return self._fresh_names(xs)
+
+    def _register_features(self, names: Sequence[Hashable]) -> None:
+        """Gives each dict feature name of ``names`` that has none the next
+        column, in order, as learning them would (the learned state, if
+        any, grows by as many zero columns)."""
+        new = [f for f in dict.fromkeys(names) if f not in self._feature_index]
+        if not new:
+            return
+        self._kind_of({})
+        self._commit_features("dict", new)
+        if self._state is not None:
+            self._state.grow(len(self._features), self._state.n_labels)
 
     def _commit_features(self, kind: str, new: list[Hashable]) -> None:
         self._input = kind
