@@ -796,21 +796,30 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         kind = self._kind_of(xs[0])
         state = self._state
         if state is None:
-            self._scale_d = self._scale_dim(xs[0])
-            saved = (self._input, self._features, self._feature_index)
-            self._input = kind
-            self._features = list(new_features)
-            self._feature_index = {f: i for i, f in enumerate(new_features)}
-            try:
-                state = self._make_state(m.shape[1], max(n_labels, 1))
-            finally:
-                self._input, self._features, self._feature_index = saved
+            state = self._first_state(kind, new_features, xs[0], m.shape[1], max(n_labels, 1))
         grow = kind == "dict" and self.hash_features is None
         state.learn(m, np.asarray(ids, dtype=np.int64), n_labels, grow_dim=grow)
         self._state = state
         self._commit_features(kind, new_features)
         self._add_labels(new_labels)
         self._watch_drift(state, len(xs))
+
+    def _first_state(
+        self, kind: str, new_features: list[Hashable], first: Any, d: int, n_labels: int
+    ) -> _omkl.StreamMkl:
+        """The core state of a model's first examples (inputs of kind ``kind``
+        with ``d`` columns, the first being ``first``), built as though the
+        features ``new_features`` were already the model's; of the model only
+        the scale dimension is set."""
+        self._scale_d = self._scale_dim(first)
+        saved = (self._input, self._features, self._feature_index)
+        self._input = kind
+        self._features = list(new_features)
+        self._feature_index = {f: i for i, f in enumerate(new_features)}
+        try:
+            return self._make_state(d, n_labels)
+        finally:
+            self._input, self._features, self._feature_index = saved
 
     def _watch_drift(self, state: _omkl.StreamMkl, n: int) -> None:
         """Feeds the 0/1 errors of the round's prediction (made before its
@@ -863,16 +872,8 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         y_all = np.asarray(ids, dtype=np.int64)
         # Learn on a copy: the model changes only if the first epoch is valid.
         if self._state is None:
-            self._scale_d = self._scale_dim(flat[0])
-            saved = (self._input, self._features, self._feature_index)
-            self._input = kind
-            self._features = list(new_features)
-            self._feature_index = {f: i for i, f in enumerate(new_features)}
-            try:
-                # labels enter as they are met, as with learn_one
-                state = self._make_state(m.shape[1], 1)
-            finally:
-                self._input, self._features, self._feature_index = saved
+            # labels enter as they are met, as with learn_one
+            state = self._first_state(kind, new_features, flat[0], m.shape[1], 1)
         else:
             state = _omkl.StreamMkl.from_bytes(self._state.to_bytes())
             if m.shape[1] > state.dim:
