@@ -51,12 +51,6 @@ fn strs<'a>(names: &'a [Bound<'_, PyString>]) -> PyResult<Vec<&'a str>> {
     names.iter().map(|n| n.to_str()).collect()
 }
 
-/// Many feature dicts.
-type Dicts<'py> = Vec<Bound<'py, PyDict>>;
-
-/// The (mean) loss of a round or a pass.
-type Loss = PyResult<f64>;
-
 /// Owned names and values of many feature dicts.
 fn many(xs: &[Bound<'_, PyDict>]) -> PyResult<Vec<(Vec<String>, Vec<f64>)>> {
     xs.iter()
@@ -194,12 +188,22 @@ named_learner_class! {
 
     /// Trains on many dicts with class indices, without the GIL; returns the
     /// mean loss.
-    fn learn_many_classes(&mut self, py: Python<'_>, xs: Dicts<'_>, ys: Vec<usize>) -> Loss {
+    fn learn_many_classes(
+        &mut self,
+        py: Python<'_>,
+        xs: Vec<Bound<'_, PyDict>>,
+        ys: Vec<usize>,
+    ) -> PyResult<f64> {
         self.learn_many(py, &xs, ys.into_iter().map(Target::Class).collect())
     }
 
     /// Trains on many dicts with real targets, without the GIL.
-    fn learn_many_values(&mut self, py: Python<'_>, xs: Dicts<'_>, ys: Vec<f64>) -> Loss {
+    fn learn_many_values(
+        &mut self,
+        py: Python<'_>,
+        xs: Vec<Bound<'_, PyDict>>,
+        ys: Vec<f64>,
+    ) -> PyResult<f64> {
         self.learn_many(py, &xs, ys.into_iter().map(Target::Value).collect())
     }
 
