@@ -45,3 +45,35 @@ def progressive(make: Callable[[], Any], data: Any) -> tuple[float, float, Any]:
     t0 = time.perf_counter()
     acc = evaluate.progressive_val_score(data, model, metrics.Accuracy())
     return time.perf_counter() - t0, acc.get(), model
+
+
+def print_result(stream: str, name: str, width: int, acc: float, secs: float, n: int) -> None:
+    """One line of a prequential run: accuracy and microseconds per sample."""
+    print(f"  {stream:11s} {name:{width}s} {100 * acc:6.2f}%  {1e6 * secs / n:8.1f} µs/sample")
+
+
+def print_stream_table(
+    streams: list[str],
+    names: list[str],
+    results: dict[tuple[str, str], tuple[float, float, int]],
+    ref: str,
+    compared: Callable[[str], bool],
+) -> None:
+    """A Markdown table of ``results[stream, name] = (accuracy, seconds,
+    samples)``, a row per stream and a column per model; the cells of the
+    models that ``compared`` accepts also give the speed-up over the model
+    ``ref`` measured on the same stream (when there is one)."""
+    print()
+    print("| stream | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    for stream in streams:
+        base = results.get((stream, ref))
+        cells = []
+        n = 0
+        for name in names:
+            acc, secs, n = results[stream, name]
+            cell = f"{100 * acc:.2f}% {1e6 * secs / n:.0f} µs"
+            if base is not None and compared(name):
+                cell += f" ({base[1] / secs:.1f}×)"
+            cells.append(cell)
+        print(f"| {stream} ({n}) | " + " | ".join(cells) + " |")

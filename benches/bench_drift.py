@@ -34,6 +34,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from _common import print_result, print_stream_table
 from river import drift, forest, linear_model, neighbors, preprocessing, tree
 
 import omkl
@@ -101,21 +102,9 @@ def main() -> None:
                 cache[key] = [acc, secs, n]
                 with open(args.cache, "w") as f:
                     json.dump(cache, f, indent=1)
-            print(f"  {stream:11s} {name:28s} {100 * acc:6.2f}%  {1e6 * secs / n:8.1f} µs/sample")
-    names = list(models)
-    print()
-    print("| stream | " + " | ".join(names) + " |")
-    print("|---|" + "---|" * len(names))
-    for stream in args.streams.split(","):
-        ref = results.get((stream, "ARF"))
-        cells = []
-        for name in names:
-            acc, secs, n = results[stream, name]
-            cell = f"{100 * acc:.2f}% {1e6 * secs / n:.0f} µs"
-            if ref is not None and name.startswith("MKL"):
-                cell += f" ({ref[1] / secs:.1f}×)"
-            cells.append(cell)
-        print(f"| {stream} ({n}) | " + " | ".join(cells) + " |")
+            print_result(stream, name, 28, acc, secs, n)
+    streams = args.streams.split(",")
+    print_stream_table(streams, list(models), results, "ARF", lambda m: m.startswith("MKL"))
 
 
 if __name__ == "__main__":

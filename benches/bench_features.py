@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
+from _common import print_result, print_stream_table
 from river import base, datasets, preprocessing
 
 import omkl
@@ -81,21 +82,9 @@ def main() -> None:
             pipe = preprocessing.StandardScaler() | ToArray() | make()
             acc, secs, n = prequential(pipe, data)
             results[stream, name] = (acc, secs, n)
-            print(f"  {stream:11s} {name:16s} {100 * acc:6.2f}%  {1e6 * secs / n:8.1f} µs/sample")
+            print_result(stream, name, 16, acc, secs, n)
     names = list(makers)
-    print()
-    print("| stream | " + " | ".join(names) + " |")
-    print("|---|" + "---|" * len(names))
-    for stream in args.streams.split(","):
-        ref = results[stream, names[0]]
-        cells = []
-        for name in names:
-            acc, secs, n = results[stream, name]
-            cell = f"{100 * acc:.2f}% {1e6 * secs / n:.0f} µs"
-            if name != names[0]:
-                cell += f" ({ref[1] / secs:.1f}×)"
-            cells.append(cell)
-        print(f"| {stream} ({n}) | " + " | ".join(cells) + " |")
+    print_stream_table(args.streams.split(","), names, results, names[0], lambda m: m != names[0])
 
 
 if __name__ == "__main__":

@@ -78,7 +78,7 @@ def run_alg1(x, y, averaged, rounds=100_000, seed=1):
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, N, size=rounds)
     m = _omkl.OnlineProximalLearner(
-        "log", "inv_sqrt", 0.5, 1.0, [("squared_l21", [LAM])], None, averaged, False, None,
+        "log", ("inv_sqrt", 0.5, 1.0, [("squared_l21", [LAM])], None, averaged, False), None,
         "_", {}, B,
     )  # fmt: skip
     assert m.add_groups([f"g{g}" for g in range(G)]) == list(range(G))

@@ -6,6 +6,7 @@ import copy
 import os
 import pickle
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,42 @@ def _assert_same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:
         np.testing.assert_array_equal(a[k], b[k], err_msg=k)
 
 
+def _assert_close(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:
+    assert a.keys() == b.keys()
+    for k in a:
+        np.testing.assert_allclose(a[k], b[k], rtol=1e-12, atol=1e-12, err_msg=k)
+
+
+def _mix_by_hand(
+    est: Any, shards: list[Any], learn: Callable[[Any, list[Any], int], None], rounds: int = 2
+) -> dict[str, np.ndarray]:
+    """The parameters after ``rounds`` rounds of mixing computed here: in each
+    round every shard ``k``'s worker, a copy of ``est`` holding the mixed
+    parameters, runs ``learn(worker, shard, k)``, and the workers' parameters
+    are averaged weighted by shard size."""
+    sizes = [len(s) for s in shards]
+    start = export_params(est)
+    for _ in range(rounds):
+        workers = []
+        for k, shard in enumerate(shards):
+            m = copy.deepcopy(est)
+            import_params(m, start)
+            learn(m, shard, k)
+            workers.append(export_params(m))
+        start = _average(workers, sizes)
+    return start
+
+
+def _fit_copies(est: Any, shards: list[Any]) -> list[Any]:
+    """One copy of ``est`` fitted on each shard."""
+    workers = []
+    for shard in shards:
+        m = copy.deepcopy(est)
+        m.fit([x for x, _ in shard], [y for _, y in shard])
+        workers.append(m)
+    return workers
+
+
 def _average(models: list[dict[str, np.ndarray]], sizes: list[int]) -> dict[str, np.ndarray]:
     total = sum(sizes)
     out = {}
@@ -118,22 +155,14 @@ def test_one_shard_equals_training_in_one_process(client, make):
 def test_two_shards_mix_to_the_weighted_average_of_the_workers_models(client):
     data = _problem(210, 1)
     shards = [data[:60], data[60:]]
-    sizes = [len(s) for s in shards]
     est = _warm(omkl.ProximalClassifier(regularizer=[("group_lasso", 1e-3)], average=True), data)
-    start = export_params(est)
-    for _ in range(2):  # two rounds, each computed here independently
-        workers = []
-        for shard in shards:
-            m = copy.deepcopy(est)
-            import_params(m, start)
-            m.learn_batch([x for x, _ in shard], [y for _, y in shard])
-            workers.append(export_params(m))
-        start = _average(workers, sizes)
+
+    def learn(m: Any, shard: list[Any], _: int) -> None:
+        m.learn_batch([x for x, _ in shard], [y for _, y in shard])
+
+    want = _mix_by_hand(est, shards, learn)
     model, _ = train(est, shards, epochs=2, client=client, progress=False)
-    got = export_params(model)
-    assert got.keys() == start.keys()
-    for k in got:
-        np.testing.assert_allclose(got[k], start[k], rtol=1e-12, atol=1e-12, err_msg=k)
+    _assert_close(export_params(model), want)
     assert model.classes_ == est.classes_
 
 
@@ -373,27 +402,19 @@ def test_text_tagger_one_shard_equals_fit(client):
 def test_text_tagger_two_shards_mix_to_the_weighted_average(client):
     data = _sequences(50, 8)
     shards = [data[:20], data[20:]]
-    sizes = [len(s) for s in shards]
     est = omkl.TextTagger(regularizer=[("squared_l21", 1e-3)], average=True, n_buckets=64)
     # a pass over everything first, so that every template and label is known
     # and registering the shards' layout ahead of the first round changes nothing
     est.fit([x for x, _ in data], [y for _, y in data])
-    start = export_params(est)
     rngs = [np.random.default_rng(2 + k) for k in range(2)]
-    for _ in range(2):  # two rounds, each computed here independently
-        workers = []
-        for shard, rng in zip(shards, rngs, strict=True):
-            order = rng.permutation(len(shard))
-            m = copy.deepcopy(est)
-            import_params(m, start)
-            m.fit([shard[i][0] for i in order], [shard[i][1] for i in order])
-            workers.append(export_params(m))
-        start = _average(workers, sizes)
+
+    def learn(m: Any, shard: list[Any], k: int) -> None:
+        order = rngs[k].permutation(len(shard))
+        m.fit([shard[i][0] for i in order], [shard[i][1] for i in order])
+
+    want = _mix_by_hand(est, shards, learn)
     model, _ = train(est, shards, epochs=2, client=client, progress=False, seed=2)
-    got = export_params(model)
-    assert got.keys() == start.keys()
-    for k in got:
-        np.testing.assert_allclose(got[k], start[k], rtol=1e-12, atol=1e-12, err_msg=k)
+    _assert_close(export_params(model), want)
     assert model.labels_ == est.labels_
 
 
@@ -451,11 +472,7 @@ def test_mkl_two_shards_mix_to_the_weighted_average_of_the_workers(client):
     shards = [data[:50], data[50:] + data[:25]]
     sizes = [len(s) for s in shards]
     est = _mkl(labels=["a", "b"])
-    workers = []
-    for shard in shards:
-        m = copy.deepcopy(est)
-        m.fit([x for x, _ in shard], [y for _, y in shard])
-        workers.append(m)
+    workers = _fit_copies(est, shards)
     model, history = train(est, shards, epochs=1, client=client, progress=False)
     assert (
         max(w.n_support_ for w in workers) < model.n_support_ < sum(w.n_support_ for w in workers)
@@ -471,6 +488,33 @@ def test_mkl_two_shards_mix_to_the_weighted_average_of_the_workers(client):
     assert again.group_norms_ == pytest.approx(model.group_norms_, rel=1e-9)
     assert sum(model.kernel_weights_.values()) == pytest.approx(1.0)
     assert history[0]["bytes"] > 0
+
+
+def test_mkl_shards_of_dict_inputs_get_their_columns_ahead_in_shard_order(client):
+    # Shard 0's first input names "u" and "v", shard 1's only "v": each
+    # worker alone would number the columns differently. Registered ahead in
+    # shard order, the columns are (u, v) on both, and the mixed model is the
+    # one the same shards give as arrays with the columns (u, v).
+    data = _xor(120, 15)
+    drop_u = {i for i in range(60, 120, 3)}
+    drop_v = {i for i in range(1, 60, 4)}
+    dicts, arrays = [], []
+    for i, (v, y) in enumerate(data):
+        d = {"u": float(v[0]), "v": float(v[1])}
+        if i in drop_u:
+            d.pop("u")
+        if i in drop_v:
+            d.pop("v")
+        dicts.append((d, y))
+        arrays.append((np.array([d.get("u", 0.0), d.get("v", 0.0)]), y))
+    est = _mkl(intercept=False)
+    by_dict, _ = train(est, [dicts[:60], dicts[60:]], epochs=2, client=client, progress=False)
+    by_array, _ = train(est, [arrays[:60], arrays[60:]], epochs=2, client=client, progress=False)
+    assert by_dict._features == ["u", "v"]
+    for (d, _), (a, _) in zip(dicts[:30], arrays[:30], strict=True):
+        np.testing.assert_allclose(by_dict._scores(d), by_array._scores(a), rtol=1e-12)
+    assert by_dict.kernel_weights_ == pytest.approx(by_array.kernel_weights_, rel=1e-12)
+    assert est._state is None and est._features == []
 
 
 def test_mkl_mixing_keeps_the_budget_and_refuses_models_that_differ(client):
@@ -510,11 +554,7 @@ def test_sequence_tagger_one_shard_equals_fit_and_two_shards_mix_to_the_average(
     model, _ = train(est, [data], epochs=2, client=client, progress=False)
     assert model._state.to_bytes() == single._state.to_bytes()
     shards = [data[:15], data[15:]]
-    workers = []
-    for shard in shards:
-        m = copy.deepcopy(est)
-        m.fit([x for x, _ in shard], [y for _, y in shard])
-        workers.append(m)
+    workers = _fit_copies(est, shards)
     model, _ = train(est, shards, epochs=1, client=client, progress=False)
     w = [15 / 40, 25 / 40]
     for xs, _ in data[:5]:

@@ -239,7 +239,7 @@ def test_sizeof_reports_rust_memory():
 
 def test_hashed_batch_entry_point_validates_its_input():
     m = _omkl.OnlineProximalLearner(
-        "hinge", "constant", 0.1, 1.0, [("group_lasso", [0.01])], None, False, True, None,
+        "hinge", ("constant", 0.1, 1.0, [("group_lasso", [0.01])], None, False, True), None,
         "_", {}, 8,
     )  # fmt: skip
     assert m.add_groups(["a", "b"]) == [0, 1]

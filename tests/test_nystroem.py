@@ -153,3 +153,47 @@ def test_given_landmarks_see_the_inputs_without_the_intercept_column():
         a.learn_one(X[i], y[i])
         b.learn_one(XZ[i], y[i])
     assert a.group_norms_["nystroem"] == pytest.approx(b.group_norms_["nystroem"], rel=1e-4)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda X: NystroemFeatures(12, factor=1.0),  # landmarks chosen from the inputs
+        lambda X: NystroemFeatures(12, sigma2=1.5, landmarks=X[:12] + 0.5),
+        lambda X: NystroemFeatures(6, kernel="polynomial", degree=3, offset=0.5),
+    ],
+)
+def test_a_model_with_nystroem_groups_saves_and_loads(tmp_path, make):
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(300, 3))
+    y = list(X[:, 0] * X[:, 1] > 0)
+    model = MKLClassifier(kernels=["linear", make(X)], max_support=50)
+    for i in range(150):
+        model.learn_one(X[i], y[i])
+    path = tmp_path / "ny.omkl"
+    model.save(path)
+    back = MKLClassifier.load(path)
+    assert repr(back.kernels) == repr(model.kernels)
+    for i in range(150, 300):
+        assert back.predict_one(X[i]) == model.predict_one(X[i])
+        model.learn_one(X[i], y[i])
+        back.learn_one(X[i], y[i])
+    assert back.group_norms_ == model.group_norms_
+
+
+def test_a_save_with_bad_landmarks_is_refused(tmp_path):
+    import json
+
+    X = np.random.default_rng(9).normal(size=(40, 3))
+    model = MKLClassifier(kernels=[NystroemFeatures(4, factor=1.0)])
+    for i in range(40):
+        model.learn_one(X[i], bool(X[i, 0] > 0))
+    state, sections = model._save_state()
+    assert len(state["landmarks"][0]) == 4
+    bad = json.loads(json.dumps(state))
+    bad["landmarks"][0] = [[float("nan")] * 3] * 2
+    with pytest.raises(ValueError, match="finite"):
+        MKLClassifier(kernels=[NystroemFeatures(4, factor=1.0)])._load_state(bad, sections)
+    bad["landmarks"][0] = [[0.0] * 3] * 5
+    with pytest.raises(ValueError, match="1 to 4 rows"):
+        MKLClassifier(kernels=[NystroemFeatures(4, factor=1.0)])._load_state(bad, sections)

@@ -188,3 +188,22 @@ def check_real(name: str, value: Any, allow_bool: bool = False) -> float:
     if (kind is bool and not allow_bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"invalid value for `{name}`: expected a real number, got {value!r}")
     return float(value)
+
+
+def check_nonnegative(name: str, value: Any) -> float:
+    """``value`` as a float if it is a finite real number >= 0 (see
+    :func:`check_real`), else ``ValueError`` naming ``name``.
+
+    >>> check_nonnegative("offset", 0)
+    0.0
+    >>> check_nonnegative("offset", -1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid value for `offset`: expected a finite number >= 0, got -1.0
+    """
+    v = check_real(name, value)
+    if not (math.isfinite(v) and v >= 0.0):
+        raise ValueError(
+            f"invalid value for `{name}`: expected a finite number >= 0, got {value!r}"
+        )
+    return v

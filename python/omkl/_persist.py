@@ -306,7 +306,8 @@ def encode(value: Any) -> Any:
     types), for ``None``, ``bool``, ``int``, ``float`` (also NaN and
     infinities), ``str``, tuples, lists, dicts (any encodable keys, order
     kept), numpy scalars, :class:`omkl.Kernel`,
-    :class:`omkl.RandomFourierFeatures` and river objects such as drift
+    :class:`omkl.RandomFourierFeatures`, :class:`omkl.NystroemFeatures` (with
+    its given landmarks) and river objects such as drift
     detectors (their class and constructor parameters: a fresh one is built
     on decoding). Anything else is a ``TypeError`` naming the value.
 
@@ -335,6 +336,10 @@ def encode(value: Any) -> Any:
 
     if isinstance(value, RandomFourierFeatures):
         return {"rff": [encode(v) for v in value._key()]}
+    from omkl.nystroem import NystroemFeatures
+
+    if isinstance(value, NystroemFeatures):
+        return {"nystroem": [encode(v) for v in value._key()]}
     if type(value).__module__.startswith("river.") and hasattr(value, "_get_params"):
         # A river object (e.g. a drift detector) as its class and its
         # constructor parameters: a fresh one is built on load.
@@ -343,7 +348,8 @@ def encode(value: Any) -> Any:
     raise TypeError(
         f"cannot save {value!r} of type {type(value).__name__}: labels, feature names and "
         "parameters must be str, int, float, bool, None, numpy scalars, omkl.Kernel, "
-        "omkl.RandomFourierFeatures, river objects (saved by their parameters), "
+        "omkl.RandomFourierFeatures, omkl.NystroemFeatures, river objects (saved by their "
+        "parameters), "
         "or tuples, lists and dicts of these"
     )
 
@@ -368,6 +374,10 @@ def decode(value: Any) -> Any:
             from omkl.random_features import RandomFourierFeatures
 
             return RandomFourierFeatures(*(decode(v) for v in inner))
+        if key == "nystroem":
+            from omkl.nystroem import NystroemFeatures
+
+            return NystroemFeatures(*(decode(v) for v in inner))
         if key == "river":
             return _river_object(*inner)
     if set(value) == {"numpy", "value"}:

@@ -73,12 +73,14 @@ shard size); scores are exactly the weighted average of the workers'
 scores, the group norms and kernel weights are recomputed from the mixed
 coefficients, and ``max_support`` is then enforced by keeping the inputs
 with the largest coefficients (whatever the ``budget_rule``: shards are
-streams with no common order). With several shards the labels are registered ahead (as
-for the classifiers); feature columns are not, so shards of dict inputs
-must name their features in the same order at first sight (or give arrays,
-or an estimator that has seen every feature): a shard whose model ends a
-round with other columns, labels or kernels is an error naming it. A drift
-detector's state is not mixed (each round starts from the initial one).
+streams with no common order). With several shards the labels, and the
+feature names of dict inputs, are registered ahead (as for the
+classifiers): each dict feature gets its column in shard order, as one
+process learning the shards one after the other would give them, so that
+every worker numbers the columns alike (and the scale rule of a named
+Gaussian sees the same ``d``). A shard whose model ends a round with other
+columns, labels or kernels is an error naming it. A drift detector's state
+is not mixed (each round starts from the initial one).
 
 Examples
 --------
@@ -249,14 +251,21 @@ def _kernel_shard(template: Any, data: Any, key: str) -> tuple[list[Any], list[A
 
 
 def _scan_kernel(template: Any, data: Any, key: str) -> dict[str, Any]:
-    """:func:`_scan` for a kernel estimator: the shard's size and labels."""
-    _, ys = _kernel_shard(template, data, key)
-    flat = [y for s in ys for y in s] if isinstance(template, SequenceTagger) else ys
+    """:func:`_scan` for a kernel estimator: the shard's size, labels and
+    (dict inputs) the feature names that would get new columns, in order."""
+    xs, ys = _kernel_shard(template, data, key)
+    tagger = isinstance(template, SequenceTagger)
+    flat = [y for s in ys for y in s] if tagger else ys
     try:
         labels = list(dict.fromkeys(flat))
     except TypeError:
         raise ValueError(f"{key}: expected hashable labels") from None
-    return {"n": len(ys), "labels": labels}
+    rows = [x for s in xs for x in s] if tagger else xs
+    try:
+        features = template._new_features(rows)
+    except ValueError as e:
+        raise ValueError(f"{key}: {e}") from None
+    return {"n": len(ys), "labels": labels, "features": features}
 
 
 class _Trained:
@@ -333,7 +342,7 @@ def _set_layout(model: Any, layout: dict[str, list[Any]]) -> None:
         set_layout(model, layout)
         return
     if isinstance(model, TextTagger):
-        _omkl.tagger_register_layout(model._state, layout["groups"], max(len(layout["labels"]), 1))
+        _omkl.register_layout(model._state, layout["groups"], max(len(layout["labels"]), 1))
         model._labels = list(layout["labels"])
         model._label_index = {y: k for k, y in enumerate(model._labels)}
         return
@@ -428,6 +437,7 @@ def _layout(
         return
     if isinstance(est, KERNEL_MIXABLE):
         _kernel_labels(est, [*known, *(classes or []), *(y for s in scans for y in s["labels"])])
+        est._register_features([f for s in scans for f in s["features"]])
         return
     groups = list(dict.fromkeys(g for s in scans for g in s["groups"]))
     if isinstance(est, TextTagger):

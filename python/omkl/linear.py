@@ -76,6 +76,7 @@ from river import base
 
 from omkl import _omkl
 from omkl._classifier import SoftmaxClassifier
+from omkl._drift import DRIFT_REACTIONS, detector_from
 from omkl._params import SCHEDULES, check_choice, check_int, check_real, renamed
 from omkl._persist import BytesState, Persistent, index_of
 from omkl._sync import Synchronized, synchronized
@@ -189,6 +190,10 @@ class _Proximal(_HashedGroups):
     _state: _omkl.OnlineProximalLearner
     _loss_name: _omkl._Loss
     separator: str
+    drift_detector: Any
+    drift_reaction: str
+    _detector: Any
+    n_drifts_: int
 
     #: Constructor parameters shared by both estimators.
     _PARAMS = (
@@ -202,6 +207,8 @@ class _Proximal(_HashedGroups):
         "separator",
         "groups",
         "n_buckets",
+        "drift_detector",
+        "drift_reaction",
     )
 
     def _configure(self, given: dict[str, Any], *own: str) -> None:
@@ -213,12 +220,42 @@ class _Proximal(_HashedGroups):
         for name in (*own, *self._PARAMS):
             setattr(self, name, new.get(name, given[name]))
         self._state = self._make_state()
+        check_choice("drift_reaction", self.drift_reaction, DRIFT_REACTIONS)
+        real_valued = self._loss_name == "squared"
+        self._detector = detector_from(self.drift_detector, "drift_detector", real_valued)
+        self.n_drifts_ = 0
+
+    def _watch(self, error: float) -> None:
+        """Feeds a round's error (made before its update) to the drift
+        detector, and reacts when it fires."""
+        det = self._detector
+        if det is None:
+            return
+        det.update(error)
+        if det.drift_detected:
+            self.n_drifts_ += 1
+            if self.drift_reaction == "reset":
+                self._state.reset_weights()
+            else:
+                self._state.restart_schedule()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        # pickles from before the drift options
+        for key, value in (
+            ("drift_detector", None),
+            ("drift_reaction", "restart"),
+            ("_detector", None),
+            ("n_drifts_", 0),
+        ):
+            state.setdefault(key, value)
+        super().__setstate__(state)
 
     def _make_state(self) -> _omkl.OnlineProximalLearner:
         groups = _group_map(self.groups, "feature name", "group name")
         return _omkl.OnlineProximalLearner(
             self._loss_name,
-            *self._learner_args(),
+            self._learner_args(),
             getattr(self, "clip_gradient", None),
             self.separator,
             groups,
@@ -234,10 +271,12 @@ class _Proximal(_HashedGroups):
     _STATE_TYPE = _omkl.OnlineProximalLearner
 
     def _save_state(self) -> tuple[dict[str, Any], list[bytes]]:
-        return {"classes": getattr(self, "_classes", None)}, [self._state.to_bytes()]
+        state = {"classes": getattr(self, "_classes", None), "n_drifts": self.n_drifts_}
+        return state, [self._state.to_bytes()]
 
     def _load_state(self, state: dict[str, Any], sections: list[bytes]) -> None:
         self._state = _omkl.OnlineProximalLearner.from_bytes(sections[0])
+        self.n_drifts_ = check_int("n_drifts", state.get("n_drifts", 0), 0)
         classes = state["classes"]
         if classes is not None:
             if not isinstance(classes, list) or len(classes) > self._state.n_outputs:
@@ -284,6 +323,19 @@ class ProximalClassifier(SoftmaxClassifier, _Proximal, base.Classifier):  # type
         Explicit ``{feature name: group name}`` assignments.
     n_buckets
         Size of each group's hash table.
+    drift_detector
+        ``None``, a river drift detector (``river.drift.ADWIN()``, a binary
+        one such as ``river.drift.binary.DDM()`` for the classifier) or the
+        name of a class of ``river.drift`` (``"ADWIN"``). A copy of it is fed,
+        in ``learn_one`` (not ``learn_batch``), the error of the prediction
+        made before each update: 0/1 for the classifier, the absolute error
+        for the regressor (which needs a real-valued detector). ``n_drifts_``
+        counts its alarms.
+    drift_reaction
+        What an alarm does: ``"restart"`` restarts the step-size schedule
+        (``eta0 / sqrt(t)`` counts ``t`` from the alarm); ``"reset"`` also
+        zeroes the weights and intercepts. The averaged model (``average``)
+        keeps the rounds before the alarm in its average.
     **kwargs
         Deprecated names of the parameters above (``learning_rate``,
         ``averaged``), accepted for one release with a ``DeprecationWarning``;
@@ -304,6 +356,15 @@ class ProximalClassifier(SoftmaxClassifier, _Proximal, base.Classifier):  # type
     ... )
     >>> metric.get() > 0.85
     True
+
+    With a drift detector, the step size restarts when the concept changes
+    (here the label of each input flips at sample 2,000):
+
+    >>> model = omkl.ProximalClassifier(drift_detector="ADWIN")
+    >>> for i in range(4000):
+    ...     model.learn_one({"a": float(i % 2)}, (i % 2 == 0) == (i < 2000))
+    >>> model.n_drifts_ >= 1, model.predict_one({"a": 1.0})
+    (True, True)
     """
 
     _loss_name = "log"
@@ -321,6 +382,8 @@ class ProximalClassifier(SoftmaxClassifier, _Proximal, base.Classifier):  # type
         separator: str = "_",
         groups: Mapping[str, str] | None = None,
         n_buckets: int = 64,
+        drift_detector: base.DriftDetector | base.BinaryDriftDetector | str | None = None,
+        drift_reaction: str = "restart",
         **kwargs: Any,
     ):
         if loss not in ("log", "hinge"):
@@ -335,14 +398,20 @@ class ProximalClassifier(SoftmaxClassifier, _Proximal, base.Classifier):  # type
 
     def learn_one(self, x: dict[Hashable, Any], y: Hashable) -> None:
         with self._lock:
+            watched = self._detector is not None
+            wrong = watched and (
+                not self._classes or self._classes[self._state.predict_class(x)] != y
+            )
             k = self._class_index.get(y)
             if k is not None:
                 self._state.learn_class(x, k)
-                return
-            k = len(self._classes)
-            self._state.learn_class(x, k)
-            self._classes.append(y)
-            self._class_index[y] = k
+            else:
+                k = len(self._classes)
+                self._state.learn_class(x, k)
+                self._classes.append(y)
+                self._class_index[y] = k
+            if watched:
+                self._watch(float(wrong))
 
     @synchronized
     def learn_batch(self, xs: Sequence[dict[Hashable, Any]], ys: Sequence[Hashable]) -> None:
@@ -385,6 +454,7 @@ class ProximalClassifier(SoftmaxClassifier, _Proximal, base.Classifier):  # type
     def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
         yield {}
         yield {"loss": "hinge", "regularizer": [("squared_l21", 1e-3)], "average": True}
+        yield {"drift_detector": "ADWIN", "drift_reaction": "reset"}
 
 
 class ProximalRegressor(_Proximal, base.Regressor):
@@ -424,13 +494,20 @@ class ProximalRegressor(_Proximal, base.Regressor):
         separator: str = "_",
         groups: Mapping[str, str] | None = None,
         n_buckets: int = 64,
+        drift_detector: base.DriftDetector | base.BinaryDriftDetector | str | None = None,
+        drift_reaction: str = "restart",
         **kwargs: Any,
     ):
         self._configure(locals(), "clip_gradient")
 
     def learn_one(self, x: dict[Hashable, Any], y: float) -> None:
         with self._lock:
-            self._state.learn_value(x, check_real("y", y))
+            target = check_real("y", y)
+            watched = self._detector is not None
+            error = abs(self._state.scores(x)[0] - target) if watched else 0.0
+            self._state.learn_value(x, target)
+            if watched:
+                self._watch(error)
 
     @synchronized
     def learn_batch(self, xs: Sequence[dict[Hashable, Any]], ys: Sequence[float]) -> None:
@@ -447,3 +524,4 @@ class ProximalRegressor(_Proximal, base.Regressor):
     def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
         yield {}
         yield {"regularizer": [("l1", 1e-3), ("l2_squared", 1e-3)], "average": True}
+        yield {"drift_detector": "ADWIN"}

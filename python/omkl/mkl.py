@@ -108,6 +108,7 @@ from river import base
 
 from omkl import _omkl
 from omkl._classifier import SoftmaxClassifier
+from omkl._labels import LabelIndex
 from omkl._omkl import Kernel
 from omkl._params import SCHEDULES, check_choice, check_int, check_real
 from omkl._persist import Persistent, index_of
@@ -303,7 +304,7 @@ def _sort_key(k: Hashable) -> tuple[str, str]:
     return (type(k).__name__, str(k))
 
 
-class _StreamMkl(Persistent, base.Base):
+class _StreamMkl(LabelIndex, Persistent, base.Base):
     """Shared state handling of :class:`MKLClassifier` and :class:`SequenceTagger`."""
 
     _chain = False
@@ -673,21 +674,7 @@ class _StreamMkl(Persistent, base.Base):
                 "invalid value for `x`: dict features with omkl.RandomFourierFeatures need a "
                 "fixed number of columns; pass `hash_features=n`"
             )
-        new: list[Hashable] = []
-        seen_new: set[Hashable] = set()
-        if learning:
-            if self._state is None:
-                for members in self._group_members:
-                    for f in members:
-                        if f not in self._feature_index and f not in seen_new:
-                            new.append(f)
-                            seen_new.add(f)
-            for x in xs:
-                self._kind_of(x)
-                fresh = [k for k in x if k not in self._feature_index and k not in seen_new]
-                fresh.sort(key=_sort_key)
-                new.extend(fresh)
-                seen_new.update(fresh)
+        new = self._fresh_names(xs) if learning else []
         index = dict(self._feature_index)
         for f in new:
             index[f] = len(index)
@@ -708,6 +695,49 @@ class _StreamMkl(Persistent, base.Base):
                 else:
                     m[i, j] = check_real(f"x[{k!r}]", v, allow_bool=True)
         return m, new
+
+    def _fresh_names(self, xs: Sequence[Mapping[Hashable, Any]]) -> list[Hashable]:
+        """The names of the dicts ``xs`` without a column, in the order
+        learning ``xs`` gives them columns: on a model that has not learned
+        yet, the explicit groups' members first; then each example's new
+        names, sorted."""
+        new: list[Hashable] = []
+        seen_new: set[Hashable] = set()
+        if self._state is None:
+            for members in self._group_members:
+                for f in members:
+                    if f not in self._feature_index and f not in seen_new:
+                        new.append(f)
+                        seen_new.add(f)
+        for x in xs:
+            self._kind_of(x)
+            fresh = [k for k in x if k not in self._feature_index and k not in seen_new]
+            fresh.sort(key=_sort_key)
+            new.extend(fresh)
+            seen_new.update(fresh)
+        return new
+
+    def _new_features(self, xs: Sequence[Any]) -> list[Hashable]:
+        """The dict feature names of the inputs ``xs`` (rows, or a
+        tagger's positions) that learning them would give new columns, in
+        that order; ``[]`` for arrays and hashed features."""
+        if not xs or not isinstance(xs[0], Mapping) or self.hash_features is not None:
+            return []
+        if self._intercept:
+            xs = [{**x, INTERCEPT: 1.0} for x in xs]
+        return self._fresh_names(xs)
+
+    def _register_features(self, names: Sequence[Hashable]) -> None:
+        """Gives each dict feature name of ``names`` that has none the next
+        column, in order, as learning them would (the learned state, if
+        any, grows by as many zero columns)."""
+        new = [f for f in dict.fromkeys(names) if f not in self._feature_index]
+        if not new:
+            return
+        self._kind_of({})
+        self._commit_features("dict", new)
+        if self._state is not None:
+            self._state.grow(len(self._features), self._state.n_labels)
 
     def _commit_features(self, kind: str, new: list[Hashable]) -> None:
         self._input = kind
@@ -731,11 +761,6 @@ class _StreamMkl(Persistent, base.Base):
                 new.append(y)
             ids.append(k)
         return ids, new
-
-    def _commit_labels(self, new: list[Hashable]) -> None:
-        for y in new:
-            self._label_index[y] = len(self._labels)
-            self._labels.append(y)
 
     def _ids(self, xs: Sequence[Any] | npt.NDArray[Any]) -> npt.NDArray[np.int64]:
         """Input ids of a model over precomputed Gram matrices."""
@@ -763,7 +788,7 @@ class _StreamMkl(Persistent, base.Base):
                 state.grow(state.dim, n_labels)
             state.learn_ids(ids, np.asarray(lab, dtype=np.int64))
             self._state = state
-            self._commit_labels(new_labels)
+            self._add_labels(new_labels)
             return
         m, new_features = self._rows(xs, learning=True)
         ids, new_labels = self._label_ids(ys)
@@ -771,21 +796,30 @@ class _StreamMkl(Persistent, base.Base):
         kind = self._kind_of(xs[0])
         state = self._state
         if state is None:
-            self._scale_d = self._scale_dim(xs[0])
-            saved = (self._input, self._features, self._feature_index)
-            self._input = kind
-            self._features = list(new_features)
-            self._feature_index = {f: i for i, f in enumerate(new_features)}
-            try:
-                state = self._make_state(m.shape[1], max(n_labels, 1))
-            finally:
-                self._input, self._features, self._feature_index = saved
+            state = self._first_state(kind, new_features, xs[0], m.shape[1], max(n_labels, 1))
         grow = kind == "dict" and self.hash_features is None
         state.learn(m, np.asarray(ids, dtype=np.int64), n_labels, grow_dim=grow)
         self._state = state
         self._commit_features(kind, new_features)
-        self._commit_labels(new_labels)
+        self._add_labels(new_labels)
         self._watch_drift(state, len(xs))
+
+    def _first_state(
+        self, kind: str, new_features: list[Hashable], first: Any, d: int, n_labels: int
+    ) -> _omkl.StreamMkl:
+        """The core state of a model's first examples (inputs of kind ``kind``
+        with ``d`` columns, the first being ``first``), built as though the
+        features ``new_features`` were already the model's; of the model only
+        the scale dimension is set."""
+        self._scale_d = self._scale_dim(first)
+        saved = (self._input, self._features, self._feature_index)
+        self._input = kind
+        self._features = list(new_features)
+        self._feature_index = {f: i for i, f in enumerate(new_features)}
+        try:
+            return self._make_state(d, n_labels)
+        finally:
+            self._input, self._features, self._feature_index = saved
 
     def _watch_drift(self, state: _omkl.StreamMkl, n: int) -> None:
         """Feeds the 0/1 errors of the round's prediction (made before its
@@ -838,16 +872,8 @@ class _StreamMkl(Persistent, base.Base):
         y_all = np.asarray(ids, dtype=np.int64)
         # Learn on a copy: the model changes only if the first epoch is valid.
         if self._state is None:
-            self._scale_d = self._scale_dim(flat[0])
-            saved = (self._input, self._features, self._feature_index)
-            self._input = kind
-            self._features = list(new_features)
-            self._feature_index = {f: i for i, f in enumerate(new_features)}
-            try:
-                # labels enter as they are met, as with learn_one
-                state = self._make_state(m.shape[1], 1)
-            finally:
-                self._input, self._features, self._feature_index = saved
+            # labels enter as they are met, as with learn_one
+            state = self._first_state(kind, new_features, flat[0], m.shape[1], 1)
         else:
             state = _omkl.StreamMkl.from_bytes(self._state.to_bytes())
             if m.shape[1] > state.dim:
@@ -872,7 +898,7 @@ class _StreamMkl(Persistent, base.Base):
                 if epoch == 0:
                     self._state = state
                     self._commit_features(kind, new_features)
-                    self._commit_labels(new_labels)
+                    self._add_labels(new_labels)
                 if bar is not None:
                     bar.update(1)
                     bar.set_postfix(loss=f"{loss / len(seqs):.4g}", support=state.n_support)
@@ -949,7 +975,7 @@ class _StreamMkl(Persistent, base.Base):
             if bar is not None:
                 bar.close()
         self._state = state
-        self._commit_labels(new_labels)
+        self._add_labels(new_labels)
 
     @synchronized
     def objective(
@@ -1119,6 +1145,13 @@ class _StreamMkl(Persistent, base.Base):
             "features": self._features,
             "labels": self._labels,
             "scale_d": self._scale_d,
+            # the landmarks each Nystroem group chose from the inputs
+            "landmarks": [
+                f._seen.tolist()
+                if isinstance(f, NystroemFeatures) and f._seen is not None
+                else None
+                for _, f in self._rff_specs
+            ],
         }
         return state, ([] if self._state is None else [self._state.to_bytes()])
 
@@ -1144,6 +1177,14 @@ class _StreamMkl(Persistent, base.Base):
             raise ValueError(
                 f"the saved scale dimension must be a positive integer, got {scale_d!r}"
             )
+        landmarks = state.get("landmarks") or [None] * len(self._rff_specs)
+        if not isinstance(landmarks, list) or len(landmarks) != len(self._rff_specs):
+            raise ValueError("the saved landmarks do not match the model's feature groups")
+        for (_, f), rows in zip(self._rff_specs, landmarks, strict=True):
+            if isinstance(f, NystroemFeatures):
+                f._restore_seen(rows)
+            elif rows is not None:
+                raise ValueError("landmarks were saved for a group that has none")
         self._scale_d = scale_d
         self._state = core
         self._input = kind

@@ -23,20 +23,20 @@ which it stays fixed. A model copies the object it is given, so one
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from omkl._params import check_choice, check_int, check_positive, check_real
+from omkl._feature_maps import GaussianFeatureMap
+from omkl._params import check_choice, check_int, check_nonnegative
 
 __all__ = ["NystroemFeatures"]
 
 _KERNELS = ("gaussian", "polynomial")
 
 
-class NystroemFeatures:
+class NystroemFeatures(GaussianFeatureMap):
     """``n_components`` Nyström features of the Gaussian kernel
     ``exp(-||x - x'||^2 / (2 sigma2))`` or of the polynomial kernel
     ``(x . x' + offset) ** degree``.
@@ -74,17 +74,21 @@ class NystroemFeatures:
     >>> bool(abs(float(z[0] @ z[5]) - exact) < 1e-5)
     True
 
-    Bad parameters raise ``ValueError`` naming them:
+    Bad parameters raise ``ValueError`` naming them (``n_components``,
+    ``sigma2`` and ``factor`` as in :class:`omkl.RandomFourierFeatures`):
 
-    >>> NystroemFeatures(0)
+    >>> NystroemFeatures(10, kernel="linear")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: invalid value for `n_components`: expected an integer >= 1, got 0
-    >>> NystroemFeatures(10, sigma2=float("inf"))  # doctest: +ELLIPSIS
+    ValueError: invalid value for `kernel`: ...
+    >>> NystroemFeatures(10, kernel="polynomial", offset=-1.0)
     Traceback (most recent call last):
     ...
-    ValueError: invalid value for `sigma2`: ...
+    ValueError: invalid value for `offset`: expected a finite number >= 0, got -1.0
     """
+
+    #: The given landmarks (``None``: chosen from the first inputs).
+    landmarks: npt.NDArray[np.float64] | None
 
     def __init__(
         self,
@@ -96,24 +100,14 @@ class NystroemFeatures:
         offset: float = 1.0,
         landmarks: npt.ArrayLike | None = None,
     ):
-        check_int("n_components", n_components, 1)
+        super().__init__(n_components, sigma2, factor)
         check_choice("kernel", kernel, _KERNELS)
-        if sigma2 is not None:
-            check_positive("sigma2", sigma2)
-        check_positive("factor", factor)
         check_int("degree", degree, 1)
-        off = check_real("offset", offset)
-        if not (math.isfinite(off) and off >= 0.0):
-            raise ValueError(
-                f"invalid value for `offset`: expected a finite number >= 0, got {offset!r}"
-            )
-        self.n_components = n_components
+        check_nonnegative("offset", offset)
         self.kernel = kernel
-        self.sigma2 = sigma2
-        self.factor = factor
         self.degree = degree
         self.offset = offset
-        self.landmarks: npt.NDArray[np.float64] | None = None
+        self.landmarks = None
         if landmarks is not None:
             a = np.array(landmarks, dtype=np.float64)
             if a.ndim != 2 or a.shape[0] != n_components or a.shape[1] < 1:
@@ -129,19 +123,11 @@ class NystroemFeatures:
 
     def __repr__(self) -> str:
         if self.kernel == "gaussian":
-            bw = f"sigma2={self.sigma2!r}" if self.sigma2 is not None else f"factor={self.factor!r}"
+            bw = self._bandwidth_repr()
         else:
             bw = f"degree={self.degree!r}, offset={self.offset!r}"
         given = ", landmarks=<given>" if self.landmarks is not None else ""
         return f"NystroemFeatures({self.n_components}, kernel={self.kernel!r}, {bw}{given})"
-
-    def bandwidth(self, d: int) -> float:
-        """``sigma2`` of the Gaussian for inputs of dimension ``d``.
-
-        >>> NystroemFeatures(8).bandwidth(10), NystroemFeatures(8, sigma2=3.0).bandwidth(10)
-        (5.0, 3.0)
-        """
-        return float(self.sigma2) if self.sigma2 is not None else d * float(self.factor)
 
     def current_landmarks(self) -> npt.NDArray[np.float64] | None:
         """The landmarks in use (given, or chosen from the inputs seen so
@@ -232,6 +218,38 @@ class NystroemFeatures:
         lm, m = self._projection(a.shape[1] if scale_d is None else scale_d)
         out[:, : lm.shape[0]] = self.kernel_matrix(a, lm, scale_d) @ m
         return out
+
+    def _key(self) -> tuple[Any, ...]:
+        """The constructor's arguments, in order (the given landmarks as
+        lists): how a saved model records the map."""
+        given = None if self.landmarks is None else self.landmarks.tolist()
+        return (
+            self.n_components,
+            self.kernel,
+            self.sigma2,
+            self.factor,
+            self.degree,
+            self.offset,
+            given,
+        )
+
+    def _restore_seen(self, rows: Any) -> None:
+        """Sets the landmarks chosen from the inputs (as saved by a model),
+        ``ValueError`` unless they are at most ``n_components`` finite rows
+        of one width."""
+        if rows is None:
+            self._seen = None
+        else:
+            a = np.array(rows, dtype=np.float64)
+            if a.ndim != 2 or not 1 <= a.shape[0] <= self.n_components or a.shape[1] < 1:
+                raise ValueError(
+                    f"the saved landmarks must be 1 to {self.n_components} rows of one width, "
+                    f"got shape {a.shape}"
+                )
+            if not np.all(np.isfinite(a)):
+                raise ValueError("the saved landmarks must be finite")
+            self._seen = a
+        self._map = None
 
     def __getstate__(self) -> dict[str, Any]:
         """Everything but the cached projection (computed again)."""

@@ -259,6 +259,7 @@ class DependencyParser(Persistent):
 
     >>> import pathlib, shutil, tempfile
     >>> from omkl import DependencyParser
+    >>> from omkl.datasets import write_conllu_table
     >>> from omkl.parsing import read_conllu
     >>> treebank = '''
     ... 1 Dogs   dog   NOUN  NNS _ 2 nsubj _ _
@@ -274,9 +275,7 @@ class DependencyParser(Persistent):
     ... 3 songs  song  NOUN  NNS _ 2 obj   _ _
     ... '''
     >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> path = folder / "train.conllu"
-    >>> rows = ["\\t".join(line.split()) for line in treebank.strip().splitlines()]
-    >>> _ = path.write_text("\\n".join(rows) + "\\n\\n")
+    >>> path = write_conllu_table(folder / "train.conllu", treebank)
 
     Train (5 epochs by default), then parse; ``score`` gives UAS and LAS in
     percent over non-punctuation words (here on the training data itself):

@@ -24,14 +24,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from omkl._params import check_int, check_positive
+from omkl._feature_maps import GaussianFeatureMap
+from omkl._params import check_int
 
 __all__ = ["RandomFourierFeatures"]
 
 _Map = tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]
 
 
-class RandomFourierFeatures:
+class RandomFourierFeatures(GaussianFeatureMap):
     """``n_components`` random Fourier features of the Gaussian kernel
     ``exp(-||x - x'||^2 / (2 sigma2))``.
 
@@ -80,21 +81,15 @@ class RandomFourierFeatures:
         factor: float = 0.5,
         seed: int = 0,
     ):
-        check_int("n_components", n_components, 1)
-        if sigma2 is not None:
-            check_positive("sigma2", sigma2)
-        check_positive("factor", factor)
+        super().__init__(n_components, sigma2, factor)
         check_int("seed", seed, 0)
-        self.n_components = n_components
-        self.sigma2 = sigma2
-        self.factor = factor
         self.seed = seed
         self._maps: dict[
             tuple[int, int], tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]
         ] = {}
 
     def __repr__(self) -> str:
-        bw = f"sigma2={self.sigma2!r}" if self.sigma2 is not None else f"factor={self.factor!r}"
+        bw = self._bandwidth_repr()
         return f"RandomFourierFeatures({self.n_components}, {bw}, seed={self.seed})"
 
     def __eq__(self, other: object) -> bool:
@@ -113,14 +108,6 @@ class RandomFourierFeatures:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._maps = {}
-
-    def bandwidth(self, d: int) -> float:
-        """``sigma2`` for inputs of dimension ``d``.
-
-        >>> RandomFourierFeatures(8).bandwidth(10), RandomFourierFeatures(8, 3.0).bandwidth(10)
-        (5.0, 3.0)
-        """
-        return float(self.sigma2) if self.sigma2 is not None else d * float(self.factor)
 
     def weights(
         self, d: int, scale_d: int | None = None

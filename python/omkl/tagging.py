@@ -38,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from omkl import _omkl
+from omkl._labels import LabelIndex
 from omkl._params import check_choice, check_int, renamed
 from omkl._persist import index_of
 from omkl._sync import synchronized
@@ -51,7 +52,7 @@ Token = Mapping[Any, Any]
 _TRANSITIONS = "<transitions>"
 
 
-class TextTagger(_HashedGroups):
+class TextTagger(LabelIndex, _HashedGroups):
     """Linear-chain tagger on sparse token features, trained online by
     proximal steps (Alg. 1 on chains).
 
@@ -135,7 +136,7 @@ class TextTagger(_HashedGroups):
         groups = _group_map(self.groups, "key", "template")
         return _omkl.SparseChainLearner(
             cast("_omkl._Loss", self.loss),
-            *self._learner_args(),
+            self._learner_args(),
             groups,
             check_int("n_buckets", self.n_buckets, 1),
         )
@@ -162,11 +163,6 @@ class TextTagger(_HashedGroups):
                     new.append(y)
             ids.append(k)
         return ids, new
-
-    def _add_labels(self, new: list[Hashable]) -> None:
-        for y in new:
-            self._label_index[y] = len(self._labels)
-            self._labels.append(y)
 
     @property
     @synchronized

@@ -14,7 +14,14 @@ import pathlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["read_text", "read_sentences", "format_conllu", "write_conllu"]
+__all__ = [
+    "read_text",
+    "read_sentences",
+    "format_conllu",
+    "write_conllu",
+    "write_conllu_table",
+    "sample_treebank",
+]
 
 _COLUMNS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
 
@@ -105,3 +112,40 @@ def write_conllu(
     from omkl._persist import save_bytes
 
     save_bytes(path, format_conllu(sentences).encode("utf-8"))
+
+
+def write_conllu_table(path: str | os.PathLike[str], table: str) -> pathlib.Path:
+    """Writes a treebank typed as a table to the CoNLL-U file ``path`` and
+    returns it as a :class:`pathlib.Path`: each non-blank line of ``table``
+    holds the ten columns of one word separated by white space (so that they
+    can be aligned), and a blank line ends a sentence. The file has the
+    columns separated by tabs and a blank line after every sentence.
+
+    >>> import pathlib, tempfile
+    >>> from omkl.datasets import read_conllu
+    >>> table = '''
+    ... 1 Dogs dog  NOUN NNS _ 2 nsubj _ _
+    ... 2 bark bark VERB VBP _ 0 root  _ _
+    ... '''
+    >>> path = write_conllu_table(pathlib.Path(tempfile.mkdtemp()) / "tiny.conllu", table)
+    >>> path.read_text().splitlines()[0].split("\\t")
+    ['1', 'Dogs', 'dog', 'NOUN', 'NNS', '_', '2', 'nsubj', '_', '_']
+    >>> [[(t["form"], t["head"]) for t in words] for words in read_conllu(path)]
+    [[('Dogs', 2), ('bark', 0)]]
+    """
+    rows = ["\t".join(line.split()) for line in table.strip().splitlines()]
+    out = pathlib.Path(path)
+    out.write_text("\n".join(rows) + "\n\n", encoding="utf-8")
+    return out
+
+
+def sample_treebank() -> pathlib.Path:
+    """The path of a two-sentence CoNLL-U treebank bundled with the package
+    ("Dogs bark" and "The cat sleeps", with lemmas, tags, features, heads
+    and relations), for examples and quick trials of the parser and taggers.
+
+    >>> from omkl.datasets import read_conllu
+    >>> [[t["form"] for t in words] for words in read_conllu(sample_treebank())]
+    [['Dogs', 'bark'], ['The', 'cat', 'sleeps']]
+    """
+    return pathlib.Path(__file__).resolve().parent / "data" / "sample.conllu"

@@ -19,31 +19,17 @@ in ``../shared/data/ud-english-ewt`` when it exists)::
 
     omkl reproduce parsing --epochs 2 --max-train 2000 --out results/
 
-The same run from Python, here on a two-sentence treebank used for both
+The same run from Python, here on the bundled two-sentence treebank used for both
 training and test, without the pruning curve:
 
->>> import argparse, contextlib, io, json, pathlib, shutil, tempfile
->>> from omkl.experiments import parsing
->>> treebank = '''
-... 1 Dogs   dog   NOUN  NNS _ 2 nsubj _ _
-... 2 bark   bark  VERB  VBP _ 0 root  _ _
-...
-... 1 The    the   DET   DT  _ 2 det   _ _
-... 2 cat    cat   NOUN  NN  _ 3 nsubj _ _
-... 3 sleeps sleep VERB  VBZ _ 0 root  _ _
-... '''
+>>> import contextlib, io, json, pathlib, shutil, tempfile
+>>> from omkl.cli import main
+>>> from omkl.datasets import sample_treebank
+>>> path = sample_treebank()
 >>> folder = pathlib.Path(tempfile.mkdtemp())
->>> path = folder / "tiny.conllu"
->>> rows = ["\\t".join(line.split()) for line in treebank.strip().splitlines()]
->>> _ = path.write_text("\\n".join(rows) + "\\n\\n")
->>> cli = argparse.ArgumentParser()
->>> parsing.add_arguments(cli)
->>> args = cli.parse_args(
-...     ["--train", str(path), "--test", str(path), "--epochs", "2", "--no-pruning",
-...      "--out", str(folder / "results")]
-... )
 >>> with contextlib.redirect_stdout(io.StringIO()):  # the run prints its table
-...     status = parsing.run(args)
+...     status = main(["reproduce", "parsing", "--train", str(path), "--test", str(path),
+...                    "--epochs", "2", "--no-pruning", "--out", str(folder / "results")])
 >>> status
 0
 >>> sorted(p.name for p in (folder / "results").iterdir())

@@ -16,28 +16,17 @@ in ``../shared/data/ud-english-ewt`` when it exists)::
 
     omkl reproduce tagging --out results/
 
-The same run on a tiny treebank used for both training and test:
+The same run on the bundled two-sentence treebank used for both training and test:
 
->>> import argparse, contextlib, io, json, pathlib, shutil, tempfile
->>> from omkl.experiments import tagging
->>> treebank = '''
-... 1 Dogs   dog   NOUN  NNS Number=Plur 2 nsubj _ _
-... 2 bark   bark  VERB  VBP _           0 root  _ _
-...
-... 1 The    the   DET   DT  _           2 det   _ _
-... 2 cat    cat   NOUN  NN  Number=Sing 3 nsubj _ _
-... 3 sleeps sleep VERB  VBZ _           0 root  _ _
-... '''
+>>> import contextlib, io, json, pathlib, shutil, tempfile
+>>> from omkl.cli import main
+>>> from omkl.datasets import sample_treebank
+>>> path = sample_treebank()
 >>> folder = pathlib.Path(tempfile.mkdtemp())
->>> path = folder / "tiny.conllu"
->>> rows = ["\\t".join(line.split()) for line in treebank.strip().splitlines()]
->>> _ = path.write_text("\\n".join(rows) + "\\n\\n")
->>> cli = argparse.ArgumentParser()
->>> tagging.add_arguments(cli)
->>> args = cli.parse_args(["--train", str(path), "--test", str(path), "--epochs", "3",
-...                        "--folds", "2", "--fractions", "0.5,1.0", "--out", str(folder / "r")])
 >>> with contextlib.redirect_stdout(io.StringIO()):  # the run prints its tables
-...     status = tagging.run(args)
+...     status = main(["reproduce", "tagging", "--train", str(path), "--test", str(path),
+...                    "--epochs", "3", "--folds", "2", "--fractions", "0.5,1.0",
+...                    "--out", str(folder / "r")])
 >>> status, sorted(p.name for p in (folder / "r").iterdir())
 (0, ['tagging.json', 'tagging.md', 'tagging_pruning.png'])
 >>> result = json.loads((folder / "r" / "tagging.json").read_text())

@@ -15,6 +15,22 @@ use pyo3::prelude::*;
 
 use crate::errors::IntoPyResult;
 
+/// `repr(v)` for an error message (`?` when it fails).
+pub fn shown(v: &Bound<'_, PyAny>) -> String {
+    v.repr()
+        .map(|r| r.to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// A dict key as a Python string: the key itself if it is a `str`, else
+/// its `str()`.
+pub fn key_str<'py>(k: &Bound<'py, PyAny>) -> PyResult<Bound<'py, pyo3::types::PyString>> {
+    match k.cast::<pyo3::types::PyString>() {
+        Ok(s) => Ok(s.clone()),
+        Err(_) => k.str(),
+    }
+}
+
 /// The elements of `a` in row-major order without a copy; `ValueError`
 /// naming `name` unless `a` is C-contiguous.
 pub fn contiguous<'a, T: Element, D: Dimension>(

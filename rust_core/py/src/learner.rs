@@ -1,20 +1,19 @@
 //! Python binding for `omkl_core::learner`: Alg. 1 on named features.
 
 use std::collections::BTreeMap;
-use std::sync::{Mutex, PoisonError};
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use omkl_core::features::{Grouping, SparseBatch, SparseExample, HASH_NAME, HASH_SEED};
 use omkl_core::learner::named::NamedLearner;
-use omkl_core::learner::spec::{parse_loss, parse_regularizer, parse_schedule};
-use omkl_core::learner::{Alg1Config, Target};
+use omkl_core::learner::Target;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString};
+use pyo3::types::{PyDict, PyString};
 
-use crate::convert::to_indices;
+use crate::convert::{key_str, shown, to_indices};
 use crate::errors::IntoPyResult;
 use crate::name_cache::NameCache;
+use crate::named::{alg1_config, named_learner_class, Alg1Args};
 
 /// A feature dict read once: its names (as Python strings, non-str keys
 /// converted with `str()`), their Python hashes and their values.
@@ -33,18 +32,12 @@ fn features<'py>(x: &Bound<'py, PyDict>) -> PyResult<Features<'py>> {
         values: Vec::with_capacity(n),
     };
     for (k, v) in x.iter() {
-        let name = match k.cast::<PyString>() {
-            Ok(s) => s.clone(),
-            Err(_) => k.str()?,
-        };
+        let name = key_str(&k)?;
         let value = v.extract::<f64>().map_err(|_| {
-            let shown = v
-                .repr()
-                .map(|r| r.to_string())
-                .unwrap_or_else(|_| "?".into());
             PyValueError::new_err(format!(
-                "invalid value for `x[{:?}]`: expected a real number, got {shown}",
-                name.to_string()
+                "invalid value for `x[{:?}]`: expected a real number, got {}",
+                name.to_string(),
+                shown(&v)
             ))
         })?;
         f.hashes.push(name.hash()?);
@@ -70,17 +63,15 @@ fn many(xs: &[Bound<'_, PyDict>]) -> PyResult<Vec<(Vec<String>, Vec<f64>)>> {
 }
 
 impl OnlineProximalLearner {
-    fn wrap(inner: NamedLearner) -> Self {
-        OnlineProximalLearner {
-            inner,
-            names: Mutex::default(),
-        }
+    /// Any learner loaded from bytes is accepted.
+    fn check_loaded(_: &NamedLearner) -> PyResult<()> {
+        Ok(())
     }
 
     /// The entries of `f` whose groups are registered, and whether that is
     /// all of them.
     fn locate(&self, f: &Features<'_>) -> PyResult<(SparseExample, bool)> {
-        let mut cache = self.names.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut cache = self.names();
         let space = self.inner.space();
         let n = f.names.len();
         let mut x = SparseExample {
@@ -140,64 +131,20 @@ impl OnlineProximalLearner {
     }
 }
 
-/// The configuration of Alg. 1 from the estimators' arguments: the loss
-/// and schedule names with `eta0` and `sigma`, the regularisers by name,
-/// the radius, `averaged` and `fit_intercept`, and the gradient clip.
-pub(crate) fn alg1_config(
-    (loss, learning_rate, eta0, sigma): (&str, &str, f64, f64),
-    regularizers: &[(String, Vec<f64>)],
-    radius: Option<f64>,
-    (averaged, fit_intercept): (bool, bool),
-    clip_gradient: Option<f64>,
-) -> PyResult<Alg1Config> {
-    let regularizers = regularizers
-        .iter()
-        .map(|(n, p)| parse_regularizer(n, p))
-        .collect::<omkl_core::Result<Vec<_>>>()
-        .py()?;
-    Ok(Alg1Config {
-        loss: parse_loss(loss).py()?,
-        schedule: parse_schedule(learning_rate, eta0, sigma).py()?,
-        regularizers,
-        radius,
-        averaged,
-        fit_intercept,
-        clip_gradient,
-    })
-}
+named_learner_class! {
+    /// Alg. 1 (online proximal learning) on named, grouped, hashed features.
+    OnlineProximalLearner;
 
-/// Alg. 1 (online proximal learning) on named, grouped, hashed features.
-#[pyclass(module = "omkl._omkl")]
-pub struct OnlineProximalLearner {
-    pub(crate) inner: NamedLearner,
-    names: Mutex<NameCache>,
-}
-
-#[pymethods]
-impl OnlineProximalLearner {
     #[new]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         loss: &str,
-        learning_rate: &str,
-        eta0: f64,
-        sigma: f64,
-        regularizers: Vec<(String, Vec<f64>)>,
-        radius: Option<f64>,
-        averaged: bool,
-        fit_intercept: bool,
+        alg1: Alg1Args,
         clip_gradient: Option<f64>,
         separator: &str,
         groups: BTreeMap<String, String>,
         n_buckets: usize,
     ) -> PyResult<Self> {
-        let config = alg1_config(
-            (loss, learning_rate, eta0, sigma),
-            &regularizers,
-            radius,
-            (averaged, fit_intercept),
-            clip_gradient,
-        )?;
+        let config = alg1_config(loss, &alg1, clip_gradient)?;
         let grouping = Grouping {
             separator: separator.to_string(),
             mapping: groups,
@@ -247,8 +194,7 @@ impl OnlineProximalLearner {
         xs: Vec<Bound<'_, PyDict>>,
         ys: Vec<usize>,
     ) -> PyResult<f64> {
-        let targets = ys.into_iter().map(Target::Class).collect();
-        self.learn_many(py, &xs, targets)
+        self.learn_many(py, &xs, ys.into_iter().map(Target::Class).collect())
     }
 
     /// Trains on many dicts with real targets, without the GIL.
@@ -258,8 +204,7 @@ impl OnlineProximalLearner {
         xs: Vec<Bound<'_, PyDict>>,
         ys: Vec<f64>,
     ) -> PyResult<f64> {
-        let targets = ys.into_iter().map(Target::Value).collect();
-        self.learn_many(py, &xs, targets)
+        self.learn_many(py, &xs, ys.into_iter().map(Target::Value).collect())
     }
 
     /// Registers groups by name; returns their ids (for pre-hashed data).
@@ -303,11 +248,6 @@ impl OnlineProximalLearner {
         self.inner.model_mut().ensure_outputs(n).py()
     }
 
-    /// `(group name, ‖w_g‖)` for every group of the prediction model.
-    fn group_norms(&self) -> Vec<(String, f64)> {
-        self.inner.group_norms()
-    }
-
     /// The prediction weights, laid out as `[(group · n_buckets + bucket) ·
     /// n_outputs + output]`.
     fn dense_weights<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
@@ -317,50 +257,6 @@ impl OnlineProximalLearner {
     /// The prediction intercept, one per output.
     fn intercept(&self) -> Vec<f64> {
         self.inner.model().intercept()
-    }
-
-    #[getter]
-    fn n_groups(&self) -> usize {
-        self.inner.model().n_groups()
-    }
-
-    #[getter]
-    fn n_outputs(&self) -> usize {
-        self.inner.model().n_outputs()
-    }
-
-    #[getter]
-    fn n_buckets(&self) -> usize {
-        self.inner.space().n_buckets()
-    }
-
-    #[getter]
-    fn rounds(&self) -> u64 {
-        self.inner.model().rounds()
-    }
-
-    /// The learner as deterministic bytes.
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.to_bytes())
-    }
-
-    /// Rebuilds a learner from `to_bytes`.
-    #[staticmethod]
-    fn from_bytes(data: &[u8]) -> PyResult<Self> {
-        Ok(Self::wrap(NamedLearner::from_bytes(data).py()?))
-    }
-
-    fn __reduce__<'py>(
-        slf: &Bound<'py, Self>,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
-        let from = slf.get_type().getattr("from_bytes")?;
-        Ok((from, (slf.borrow().to_bytes(py),)))
-    }
-
-    fn __sizeof__(&self) -> usize {
-        let cache = self.names.lock().unwrap_or_else(PoisonError::into_inner);
-        std::mem::size_of::<Self>() + self.inner.heap_bytes() + cache.heap_bytes()
     }
 }
 

@@ -12,6 +12,7 @@ mod kernel;
 mod learner;
 mod mix;
 mod name_cache;
+mod named;
 mod parser;
 mod persist;
 mod prox;

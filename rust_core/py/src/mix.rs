@@ -47,15 +47,18 @@ fn from_dict(d: &Bound<'_, PyDict>) -> PyResult<Params> {
     Ok(p)
 }
 
-fn not_mixable(model: &Bound<'_, PyAny>) -> PyErr {
-    let name = model
+/// `TypeError`: `arg` is of none of the `expected` classes.
+fn wrong_class(arg: &str, expected: &str, got: &Bound<'_, PyAny>) -> PyErr {
+    let name = got
         .get_type()
         .name()
         .map_or_else(|_| "?".to_string(), |n| n.to_string());
-    PyTypeError::new_err(format!(
-        "model: expected an OnlineProximalLearner, SparseChainLearner, ArcParserCore or \
-         ArcLabelerCore, got {name}"
-    ))
+    PyTypeError::new_err(format!("{arg}: expected {expected}, got {name}"))
+}
+
+fn not_mixable(model: &Bound<'_, PyAny>) -> PyErr {
+    let expected = "an OnlineProximalLearner, SparseChainLearner, ArcParserCore or ArcLabelerCore";
+    wrong_class("model", expected, model)
 }
 
 /// The learnable state of a core model as `{name: 1-d array}`.
@@ -104,28 +107,23 @@ fn feature_groups(learner: PyRef<'_, OnlineProximalLearner>, names: Vec<String>)
 }
 
 /// Registers `groups` (in order; known ones are skipped) and grows the
-/// outputs to `n_outputs`.
+/// outputs to `n_outputs`: the groups and classes of a multiclass learner,
+/// the templates and labels of a chain learner; on error nothing changes.
 #[pyfunction]
 fn register_layout(
-    mut learner: PyRefMut<'_, OnlineProximalLearner>,
+    learner: &Bound<'_, PyAny>,
     groups: Vec<String>,
     n_outputs: usize,
 ) -> PyResult<()> {
     let refs: Vec<&str> = groups.iter().map(String::as_str).collect();
-    learner.inner.register(&refs, n_outputs).py()
-}
-
-/// Registers the templates `groups` (in order; known ones are skipped)
-/// of a chain learner and grows its labels to `n_labels`; on error
-/// nothing changes.
-#[pyfunction]
-fn tagger_register_layout(
-    mut learner: PyRefMut<'_, SparseChainLearner>,
-    groups: Vec<String>,
-    n_labels: usize,
-) -> PyResult<()> {
-    let refs: Vec<&str> = groups.iter().map(String::as_str).collect();
-    learner.inner.register_chain(&refs, n_labels).py()
+    if let Ok(m) = learner.cast::<OnlineProximalLearner>() {
+        m.borrow_mut().inner.register(&refs, n_outputs).py()
+    } else if let Ok(m) = learner.cast::<SparseChainLearner>() {
+        m.borrow_mut().inner.register_chain(&refs, n_outputs).py()
+    } else {
+        let expected = "an OnlineProximalLearner or SparseChainLearner";
+        Err(wrong_class("learner", expected, learner))
+    }
 }
 
 /// Distinct features of each template on the gold arcs of `corpus`.
@@ -171,7 +169,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         register_layout,
         parser_key_counts,
         parser_set_table_counts,
-        labeler_register,
-        tagger_register_layout
+        labeler_register
     )
 }

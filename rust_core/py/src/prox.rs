@@ -275,31 +275,31 @@ fn project_l21_ball<'py>(py: Python<'py>, x: F64s<'py>, groups: Ids<'py>, radius
     })
 }
 
-/// The prox of `tau1 * ||x||_1 + tau2 * sum_g ||x_g||`.
-#[pyfunction]
-fn prox_sparse_group_lasso<'py>(
-    py: Python<'py>,
-    x: F64s<'py>,
-    groups: Ids<'py>,
-    tau1: f64,
-    tau2: f64,
-) -> Out<'py> {
-    grouped_separable(py, x, groups, |g, o, c| {
-        sparse_group_lasso::prox_sparse_group_lasso(g, o, tau1 / c, tau2 / c)
-    })
+/// Defines a `#[pyfunction]` `$name(x, groups, $a, $b)`: the prox with
+/// the two real parameters `$a` and `$b`, separable over the groups, whose
+/// step on groups `g` (offsets `o`) scaled down by `c` is `$step` (see
+/// [`grouped_separable`]).
+macro_rules! grouped_prox2 {
+    ($(#[$doc:meta])* $name:ident($a:ident, $b:ident), |$g:ident, $o:ident, $c:ident| $step:block) => {
+        $(#[$doc])*
+        #[pyfunction]
+        fn $name<'py>(py: Python<'py>, x: F64s<'py>, groups: Ids<'py>, $a: f64, $b: f64) -> Out<'py> {
+            grouped_separable(py, x, groups, |$g, $o, $c| $step)
+        }
+    };
 }
 
-/// The prox of `tau * [rho sum ||x_g|| + (1 - rho)/2 sum ||x_g||^2]`.
-#[pyfunction]
-fn prox_elastic_net_mkl<'py>(
-    py: Python<'py>,
-    x: F64s<'py>,
-    groups: Ids<'py>,
-    tau: f64,
-    l1_ratio: f64,
-) -> Out<'py> {
-    // On x = c x': the l1 part scales by 1/c, the squared part is unchanged.
-    grouped_separable(py, x, groups, |g, o, c| {
+grouped_prox2! {
+    /// The prox of `tau1 * ||x||_1 + tau2 * sum_g ||x_g||`.
+    prox_sparse_group_lasso(tau1, tau2), |g, o, c| {
+        sparse_group_lasso::prox_sparse_group_lasso(g, o, tau1 / c, tau2 / c)
+    }
+}
+
+grouped_prox2! {
+    /// The prox of `tau * [rho sum ||x_g|| + (1 - rho)/2 sum ||x_g||^2]`.
+    prox_elastic_net_mkl(tau, l1_ratio), |g, o, c| {
+        // On x = c x': the l1 part scales by 1/c, the squared part is unchanged.
         if c == 1.0 || !(0.0..=1.0).contains(&l1_ratio) || tau.is_nan() {
             return elastic_net::prox_elastic_net_mkl(g, o, tau, l1_ratio);
         }
@@ -307,21 +307,20 @@ fn prox_elastic_net_mkl<'py>(
         let t = param("tau", l1 + l2)?;
         let rho = if t > 0.0 { l1 / t } else { l1_ratio };
         elastic_net::prox_elastic_net_mkl(g, o, t, rho)
-    })
+    }
 }
 
-/// The prox of `tau * sum_g ||x_g||^q`, `q >= 1`.
-#[pyfunction]
-fn prox_l2q<'py>(py: Python<'py>, x: F64s<'py>, groups: Ids<'py>, tau: f64, q: f64) -> Out<'py> {
-    // tau ||c x'||^q = c^2 (tau c^(q-2)) ||x'||^q.
-    grouped_separable(py, x, groups, |g, o, c| {
+grouped_prox2! {
+    /// The prox of `tau * sum_g ||x_g||^q`, `q >= 1`.
+    prox_l2q(tau, q), |g, o, c| {
+        // tau ||c x'||^q = c^2 (tau c^(q-2)) ||x'||^q.
         let t = if c == 1.0 || !q.is_finite() {
             tau
         } else {
             param("tau", tau * c.powf(q - 2.0))?
         };
         l2q::prox_l2q(g, o, t, q)
-    })
+    }
 }
 
 /// The prox of `(tau/2) * (sum_g ||x_g||)^2` (the MKL regulariser).

@@ -8,7 +8,6 @@
 //! key, or the group the explicit mapping gives it.
 
 use std::collections::BTreeMap;
-use std::sync::{Mutex, PoisonError};
 
 use numpy::{IntoPyArray, PyArray2};
 use omkl_core::features::{hash_name, SparseBatch};
@@ -16,11 +15,12 @@ use omkl_core::learner::chain::{indicator_bucket, NamedSequence, TRANSITIONS};
 use omkl_core::learner::named::NamedLearner;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyString};
+use pyo3::types::{PyBool, PyDict, PyString};
 
+use crate::convert::{key_str, shown};
 use crate::errors::IntoPyResult;
-use crate::learner::alg1_config;
 use crate::name_cache::NameCache;
+use crate::named::{alg1_config, named_learner_class, Alg1Args};
 
 /// The features of a sequence read once: per entry its key (a Python
 /// string), the key's Python hash, the bucket of a string value (`None`
@@ -51,19 +51,13 @@ fn parse<'py>(xs: &Bound<'py, PyAny>, n_buckets: usize) -> PyResult<Parsed<'py>>
     for (i, tok) in xs.try_iter()?.enumerate() {
         let tok = tok?;
         let d = tok.cast::<PyDict>().map_err(|_| {
-            let shown = tok
-                .repr()
-                .map(|r| r.to_string())
-                .unwrap_or_else(|_| "?".into());
             PyTypeError::new_err(format!(
-                "invalid value for `xs[{i}]`: expected a dict of features, got {shown}"
+                "invalid value for `xs[{i}]`: expected a dict of features, got {}",
+                shown(&tok)
             ))
         })?;
         for (k, v) in d.iter() {
-            let key = match k.cast::<PyString>() {
-                Ok(s) => s.clone(),
-                Err(_) => k.str()?,
-            };
+            let key = key_str(&k)?;
             let (bucket, value) = if let Ok(s) = v.cast::<PyString>() {
                 (
                     Some(indicator_bucket(key.to_str()?, s.to_str()?, n_buckets)),
@@ -73,10 +67,10 @@ fn parse<'py>(xs: &Bound<'py, PyAny>, n_buckets: usize) -> PyResult<Parsed<'py>>
                 (None, if b.is_true() { 1.0 } else { 0.0 })
             } else {
                 let x = v.extract::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(|| {
-                    let shown = v.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".into());
                     PyValueError::new_err(format!(
-                        "invalid value for `xs[{i}][{:?}]`: expected a str, a bool or a finite real number, got {shown}",
-                        key.to_string()
+                        "invalid value for `xs[{i}][{:?}]`: expected a str, a bool or a finite real number, got {}",
+                        key.to_string(),
+                        shown(&v)
                     ))
                 })?;
                 (None, x)
@@ -96,25 +90,17 @@ fn parse<'py>(xs: &Bound<'py, PyAny>, n_buckets: usize) -> PyResult<Parsed<'py>>
     Ok(p)
 }
 
-/// Alg. 1 on labelled chains of token dicts (see the module docs).
-#[pyclass(module = "omkl._omkl")]
-pub struct SparseChainLearner {
-    pub(crate) inner: NamedLearner,
-    names: Mutex<NameCache>,
-}
-
 impl SparseChainLearner {
-    fn wrap(inner: NamedLearner) -> Self {
-        SparseChainLearner {
-            inner,
-            names: Mutex::default(),
-        }
+    /// Refuses a multiclass learner loaded from bytes.
+    fn check_loaded(inner: &NamedLearner) -> PyResult<()> {
+        inner.model().transition_group().py()?;
+        Ok(())
     }
 
     /// The entries of `p` whose templates are registered (as a sequence of
     /// group ids), and whether that is all of them.
     fn locate(&self, p: &Parsed<'_>) -> PyResult<(SparseBatch, bool)> {
-        let mut cache = self.names.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut cache = self.names();
         let space = self.inner.space();
         let mut seq = SparseBatch {
             indptr: vec![0],
@@ -214,29 +200,18 @@ impl PreparedSequences {
     }
 }
 
-#[pymethods]
-impl SparseChainLearner {
+named_learner_class! {
+    /// Alg. 1 on labelled chains of token dicts (see the module docs).
+    SparseChainLearner;
+
     #[new]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         loss: &str,
-        learning_rate: &str,
-        eta0: f64,
-        sigma: f64,
-        regularizers: Vec<(String, Vec<f64>)>,
-        radius: Option<f64>,
-        averaged: bool,
-        fit_intercept: bool,
+        alg1: Alg1Args,
         groups: BTreeMap<String, String>,
         n_buckets: usize,
     ) -> PyResult<Self> {
-        let config = alg1_config(
-            (loss, learning_rate, eta0, sigma),
-            &regularizers,
-            radius,
-            (averaged, fit_intercept),
-            None,
-        )?;
+        let config = alg1_config(loss, &alg1, None)?;
         Ok(Self::wrap(
             NamedLearner::new_chain(config, groups, n_buckets).py()?,
         ))
@@ -367,12 +342,6 @@ impl SparseChainLearner {
         Ok(a.into_pyarray(py))
     }
 
-    /// `(template, ‖w_g‖)` for every template of the prediction model
-    /// (the transition group first).
-    fn group_norms(&self) -> Vec<(String, f64)> {
-        self.inner.group_norms()
-    }
-
     /// The transition weights of the prediction model, `(L + 2) × L`.
     fn transitions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let t = self.inner.model().transition_weights().py()?;
@@ -385,42 +354,6 @@ impl SparseChainLearner {
     #[getter]
     fn n_labels(&self) -> usize {
         self.inner.model().n_outputs()
-    }
-
-    #[getter]
-    fn rounds(&self) -> u64 {
-        self.inner.model().rounds()
-    }
-
-    #[getter]
-    fn n_buckets(&self) -> usize {
-        self.inner.space().n_buckets()
-    }
-
-    /// The learner as deterministic bytes.
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.to_bytes())
-    }
-
-    /// Rebuilds a learner from `to_bytes` (refusing a multiclass learner).
-    #[staticmethod]
-    fn from_bytes(data: &[u8]) -> PyResult<Self> {
-        let inner = NamedLearner::from_bytes(data).py()?;
-        inner.model().transition_group().py()?;
-        Ok(Self::wrap(inner))
-    }
-
-    fn __reduce__<'py>(
-        slf: &Bound<'py, Self>,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
-        let from = slf.get_type().getattr("from_bytes")?;
-        Ok((from, (slf.borrow().to_bytes(py),)))
-    }
-
-    fn __sizeof__(&self) -> usize {
-        let cache = self.names.lock().unwrap_or_else(PoisonError::into_inner);
-        std::mem::size_of::<Self>() + self.inner.heap_bytes() + cache.heap_bytes()
     }
 }
 

@@ -108,6 +108,9 @@ pub struct OnlineProximal {
     pub(crate) intercept: Vec<f64>,
     pub(crate) intercept_sum: Vec<f64>,
     pub(crate) t: u64,
+    /// The round from which the step-size schedule counts (see
+    /// [`OnlineProximal::restart_schedule`]).
+    pub(crate) schedule_start: u64,
     /// Scratch buffers (not part of the state).
     pub(crate) norms: NormScratch,
     pub(crate) grad: Vec<f64>,
@@ -126,6 +129,7 @@ impl PartialEq for OnlineProximal {
             && self.intercept == other.intercept
             && self.intercept_sum == other.intercept_sum
             && self.t == other.t
+            && self.schedule_start == other.schedule_start
             && self.structure == other.structure
     }
 }
@@ -160,6 +164,7 @@ impl OnlineProximal {
             intercept: vec![0.0; n_outputs],
             intercept_sum: vec![0.0; n_outputs],
             t: 0,
+            schedule_start: 0,
             norms: NormScratch::default(),
             grad: Vec::new(),
             scores_buf: Vec::new(),
@@ -167,6 +172,30 @@ impl OnlineProximal {
             structure: Structure::Multiclass,
             chain: ChainScratch::default(),
         })
+    }
+
+    /// Restarts the step-size schedule: the next round's step is the first
+    /// one (`η0`, or `1/σ`), as after a detected concept drift. The weights,
+    /// the round counter and the averaging sums are unchanged.
+    ///
+    /// # Complexity
+    /// O(1).
+    pub fn restart_schedule(&mut self) {
+        self.schedule_start = self.t;
+    }
+
+    /// Zeroes the weights and the intercept and restarts the schedule, as
+    /// after a detected concept drift. The averaged model (when averaging)
+    /// still counts the rounds before: the running sums are kept.
+    ///
+    /// # Complexity
+    /// O(written buckets).
+    pub fn reset_weights(&mut self) {
+        for g in 0..self.weights.n_groups() {
+            self.weights.rescale_group(g, 0.0);
+        }
+        self.intercept.fill(0.0);
+        self.restart_schedule();
     }
 
     /// The output structure.
@@ -359,7 +388,7 @@ impl OnlineProximal {
         values: &[f64],
         d: &[f64],
     ) -> Result<()> {
-        let eta = self.config.schedule.rate(self.t + 1);
+        let eta = self.config.schedule.rate(self.t + 1 - self.schedule_start);
         let w = &self.weights;
         for (i, ((&g, &b), &x)) in groups.iter().zip(indices).zip(values).enumerate() {
             for (k, &dk) in d.iter().enumerate().take(w.n_outputs()) {
@@ -380,7 +409,7 @@ impl OnlineProximal {
 
     /// Steps 1-3 of the round with the loss gradient `d` w.r.t. the scores.
     fn step(&mut self, groups: &[u32], indices: &[u32], values: &[f64], d: &[f64]) -> Result<()> {
-        let eta = self.config.schedule.rate(self.t + 1);
+        let eta = self.config.schedule.rate(self.t + 1 - self.schedule_start);
         self.gradient_rows(groups, indices, values, d, eta);
         self.finish_round(eta)
     }

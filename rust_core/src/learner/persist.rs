@@ -62,6 +62,9 @@ struct Saved {
     groups: Vec<SavedGroup>,
     #[serde(default)]
     structure: Structure,
+    /// The round the step-size schedule counts from (0 before restarts).
+    #[serde(default)]
+    schedule_start: u64,
 }
 
 fn bad(reason: impl Into<String>) -> OmklError {
@@ -175,6 +178,7 @@ impl NamedLearner {
             intercept_sum: self.model.intercept_sum.clone(),
             groups,
             structure: self.model.structure,
+            schedule_start: self.model.schedule_start,
         };
         let payload = serde_json::to_vec(&saved).expect("serialising plain data cannot fail");
         crate::persist::seal(FORMAT, VERSION, &payload)
@@ -222,7 +226,14 @@ impl NamedLearner {
         check_finite("intercept_sum", &s.intercept_sum)?;
         model.intercept = s.intercept;
         model.intercept_sum = s.intercept_sum;
+        if s.schedule_start > s.rounds {
+            return Err(bad(format!(
+                "schedule_start {} is after the last round {}",
+                s.schedule_start, s.rounds
+            )));
+        }
         model.t = s.rounds;
+        model.schedule_start = s.schedule_start;
         let averaged = model.config.averaged;
         let w: &mut GroupedWeights = &mut model.weights;
         for (g, sg) in s.groups.into_iter().enumerate() {

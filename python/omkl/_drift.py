@@ -1,0 +1,54 @@
+"""Drift detection for the linear estimators: a river detector fed with
+each round's error, and the learner's reaction when it fires.
+
+>>> from omkl._drift import detector_from
+>>> type(detector_from("ADWIN", "drift_detector")).__name__
+'ADWIN'
+>>> detector_from(None, "drift_detector") is None
+True
+>>> detector_from(3, "drift_detector")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+ValueError: invalid value for `drift_detector`: expected None, a river drift detector ... got 3
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from river import base
+
+#: Reactions of ``drift_reaction`` when the ``drift_detector`` fires:
+#: restart the step-size schedule, or also zero the weights.
+DRIFT_REACTIONS = ("restart", "reset")
+
+Detector = base.DriftDetector | base.BinaryDriftDetector
+
+
+def detector_from(value: Any, name: str, real_valued: bool = False) -> Detector | None:
+    """A fresh detector for the estimator parameter ``name``: ``None``, a
+    river detector (cloned) or the name of a class of ``river.drift``
+    (built with its default parameters). With ``real_valued``, a binary
+    detector (one fed only 0/1 errors, such as ``DDM``) is refused."""
+    detector: Any = value
+    if isinstance(value, str):
+        # imported here: river.drift loads scipy.stats (about 80 MB), which a
+        # model without a named detector does not need
+        from river import drift as river_drift
+
+        cls = getattr(river_drift, value, None)
+        detector = cls() if isinstance(cls, type) else None
+    if value is None:
+        return None
+    if not isinstance(detector, (base.DriftDetector, base.BinaryDriftDetector)):
+        raise ValueError(
+            f"invalid value for `{name}`: expected None, a river drift detector (e.g. "
+            "river.drift.ADWIN()) or the name of a class of river.drift such as 'ADWIN', "
+            f"got {value!r}"
+        )
+    if real_valued and isinstance(detector, base.BinaryDriftDetector):
+        raise ValueError(
+            f"invalid value for `{name}`: a regressor feeds its absolute errors, so it needs "
+            f"a real-valued detector (river.base.DriftDetector such as ADWIN), got {value!r}"
+        )
+    return detector.clone() if detector is value else detector
