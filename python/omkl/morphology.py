@@ -376,8 +376,8 @@ class MorphologyTagger(Persistent, Synchronized):
         Of the five :class:`~omkl.tagging.TextTagger` models (averaged).
     n_buckets
         Hash-table size of each template of the UPOS and XPOS taggers (the
-        first XPOS tagger and the lemma tagger use a quarter, the FEATS
-        tagger a sixteenth).
+        first XPOS tagger uses a quarter, the lemma and FEATS taggers a
+        sixteenth).
     folds
         Number of folds of the training set from which the ambiguity
         classes of a training sentence are computed (from the folds it is
@@ -456,7 +456,7 @@ class MorphologyTagger(Persistent, Synchronized):
         self.xpos1_: TextTagger | None = self._tagger(max(n_buckets // 4, 1))
         self.upos_ = self._tagger(n_buckets)
         self.xpos_ = self._tagger(n_buckets)
-        self.lemma_ = self._tagger(max(n_buckets // 4, 1))
+        self.lemma_ = self._tagger(max(n_buckets // 16, 1))
         self.feats_ = self._tagger(max(n_buckets // 16, 1))
         self._amb_upos: dict[str, str] = {}
         self._amb_xpos: dict[str, str] = {}
@@ -616,7 +616,7 @@ class MorphologyTagger(Persistent, Synchronized):
             self._tagger(max(self.n_buckets // 4, 1)),
             self._tagger(self.n_buckets),
             self._tagger(self.n_buckets),
-            self._tagger(max(self.n_buckets // 4, 1)),
+            self._tagger(max(self.n_buckets // 16, 1)),
             self._tagger(max(self.n_buckets // 16, 1)),
         )
         # each stage's features are built just before it learns, and dropped
