@@ -8,7 +8,9 @@ models over :func:`~omkl.tagging.token_features` and lexicons:
    of XPOS tags that the word, and each neighbour, had in training). For a
    training sentence the classes come from the other folds of the training
    set, so that the tagger does not learn to trust a dictionary that has
-   already seen the sentence.
+   already seen the sentence. And features of proper nouns: how the word
+   was written in training (lower case, title case, at the start of a
+   sentence), and the share of capitalised words in the sentence.
 2. **UPOS**: the token features, UPOS ambiguity classes and the first
    XPOS of the word and its neighbours.
 3. **XPOS**: the features of the first XPOS stage and the UPOS of the word
@@ -23,7 +25,9 @@ models over :func:`~omkl.tagging.token_features` and lexicons:
    over the form, its suffixes, the tags around it and the lexicon's
    answer; for other words, and where that tagger defers (class
    ``<lex>``), the features most seen with the (lower-cased form, UPOS,
-   XPOS) in training, else with the (UPOS, XPOS), else ``_``.
+   XPOS) in training, else with the (form, XPOS), else with the (UPOS,
+   XPOS), else with the XPOS, else ``_``. The FEATS tagger learns from the
+   jackknifed UPOS and first XPOS.
 5. **LEMMA** as a class: an edit rule from form to lemma
    (:func:`lemma_rule`, :func:`apply_lemma_rule`). A word seen in training
    with this XPOS takes its most frequent rule; any other word takes the
