@@ -276,3 +276,16 @@ def test_casing_and_feats_backoff_lexicons(fitted: MorphologyTagger) -> None:
     assert fitted._casing == {w: ",".join(sorted(c)) for w, c in ways.items()}
     for x, c in per_xpos.items():
         assert fitted._feats_xpos["\t\t" + x] == min(c, key=lambda f: (-c[f], f))
+
+
+def test_unpickles_a_version_1_object(fitted: MorphologyTagger) -> None:
+    # a version-1 object had no first XPOS tagger and no new lexicons
+    old = pickle.loads(pickle.dumps(fitted))
+    for key in ("xpos1_", "_feats_xpos", "_casing", "jackknife"):
+        del old.__dict__[key]
+    restored = pickle.loads(pickle.dumps(old))
+    assert restored.xpos1_ is None and restored.jackknife == 2
+    test = corpus(10, 5)
+    words = [[t["form"] for t in s] for s in test]
+    want_upos = fitted.upos_.predict([fitted._upos_features(ws, fitted._amb_upos) for ws in words])
+    assert [[t["upos"] for t in s] for s in restored.tag(test)] == want_upos

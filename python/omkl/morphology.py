@@ -800,6 +800,13 @@ class MorphologyTagger(Persistent, Synchronized):
             model._load_state(state, sections)
         return cast(MorphologyTagger, model)
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restores a pickle; one made before version 2 (no first XPOS
+        tagger, no casing or XPOS-keyed FEATS lexicons) tags as version 1
+        did."""
+        self.__dict__.update(xpos1_=None, _feats_xpos={}, _casing={}, jackknife=2)
+        self.__dict__.update(state)
+
     def _taggers(self) -> list[TextTagger]:
         """The chains in the order of the saved sections (the first XPOS
         tagger last, absent in a model of version 1)."""
