@@ -23,7 +23,7 @@ import resource
 import sys
 import tempfile
 
-from _common import timed
+from _common import crfsuite_trainer, timed
 
 from omkl.datasets import read_conllu
 from omkl.tagging import TextTagger, token_features
@@ -117,16 +117,12 @@ def main() -> None:
     print(f"  templates selected {selected} of {len(tagger.template_weights_)}")
     if args.no_crfsuite:
         return
-    try:
-        import pycrfsuite
-    except ImportError:
-        print("python-crfsuite is not installed: no peer")
+    trainer = crfsuite_trainer()
+    if trainer is None:
         return
-    trainer = pycrfsuite.Trainer(verbose=False)
+    import pycrfsuite
+
     _, append_s, _ = timed(lambda: [trainer.append(x, y) for x, y in zip(X, train_y, strict=True)])
-    trainer.set_params(
-        {"c1": 0.1, "c2": 0.01, "max_iterations": 100, "feature.possible_transitions": True}
-    )
     with tempfile.TemporaryDirectory() as tmp:
         path = str(pathlib.Path(tmp) / "ewt.crfsuite")
         _, crf_s, _ = timed(lambda: trainer.train(path))

@@ -236,3 +236,56 @@ def test_text_tagger_with_cancelled_rows_round_trips() -> None:
     xs = [{"w": "b", "z": "q"}, {"w": "a"}]
     assert u.predict_one(xs) == t.predict_one(xs)
     assert u._state.to_bytes() == t._state.to_bytes()
+
+
+def test_loads_a_version_1_file(fitted: MorphologyTagger, tmp_path: pathlib.Path) -> None:
+    # version 1 saved four taggers (no first XPOS tagger) and six lexicons,
+    # and tagged UPOS from the token features and ambiguity classes alone
+    from omkl._persist import save_estimator
+
+    state, sections = fitted._save_state()
+    old = {k: v for k, v in state.items() if k not in ("feats_xpos", "casing")}
+    old["labels"] = state["labels"][:4]
+    save_estimator(fitted, tmp_path / "v1.omkl", 1, old, sections[:4])
+    loaded = MorphologyTagger.load(tmp_path / "v1.omkl")
+    assert loaded.xpos1_ is None
+    test = corpus(20, 4)
+    words = [[t["form"] for t in s] for s in test]
+    want_upos = fitted.upos_.predict([fitted._upos_features(ws, fitted._amb_upos) for ws in words])
+    got = loaded.tag(test)
+    assert [[t["upos"] for t in s] for s in got] == want_upos
+    # a version-1 file with five sections is refused, naming the file
+    save_estimator(fitted, tmp_path / "bad.omkl", 1, old, sections)
+    with pytest.raises(ValueError, match="bad.omkl"):
+        MorphologyTagger.load(tmp_path / "bad.omkl")
+
+
+def test_casing_and_feats_backoff_lexicons(fitted: MorphologyTagger) -> None:
+    # recount from the training corpus: the ways each word was written, and
+    # the most frequent FEATS of each XPOS (the smallest on a tie)
+    train = corpus(200, 0)
+    ways: dict[str, set[str]] = {}
+    per_xpos: dict[str, dict[str, int]] = {}
+    for s in train:
+        for i, t in enumerate(s):
+            w = t["form"]
+            k = "l" if w.islower() else "t" if w.istitle() else "u" if w.isupper() else "o"
+            ways.setdefault(w.lower(), set()).add(k + ("0" if i == 0 else ""))
+            c = per_xpos.setdefault(t["xpos"], {})
+            c[t["feats"]] = c.get(t["feats"], 0) + 1
+    assert fitted._casing == {w: ",".join(sorted(c)) for w, c in ways.items()}
+    for x, c in per_xpos.items():
+        assert fitted._feats_xpos["\t\t" + x] == min(c, key=lambda f: (-c[f], f))
+
+
+def test_unpickles_a_version_1_object(fitted: MorphologyTagger) -> None:
+    # a version-1 object had no first XPOS tagger and no new lexicons
+    old = pickle.loads(pickle.dumps(fitted))
+    for key in ("xpos1_", "_feats_xpos", "_casing", "jackknife"):
+        del old.__dict__[key]
+    restored = pickle.loads(pickle.dumps(old))
+    assert restored.xpos1_ is None and restored.jackknife == 2
+    test = corpus(10, 5)
+    words = [[t["form"] for t in s] for s in test]
+    want_upos = fitted.upos_.predict([fitted._upos_features(ws, fitted._amb_upos) for ws in words])
+    assert [[t["upos"] for t in s] for s in restored.tag(test)] == want_upos

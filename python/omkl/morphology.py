@@ -1,24 +1,34 @@
 """Morphology from text: the CoNLL-U columns UPOS, XPOS, FEATS and LEMMA
 predicted from the word forms alone.
 
-:class:`MorphologyTagger` chains three :class:`~omkl.tagging.TextTagger`
-models over :func:`~omkl.tagging.token_features` and two lexicons:
+:class:`MorphologyTagger` chains five :class:`~omkl.tagging.TextTagger`
+models over :func:`~omkl.tagging.token_features` and lexicons:
 
-1. **UPOS**: the token features plus *ambiguity classes* (the set of UPOS
-   tags that the word, and each neighbour, had in training). For a
+1. **First XPOS**: the token features plus *ambiguity classes* (the set
+   of XPOS tags that the word, and each neighbour, had in training). For a
    training sentence the classes come from the other folds of the training
    set, so that the tagger does not learn to trust a dictionary that has
-   already seen the sentence.
-2. **XPOS**: the same features (with XPOS ambiguity classes) and the UPOS
-   of the word and its neighbours (gold in training, predicted when
-   tagging).
-3. **FEATS**: for verbs, auxiliaries and pronouns, whose features hang on
+   already seen the sentence. And features of proper nouns: how the word
+   was written in training (lower case, title case, at the start of a
+   sentence), and the share of capitalised words in the sentence.
+2. **UPOS**: the token features, UPOS ambiguity classes and the first
+   XPOS of the word and its neighbours.
+3. **XPOS**: the features of the first XPOS stage and the UPOS of the word
+   and its neighbours.
+
+   A stage that reads another's tags learns from *jackknifed* predictions
+   (``jackknife`` folds of the training set, each tagged by a model
+   trained on the others), so that it learns how far to trust the tags it
+   will see when tagging.
+4. **FEATS**: for verbs, auxiliaries and pronouns, whose features hang on
    the context (the person of a verb, the case of a pronoun), a chain tagger
    over the form, its suffixes, the tags around it and the lexicon's
    answer; for other words, and where that tagger defers (class
    ``<lex>``), the features most seen with the (lower-cased form, UPOS,
-   XPOS) in training, else with the (UPOS, XPOS), else ``_``.
-4. **LEMMA** as a class: an edit rule from form to lemma
+   XPOS) in training, else with the (form, XPOS), else with the (UPOS,
+   XPOS), else with the XPOS, else ``_``. The FEATS tagger learns from the
+   jackknifed UPOS and first XPOS.
+5. **LEMMA** as a class: an edit rule from form to lemma
    (:func:`lemma_rule`, :func:`apply_lemma_rule`). A word seen in training
    with this XPOS takes its most frequent rule; any other word takes the
    rule of a chain tagger over suffix, prefix, shape, UPOS and XPOS
@@ -43,13 +53,14 @@ Examples
 from __future__ import annotations
 
 import copy
+import os
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from omkl._params import check_int
-from omkl._persist import Persistent
+from omkl._persist import Persistent, load_estimator, named_errors
 from omkl._sync import Synchronized, synchronized
 from omkl.tagging import TextTagger, token_features
 
@@ -297,14 +308,60 @@ def _lex_feats(
     words: Sequence[str],
     upos: Sequence[str],
     xpos: Sequence[str],
+    by_xpos: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """The FEATS of each word from the lexicons (``_`` when neither knows
-    it)."""
+    r"""The FEATS of each word from the lexicons: of its (lower-cased form,
+    UPOS, XPOS), else of its (form, XPOS) in ``by_xpos`` (keys
+    ``"form\t\tXPOS"``), else of its (UPOS, XPOS), else of its XPOS in
+    ``by_xpos`` (keys ``"\t\tXPOS"``), else ``_``.
+
+    >>> _lex_feats({"saw\tVERB\tVBD": "Tense=Past"}, {}, ["saw"], ["NOUN"], ["VBD"],
+    ...            {"saw\t\tVBD": "Tense=Past"})
+    ['Tense=Past']
+    """
+    by_xpos = {} if by_xpos is None else by_xpos
     out = []
     for w, u, x in zip(words, upos, xpos, strict=True):
-        f = lex.get(f"{w.lower()}\t{u}\t{x}")
-        out.append(f if f is not None else backoff.get(f"{u}\t{x}", "_"))
+        low = w.lower()
+        f = lex.get(f"{low}\t{u}\t{x}")
+        if f is None:
+            f = by_xpos.get(f"{low}\t\t{x}")
+        if f is None:
+            f = backoff.get(f"{u}\t{x}")
+        if f is None:
+            f = by_xpos.get(f"\t\t{x}", "_")
+        out.append(f)
     return out
+
+
+def _casing(words: Sequence[Sequence[str]]) -> dict[str, str]:
+    """The casing class of each lower-cased word: the ways it was written
+    (``l`` lower, ``t`` title, ``u`` upper, ``o`` other; ``0`` marks the first
+    word of a sentence), sorted and joined.
+
+    >>> _casing([["Apple", "apple"], ["IBM", "apple"]])
+    {'apple': 'l,t0', 'ibm': 'u0'}
+    """
+    seen: dict[str, set[str]] = {}
+    for ws in words:
+        for i, w in enumerate(ws):
+            k = "l" if w.islower() else "t" if w.istitle() else "u" if w.isupper() else "o"
+            seen.setdefault(w.lower(), set()).add(k + ("0" if i == 0 else ""))
+    return {w: ",".join(sorted(c)) for w, c in seen.items()}
+
+
+def _add_case(feats: Features, words: Sequence[str], casing: Mapping[str, str]) -> None:
+    """Features of proper nouns: the word's casing class (see
+    :func:`_casing`), with its own capital and position, and the share of
+    capitalised words in the sentence (in quarters) with the word's capital
+    and position."""
+    alpha = [w for w in words if w[:1].isalpha()]
+    share = round(4 * sum(w[:1].isupper() for w in alpha) / max(len(alpha), 1))
+    for i, (f, w) in enumerate(zip(feats, words, strict=True)):
+        c = casing.get(w.lower(), _UNKNOWN)
+        f["case"] = c
+        f["case|title|first"] = f"{c}|{w.istitle()}|{i == 0}"
+        f["share|title"] = f"{share}|{w[:1].isupper()}|{i == 0}"
 
 
 def _most(counts: Mapping[str, int]) -> str:
@@ -320,14 +377,19 @@ class MorphologyTagger(Persistent, Synchronized):
     Parameters
     ----------
     loss, regularizer, schedule, eta0
-        Of the three :class:`~omkl.tagging.TextTagger` models (averaged).
+        Of the five :class:`~omkl.tagging.TextTagger` models (averaged).
     n_buckets
         Hash-table size of each template of the UPOS and XPOS taggers (the
-        lemma tagger uses a quarter, the FEATS tagger a sixteenth).
+        first XPOS tagger uses a quarter, the lemma and FEATS taggers a
+        sixteenth).
     folds
         Number of folds of the training set from which the ambiguity
         classes of a training sentence are computed (from the folds it is
         not in); at least 2.
+    jackknife
+        Number of folds of the training set over which the first XPOS and
+        the UPOS taggers are jackknifed for the stages that read their
+        tags; at least 2.
     min_share
         A tag enters a word's ambiguity class when it has at least this
         share of the word's occurrences.
@@ -352,8 +414,10 @@ class MorphologyTagger(Persistent, Synchronized):
     ('run', 'Mood=Ind|Tense=Past|VerbForm=Fin', '2')
     """
 
-    _SAVE_VERSION = 1
-    _SAVE_SECTIONS = (4,)
+    #: Version 2 added the first XPOS tagger (a fifth section); files of
+    #: version 1 (four sections) load as the older pipeline.
+    _SAVE_VERSION = 2
+    _SAVE_SECTIONS = (5,)
 
     def __init__(
         self,
@@ -367,9 +431,11 @@ class MorphologyTagger(Persistent, Synchronized):
         min_rule_count: int = 2,
         seed: int = 0,
         epochs: int = 15,
+        jackknife: int = 2,
     ):
         check_int("epochs", epochs, 1)
         check_int("folds", folds, 2)
+        check_int("jackknife", jackknife, 2)
         if not isinstance(min_share, (int, float)) or not 0.0 <= min_share <= 1.0:
             raise ValueError(
                 f"invalid value for `min_share`: expected a number in [0, 1], got {min_share!r}"
@@ -389,14 +455,19 @@ class MorphologyTagger(Persistent, Synchronized):
         self.min_rule_count = min_rule_count
         self.seed = seed
         self.epochs = epochs
+        self.jackknife = jackknife
+        #: The first XPOS tagger (``None`` in a model of version 1).
+        self.xpos1_: TextTagger | None = self._tagger(max(n_buckets // 4, 1))
         self.upos_ = self._tagger(n_buckets)
         self.xpos_ = self._tagger(n_buckets)
-        self.lemma_ = self._tagger(max(n_buckets // 4, 1))
+        self.lemma_ = self._tagger(max(n_buckets // 16, 1))
         self.feats_ = self._tagger(max(n_buckets // 16, 1))
         self._amb_upos: dict[str, str] = {}
         self._amb_xpos: dict[str, str] = {}
         self._feats_lex: dict[str, str] = {}
         self._feats_backoff: dict[str, str] = {}
+        self._feats_xpos: dict[str, str] = {}
+        self._casing: dict[str, str] = {}
         self._lemma_lex: dict[str, str] = {}
         self._lemma_lower_lex: dict[str, str] = {}
         self._fitted = False
@@ -413,18 +484,64 @@ class MorphologyTagger(Persistent, Synchronized):
 
     # --- features --------------------------------------------------------
 
-    def _upos_features(self, words: Sequence[str], amb: Mapping[str, str]) -> Features:
-        feats = token_features(words)
-        _add_classes(feats, words, amb, "amb")
-        return feats
-
-    def _xpos_features(
-        self, words: Sequence[str], amb: Mapping[str, str], upos: Sequence[str]
+    def _upos_features(
+        self,
+        words: Sequence[str],
+        amb: Mapping[str, str],
+        xpos: Sequence[str] | None = None,
+        casing: Mapping[str, str] | None = None,
     ) -> Features:
         feats = token_features(words)
         _add_classes(feats, words, amb, "amb")
-        _add_tags(feats, upos, "upos")
+        if xpos is not None:
+            _add_tags(feats, xpos, "xpos")
+        if casing is not None:
+            _add_case(feats, words, casing)
         return feats
+
+    def _xpos_features(
+        self,
+        words: Sequence[str],
+        amb: Mapping[str, str],
+        upos: Sequence[str] | None,
+        casing: Mapping[str, str] | None = None,
+    ) -> Features:
+        feats = token_features(words)
+        _add_classes(feats, words, amb, "amb")
+        if upos is not None:
+            _add_tags(feats, upos, "upos")
+        if casing is not None:
+            _add_case(feats, words, casing)
+        return feats
+
+    def _jackknifed(
+        self,
+        n_buckets: int,
+        X: Sequence[Features],
+        Y: Sequence[Sequence[str]],
+        epochs: int,
+    ) -> list[list[str]]:
+        """The tags of each training sentence predicted by a tagger trained
+        on the other ``self.jackknife`` folds (each tags itself when there is
+        one sentence).
+
+        >>> t = MorphologyTagger()
+        >>> X = [[{"w": "a"}], [{"w": "b"}], [{"w": "b"}], [{"w": "a"}]]
+        >>> t._jackknifed(1 << 10, X, [["A"], ["B"], ["B"], ["A"]], epochs=5)
+        [['A'], ['B'], ['B'], ['A']]
+        """
+        n = len(X)
+        k = min(self.jackknife, n)
+        out: list[list[str]] = [[] for _ in range(n)]
+        for j in range(max(k, 1)):
+            own = [i for i in range(n) if i % k == j] if k > 1 else list(range(n))
+            rest = [i for i in range(n) if i % k != j] if k > 1 else list(range(n))
+            tagger = self._tagger(n_buckets)
+            tagger.fit([X[i] for i in rest], [Y[i] for i in rest], epochs, shuffle=True,
+                       seed=self.seed)  # fmt: skip
+            for i, tags in zip(own, tagger.predict([X[i] for i in own]), strict=True):
+                out[i] = [str(t) for t in tags]
+        return out
 
     # --- training --------------------------------------------------------
 
@@ -467,6 +584,7 @@ class MorphologyTagger(Persistent, Synchronized):
         lex_x = [_lexicon(*_select(words, xpos, fold_of, k)) for k in range(folds)]
         amb_u = [_ambiguity(lex, self.min_share) for lex in lex_u]
         amb_x = [_ambiguity(lex, self.min_share) for lex in lex_x]
+        case = [_casing(_select(words, words, fold_of, k)[0]) for k in range(folds)]
         rule_counts = Counter(r for rs in rules for r in rs)
         lemma_y = [
             [r if rule_counts[r] >= self.min_rule_count else _RARE for r in rs] for rs in rules
@@ -474,6 +592,7 @@ class MorphologyTagger(Persistent, Synchronized):
 
         feats_lex: dict[str, Counter[str]] = {}
         feats_back: dict[str, Counter[str]] = {}
+        feats_xpos: dict[str, Counter[str]] = {}
         lemma_lex: dict[str, Counter[str]] = {}
         lemma_lower: dict[str, Counter[str]] = {}
         for i in range(n):
@@ -482,55 +601,80 @@ class MorphologyTagger(Persistent, Synchronized):
             ):
                 feats_lex.setdefault(f"{w.lower()}\t{u}\t{x}", Counter())[f] += 1
                 feats_back.setdefault(f"{u}\t{x}", Counter())[f] += 1
+                feats_xpos.setdefault(f"{w.lower()}\t\t{x}", Counter())[f] += 1
+                feats_xpos.setdefault(f"\t\t{x}", Counter())[f] += 1
                 lemma_lex.setdefault(f"{w}\t{x}", Counter())[r] += 1
                 low = w.lower()
                 lemma_lower.setdefault(f"{low}\t{x}", Counter())[lemma_rule(low, lem)] += 1
         feats_best = {k: _most(c) for k, c in feats_lex.items()}
         feats_back_best = {k: _most(c) for k, c in feats_back.items()}
+        feats_xpos_best = {k: _most(c) for k, c in feats_xpos.items()}
         feats_counts = Counter(
             f
             for fs, us in zip(feats, upos, strict=True)
             for f, u in zip(fs, us, strict=True)
             if u in _FEATS_UPOS
         )
-        feats_y = [
-            [
-                f if u in _FEATS_UPOS and feats_counts[f] >= self.min_rule_count else _LEX
-                for f, u in zip(fs, us, strict=True)
-            ]
-            for fs, us in zip(feats, upos, strict=True)
-        ]
 
-        upos_t, xpos_t, lemma_t, feats_t = (
-            self._tagger(self.n_buckets),
-            self._tagger(self.n_buckets),
+        xpos1_t, upos_t, xpos_t, lemma_t, feats_t = (
             self._tagger(max(self.n_buckets // 4, 1)),
+            self._tagger(self.n_buckets),
+            self._tagger(self.n_buckets),
+            self._tagger(max(self.n_buckets // 16, 1)),
             self._tagger(max(self.n_buckets // 16, 1)),
         )
-        # each stage's features are built just before it learns, and dropped after
-        X = [self._upos_features(ws, amb_u[fold_of[i]]) for i, ws in enumerate(words)]
+        # each stage's features are built just before it learns, and dropped
+        # after; a stage reading another's tags learns from jackknifed ones
+        X = [
+            self._xpos_features(ws, amb_x[fold_of[i]], None, case[fold_of[i]])
+            for i, ws in enumerate(words)
+        ]
+        jack_x = self._jackknifed(max(self.n_buckets // 4, 1), X, xpos, epochs)
+        xpos1_t.fit(X, xpos, epochs=epochs, shuffle=True, seed=self.seed)
+        del X
+        X = [
+            self._upos_features(ws, amb_u[fold_of[i]], jack_x[i], case[fold_of[i]])
+            for i, ws in enumerate(words)
+        ]
+        jack_u = self._jackknifed(self.n_buckets, X, upos, epochs)
         upos_t.fit(X, upos, epochs=epochs, shuffle=True, seed=self.seed)
         del X
-        X = [self._xpos_features(ws, amb_x[fold_of[i]], upos[i]) for i, ws in enumerate(words)]
+        X = [
+            self._xpos_features(ws, amb_x[fold_of[i]], jack_u[i], case[fold_of[i]])
+            for i, ws in enumerate(words)
+        ]
         xpos_t.fit(X, xpos, epochs=epochs, shuffle=True, seed=self.seed)
         del X
         X = [_lemma_features(ws, u, x) for ws, u, x in zip(words, upos, xpos, strict=True)]
         lemma_t.fit(X, lemma_y, epochs=epochs, shuffle=True, seed=self.seed)
         del X
+        # the FEATS tagger learns from the jackknifed UPOS and (first) XPOS
+        feats_y = [
+            [
+                f if u in _FEATS_UPOS and feats_counts[f] >= self.min_rule_count else _LEX
+                for f, u in zip(fs, us, strict=True)
+            ]
+            for fs, us in zip(feats, jack_u, strict=True)
+        ]
         X = [
-            _feats_features(ws, us, xs, _lex_feats(feats_best, feats_back_best, ws, us, xs))
-            for ws, us, xs in zip(words, upos, xpos, strict=True)
+            _feats_features(
+                ws, us, xs, _lex_feats(feats_best, feats_back_best, ws, us, xs, feats_xpos_best)
+            )
+            for ws, us, xs in zip(words, jack_u, jack_x, strict=True)
         ]
         feats_t.fit(X, feats_y, epochs=epochs, shuffle=True, seed=self.seed)
         del X
 
         all_u = _lexicon(words, upos)
         all_x = _lexicon(words, xpos)
+        self.xpos1_ = xpos1_t
         self.upos_, self.xpos_, self.lemma_, self.feats_ = upos_t, xpos_t, lemma_t, feats_t
         self._amb_upos = _ambiguity(all_u, self.min_share)
         self._amb_xpos = _ambiguity(all_x, self.min_share)
         self._feats_lex = feats_best
         self._feats_backoff = feats_back_best
+        self._feats_xpos = feats_xpos_best
+        self._casing = _casing(words)
         self._lemma_lex = {k: _most(c) for k, c in lemma_lex.items()}
         self._lemma_lower_lex = {k: _most(c) for k, c in lemma_lower.items()}
         self._fitted = True
@@ -560,9 +704,20 @@ class MorphologyTagger(Persistent, Synchronized):
     def _tag_many(self, words: list[list[str]]) -> list[list[tuple[str, str, str, str]]]:
         """``(upos, xpos, feats, lemma)`` of every word of every sentence."""
         self._check_fitted()
-        upos = self.upos_.predict([self._upos_features(ws, self._amb_upos) for ws in words])
+        casing = None if self.xpos1_ is None else self._casing
+        if self.xpos1_ is None:  # a model of version 1
+            first: list[list[str]] | list[None] = [None] * len(words)
+        else:
+            X_1 = [self._xpos_features(ws, self._amb_xpos, None, casing) for ws in words]
+            first = [[str(x) for x in xs] for xs in self.xpos1_.predict(X_1)]
+        upos = self.upos_.predict(
+            [
+                self._upos_features(ws, self._amb_upos, xs, casing)
+                for ws, xs in zip(words, first, strict=True)
+            ]
+        )
         X_x = [
-            self._xpos_features(ws, self._amb_xpos, [str(u) for u in us])
+            self._xpos_features(ws, self._amb_xpos, [str(u) for u in us], casing)
             for ws, us in zip(words, upos, strict=True)
         ]
         xpos = self.xpos_.predict(X_x)
@@ -573,7 +728,7 @@ class MorphologyTagger(Persistent, Synchronized):
         rules = self.lemma_.predict(X_l)
         lex = [
             _lex_feats(self._feats_lex, self._feats_backoff, ws, [str(u) for u in us],
-                       [str(x) for x in xs])
+                       [str(x) for x in xs], self._feats_xpos)
             for ws, us, xs in zip(words, upos, xpos, strict=True)
         ]  # fmt: skip
         X_f = [
@@ -633,10 +788,34 @@ class MorphologyTagger(Persistent, Synchronized):
 
     # --- persistence -----------------------------------------------------
 
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> MorphologyTagger:
+        """Loads a model saved by :meth:`save`, of this version or of
+        version 1 (which tags UPOS before XPOS, without the first XPOS
+        tagger). ``FileNotFoundError`` if ``path`` is missing; ``ValueError``
+        naming the file if it is not a saved ``MorphologyTagger`` or is
+        truncated or corrupted."""
+        model, state, sections = load_estimator(cls, path, [1, cls._SAVE_VERSION], (4, 5))
+        with named_errors(path):
+            model._load_state(state, sections)
+        return cast(MorphologyTagger, model)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restores a pickle; one made before version 2 (no first XPOS
+        tagger, no casing or XPOS-keyed FEATS lexicons) tags as version 1
+        did."""
+        self.__dict__.update(xpos1_=None, _feats_xpos={}, _casing={}, jackknife=2)
+        self.__dict__.update(state)
+
+    def _taggers(self) -> list[TextTagger]:
+        """The chains in the order of the saved sections (the first XPOS
+        tagger last, absent in a model of version 1)."""
+        taggers = [self.upos_, self.xpos_, self.lemma_, self.feats_]
+        return taggers if self.xpos1_ is None else [*taggers, self.xpos1_]
+
     @synchronized
     def __sizeof__(self) -> int:
-        taggers = (self.upos_, self.xpos_, self.lemma_, self.feats_)
-        return object.__sizeof__(self) + sum(t.__sizeof__() for t in taggers)
+        return object.__sizeof__(self) + sum(t.__sizeof__() for t in self._taggers())
 
     def _save_state(self) -> tuple[dict[str, Any], list[bytes]]:
         """The Python state and the four taggers' core bytes (see
@@ -651,7 +830,7 @@ class MorphologyTagger(Persistent, Synchronized):
         >>> MorphologyTagger.load(p).tag_words(["Hi"])[0]["lemma"]
         'hi'
         """
-        taggers = (self.upos_, self.xpos_, self.lemma_, self.feats_)
+        taggers = self._taggers()
         state: dict[str, Any] = {
             "fitted": self._fitted,
             "labels": [list(t._labels) for t in taggers],
@@ -661,12 +840,16 @@ class MorphologyTagger(Persistent, Synchronized):
 
     def _load_state(self, state: dict[str, Any], sections: list[bytes]) -> None:
         labels = state["labels"]
-        if not isinstance(labels, list) or len(labels) != 4:
-            raise ValueError("expected the labels of 4 taggers")
-        taggers = (self.upos_, self.xpos_, self.lemma_, self.feats_)
+        if not isinstance(labels, list) or len(labels) != len(sections):
+            raise ValueError(f"expected the labels of {len(sections)} taggers")
+        if len(sections) == 4:  # version 1: no first XPOS tagger
+            self.xpos1_ = None
+        taggers = self._taggers()
         for tagger, lab, sec in zip(taggers, labels, sections, strict=True):
             tagger._load_state({"labels": lab}, [sec])
         for key in _LEXICONS:
+            if len(sections) == 4 and key in _LEXICONS_2:
+                continue
             value = state[key]
             if not isinstance(value, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in value.items()
@@ -677,7 +860,18 @@ class MorphologyTagger(Persistent, Synchronized):
 
 
 #: The lexicons a fitted tagger keeps beside its four chains.
-_LEXICONS = ("amb_upos", "amb_xpos", "feats_lex", "feats_backoff", "lemma_lex", "lemma_lower_lex")
+_LEXICONS = (
+    "amb_upos",
+    "amb_xpos",
+    "feats_lex",
+    "feats_backoff",
+    "lemma_lex",
+    "lemma_lower_lex",
+    "feats_xpos",
+    "casing",
+)
+#: The lexicons added by version 2 (empty in a model of version 1).
+_LEXICONS_2 = ("feats_xpos", "casing")
 
 
 def _select(
