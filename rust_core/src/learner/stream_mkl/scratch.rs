@@ -19,9 +19,15 @@ pub struct Scratch {
     pub(super) dtr: Vec<f64>,
     /// Indices of the non-zero entries of `dtr`, in increasing order.
     pub(super) dtr_nz: Vec<usize>,
+    /// The non-zero `(label, change)` entries of one position's row of `c`
+    /// (room for `L` of them).
+    pub(super) nz: Vec<(usize, f64)>,
     /// The label count `c`'s rows were laid out for.
     pub(super) c_labels: usize,
     pub(super) touched: Vec<usize>,
+    /// Hinge rounds: per entry of `touched`, its gold and predicted labels
+    /// (smaller first), the two non-zeros of its row of `c`.
+    pub(super) pairs: Vec<(usize, usize)>,
     pub(super) sq: Vec<f64>,
     pub(super) ip: Vec<f64>,
     pub(super) dd: Vec<f64>,
