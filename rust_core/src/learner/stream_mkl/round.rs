@@ -62,9 +62,9 @@ impl StreamMkl {
 
     /// The round proper, on validated input.
     pub(super) fn round(&mut self, ex: Example<'_>, y: &[usize]) -> Result<f64> {
-        let mut s = std::mem::take(&mut self.scratch);
+        let mut s = self.scratch.take();
         let r = self.round_with(ex, y, &mut s);
-        self.scratch = s;
+        self.scratch.put(s);
         r
     }
 

@@ -44,3 +44,31 @@ impl PartialEq for Scratch {
         true
     }
 }
+
+/// A model's [`Scratch`], boxed: a round takes it out of the model and puts
+/// it back (a pointer moves, not the buffers). Never saved or compared.
+#[derive(Debug, Clone, Default)]
+pub struct ScratchSlot(Option<Box<Scratch>>);
+
+impl PartialEq for ScratchSlot {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl ScratchSlot {
+    /// The buffers (new ones the first time).
+    pub(super) fn take(&mut self) -> Box<Scratch> {
+        self.0.take().unwrap_or_default()
+    }
+
+    /// Puts the buffers back.
+    pub(super) fn put(&mut self, s: Box<Scratch>) {
+        self.0 = Some(s);
+    }
+
+    /// Wrong positions of the last round's prediction (0 before any).
+    pub(super) fn mistakes(&self) -> usize {
+        self.0.as_ref().map_or(0, |s| s.mistakes)
+    }
+}
