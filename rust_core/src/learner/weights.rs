@@ -298,20 +298,21 @@ impl<T: Real> ScaledBlock<T> {
         d: (f64, f64),
     ) {
         let (y1, y2, l) = at;
-        debug_assert_ne!(y1, y2);
-        let dp = (d.0 * self.p, d.1 * self.p);
+        assert!(y1 != y2 && y1 < l && y2 < l, "two columns of a row");
+        let (dp, mut dq) = ((d.0 * self.p, d.1 * self.p), 0.0);
         let avg = self.b.len() == self.a.len();
-        let mut dq = 0.0;
+        // one bounds check per row and array: the columns are checked above
         for (&f, &v) in idx.iter().zip(val) {
-            let (i, j) = (f as usize * l + y1, f as usize * l + y2);
-            let (oi, oj) = (self.a[i].to_f64(), self.a[j].to_f64());
-            self.a[i] = T::from_f64(oi + d.0 * v);
-            self.a[j] = T::from_f64(oj + d.1 * v);
-            let (ni, nj) = (self.a[i].to_f64(), self.a[j].to_f64());
+            let r = f as usize * l..f as usize * l + l;
+            let a = &mut self.a[r.clone()];
+            let (oi, oj) = (a[y1].to_f64(), a[y2].to_f64());
+            (a[y1], a[y2]) = (T::from_f64(oi + d.0 * v), T::from_f64(oj + d.1 * v));
+            let (ni, nj) = (a[y1].to_f64(), a[y2].to_f64());
             dq += (ni * ni - oi * oi) + (nj * nj - oj * oj);
             if avg {
-                self.b[i] = T::from_f64(self.b[i].to_f64() + dp.0 * v);
-                self.b[j] = T::from_f64(self.b[j].to_f64() + dp.1 * v);
+                let b = &mut self.b[r];
+                let (bi, bj) = (b[y1].to_f64() + dp.0 * v, b[y2].to_f64() + dp.1 * v);
+                (b[y1], b[y2]) = (T::from_f64(bi), T::from_f64(bj));
             }
         }
         self.q += dq;

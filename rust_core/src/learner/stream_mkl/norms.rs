@@ -36,14 +36,21 @@ impl StreamMkl {
         s.dd.clear();
         s.dd.resize(n_blocks, 0.0);
         let (c, touched) = (&s.c, &s.touched);
-        for &p in touched {
+        // hinge rounds: the two labels of each changed position, the only
+        // non-zeros of its row of `c` (the other terms of the sums below
+        // are zeros, which change no bit of a sum that starts at +0.0)
+        let pairs = Some(&s.pairs[..]).filter(|v| v.len() == touched.len());
+        for (k, &p) in touched.iter().enumerate() {
+            let cp = &c[p * l..(p + 1) * l];
             for (g, v) in s.ip[..ng].iter_mut().enumerate() {
                 let sc = &s.gs[(p * ng + g) * l..(p * ng + g + 1) * l];
-                *v += sc
-                    .iter()
-                    .zip(&c[p * l..(p + 1) * l])
-                    .map(|(a, b)| a * b)
-                    .sum::<f64>();
+                *v += match pairs {
+                    Some(pairs) => {
+                        let (a, b) = pairs[k];
+                        sc[a] * cp[a] + sc[b] * cp[b]
+                    }
+                    None => sc.iter().zip(cp).map(|(a, b)| a * b).sum::<f64>(),
+                };
             }
         }
         match ex {

@@ -323,20 +323,22 @@ impl FeatureRows {
                 format!("{} values", x.len()),
             ));
         }
-        if let Some(i) = x.iter().position(|v| !v.is_finite()) {
-            return Err(OmklError::NonFinite {
-                name: "features".into(),
-                index: i,
-                value: f64::from(x[i]),
-            });
-        }
+        // non-finite values are counted as non-zeros: the pass that copies
+        // the non-zeros also finds them
         let nnz = x.iter().filter(|&&v| v != 0.0).count();
         let (mut idx, mut val) = (Vec::with_capacity(nnz), Vec::with_capacity(nnz));
         let mut ptr = Vec::with_capacity(m + 1);
         ptr.push(0);
-        for r in x.chunks_exact(d) {
-            for (f, &v) in r.iter().enumerate() {
+        for (r, row) in x.chunks_exact(d).enumerate() {
+            for (f, &v) in row.iter().enumerate() {
                 if v != 0.0 {
+                    if !v.is_finite() {
+                        return Err(OmklError::NonFinite {
+                            name: "features".into(),
+                            index: r * d + f,
+                            value: f64::from(v),
+                        });
+                    }
                     idx.push(f as u32);
                     val.push(f64::from(v));
                 }

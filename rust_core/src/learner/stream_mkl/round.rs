@@ -62,9 +62,9 @@ impl StreamMkl {
 
     /// The round proper, on validated input.
     pub(super) fn round(&mut self, ex: Example<'_>, y: &[usize]) -> Result<f64> {
-        let mut s = std::mem::take(&mut self.scratch);
+        let mut s = self.scratch.take();
         let r = self.round_with(ex, y, &mut s);
-        self.scratch = s;
+        self.scratch.put(s);
         r
     }
 
@@ -73,9 +73,16 @@ impl StreamMkl {
     /// for the rate `eta`; no change to `self`. Returns the loss.
     fn step(&self, n: usize, y: &[usize], eta: f64, s: &mut Scratch) -> Result<f64> {
         let l = self.l;
-        self.emissions_into(&s.gs, n, &mut s.em);
+        // one group: its scores are the emission scores (the sum would add
+        // each to 0.0, which changes no bit: a score is never -0.0)
+        let em = if self.n_groups() == 1 {
+            &s.gs[..n * l]
+        } else {
+            self.emissions_into(&s.gs, n, &mut s.em);
+            &s.em[..]
+        };
         self.transition_scores_into(Iterate::Last, &mut s.tr);
-        let chain = self.chain_scores(&s.em, &s.tr, n)?;
+        let chain = self.chain_scores(em, &s.tr, n)?;
         if self.config.count_mistakes {
             // the prediction before the update, for prequential error counts
             s.pred.resize(n, 0);
@@ -102,6 +109,7 @@ impl StreamMkl {
             s.c.resize(n * l, 0.0);
         }
         s.touched.clear();
+        s.pairs.clear();
         s.dtr_nz.clear();
         let (c, dtr) = (&mut s.c[..n * l], &mut s.dtr);
         let loss;
@@ -117,16 +125,18 @@ impl StreamMkl {
                             c[p * l + y[p]] += eta;
                             c[p * l + out[p]] -= eta;
                             s.touched.push(p);
+                            s.pairs.push((y[p].min(out[p]), y[p].max(out[p])));
                         }
                     }
                     if self.config.chain {
                         add_path(dtr, l, y, eta);
                         add_path(dtr, l, out, -eta);
-                        path_indices(&mut s.dtr_nz, l, y);
-                        path_indices(&mut s.dtr_nz, l, out);
+                        // the entries of both paths that did not cancel,
+                        // in increasing order (few: the paths mostly agree)
+                        nonzero_path_indices(&mut s.dtr_nz, dtr, l, y);
+                        nonzero_path_indices(&mut s.dtr_nz, dtr, l, out);
                         s.dtr_nz.sort_unstable();
                         s.dtr_nz.dedup();
-                        s.dtr_nz.retain(|&i| dtr[i] != 0.0);
                     }
                 }
             }
@@ -167,7 +177,7 @@ impl StreamMkl {
     /// Adds the step `c` to the kernel and explicit groups (raw changes;
     /// the explicit groups keep their norms exactly as they are written,
     /// the kernel groups' norms follow in [`StreamMkl::round_with`]).
-    fn apply_step(&mut self, ex: Example<'_>, s: &Scratch) {
+    fn apply_step(&mut self, ex: Example<'_>, s: &mut Scratch) {
         let l = self.l;
         let nk = self.kgroups.len();
         let (c, touched) = (&s.c, &s.touched);
@@ -215,17 +225,11 @@ impl StreamMkl {
             Example::Ids(ids) => {
                 let pre = self.pre.as_mut().expect("ids need precomputed inputs");
                 let m = pre.m;
-                let mut nz: Vec<(usize, f64)> = Vec::with_capacity(l);
-                for &p in touched {
+                s.nz.resize(l, (0, 0.0));
+                let pairs = Some(&s.pairs).filter(|v| v.len() == touched.len());
+                for (k, &p) in touched.iter().enumerate() {
                     let j = ids[p];
-                    let cp = &c[p * l..(p + 1) * l];
-                    nz.clear();
-                    nz.extend(
-                        cp.iter()
-                            .enumerate()
-                            .filter(|(_, &v)| v != 0.0)
-                            .map(|(y, &v)| (y, v)),
-                    );
+                    let nz = nonzero_labels(&c[p * l..(p + 1) * l], pairs.map(|v| v[k]), &mut s.nz);
                     for ((b, gram), cache) in self
                         .kgroups
                         .iter_mut()
@@ -233,14 +237,14 @@ impl StreamMkl {
                         .zip(pre.caches.iter_mut())
                     {
                         let sc = b.scale();
-                        for &(yy, cv) in &nz {
+                        for &(yy, cv) in nz {
                             b.add(j * l + yy, cv);
                         }
-                        if let [(y1, c1), (y2, c2)] = nz[..] {
+                        if let [(y1, c1), (y2, c2)] = *nz {
                             let (r1, r2) = two_rows(cache, m, y1, y2);
                             gram.axpy2(j, c1 / sc, r1, c2 / sc, r2);
                         } else {
-                            for &(yy, cv) in &nz {
+                            for &(yy, cv) in nz {
                                 gram.axpy(j, cv / sc, &mut cache[yy * m..(yy + 1) * m]);
                             }
                         }
@@ -248,10 +252,10 @@ impl StreamMkl {
                     for (b, f) in self.egroups.iter_mut().zip(&pre.features) {
                         let (idx, val) = f.row(j);
                         let inv = 1.0 / b.scale();
-                        if let [(y1, c1), (y2, c2)] = nz[..] {
+                        if let [(y1, c1), (y2, c2)] = *nz {
                             b.add_raw_sparse2((y1, y2, l), idx, val, (c1 * inv, c2 * inv));
                         } else {
-                            for &(yy, cv) in &nz {
+                            for &(yy, cv) in nz {
                                 b.add_raw_sparse((yy, l), idx, val, cv * inv);
                             }
                         }
@@ -371,6 +375,31 @@ impl StreamMkl {
     }
 }
 
+/// The non-zero entries `(y, cp[y])` of a row `cp`, in label order, written
+/// into `buf` (at least `cp.len()` long): when `pair = Some((a, b))` names
+/// them (`a < b`, both non-zero), just those two, else found without a
+/// branch per label.
+#[inline]
+fn nonzero_labels<'b>(
+    cp: &[f64],
+    pair: Option<(usize, usize)>,
+    buf: &'b mut [(usize, f64)],
+) -> &'b [(usize, f64)] {
+    if let Some((a, b)) = pair {
+        if cp[a] != 0.0 && cp[b] != 0.0 {
+            buf[..2].copy_from_slice(&[(a, cp[a]), (b, cp[b])]);
+            return &buf[..2];
+        }
+    }
+    let buf = &mut buf[..cp.len()];
+    let mut k = 0;
+    for (y, &v) in cp.iter().enumerate() {
+        buf[k] = (y, v);
+        k += usize::from(v != 0.0);
+    }
+    &buf[..k]
+}
+
 /// Rows `a` and `b` (`a != b`) of a row-major matrix with rows of length
 /// `m`, both mutable.
 fn two_rows(v: &mut [f64], m: usize, a: usize, b: usize) -> (&mut [f64], &mut [f64]) {
@@ -383,11 +412,19 @@ fn two_rows(v: &mut [f64], m: usize, a: usize, b: usize) -> (&mut [f64], &mut [f
     }
 }
 
-/// Appends the indices of the transition features of `labels`.
-fn path_indices(out: &mut Vec<usize>, l: usize, labels: &[usize]) {
-    out.push(l * l + labels[0]);
-    out.push((l + 1) * l + labels[labels.len() - 1]);
-    out.extend(labels.windows(2).map(|w| w[0] * l + w[1]));
+/// Appends the indices `i` of the transition features of `labels` with
+/// `dtr[i] ≠ 0`.
+fn nonzero_path_indices(out: &mut Vec<usize>, dtr: &[f64], l: usize, labels: &[usize]) {
+    let mut keep = |i: usize| {
+        if dtr[i] != 0.0 {
+            out.push(i);
+        }
+    };
+    keep(l * l + labels[0]);
+    keep((l + 1) * l + labels[labels.len() - 1]);
+    for w in labels.windows(2) {
+        keep(w[0] * l + w[1]);
+    }
 }
 
 /// `dtr += coef ·` the transition features of `labels`.

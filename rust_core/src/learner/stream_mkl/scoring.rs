@@ -86,34 +86,29 @@ unsafe fn add_rows_avx512<const NC: usize>(
     }
 }
 
-/// `row += s W[idx, :]ᵀ val` with the fastest loop the CPU has; every path
-/// gives the same results.
-#[inline]
-pub(super) fn add_feature_rows(w: &[f64], idx: &[u32], val: &[f64], s: f64, row: &mut [f64]) {
+/// A loop computing `row += s W[idx, :]ᵀ val` (see [`add_rows`]).
+type AddRows = unsafe fn(&[f64], &[u32], &[f64], f64, &mut [f64]);
+
+/// The fastest [`AddRows`] loop the CPU has for rows of `l` labels, chosen
+/// once for many rows; every loop gives the same results. Calling it is
+/// safe when `row` holds `l` values and `w` a row of `l` weights per
+/// feature index (the CPU features it needs were checked here).
+fn add_rows_for(l: usize) -> AddRows {
     #[cfg(target_arch = "x86_64")]
     {
-        let l = row.len();
         if (1..=32).contains(&l) && std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: AVX-512F is available (checked), `row` holds L values
-            // and `w` a row of L weights per feature index (the caller's
-            // contract).
-            unsafe {
-                match l.div_ceil(8) {
-                    1 => add_rows_avx512::<1>(w, idx, val, s, row),
-                    2 => add_rows_avx512::<2>(w, idx, val, s, row),
-                    3 => add_rows_avx512::<3>(w, idx, val, s, row),
-                    _ => add_rows_avx512::<4>(w, idx, val, s, row),
-                }
-            }
-            return;
+            return match l.div_ceil(8) {
+                1 => add_rows_avx512::<1>,
+                2 => add_rows_avx512::<2>,
+                3 => add_rows_avx512::<3>,
+                _ => add_rows_avx512::<4>,
+            };
         }
         if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2, checked just above.
-            unsafe { add_rows_avx2(w, idx, val, s, row) };
-            return;
+            return add_rows_avx2;
         }
     }
-    add_rows(w, idx, val, s, row);
+    add_rows as AddRows
 }
 
 /// `dst[i] = s · src[i]`, the same products as a scalar loop.
@@ -317,10 +312,14 @@ impl StreamMkl {
                     (&avg_w[..], self.coef_factor(it, 1.0))
                 }
             };
+            let add = add_rows_for(l);
             for (p, &i) in ids.iter().enumerate() {
                 let (idx, val) = rows.row(i);
                 let dst = &mut out[(p * g + nk + e) * l..(p * g + nk + e + 1) * l];
-                add_feature_rows(w, idx, val, f, dst);
+                // SAFETY: `add` is for rows of `l` labels (its CPU features
+                // checked), `dst` holds `l` values and `w` (`width × l`) a row
+                // of `l` weights for every feature index of the input.
+                unsafe { add(w, idx, val, f, dst) };
             }
         }
     }

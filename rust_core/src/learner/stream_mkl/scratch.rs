@@ -19,9 +19,15 @@ pub struct Scratch {
     pub(super) dtr: Vec<f64>,
     /// Indices of the non-zero entries of `dtr`, in increasing order.
     pub(super) dtr_nz: Vec<usize>,
+    /// The non-zero `(label, change)` entries of one position's row of `c`
+    /// (room for `L` of them).
+    pub(super) nz: Vec<(usize, f64)>,
     /// The label count `c`'s rows were laid out for.
     pub(super) c_labels: usize,
     pub(super) touched: Vec<usize>,
+    /// Hinge rounds: per entry of `touched`, its gold and predicted labels
+    /// (smaller first), the two non-zeros of its row of `c`.
+    pub(super) pairs: Vec<(usize, usize)>,
     pub(super) sq: Vec<f64>,
     pub(super) ip: Vec<f64>,
     pub(super) dd: Vec<f64>,
@@ -36,5 +42,33 @@ pub struct Scratch {
 impl PartialEq for Scratch {
     fn eq(&self, _: &Self) -> bool {
         true
+    }
+}
+
+/// A model's [`Scratch`], boxed: a round takes it out of the model and puts
+/// it back (a pointer moves, not the buffers). Never saved or compared.
+#[derive(Debug, Clone, Default)]
+pub struct ScratchSlot(Option<Box<Scratch>>);
+
+impl PartialEq for ScratchSlot {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl ScratchSlot {
+    /// The buffers (new ones the first time).
+    pub(super) fn take(&mut self) -> Box<Scratch> {
+        self.0.take().unwrap_or_default()
+    }
+
+    /// Puts the buffers back.
+    pub(super) fn put(&mut self, s: Box<Scratch>) {
+        self.0 = Some(s);
+    }
+
+    /// Wrong positions of the last round's prediction (0 before any).
+    pub(super) fn mistakes(&self) -> usize {
+        self.0.as_ref().map_or(0, |s| s.mistakes)
     }
 }

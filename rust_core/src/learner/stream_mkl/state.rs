@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::config::StreamMklConfig;
 use super::precomputed::{FeatureRows, PrecomputedGram};
-use super::scratch::Scratch;
+use super::scratch::ScratchSlot;
 use crate::error::{OmklError, Result};
 use crate::kernel::gram::check_finite_f32;
 use crate::kernel::SupportStore;
@@ -98,7 +98,7 @@ pub struct StreamMkl {
     pub(super) pre: Option<Box<Precomputed>>,
     /// Buffers reused by the rounds.
     #[serde(skip)]
-    pub(super) scratch: Scratch,
+    pub(super) scratch: ScratchSlot,
 }
 
 /// The precomputed inputs of a model over input ids `0..m`: per kernel
@@ -156,7 +156,7 @@ impl StreamMkl {
             history_rounds: Vec::new(),
             history: Vec::new(),
             pre: None,
-            scratch: Scratch::default(),
+            scratch: ScratchSlot::default(),
         })
     }
 
@@ -255,7 +255,7 @@ impl StreamMkl {
                 grams,
                 features,
             })),
-            scratch: Scratch::default(),
+            scratch: ScratchSlot::default(),
         })
     }
 
@@ -524,7 +524,7 @@ impl StreamMkl {
     /// its update, got wrong (the prequential error of that round), when
     /// the configuration has `count_mistakes` (0 otherwise).
     pub fn last_mistakes(&self) -> usize {
-        self.scratch.mistakes
+        self.scratch.mistakes()
     }
 
     /// Rounds since the schedule last (re)started.
