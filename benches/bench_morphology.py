@@ -81,8 +81,8 @@ def main() -> None:
         )
         for k in range(folds)
     ]
-    X = [model._upos_features(w, amb[i % folds]) for i, w in enumerate(words)]
-    Xt = [model._upos_features([t["form"] for t in s], model._amb_upos) for s in test]
+    X = [model._stage_features(w, amb[i % folds]) for i, w in enumerate(words)]
+    Xt = [model._stage_features([t["form"] for t in s], model._amb_upos) for s in test]
     Yt = [[t["upos"] for t in s] for s in test]
     same = model._tagger(args.n_buckets)
     _, same_s, _ = timed(lambda: same.fit(X, upos, epochs=args.epochs, shuffle=True))

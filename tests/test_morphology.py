@@ -251,7 +251,7 @@ def test_loads_a_version_1_file(fitted: MorphologyTagger, tmp_path: pathlib.Path
     assert loaded.xpos1_ is None
     test = corpus(20, 4)
     words = [[t["form"] for t in s] for s in test]
-    want_upos = fitted.upos_.predict([fitted._upos_features(ws, fitted._amb_upos) for ws in words])
+    want_upos = fitted.upos_.predict([fitted._stage_features(ws, fitted._amb_upos) for ws in words])
     got = loaded.tag(test)
     assert [[t["upos"] for t in s] for s in got] == want_upos
     # a version-1 file with five sections is refused, naming the file
@@ -287,5 +287,5 @@ def test_unpickles_a_version_1_object(fitted: MorphologyTagger) -> None:
     assert restored.xpos1_ is None and restored.jackknife == 2
     test = corpus(10, 5)
     words = [[t["form"] for t in s] for s in test]
-    want_upos = fitted.upos_.predict([fitted._upos_features(ws, fitted._amb_upos) for ws in words])
+    want_upos = fitted.upos_.predict([fitted._stage_features(ws, fitted._amb_upos) for ws in words])
     assert [[t["upos"] for t in s] for s in restored.tag(test)] == want_upos

@@ -484,32 +484,21 @@ class MorphologyTagger(Persistent, Synchronized):
 
     # --- features --------------------------------------------------------
 
-    def _upos_features(
+    def _stage_features(
         self,
         words: Sequence[str],
         amb: Mapping[str, str],
-        xpos: Sequence[str] | None = None,
+        tags: tuple[str, Sequence[str]] | None = None,
         casing: Mapping[str, str] | None = None,
     ) -> Features:
+        """Features of a UPOS or XPOS stage: the token features, the
+        ambiguity classes ``amb`` of the words and their neighbours, the
+        tags ``(name, tags)`` another stage gave them, and the casing
+        features (see :func:`_add_case`)."""
         feats = token_features(words)
         _add_classes(feats, words, amb, "amb")
-        if xpos is not None:
-            _add_tags(feats, xpos, "xpos")
-        if casing is not None:
-            _add_case(feats, words, casing)
-        return feats
-
-    def _xpos_features(
-        self,
-        words: Sequence[str],
-        amb: Mapping[str, str],
-        upos: Sequence[str] | None,
-        casing: Mapping[str, str] | None = None,
-    ) -> Features:
-        feats = token_features(words)
-        _add_classes(feats, words, amb, "amb")
-        if upos is not None:
-            _add_tags(feats, upos, "upos")
+        if tags is not None:
+            _add_tags(feats, tags[1], tags[0])
         if casing is not None:
             _add_case(feats, words, casing)
         return feats
@@ -626,21 +615,21 @@ class MorphologyTagger(Persistent, Synchronized):
         # each stage's features are built just before it learns, and dropped
         # after; a stage reading another's tags learns from jackknifed ones
         X = [
-            self._xpos_features(ws, amb_x[fold_of[i]], None, case[fold_of[i]])
+            self._stage_features(ws, amb_x[fold_of[i]], None, case[fold_of[i]])
             for i, ws in enumerate(words)
         ]
         jack_x = self._jackknifed(max(self.n_buckets // 4, 1), X, xpos, epochs)
         xpos1_t.fit(X, xpos, epochs=epochs, shuffle=True, seed=self.seed)
         del X
         X = [
-            self._upos_features(ws, amb_u[fold_of[i]], jack_x[i], case[fold_of[i]])
+            self._stage_features(ws, amb_u[fold_of[i]], ("xpos", jack_x[i]), case[fold_of[i]])
             for i, ws in enumerate(words)
         ]
         jack_u = self._jackknifed(self.n_buckets, X, upos, epochs)
         upos_t.fit(X, upos, epochs=epochs, shuffle=True, seed=self.seed)
         del X
         X = [
-            self._xpos_features(ws, amb_x[fold_of[i]], jack_u[i], case[fold_of[i]])
+            self._stage_features(ws, amb_x[fold_of[i]], ("upos", jack_u[i]), case[fold_of[i]])
             for i, ws in enumerate(words)
         ]
         xpos_t.fit(X, xpos, epochs=epochs, shuffle=True, seed=self.seed)
@@ -708,16 +697,18 @@ class MorphologyTagger(Persistent, Synchronized):
         if self.xpos1_ is None:  # a model of version 1
             first: list[list[str]] | list[None] = [None] * len(words)
         else:
-            X_1 = [self._xpos_features(ws, self._amb_xpos, None, casing) for ws in words]
+            X_1 = [self._stage_features(ws, self._amb_xpos, None, casing) for ws in words]
             first = [[str(x) for x in xs] for xs in self.xpos1_.predict(X_1)]
         upos = self.upos_.predict(
             [
-                self._upos_features(ws, self._amb_upos, xs, casing)
+                self._stage_features(
+                    ws, self._amb_upos, None if xs is None else ("xpos", xs), casing
+                )
                 for ws, xs in zip(words, first, strict=True)
             ]
         )
         X_x = [
-            self._xpos_features(ws, self._amb_xpos, [str(u) for u in us], casing)
+            self._stage_features(ws, self._amb_xpos, ("upos", [str(u) for u in us]), casing)
             for ws, us in zip(words, upos, strict=True)
         ]
         xpos = self.xpos_.predict(X_x)
