@@ -1,5 +1,5 @@
-"""Drift detection for the linear estimators: a river detector fed with
-each round's error, and the learner's reaction when it fires.
+"""Drift detection for the estimators: the river detector of a
+``drift_detector`` parameter, and the reactions when it fires.
 
 >>> from omkl._drift import detector_from
 >>> type(detector_from("ADWIN", "drift_detector")).__name__
@@ -25,26 +25,29 @@ DRIFT_REACTIONS = ("restart", "reset")
 Detector = base.DriftDetector | base.BinaryDriftDetector
 
 
-def detector_from(value: Any, name: str, real_valued: bool = False) -> Detector | None:
+def detector_from(
+    value: Any, name: str, real_valued: bool = False, by_name: bool = True
+) -> Detector | None:
     """A fresh detector for the estimator parameter ``name``: ``None``, a
-    river detector (cloned) or the name of a class of ``river.drift``
-    (built with its default parameters). With ``real_valued``, a binary
-    detector (one fed only 0/1 errors, such as ``DDM``) is refused."""
+    river detector (cloned) or, with ``by_name``, the name of a class of
+    ``river.drift`` (built with its default parameters). With
+    ``real_valued``, a binary detector (one fed only 0/1 errors, such as
+    ``DDM``) is refused."""
+    if value is None:
+        return None
     detector: Any = value
-    if isinstance(value, str):
+    if isinstance(value, str) and by_name:
         # imported here: river.drift loads scipy.stats (about 80 MB), which a
         # model without a named detector does not need
         from river import drift as river_drift
 
         cls = getattr(river_drift, value, None)
         detector = cls() if isinstance(cls, type) else None
-    if value is None:
-        return None
     if not isinstance(detector, (base.DriftDetector, base.BinaryDriftDetector)):
+        names = " or the name of a class of river.drift such as 'ADWIN'" if by_name else ""
         raise ValueError(
             f"invalid value for `{name}`: expected None, a river drift detector (e.g. "
-            "river.drift.ADWIN()) or the name of a class of river.drift such as 'ADWIN', "
-            f"got {value!r}"
+            f"river.drift.ADWIN()){names}, got {value!r}"
         )
     if real_valued and isinstance(detector, base.BinaryDriftDetector):
         raise ValueError(

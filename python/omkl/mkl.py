@@ -108,6 +108,7 @@ from river import base
 
 from omkl import _omkl
 from omkl._classifier import SoftmaxClassifier
+from omkl._drift import DRIFT_REACTIONS, detector_from
 from omkl._labels import LabelIndex
 from omkl._omkl import Kernel
 from omkl._params import SCHEDULES, check_choice, check_int, check_real
@@ -137,9 +138,6 @@ _FEATURE_MAPS = (RandomFourierFeatures, NystroemFeatures)
 #: The feature name (dicts) of the constant 1 that ``intercept=True`` adds;
 #: arrays get it as one more last column.
 INTERCEPT = "__intercept__"
-
-#: Reactions of ``drift_reaction`` when the ``drift_detector`` fires.
-DRIFT_REACTIONS = ("restart", "reset")
 
 #: Removal rules of ``budget_rule``.
 BUDGET_RULES = ("smallest", "oldest")
@@ -180,28 +178,6 @@ UNBOUNDED_CONFIG: dict[str, Any] = {
     "drift_detector": None,
     "drift_reaction": "reset",
 }
-
-
-def _named_detector(name: str) -> base.DriftDetector | base.BinaryDriftDetector:
-    """A river drift detector built from its class name in ``river.drift``
-    with default parameters (``"ADWIN"``, ``"PageHinkley"``, ...).
-
-    >>> type(_named_detector("ADWIN")).__name__
-    'ADWIN'
-    """
-    # imported here: river.drift loads scipy.stats (about 80 MB and half a
-    # second), which a model without a named detector does not need
-    from river import drift as river_drift
-
-    cls = getattr(river_drift, name, None)
-    if not (
-        isinstance(cls, type) and issubclass(cls, (base.DriftDetector, base.BinaryDriftDetector))
-    ):
-        raise ValueError(
-            "invalid value for `drift_detector`: expected None, a river drift detector or the "
-            f"name of a class of river.drift such as 'ADWIN', got {name!r}"
-        )
-    return cls()
 
 
 def _has_precomputed(
@@ -309,6 +285,8 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
 
     _chain = False
     _default_kernels = _LINEAR_GAUSSIAN
+    #: Whether ``drift_detector`` may name a class of ``river.drift``.
+    _DETECTOR_BY_NAME = False
 
     def __init__(
         self,
@@ -373,14 +351,9 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         check_choice("budget_rule", budget_rule, BUDGET_RULES)
         check_choice("drift_reaction", drift_reaction, DRIFT_REACTIONS)
         check_int("hash_features", hash_features, 1, allow_none=True)
-        if drift_detector is not None and not isinstance(
-            drift_detector, (base.DriftDetector, base.BinaryDriftDetector)
-        ):
-            raise ValueError(
-                "invalid value for `drift_detector`: expected None or a river drift detector "
-                f"(river.base.DriftDetector, e.g. river.drift.ADWIN()), got {drift_detector!r}"
-            )
-        self._detector = None if drift_detector is None else drift_detector.clone()
+        self._detector = detector_from(
+            drift_detector, "drift_detector", by_name=self._DETECTOR_BY_NAME
+        )
         self.n_drifts_ = 0
         if not isinstance(passive_aggressive, bool):
             raise ValueError(
@@ -1331,6 +1304,7 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
     """
 
     _default_kernels = _LINEAR_GAUSSIAN_GRID
+    _DETECTOR_BY_NAME = True
 
     def __init__(
         self,
@@ -1381,11 +1355,7 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
             transition_lam=transition_lam,
             forgetting=forgetting,
             budget_rule=budget_rule,
-            drift_detector=(
-                _named_detector(drift_detector)
-                if isinstance(drift_detector, str)
-                else drift_detector
-            ),
+            drift_detector=drift_detector,  # type: ignore[arg-type]  # or a name, see _DETECTOR_BY_NAME
             drift_reaction=drift_reaction,
             hash_features=hash_features,
             linear_group=linear_group,
@@ -1396,7 +1366,6 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
             ),
         )
         self.intercept = intercept
-        self.drift_detector = drift_detector  # type: ignore[assignment]
 
     def _class_list(self) -> list[Hashable]:
         return self._labels
