@@ -227,10 +227,9 @@ class _Proximal(_HashedGroups):
 
     def _watch(self, error: float) -> None:
         """Feeds a round's error (made before its update) to the drift
-        detector, and reacts when it fires."""
+        detector (the caller checks there is one), and reacts when it
+        fires."""
         det = self._detector
-        if det is None:
-            return
         det.update(error)
         if det.drift_detected:
             self.n_drifts_ += 1

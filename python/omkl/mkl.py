@@ -707,7 +707,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         new = [f for f in dict.fromkeys(names) if f not in self._feature_index]
         if not new:
             return
-        self._kind_of({})
+        self._kind_of({})  # refused after array inputs
         self._commit_features("dict", new)
         if self._state is not None:
             self._state.grow(len(self._features), self._state.n_labels)

@@ -36,6 +36,29 @@ __all__ = ["NystroemFeatures"]
 _KERNELS = ("gaussian", "polynomial")
 
 
+def _landmark_rows(value: Any, least: int, most: int, what: str) -> npt.NDArray[np.float64]:
+    """``value`` as a float64 array of ``least`` to ``most`` finite rows of
+    one width >= 1, else ``ValueError`` starting with ``what``.
+
+    >>> _landmark_rows([[0.0, 1.0]], 1, 4, "the saved landmarks must be").shape
+    (1, 2)
+    >>> _landmark_rows([[0.0], [1.0]], 3, 3, "invalid value for `landmarks`: expected")
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid value for `landmarks`: expected 3 rows of one width ..., got shape (2, 1)
+    """
+    a = np.array(value, dtype=np.float64)
+    if a.ndim != 2 or not least <= a.shape[0] <= most or a.shape[1] < 1:
+        rows = f"{most}" if least == most else f"{least} to {most}"
+        raise ValueError(
+            f"{what} {rows} rows of one width (an n_components x d array), got shape {a.shape}"
+        )
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{what} finite values")
+    return a
+
+
 class NystroemFeatures(GaussianFeatureMap):
     """``n_components`` Nyström features of the Gaussian kernel
     ``exp(-||x - x'||^2 / (2 sigma2))`` or of the polynomial kernel
@@ -109,15 +132,9 @@ class NystroemFeatures(GaussianFeatureMap):
         self.offset = offset
         self.landmarks = None
         if landmarks is not None:
-            a = np.array(landmarks, dtype=np.float64)
-            if a.ndim != 2 or a.shape[0] != n_components or a.shape[1] < 1:
-                raise ValueError(
-                    "invalid value for `landmarks`: expected an n_components x d array "
-                    f"({n_components} rows), got shape {a.shape}"
-                )
-            if not np.all(np.isfinite(a)):
-                raise ValueError("invalid value for `landmarks`: expected finite values")
-            self.landmarks = a
+            self.landmarks = _landmark_rows(
+                landmarks, n_components, n_components, "invalid value for `landmarks`: expected"
+            )
         self._seen: npt.NDArray[np.float64] | None = None  # landmarks chosen from the data
         self._map: tuple[tuple[int, int, int], npt.NDArray[np.float64]] | None = None
 
@@ -237,18 +254,11 @@ class NystroemFeatures(GaussianFeatureMap):
         """Sets the landmarks chosen from the inputs (as saved by a model),
         ``ValueError`` unless they are at most ``n_components`` finite rows
         of one width."""
-        if rows is None:
-            self._seen = None
-        else:
-            a = np.array(rows, dtype=np.float64)
-            if a.ndim != 2 or not 1 <= a.shape[0] <= self.n_components or a.shape[1] < 1:
-                raise ValueError(
-                    f"the saved landmarks must be 1 to {self.n_components} rows of one width, "
-                    f"got shape {a.shape}"
-                )
-            if not np.all(np.isfinite(a)):
-                raise ValueError("the saved landmarks must be finite")
-            self._seen = a
+        self._seen = (
+            None
+            if rows is None
+            else _landmark_rows(rows, 1, self.n_components, "the saved landmarks must be")
+        )
         self._map = None
 
     def __getstate__(self) -> dict[str, Any]:
