@@ -260,6 +260,18 @@ def _failing_reader(name: str) -> list[Any]:
     return _problem(30, 5)
 
 
+def test_a_cluster_without_workers_is_reported_after_waiting(monkeypatch):
+    import omkl.distributed
+
+    monkeypatch.setattr(omkl.distributed, "WORKER_WAIT_SECONDS", 0.5)
+    with (
+        LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster,
+        Client(cluster) as empty,
+    ):
+        with pytest.raises(RuntimeError, match="no workers .*0.5 s"):
+            train(omkl.ProximalClassifier(), [_problem(20, 3)], client=empty, progress=False)
+
+
 def test_bad_input_raises_clear_errors_and_leaves_the_model_unchanged(client):
     data = _problem(30, 5)
     est = _warm(omkl.ProximalClassifier(), data)

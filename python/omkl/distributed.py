@@ -99,6 +99,7 @@ Examples
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import os
 import random
@@ -126,6 +127,10 @@ from omkl.parsing import DependencyParser, _training_corpus
 from omkl.tagging import TextTagger
 
 __all__ = ["train"]
+
+#: How long :func:`train` waits for a worker to join a cluster that has
+#: none (its workers may be restarting) before it gives up.
+WORKER_WAIT_SECONDS = 60
 
 #: Parsed corpora of the parser's shards, by shard key, on each worker.
 _CORPORA: dict[str, Any] = {}
@@ -485,8 +490,13 @@ def _shard_futures(
     # No worker restrictions: Dask spreads the reads over idle workers, and
     # a read restricted to a worker that died is never run again once every
     # worker has died and come back under new addresses.
-    if not client.scheduler_info(n_workers=-1)["workers"]:
-        raise RuntimeError("client: the Dask cluster has no workers")
+    try:
+        # workers that died come back through their nannies: wait for one
+        client.wait_for_workers(1, timeout=WORKER_WAIT_SECONDS)
+    except (TimeoutError, asyncio.TimeoutError):
+        raise RuntimeError(
+            f"client: the Dask cluster has no workers (none joined in {WORKER_WAIT_SECONDS} s)"
+        ) from None
     out = []
     for s in shards:
         if reader is not None:
