@@ -149,6 +149,7 @@ def test_one_shard_equals_training_in_one_process(client, make):
         assert got == want
     assert [h["round"] for h in history] == [1, 2, 3]
     assert all(h["bytes"] > 0 and h["seconds"] > 0 for h in history)
+    assert all(0 < h["worker_cpu_seconds"] and h["worker_seconds"] < h["seconds"] for h in history)
     _assert_same(export_params(est), before)  # the estimator passed in is untouched
 
 

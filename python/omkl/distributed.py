@@ -276,8 +276,11 @@ def _scan_kernel(template: Any, data: Any, key: str) -> dict[str, Any]:
 class _Trained:
     """A model trained on a worker in one round, with the round's figures."""
 
-    def __init__(self, model: Any, loss: float | None, seconds: float, n: int) -> None:
-        self.model, self.loss, self.seconds, self.n = model, loss, seconds, n
+    def __init__(
+        self, model: Any, loss: float | None, seconds: float, cpu_seconds: float, n: int
+    ) -> None:
+        self.model, self.loss, self.n = model, loss, n
+        self.seconds, self.cpu_seconds = seconds, cpu_seconds
 
 
 def _pass(
@@ -298,7 +301,7 @@ def _pass(
     else:
         model = copy.deepcopy(a)
         import_params(model, b)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     loss: float | None = None
     if isinstance(model, DependencyParser):
         corpus = _parser_corpus(data, key, cache)
@@ -319,7 +322,7 @@ def _pass(
         xs = _shard_examples(data, key)
         model.learn_batch([x for x, _ in xs], [y for _, y in xs])
         n = len(xs)
-    return _Trained(model, loss, time.perf_counter() - t0, n)
+    return _Trained(model, loss, time.perf_counter() - t0, time.process_time() - c0, n)
 
 
 def _layout_of(model: Any) -> dict[str, list[Any]]:
@@ -367,6 +370,7 @@ def _export(trained: _Trained, stage: str) -> tuple[dict[str, Any], dict[str, An
     figures = {
         "loss": trained.loss,
         "seconds": trained.seconds,
+        "cpu_seconds": trained.cpu_seconds,
         "layout": _layout_of(trained.model),
     }
     return params, figures
@@ -596,8 +600,9 @@ def train(
         ``history`` has one dict per round: ``round``, ``stage``, ``shards``,
         ``examples``, ``loss`` (summed over shards; ``None`` for the linear
         estimators), ``seconds`` (wall-clock of the round), ``worker_seconds``
-        (the longest pass), ``bytes`` (parameters sent to and from the
-        workers) and ``validation``.
+        (the longest pass), ``worker_cpu_seconds`` (the most CPU time a pass
+        used, over all threads of its worker process), ``bytes`` (parameters
+        sent to and from the workers) and ``validation``.
     """
     check_mixable(estimator)
     if epochs is None:
@@ -732,6 +737,7 @@ def _rounds(
                 "loss": None if None in losses else float(sum(losses)),
                 "seconds": time.perf_counter() - t0,
                 "worker_seconds": max(f["seconds"] for f in figures),
+                "worker_cpu_seconds": max(f["cpu_seconds"] for f in figures),
                 "bytes": sent + sum(nbytes(p) for p in got),
                 "validation": None,
             }
