@@ -109,6 +109,11 @@ pub struct StreamMklConfig {
     /// more Viterbi pass per round.
     #[serde(default)]
     pub count_mistakes: bool,
+    /// A step-size multiplier per group (kernel groups, then explicit
+    /// groups): group `g` moves by `r_g η_t Δ_g` ([`super::rates`]). Empty:
+    /// every rate is 1.
+    #[serde(default)]
+    pub group_rates: Vec<f64>,
 }
 
 fn one() -> f64 {
@@ -137,6 +142,7 @@ impl StreamMklConfig {
             budget_rule: BudgetRule::Smallest,
             kernel_columns: None,
             count_mistakes: false,
+            group_rates: Vec::new(),
         }
     }
 
@@ -190,6 +196,7 @@ impl StreamMklConfig {
                 ),
             ));
         }
+        super::rates::check_group_rates(&self.group_rates, n_groups)?;
         let in_omega = self.chain && self.transition_lam.is_none();
         self.regularizer.check(n_groups + usize::from(in_omega))?;
         if let Some(lam) = self.transition_lam {
