@@ -73,6 +73,10 @@ Sample = tuple[dict[Any, float], Any]
 #: touch), and an ADWIN detector on the prequential errors whose alarm
 #: restarts the step size.
 DRIFT_CONFIG: dict[str, Any] = {
+    "schedule": "constant",
+    "eta0": 0.1,
+    "linear_rate": 0.03,
+    "linear_hedge": 0.1,
     "max_support": 500,
     "budget_rule": "oldest",
     "linear_group": "primal",
