@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from river import base, drift
 
-from omkl import MKLClassifier
+from omkl import MKLClassifier, SequenceTagger
 from omkl.mkl import HEDGE_DECAY
 
 
@@ -207,6 +207,11 @@ def test_a_detector_alarm_keeps_a_hedged_model_that_predicts_and_pickles():
 def test_bad_rates_name_the_argument(kwargs, name):
     with pytest.raises(ValueError, match=f"`{name}`"):
         MKLClassifier(**kwargs)
+
+
+def test_a_sequence_tagger_takes_no_hedge():
+    with pytest.raises(ValueError, match="`linear_hedge`"):
+        SequenceTagger(linear_hedge=0.1)
 
 
 def test_precomputed_kernels_take_no_hedge():

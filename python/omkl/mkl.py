@@ -458,6 +458,11 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
                 )
         # the linear model that hedges the MKL model (feature vectors only)
         hedge = check_rate("linear_hedge", linear_hedge, allow_none=True)
+        if hedge is not None and self._chain:
+            raise ValueError(
+                "invalid value for `linear_hedge`: expected None (a SequenceTagger has no "
+                f"hedging linear model), got {linear_hedge!r}"
+            )
         self._hedge_eta0 = None if self._precomputed else hedge
         self._hedge: _omkl.StreamMkl | None = None
         self._hedge_errors = [0.0, 0.0]
