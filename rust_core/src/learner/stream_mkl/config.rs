@@ -196,7 +196,7 @@ impl StreamMklConfig {
                 ),
             ));
         }
-        super::rates::check_group_rates(&self.group_rates, n_groups)?;
+        check_group_rates(&self.group_rates, n_groups)?;
         let in_omega = self.chain && self.transition_lam.is_none();
         self.regularizer.check(n_groups + usize::from(in_omega))?;
         if let Some(lam) = self.transition_lam {
@@ -227,6 +227,30 @@ impl StreamMklConfig {
         }
         Ok(())
     }
+}
+
+/// Checks `group_rates` for `n_groups` groups: empty (every rate 1), or one
+/// finite rate > 0 per group.
+fn check_group_rates(rates: &[f64], n_groups: usize) -> Result<()> {
+    if rates.is_empty() {
+        return Ok(());
+    }
+    if rates.len() != n_groups {
+        return Err(OmklError::invalid(
+            "group_rates",
+            format!(
+                "expected one rate per group ({n_groups}), got {}",
+                rates.len()
+            ),
+        ));
+    }
+    if let Some(r) = rates.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
+        return Err(OmklError::invalid(
+            "group_rates",
+            format!("expected finite rates > 0, got {r}"),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -6,31 +6,6 @@
 
 use super::scratch::Scratch;
 use super::state::StreamMkl;
-use crate::error::{OmklError, Result};
-
-/// Checks `group_rates` for `n_groups` groups: empty (every rate 1), or one
-/// finite rate > 0 per group.
-pub(super) fn check_group_rates(rates: &[f64], n_groups: usize) -> Result<()> {
-    if rates.is_empty() {
-        return Ok(());
-    }
-    if rates.len() != n_groups {
-        return Err(OmklError::invalid(
-            "group_rates",
-            format!(
-                "expected one rate per group ({n_groups}), got {}",
-                rates.len()
-            ),
-        ));
-    }
-    if let Some(r) = rates.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
-        return Err(OmklError::invalid(
-            "group_rates",
-            format!("expected finite rates > 0, got {r}"),
-        ));
-    }
-    Ok(())
-}
 
 /// The rate of group `g` (1 when `rates` is empty).
 #[inline]
