@@ -855,6 +855,9 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         if self._hedge_eta0 is None:
             return
         hedge = self._hedge
+        if hedge is not None and (hedge.dim > state.dim or hedge.n_labels > state.n_labels):
+            # the MKL model was replaced (parameter mixing): start a new hedge
+            hedge, self._hedge_errors = None, [0.0, 0.0]
         if hedge is None:
             hyper = self._hyper()
             hyper.update(
@@ -892,8 +895,9 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         weighted prequential error is the smaller, else the MKL model."""
         assert self._state is not None
         e_mkl, e_linear = self._hedge_errors
-        if self._hedge is not None and e_linear < e_mkl:
-            return self._hedge
+        hedge = self._hedge
+        if hedge is not None and e_linear < e_mkl and hedge.dim == self._state.dim:
+            return hedge
         return self._state
 
     def _first_state(
