@@ -54,6 +54,7 @@ def test_detector_sees_the_prequential_errors_and_reactions_keep_a_model(reactio
         drift_reaction=reaction,
         max_support=40,
         budget_rule="oldest",
+        linear_hedge=None,  # predictions of the MKL model itself
     )
     errors = []
     for i, (x, y) in enumerate(xor_stream(200, flip_at=100)):
@@ -82,8 +83,7 @@ def test_detector_restart_steps_with_eta0_again_after_a_drift():
         model = MKLClassifier(
             kernels=["linear"],
             lam=1e-12,
-            eta0=0.5,
-            **{**UNBOUNDED, "drift_detector": det, "drift_reaction": "restart"},
+            **{**UNBOUNDED, "eta0": 0.5, "drift_detector": det, "drift_reaction": "restart"},
         )
         for x, y in xor_stream(30):
             model.learn_one(x, y)

@@ -144,8 +144,16 @@ def test_given_landmarks_see_the_inputs_without_the_intercept_column():
     X = rng.normal(size=(200, 3))
     y = list(X[:, 0] * X[:, 1] > 0)
     landmarks = X[:20]
-    a = MKLClassifier(kernels=[NystroemFeatures(20, sigma2=1.5, landmarks=landmarks)])
-    b = MKLClassifier(kernels=[], explicit_groups={"nystroem": list(range(4, 24))}, intercept=False)
+    # (without the hedging linear model, which sees the input columns only)
+    a = MKLClassifier(
+        kernels=[NystroemFeatures(20, sigma2=1.5, landmarks=landmarks)], linear_hedge=None
+    )
+    b = MKLClassifier(
+        kernels=[],
+        explicit_groups={"nystroem": list(range(4, 24))},
+        intercept=False,
+        linear_hedge=None,
+    )
     Z = NystroemFeatures(20, sigma2=1.5, landmarks=landmarks).transform(X)
     XZ = np.hstack([X, np.ones((200, 1)), Z])  # the intercept's column by hand
     for i in range(len(y)):

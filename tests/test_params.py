@@ -167,6 +167,10 @@ def test_mkl_defaults_equal_the_binding_defaults(cls):
         assert py.pop("max_support") == omkl.mkl.DEFAULT_MAX_SUPPORT == 500
         assert core["max_support"] is None
         shared.discard("max_support")
+        # its drift-following step size (the binding's is eta0 / sqrt(t))
+        assert (py.pop("eta0"), py.pop("schedule")) == (0.1, "constant")
+        assert (core["eta0"], core["schedule"]) == (1.0, "inv_sqrt")
+        shared -= {"eta0", "schedule"}
     assert {k: py[k] for k in shared} == {k: core[k] for k in shared}
 
 

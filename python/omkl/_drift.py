@@ -14,9 +14,12 @@ ValueError: invalid value for `drift_detector`: expected None, a river drift det
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from river import base
+
+from omkl._params import check_real
 
 #: Reactions of ``drift_reaction`` when the ``drift_detector`` fires:
 #: restart the step-size schedule, or also zero the weights.
@@ -55,3 +58,27 @@ def detector_from(
             f"a real-valued detector (river.base.DriftDetector such as ADWIN), got {value!r}"
         )
     return detector.clone() if detector is value else detector
+
+
+def check_rate(name: str, value: Any, allow_none: bool = False) -> float | None:
+    """``value`` as a float if it is a finite real number > 0 (or ``None``
+    with ``allow_none``); else ``ValueError`` naming ``name``.
+
+    >>> check_rate("linear_rate", 0.03)
+    0.03
+    >>> check_rate("linear_hedge", None, allow_none=True) is None
+    True
+    >>> check_rate("linear_rate", 0.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid value for `linear_rate`: expected a finite number > 0, got 0.0
+    """
+    if value is None and allow_none:
+        return None
+    r = check_real(name, value)
+    if not (math.isfinite(r) and r > 0.0):
+        none = "None or " if allow_none else ""
+        raise ValueError(
+            f"invalid value for `{name}`: expected {none}a finite number > 0, got {value!r}"
+        )
+    return r

@@ -76,16 +76,37 @@ is fed the 0/1 error of each position's prediction made before the update
 ``drift_reaction="reset"`` (the default of :class:`SequenceTagger`) zeroes
 the model (and drops the support inputs unless ``average=True``) and
 restarts the step size; ``"restart"`` only restarts the step size
-(``eta0 / sqrt(t)`` counts ``t`` from the drift). ``n_drifts_`` counts the
+(``eta0 / sqrt(t)`` counts ``t`` from the drift). With ``average=True`` an
+alarm also restarts the average: the model predicts with the mean of the
+iterates since the last alarm. ``n_drifts_`` counts the
 alarms. With a budget, ``linear_group="primal"`` keeps the linear kernel as
 a dense group on the input columns, which the budget does not touch, and
 ``intercept=True`` gives it an intercept; ``omkl.experiments.drift.DRIFT_CONFIG``
 is the configuration measured on river's drifting streams, and the default
 of :class:`MKLClassifier`: ``max_support=500``, ``budget_rule="oldest"``,
 ``linear_group="primal"``, an intercept, ``drift_detector="ADWIN"`` and
-``drift_reaction="restart"``. ``MKLClassifier(max_support=None,
-linear_group="kernel", intercept=False, drift_detector=None,
-drift_reaction="reset")`` is the unbounded model of earlier versions.
+``drift_reaction="restart"``, with a constant step size
+(``schedule="constant", eta0=0.1``) of which the linear group takes
+``linear_rate=0.03`` times, and a hedging linear model
+(``linear_hedge=0.1``). ``MKLClassifier(**UNBOUNDED_CONFIG)`` is the
+unbounded model of earlier versions.
+
+**Step size per group and the linear hedge.** ``linear_rate=r`` moves the
+linear kernel (or primal linear group, with the intercept) by ``r eta_t``
+times its subgradient where the other groups move by ``eta_t``; the prox
+steps on the group norms that follow are Alg. 3's. A small linear rate
+with a constant step lets the kernel expansion follow moving clusters
+(RandomRBFDrift) without the linear part chasing the noise. On a noisy,
+nearly linear concept (SEA, 10% label noise) a decaying step wins instead,
+so ``linear_hedge=eta0`` learns a plain linear model (the input columns
+and the intercept, step ``eta0 / sqrt(t)`` restarted by its own copy of
+the drift detector) beside the MKL model on every ``learn_one``, and each
+prediction comes from the one of the two whose exponentially weighted
+prequential error (decay :data:`HEDGE_DECAY`, about the last 1,000
+examples) is smaller. ``coef_``, ``kernel_weights_`` and the drift
+detector are those of the MKL model; ``fit`` trains the MKL model only
+(and drops the linear one). Models over precomputed Gram matrices have no
+hedge.
 
 **Constant cost.** :class:`omkl.RandomFourierFeatures` given among the
 ``kernels`` is a group of random features of a Gaussian kernel, weighed by
@@ -108,7 +129,7 @@ from river import base
 
 from omkl import _omkl
 from omkl._classifier import SoftmaxClassifier
-from omkl._drift import DRIFT_REACTIONS, detector_from
+from omkl._drift import DRIFT_REACTIONS, check_rate, detector_from
 from omkl._labels import LabelIndex
 from omkl._omkl import Kernel
 from omkl._params import SCHEDULES, check_choice, check_int, check_real
@@ -168,10 +189,26 @@ _LINEAR_GAUSSIAN_GRID: list[tuple[str, Any]] = [("linear", "linear")] + [
 #: Default support budget of :class:`MKLClassifier`.
 DEFAULT_MAX_SUPPORT = 500
 
+#: Default ``linear_rate`` of :class:`MKLClassifier`: the linear group steps
+#: by ``0.03 eta``, the kernel groups by ``eta``.
+DEFAULT_LINEAR_RATE = 0.03
+
+#: Default ``linear_hedge`` of :class:`MKLClassifier`: ``eta0`` of the
+#: hedging linear model.
+DEFAULT_LINEAR_HEDGE = 0.1
+
+#: Decay of the weighted prequential errors that choose between the MKL
+#: model and its hedging linear model (about the last 1,000 rounds).
+HEDGE_DECAY = 0.999
+
 #: The parameters that give the unbounded :class:`MKLClassifier` of earlier
 #: releases (its support grows with the stream, no drift detector):
 #: ``MKLClassifier(**UNBOUNDED_CONFIG)``.
 UNBOUNDED_CONFIG: dict[str, Any] = {
+    "eta0": 1.0,
+    "schedule": "inv_sqrt",
+    "linear_rate": 1.0,
+    "linear_hedge": None,
     "max_support": None,
     "linear_group": "kernel",
     "intercept": False,
@@ -313,6 +350,8 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         hash_features: int | None = None,
         linear_group: str = "kernel",
         intercept: bool = False,
+        linear_rate: float = 1.0,
+        linear_hedge: float | None = None,
     ):
         self.kernels = kernels
         self.explicit_groups = explicit_groups
@@ -337,6 +376,8 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         self.hash_features = hash_features
         self.linear_group = linear_group
         self.intercept: bool | None = intercept
+        self.linear_rate = linear_rate
+        self.linear_hedge = linear_hedge
         if not isinstance(intercept, bool):
             raise ValueError(
                 f"invalid value for `intercept`: expected True or False, got {intercept!r}"
@@ -378,6 +419,11 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         check_int("max_support", max_support, 1, allow_none=True)
         check_int("history_every", history_every, 0)
         self._group_names = [str(g) for g in groups]
+        rate = check_rate("linear_rate", linear_rate)
+        linear = {n for n, k in specs if isinstance(k, str) and k == "linear"}
+        self._group_rates = (
+            [] if rate == 1.0 else [rate if g in linear else 1.0 for g in self._group_labels()]
+        )
         self._precomputed = any(
             isinstance(k, _omkl.PrecomputedGram) for _, k in self._kernel_specs
         ) or any(isinstance(v, np.ndarray) and v.ndim == 2 for v in groups.values())
@@ -410,6 +456,21 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
                 raise ValueError(
                     f"invalid value for `labels`: expected distinct labels, got {labels!r}"
                 )
+        # the linear model that hedges the MKL model (feature vectors only)
+        hedge = check_rate("linear_hedge", linear_hedge, allow_none=True)
+        if hedge is not None and self._chain:
+            raise ValueError(
+                "invalid value for `linear_hedge`: expected None (a SequenceTagger has no "
+                f"hedging linear model), got {linear_hedge!r}"
+            )
+        self._hedge_eta0 = None if self._precomputed else hedge
+        self._hedge: _omkl.StreamMkl | None = None
+        self._hedge_errors = [0.0, 0.0]
+        self._hedge_detector = (
+            None
+            if self._hedge_eta0 is None
+            else detector_from(drift_detector, "drift_detector", by_name=self._DETECTOR_BY_NAME)
+        )
         # fail early on bad hyperparameters: the core checks them (and the
         # kernels) on a one-feature model
         if self._precomputed:
@@ -531,7 +592,8 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             history_every=int(self.history_every),
             forgetting=float(self.forgetting),
             budget_rule=self.budget_rule,
-            count_mistakes=self.drift_detector is not None,
+            count_mistakes=self.drift_detector is not None or self._hedge_eta0 is not None,
+            group_rates=self._group_rates,
             passive_aggressive=self.passive_aggressive,
             transition_lam=None if self.transition_lam is None else float(self.transition_lam),
         )
@@ -771,11 +833,72 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         if state is None:
             state = self._first_state(kind, new_features, xs[0], m.shape[1], max(n_labels, 1))
         grow = kind == "dict" and self.hash_features is None
-        state.learn(m, np.asarray(ids, dtype=np.int64), n_labels, grow_dim=grow)
+        y = np.asarray(ids, dtype=np.int64)
+        state.learn(m, y, n_labels, grow_dim=grow)
         self._state = state
         self._commit_features(kind, new_features)
         self._add_labels(new_labels)
+        self._learn_hedge(m, y, n_labels, grow, state)
         self._watch_drift(state, len(xs))
+
+    def _learn_hedge(
+        self,
+        m: npt.NDArray[np.float32],
+        y: npt.NDArray[np.int64],
+        n_labels: int,
+        grow: bool,
+        state: _omkl.StreamMkl,
+    ) -> None:
+        """One round of the hedging linear model (``linear_hedge``) on the
+        rows ``m`` the MKL model ``state`` has just learned, and the update
+        of both models' weighted prequential errors."""
+        if self._hedge_eta0 is None:
+            return
+        hedge = self._hedge
+        if hedge is not None and (hedge.dim > state.dim or hedge.n_labels > state.n_labels):
+            # the MKL model was replaced (parameter mixing): start a new hedge
+            hedge, self._hedge_errors = None, [0.0, 0.0]
+        if hedge is None:
+            hyper = self._hyper()
+            hyper.update(
+                eta0=self._hedge_eta0,
+                schedule="inv_sqrt",
+                sigma=1.0,
+                average=False,
+                radius=None,
+                history_every=0,
+                forgetting=1.0,
+                passive_aggressive=False,
+                group_rates=[],
+            )
+            cols = list(range(state.dim - self._n_random()))
+            hedge = _omkl.StreamMkl([], [cols], state.dim, state.n_labels, **hyper)
+        hedge.learn(m, y, n_labels, grow_dim=grow)
+        self._hedge = hedge
+        n = len(y)
+        d = HEDGE_DECAY
+        errors = (state.last_mistakes / n, hedge.last_mistakes / n)
+        self._hedge_errors = [
+            d * e + (1.0 - d) * w for e, w in zip(self._hedge_errors, errors, strict=True)
+        ]
+        det = self._hedge_detector
+        if det is not None:
+            fired = False
+            for p in range(n):
+                det.update(p < hedge.last_mistakes)
+                fired = fired or det.drift_detected
+            if fired:
+                hedge.restart_schedule()
+
+    def _predictor(self) -> _omkl.StreamMkl:
+        """The model that predicts: the hedging linear model when its
+        weighted prequential error is the smaller, else the MKL model."""
+        assert self._state is not None
+        e_mkl, e_linear = self._hedge_errors
+        hedge = self._hedge
+        if hedge is not None and e_linear < e_mkl and hedge.dim == self._state.dim:
+            return hedge
+        return self._state
 
     def _first_state(
         self, kind: str, new_features: list[Hashable], first: Any, d: int, n_labels: int
@@ -810,6 +933,8 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             if self.drift_reaction == "reset":
                 state.scale_groups(0.0)
             state.restart_schedule()
+            if self.average:
+                state.restart_average()
 
     def _fit(
         self,
@@ -872,6 +997,8 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
                     self._state = state
                     self._commit_features(kind, new_features)
                     self._add_labels(new_labels)
+                    # the hedging linear model follows learn_one only
+                    self._hedge, self._hedge_errors = None, [0.0, 0.0]
                 if bar is not None:
                     bar.update(1)
                     bar.set_postfix(loss=f"{loss / len(seqs):.4g}", support=state.n_support)
@@ -1052,6 +1179,13 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         """Number of examples learned so far."""
         return 0 if self._state is None else self._state.rounds
 
+    @property
+    @synchronized
+    def hedge_active_(self) -> bool:
+        """Whether predictions now come from the hedging linear model
+        (``linear_hedge``) rather than from the MKL model."""
+        return self._state is not None and self._predictor() is self._hedge
+
     # --- persistence ------------------------------------------------------
 
     @synchronized
@@ -1080,6 +1214,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             )
         state = self.__dict__.copy()
         state["_state"] = None if self._state is None else self._state.to_bytes()
+        state["_hedge"] = None if self._hedge is None else self._hedge.to_bytes()
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -1098,22 +1233,32 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             ("_rff_specs", []),
             ("_primal_names", []),
             ("_scale_d", None),
+            ("linear_rate", 1.0),
+            ("linear_hedge", None),
+            ("_group_rates", []),
+            ("_hedge_eta0", None),
+            ("_hedge", None),
+            ("_hedge_errors", [0.0, 0.0]),
+            ("_hedge_detector", None),
         ):
             state.setdefault(key, value)
         state.setdefault("_intercept", bool(state["intercept"]))
-        if state["_state"] is not None:
-            state["_state"] = _omkl.StreamMkl.from_bytes(state["_state"])
+        for key in ("_state", "_hedge"):
+            if state[key] is not None:
+                state[key] = _omkl.StreamMkl.from_bytes(state[key])
         self.__dict__.update(state)
 
     @synchronized
     def __sizeof__(self) -> int:
-        return object.__sizeof__(self) + (0 if self._state is None else self._state.nbytes)
+        return object.__sizeof__(self) + sum(
+            0 if m is None else m.nbytes for m in (self._state, self._hedge)
+        )
 
     _SAVE_VERSION = SAVE_FORMAT_VERSION
-    _SAVE_SECTIONS = (0, 1)
+    _SAVE_SECTIONS = (0, 1, 2)
 
     def _save_state(self) -> tuple[dict[str, Any], list[bytes]]:
-        state = {
+        state: dict[str, Any] = {
             "input": self._input,
             "features": self._features,
             "labels": self._labels,
@@ -1126,7 +1271,9 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
                 for _, f in self._rff_specs
             ],
         }
-        return state, ([] if self._state is None else [self._state.to_bytes()])
+        state["hedge_errors"] = list(self._hedge_errors)
+        sections = [m.to_bytes() for m in (self._state, self._hedge) if m is not None]
+        return state, sections
 
     def _load_state(self, state: dict[str, Any], sections: list[bytes]) -> None:
         features, labels, kind = state["features"], state["labels"], state["input"]
@@ -1135,6 +1282,18 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         if kind not in (None, "dict", "array"):
             raise ValueError(f"unknown input kind {kind!r}")
         core = _omkl.StreamMkl.from_bytes(sections[0]) if sections else None
+        hedge = _omkl.StreamMkl.from_bytes(sections[1]) if len(sections) > 1 else None
+        errors = state.get("hedge_errors", [0.0, 0.0])
+        if (
+            not isinstance(errors, list)
+            or len(errors) != 2
+            or not all(isinstance(e, (int, float)) and 0.0 <= e <= 1.0 for e in errors)
+        ):
+            raise ValueError(f"the saved hedge errors must be two rates in [0, 1], got {errors!r}")
+        if hedge is not None and (
+            core is None or hedge.dim != core.dim or hedge.n_labels != core.n_labels
+        ):
+            raise ValueError("the saved hedging linear model does not match the MKL model")
         if core is not None:
             n_dim = (
                 len(features) if self.hash_features is None else self.hash_features
@@ -1160,6 +1319,8 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
                 raise ValueError("landmarks were saved for a group that has none")
         self._scale_d = scale_d
         self._state = core
+        self._hedge = hedge
+        self._hedge_errors = [float(e) for e in errors]
         self._input = kind
         self._features = features
         self._feature_index = index_of(features, "feature names")
@@ -1188,15 +1349,17 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
     lam
         Regularisation strength ``lam``.
     eta0
-        Base step size.
+        Base step size (the default of :class:`MKLClassifier` is ``0.1``).
     schedule
         ``"inv_sqrt"`` (``eta0 / sqrt(t)``), ``"constant"`` (``eta0``) or
-        ``"inv_linear"`` (``1 / (lam t)``).
+        ``"inv_linear"`` (``1 / (lam t)``). The default of
+        :class:`MKLClassifier` is ``"constant"``.
     loss
         ``"hinge"`` (multiclass hinge, cost 1) or ``"crf"`` (alias
         ``"log"``: multiclass logistic).
     average
-        Predict with the average of all iterates.
+        Predict with the average of the iterates (since the last alarm of
+        the ``drift_detector``, if any).
     max_support
         Cap on the number of support inputs (``None``: no cap). The default
         of :class:`MKLClassifier`, ``500`` (:data:`DEFAULT_MAX_SUPPORT`),
@@ -1257,6 +1420,16 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
         default of :class:`MKLClassifier` is ``"primal"``; ``"kernel"``
         (with ``max_support=None, intercept=False``) gives the model of
         earlier versions.
+    linear_rate
+        Multiplier of the step size for the linear kernel (or primal
+        linear group); a finite number > 0. The default of
+        :class:`MKLClassifier` is ``0.03`` (:data:`DEFAULT_LINEAR_RATE`).
+    linear_hedge
+        ``None`` or the ``eta0`` (> 0) of the hedging linear model: a
+        linear model learned beside the MKL model, which makes the
+        predictions while its weighted prequential error is the smaller
+        (see the module documentation). The default of
+        :class:`MKLClassifier` is ``0.1`` (:data:`DEFAULT_LINEAR_HEDGE`).
 
     ``predict_proba_one`` is the softmax of the class scores: it orders the
     classes like the scores but is not calibrated.
@@ -1293,6 +1466,22 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
     >>> model.classes_, model.n_rounds_
     ([False, True], 300)
 
+    On a noisy linear concept the hedging linear model makes the
+    predictions; once the concept is no longer linear, the MKL model does:
+
+    >>> rng = np.random.default_rng(1)
+    >>> hedged = omkl.MKLClassifier(kernels=["linear", "gaussian"])
+    >>> for _ in range(1000):
+    ...     x = {"a": rng.normal(), "b": rng.normal()}
+    ...     hedged.learn_one(x, bool(x["a"] + x["b"] > 0) != bool(rng.random() < 0.2))
+    >>> hedged.hedge_active_
+    True
+    >>> for _ in range(1000):
+    ...     x = {"a": rng.normal(), "b": rng.normal()}
+    ...     hedged.learn_one(x, bool(x["a"] * x["b"] > 0))
+    >>> hedged.hedge_active_
+    False
+
     Saved and loaded atomically:
 
     >>> import pathlib, shutil, tempfile
@@ -1311,8 +1500,8 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
         kernels: Sequence[KernelSpec] | Mapping[str, KernelSpec] | None = None,
         explicit_groups: Mapping[str, Sequence[Hashable] | npt.NDArray[Any]] | None = None,
         lam: float = 1e-4,
-        eta0: float = 1.0,
-        schedule: str = "inv_sqrt",
+        eta0: float = 0.1,
+        schedule: str = "constant",
         loss: str = "hinge",
         average: bool = False,
         max_support: int | None = DEFAULT_MAX_SUPPORT,
@@ -1331,6 +1520,8 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
         hash_features: int | None = None,
         linear_group: str = "primal",
         intercept: bool | None = None,
+        linear_rate: float = DEFAULT_LINEAR_RATE,
+        linear_hedge: float | None = DEFAULT_LINEAR_HEDGE,
     ):
         if intercept is not None and not isinstance(intercept, bool):
             raise ValueError(
@@ -1364,6 +1555,8 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
                 if intercept is not None
                 else not _has_precomputed(kernels, explicit_groups)
             ),
+            linear_rate=linear_rate,
+            linear_hedge=linear_hedge,
         )
         self.intercept = intercept
 
@@ -1379,7 +1572,7 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
             return None
         if self._precomputed:
             return cast("list[float]", self._state.scores_ids(self._ids([x]))[0].tolist())
-        return cast("list[float]", self._state.scores(self._predict_rows([x]))[0].tolist())
+        return cast("list[float]", self._predictor().scores(self._predict_rows([x]))[0].tolist())
 
     @synchronized
     def predict_one(  # type: ignore[override]
@@ -1389,7 +1582,7 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
             return None
         if self._precomputed:
             return self._labels[int(self._state.predict_ids(self._ids([x]))[0])]
-        return self._labels[int(self._state.predict(self._predict_rows([x]))[0])]
+        return self._labels[int(self._predictor().predict(self._predict_rows([x]))[0])]
 
     @synchronized
     def fit(
@@ -1427,7 +1620,7 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
         if self._precomputed:
             return [self.predict_one(r) for r in rows]
         m = self._predict_rows(rows)
-        ids = self._state.predict_many(m, np.ones(len(rows), dtype=np.int64))
+        ids = self._predictor().predict_many(m, np.ones(len(rows), dtype=np.int64))
         return [self._labels[int(i)] for i in ids]
 
     @classmethod
@@ -1446,6 +1639,7 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
             "drift_reaction": "reset",
         }
         yield {"kernels": ["linear", RandomFourierFeatures(16)], "hash_features": 8}
+        yield {"average": True, "linear_rate": 0.5, "linear_hedge": 0.3, "max_support": 20}
 
 
 class SequenceTagger(_StreamMkl):

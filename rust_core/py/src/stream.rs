@@ -236,6 +236,7 @@ fn config_from<'py>(
         forgetting: o.get("forgetting", 1.0, "a float in (0, 1]")?,
         budget_rule: budget_rule.parse().py()?,
         count_mistakes: o.get("count_mistakes", false, "a bool")?,
+        group_rates: o.get("group_rates", Vec::new(), "a list of floats")?,
         ..StreamMklConfig::multiclass(Vec::new(), lam, eta0)
     };
     if vectors {
@@ -252,7 +253,7 @@ impl PyStreamMkl {
     /// A model over feature vectors of dimension `d`; the keyword options
     /// (`chain`, `loss`, `regularizer`, `lam`, `schedule`, `eta0`, `sigma`,
     /// `cost`, `average`, `radius`, `history_every`, `passive_aggressive`,
-    /// `transition_lam`, `forgetting`, `budget_rule`, `count_mistakes`, `max_support`,
+    /// `transition_lam`, `forgetting`, `budget_rule`, `count_mistakes`, `group_rates`, `max_support`,
     /// `skip_zeros`, `kernel_columns`) default as in `StreamMklConfig`.
     #[new]
     #[pyo3(signature = (kernels, explicit_groups, d, n_labels, **options))]
@@ -308,6 +309,11 @@ impl PyStreamMkl {
     /// round 1); the coefficients do not change.
     fn restart_schedule(&mut self) {
         self.inner.restart_schedule()
+    }
+
+    /// Restarts the averaged iterate: it averages the rounds from now on.
+    fn restart_average(&mut self) {
+        self.inner.restart_average()
     }
 
     /// Positions that the last round's prediction (made before its update)

@@ -29,10 +29,12 @@ impl StreamMkl {
 
 impl StreamMkl {
     /// Coefficient `i` of a block under iterate `it` (the average over the
-    /// finished rounds, or the current iterate when none is finished).
+    /// rounds finished since the average (re)started, or the current iterate when none is finished).
     fn coef_of(&self, b: &ScaledBlock, i: usize, it: Iterate) -> f64 {
         match it {
-            Iterate::Average if self.t > 0 => b.average_sum(i) / self.t as f64,
+            Iterate::Average if self.average_rounds() > 0 => {
+                b.average_sum(i) / self.average_rounds() as f64
+            }
             _ => b.get(i),
         }
     }

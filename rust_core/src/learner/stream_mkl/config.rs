@@ -109,6 +109,11 @@ pub struct StreamMklConfig {
     /// more Viterbi pass per round.
     #[serde(default)]
     pub count_mistakes: bool,
+    /// A step-size multiplier per group (kernel groups, then explicit
+    /// groups): group `g` moves by `r_g η_t Δ_g` ([`super::rates`]). Empty:
+    /// every rate is 1.
+    #[serde(default)]
+    pub group_rates: Vec<f64>,
 }
 
 fn one() -> f64 {
@@ -137,6 +142,7 @@ impl StreamMklConfig {
             budget_rule: BudgetRule::Smallest,
             kernel_columns: None,
             count_mistakes: false,
+            group_rates: Vec::new(),
         }
     }
 
@@ -190,6 +196,7 @@ impl StreamMklConfig {
                 ),
             ));
         }
+        check_group_rates(&self.group_rates, n_groups)?;
         let in_omega = self.chain && self.transition_lam.is_none();
         self.regularizer.check(n_groups + usize::from(in_omega))?;
         if let Some(lam) = self.transition_lam {
@@ -220,6 +227,30 @@ impl StreamMklConfig {
         }
         Ok(())
     }
+}
+
+/// Checks `group_rates` for `n_groups` groups: empty (every rate 1), or one
+/// finite rate > 0 per group.
+fn check_group_rates(rates: &[f64], n_groups: usize) -> Result<()> {
+    if rates.is_empty() {
+        return Ok(());
+    }
+    if rates.len() != n_groups {
+        return Err(OmklError::invalid(
+            "group_rates",
+            format!(
+                "expected one rate per group ({n_groups}), got {}",
+                rates.len()
+            ),
+        ));
+    }
+    if let Some(r) = rates.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
+        return Err(OmklError::invalid(
+            "group_rates",
+            format!("expected finite rates > 0, got {r}"),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -221,6 +221,9 @@ impl StreamMkl {
         out.schedule_start = average(&ws, |m| models[m].schedule_start as f64)
             .round()
             .min(out.t as f64) as u64;
+        out.average_start = average(&ws, |m| models[m].average_start as f64)
+            .round()
+            .min(out.t as f64) as u64;
         if let Some(budget) = out.config.max_support {
             while out.support.len() > budget {
                 out.remove_support(BudgetRule::Smallest);

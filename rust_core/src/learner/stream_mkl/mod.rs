@@ -20,12 +20,15 @@
 //! * [`fit`]: epochs over a corpus of precomputed inputs, the objective.
 //! * [`precomputed`]: precomputed Gram matrices and feature rows.
 //! * [`budget`]: the support budget and its removal rule.
+//! * [`average`]: restarting the averaged iterate.
+//! * [`rates`]: a step size per group.
 //! * [`mix`]: the weighted average of models (parameter mixing).
 //! * [`persist`]: versioned bytes.
 //!
 //! Weights are [`crate::learner::weights::ScaledBlock`]s. The support inputs are a [`crate::kernel::SupportStore`]; kernel values
 //! come from one dot product through [`crate::kernel::Kernel::from_dot`].
 
+pub mod average;
 pub mod budget;
 pub mod coefficients;
 pub mod config;
@@ -35,6 +38,7 @@ pub mod mix;
 pub mod norms;
 pub mod persist;
 pub mod precomputed;
+pub mod rates;
 pub mod round;
 pub mod scoring;
 pub mod scratch;

@@ -140,6 +140,7 @@ impl StreamMkl {
             && self.support_stamp.len() == s
             && self.support_stamp.iter().all(|&t| t <= self.t)
             && self.schedule_start <= self.t
+            && self.average_start <= self.t
             && self.kgroups.len() == self.config.kernels.len()
             && self.kgroups.iter().all(|b| b.len() == s * l)
             && self.egroups.len() == self.config.explicit_groups.len()

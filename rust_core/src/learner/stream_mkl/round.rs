@@ -4,6 +4,7 @@
 //! given as feature vectors and as ids of precomputed inputs.
 
 use super::config::StreamLoss;
+use super::rates::rate;
 use super::scoring::{Example, Iterate};
 use super::scratch::Scratch;
 use super::state::StreamMkl;
@@ -181,6 +182,7 @@ impl StreamMkl {
         let l = self.l;
         let nk = self.kgroups.len();
         let (c, touched) = (&s.c, &s.touched);
+        let rates = &self.config.group_rates;
         match ex {
             Example::Vectors(x) => {
                 let (d, kd, t) = (self.d, self.kernel_dim(), self.t + 1);
@@ -194,19 +196,21 @@ impl StreamMkl {
                         } else {
                             self.support_stamp[j] = t;
                         }
-                        for b in &mut self.kgroups {
+                        for (k, b) in self.kgroups.iter_mut().enumerate() {
                             if new {
                                 b.push_zeros(l);
                             }
+                            let r = rate(rates, k);
                             for (yy, &cv) in cp.iter().enumerate() {
                                 if cv != 0.0 {
-                                    b.add(j * l + yy, cv);
+                                    b.add(j * l + yy, cv * r);
                                 }
                             }
                         }
                     }
-                    for (b, cols) in self.egroups.iter_mut().zip(&self.config.explicit_groups) {
-                        let inv = 1.0 / b.scale();
+                    let groups = self.egroups.iter_mut().zip(&self.config.explicit_groups);
+                    for (e, (b, cols)) in groups.enumerate() {
+                        let inv = rate(rates, nk + e) / b.scale();
                         for (yy, &cv) in cp.iter().enumerate() {
                             if cv == 0.0 {
                                 continue;
@@ -230,15 +234,17 @@ impl StreamMkl {
                 for (k, &p) in touched.iter().enumerate() {
                     let j = ids[p];
                     let nz = nonzero_labels(&c[p * l..(p + 1) * l], pairs.map(|v| v[k]), &mut s.nz);
-                    for ((b, gram), cache) in self
+                    for (g, ((b, gram), cache)) in self
                         .kgroups
                         .iter_mut()
                         .zip(&pre.grams)
                         .zip(pre.caches.iter_mut())
+                        .enumerate()
                     {
-                        let sc = b.scale();
+                        let r = rate(rates, g);
+                        let sc = b.scale() / r;
                         for &(yy, cv) in nz {
-                            b.add(j * l + yy, cv);
+                            b.add(j * l + yy, cv * r);
                         }
                         if let [(y1, c1), (y2, c2)] = *nz {
                             let (r1, r2) = two_rows(cache, m, y1, y2);
@@ -249,9 +255,9 @@ impl StreamMkl {
                             }
                         }
                     }
-                    for (b, f) in self.egroups.iter_mut().zip(&pre.features) {
+                    for (e, (b, f)) in self.egroups.iter_mut().zip(&pre.features).enumerate() {
                         let (idx, val) = f.row(j);
-                        let inv = 1.0 / b.scale();
+                        let inv = rate(rates, nk + e) / b.scale();
                         if let [(y1, c1), (y2, c2)] = *nz {
                             b.add_raw_sparse2((y1, y2, l), idx, val, (c1 * inv, c2 * inv));
                         } else {
@@ -301,6 +307,7 @@ impl StreamMkl {
             s.dd.resize(n_blocks, 0.0);
         } else {
             self.norm_terms(ex, s, pa);
+            self.scale_norm_terms(s, !pa);
         }
         if pa {
             // Everything above is for the unit step; scale it to τ.

@@ -13,7 +13,8 @@ use crate::kernel::support::sq_norm_f32;
 pub enum Iterate {
     /// The current iterate `θ_t`.
     Last,
-    /// The average of the iterates of all finished rounds.
+    /// The average of the iterates of the rounds finished since the
+    /// average (re)started ([`StreamMkl::restart_average`]).
     Average,
 }
 
@@ -137,7 +138,7 @@ impl StreamMkl {
     /// The iterate used for prediction (the average when configured and at
     /// least one round is finished).
     pub(super) fn predict_iterate(&self) -> Iterate {
-        if self.config.average && self.t > 0 {
+        if self.config.average && self.average_rounds() > 0 {
             Iterate::Average
         } else {
             Iterate::Last
@@ -177,7 +178,7 @@ impl StreamMkl {
     fn coef_factor(&self, it: Iterate, scale: f64) -> f64 {
         match it {
             Iterate::Last => scale,
-            Iterate::Average => 1.0 / self.t.max(1) as f64,
+            Iterate::Average => 1.0 / self.average_rounds().max(1) as f64,
         }
     }
 
@@ -357,7 +358,10 @@ impl StreamMkl {
                 }
                 Iterate::Average => {
                     tr.clear();
-                    tr.extend((0..b.len()).map(|i| b.average_sum(i) / self.t as f64));
+                    tr.extend(
+                        (0..b.len())
+                            .map(|i| b.average_sum(i) / self.average_rounds().max(1) as f64),
+                    );
                 }
             },
         }

@@ -87,6 +87,10 @@ pub struct StreamMkl {
     /// `t + 1` takes the rate of round `t + 1 - schedule_start`.
     #[serde(default)]
     pub(super) schedule_start: u64,
+    /// The round at which the averaged iterate last (re)started: it is the
+    /// average of the iterates of rounds `average_start + 1 ..= t`.
+    #[serde(default)]
+    pub(super) average_start: u64,
     /// Per support input, the last round that changed its coefficients
     /// (the budget's `Oldest` rule removes the smallest).
     #[serde(default)]
@@ -152,6 +156,7 @@ impl StreamMkl {
             l,
             t: 0,
             schedule_start: 0,
+            average_start: 0,
             support_stamp: Vec::new(),
             history_rounds: Vec::new(),
             history: Vec::new(),
@@ -246,6 +251,7 @@ impl StreamMkl {
             l,
             t: 0,
             schedule_start: 0,
+            average_start: 0,
             support_stamp: Vec::new(),
             history_rounds: Vec::new(),
             history: Vec::new(),

@@ -1,0 +1,229 @@
+"""The drift defaults of MKLClassifier: the averaged iterate restarted on a
+detector's alarm (against the mean of the iterates computed in the test),
+the linear group's own step size (against a run with rate 1), and the
+hedging linear model (against a separate linear model and MKL model run
+side by side, with the weighted errors computed in the test)."""
+
+from __future__ import annotations
+
+import copy
+import math
+import pickle
+
+import numpy as np
+import pytest
+from river import base, drift
+
+from omkl import MKLClassifier, SequenceTagger
+from omkl.mkl import HEDGE_DECAY
+
+
+class SpyDetector(base.DriftDetector):
+    """Reports a drift every ``every`` updates."""
+
+    def __init__(self, every: int = 7):
+        super().__init__()
+        self.every = every
+        self.n = 0
+
+    def update(self, x):
+        self.n += 1
+        self._drift_detected = self.n % self.every == 0
+
+
+def stream(n, seed=0, switch_at=None, noise=0.1):
+    """A noisy linear concept, then (from ``switch_at``) the XOR of the
+    signs, which no linear model learns."""
+    rng = np.random.default_rng(seed)
+    for i in range(n):
+        x = {"a": float(rng.normal()), "b": float(rng.normal()), "c": float(rng.normal())}
+        if switch_at is not None and i >= switch_at:
+            y = bool(x["a"] * x["b"] > 0)
+        else:
+            y = bool(x["a"] + 0.5 * x["b"] > 0.3)
+            if rng.random() < noise:
+                y = not y
+        yield x, y
+
+
+def test_average_restarts_on_each_alarm():
+    every = 13
+    model = MKLClassifier(
+        kernels=["linear"],
+        schedule="inv_sqrt",
+        eta0=0.5,
+        average=True,
+        drift_detector=SpyDetector(every),
+        linear_hedge=None,
+        labels=[False, True],
+    )
+    iterates = []
+    for i, (x, y) in enumerate(stream(60, noise=0.3)):
+        model.learn_one(x, y)
+        if (i + 1) % every == 0:
+            iterates = []  # the alarm of this round restarts the average
+        else:
+            iterates.append(model._state.explicit_coef(0, False))
+        if iterates:
+            expected = np.mean(iterates, axis=0)
+            np.testing.assert_allclose(model.coef_["linear"], expected, rtol=1e-9, atol=1e-12)
+        else:
+            # no round since the alarm: the current iterate
+            np.testing.assert_array_equal(
+                model.coef_["linear"], model._state.explicit_coef(0, False)
+            )
+    assert model.n_drifts_ == 60 // every
+
+
+def test_without_a_detector_the_average_is_over_the_whole_stream():
+    model = MKLClassifier(
+        kernels=["linear"],
+        average=True,
+        drift_detector=None,
+        linear_hedge=None,
+        labels=[False, True],
+    )
+    iterates = []
+    for x, y in stream(40, noise=0.3):
+        model.learn_one(x, y)
+        iterates.append(model._state.explicit_coef(0, False))
+    np.testing.assert_allclose(model.coef_["linear"], np.mean(iterates, axis=0), rtol=1e-9)
+
+
+def test_linear_rate_scales_the_first_step_of_the_linear_group_only():
+    coefs = {}
+    for rate in (1.0, 0.25):
+        model = MKLClassifier(
+            kernels=["linear", "gaussian"],
+            lam=0.0,
+            linear_rate=rate,
+            linear_hedge=None,
+            drift_detector=None,
+        )
+        model.learn_one({"a": 1.0, "b": -2.0}, "x")
+        model.learn_one({"a": 0.5, "b": 1.0}, "y")  # the first step: from zero scores
+        coefs[rate] = model.coef_
+    np.testing.assert_allclose(coefs[0.25]["linear"], 0.25 * coefs[1.0]["linear"], rtol=1e-12)
+    np.testing.assert_allclose(coefs[0.25]["gaussian"], coefs[1.0]["gaussian"], rtol=1e-12)
+    assert np.abs(coefs[1.0]["linear"]).max() > 0
+
+
+def test_predictions_come_from_the_model_with_the_smaller_weighted_error():
+    kw = dict(
+        kernels=["linear", "gaussian"],
+        max_support=50,
+        drift_detector="ADWIN",
+        labels=[False, True],
+    )
+    hedged = MKLClassifier(linear_hedge=0.2, **kw)
+    # the two models side by side: the MKL model alone, and the linear model
+    # the hedge is (the primal linear group with an intercept, eta0 / sqrt(t))
+    mkl = MKLClassifier(linear_hedge=None, **kw)
+    linear = MKLClassifier(
+        kernels=["linear"],
+        schedule="inv_sqrt",
+        eta0=0.2,
+        linear_rate=1.0,
+        linear_hedge=None,
+        drift_detector="ADWIN",
+        labels=[False, True],
+    )
+    data = list(stream(3000, switch_at=1500))
+    # a first round for all three, so that each predicts before it learns
+    for m in (hedged, mkl, linear):
+        m.learn_one(*data[0])
+    errors = list(hedged._hedge_errors)
+    chosen = set()
+    for x, y in data[1:]:
+        preds = (mkl.predict_one(x), linear.predict_one(x))
+        use = 1 if errors[1] < errors[0] else 0
+        chosen.add(use)
+        assert hedged.predict_one(x) == preds[use]
+        proba = hedged.predict_proba_one(x)
+        ref = (mkl, linear)[use].predict_proba_one(x)
+        assert proba.keys() == ref.keys()
+        assert all(math.isclose(proba[k], ref[k], rel_tol=1e-12) for k in ref)
+        for m in (hedged, mkl, linear):
+            m.learn_one(x, y)
+        errors = [
+            HEDGE_DECAY * e + (1 - HEDGE_DECAY) * (p != y)
+            for e, p in zip(errors, preds, strict=True)
+        ]
+        assert hedged._hedge_errors == pytest.approx(errors, rel=1e-12, abs=1e-15)
+    # the linear model wins on the noisy linear half, the MKL model on XOR
+    assert chosen == {0, 1}
+    assert hedged._predictor() is hedged._state
+    np.testing.assert_array_equal(hedged.coef_["gaussian"], mkl.coef_["gaussian"])
+
+
+def test_the_hedge_survives_pickling_saving_copies_and_fit(tmp_path):
+    model = MKLClassifier(linear_hedge=0.1)
+    data = list(stream(400))
+    for x, y in data:
+        model.learn_one(x, y)
+    assert model._hedge is not None
+    probes = [x for x, _ in data[:50]]
+    expected = [model.predict_one(x) for x in probes]
+    model.save(tmp_path / "m.pkl")
+    for other in (
+        pickle.loads(pickle.dumps(model)),
+        MKLClassifier.load(tmp_path / "m.pkl"),
+        copy.deepcopy(model),
+    ):
+        assert [other.predict_one(x) for x in probes] == expected
+        assert other._hedge_errors == model._hedge_errors
+    # fit trains the MKL model only and drops the hedge
+    X = [x for x, _ in data]
+    y = [t for _, t in data]
+    model.fit(X, y)
+    assert model._hedge is None and model._predictor() is model._state
+    model.learn_one(*data[0])
+    assert model._hedge is not None
+
+
+def test_a_detector_alarm_keeps_a_hedged_model_that_predicts_and_pickles():
+    model = MKLClassifier(drift_detector=SpyDetector(5), average=True, max_support=10)
+    for i, (x, y) in enumerate(stream(40, switch_at=20)):
+        model.learn_one(x, y)
+        if (i + 1) % 5 == 0:
+            assert model.predict_one(x) in (False, True)
+            back = pickle.loads(pickle.dumps(model))
+            assert back.predict_one(x) == model.predict_one(x)
+    assert model.n_drifts_ == 8
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"linear_rate": 0.0}, "linear_rate"),
+        ({"linear_rate": -1.0}, "linear_rate"),
+        ({"linear_rate": float("nan")}, "linear_rate"),
+        ({"linear_rate": "fast"}, "linear_rate"),
+        ({"linear_hedge": 0.0}, "linear_hedge"),
+        ({"linear_hedge": float("inf")}, "linear_hedge"),
+        ({"linear_hedge": "yes"}, "linear_hedge"),
+    ],
+)
+def test_bad_rates_name_the_argument(kwargs, name):
+    with pytest.raises(ValueError, match=f"`{name}`"):
+        MKLClassifier(**kwargs)
+
+
+def test_a_sequence_tagger_takes_no_hedge():
+    with pytest.raises(ValueError, match="`linear_hedge`"):
+        SequenceTagger(linear_hedge=0.1)
+
+
+def test_precomputed_kernels_take_no_hedge():
+    from omkl import PrecomputedGram
+
+    x = np.random.default_rng(0).normal(size=(6, 2)).astype(np.float32)
+    gram = PrecomputedGram((x @ x.T).astype(np.float32))
+    model = MKLClassifier(kernels=[gram], max_support=None)
+    for i in range(6):
+        model.learn_one(i, i % 2)
+    assert model._hedge is None and model.predict_one(0) in (0, 1)
+
+
+def test_default_detector_is_adwin():
+    assert isinstance(MKLClassifier()._hedge_detector, drift.ADWIN)
