@@ -15,9 +15,12 @@ samples:
 * ``hyperplane``: a rotating hyperplane, 10 features of which 5 drift;
 * ``shuttle``: river's bundled Shuttle data, in their order.
 
-It writes ``table.md``, ``results.json`` and ``beta.png`` (β over time of
-the default model on each stream, the change point of SEA marked) to
-``--out``. The comparison with river's models is ``benches/bench_drift.py``.
+It writes ``table.md``, ``results.json`` and ``beta.png`` (β over time,
+one row of panels per model and one panel per stream, the change point of
+SEA marked) to ``--out``. The default model's linear group steps at a
+fraction of the kernels' rate, so its β stays small; the unbounded model's
+row shows the weights of all its groups moving as the concepts change.
+The comparison with river's models is ``benches/bench_drift.py``.
 
 Examples
 --------
@@ -210,8 +213,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"invalid value for `--samples`: expected >= 1, got {args.samples}")
     every = args.every if args.every > 0 else max(args.samples // 200, 1)
     rows: list[dict[str, Any]] = []
-    histories: dict[str, list[tuple[int, dict[str, float]]]] = {}
     makers = contenders()
+    histories: dict[str, dict[str, list[tuple[int, dict[str, float]]]]] = {m: {} for m in makers}
     for stream in args.streams:
         data = list(STREAMS[stream](args.samples))  # generated before any timing
         for name, make in makers.items():
@@ -233,8 +236,7 @@ def run(args: argparse.Namespace) -> int:
                     "us_per_sample": 1e6 * secs / max(n, 1),
                 }
             )
-            if name == "MKLClassifier()":
-                histories[stream] = hist
+            histories[name][stream] = hist
             print(f"{stream:11s} {name:22s} {100 * acc:6.2f}%  {1e6 * secs / n:8.1f} µs/sample")
     args.out.mkdir(parents=True, exist_ok=True)
     table = _table(rows, list(makers))
@@ -250,7 +252,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _figure(
-    histories: dict[str, list[tuple[int, dict[str, float]]]], n: int, path: pathlib.Path
+    histories: dict[str, dict[str, list[tuple[int, dict[str, float]]]]],
+    n: int,
+    path: pathlib.Path,
 ) -> None:
     import matplotlib
 
@@ -259,16 +263,18 @@ def _figure(
 
     from omkl.plotting import plot_kernel_weights
 
-    k = max(len(histories), 1)
-    fig, axes = plt.subplots(1, k, figsize=(4.5 * k, 3.4), squeeze=False)
-    for ax, (stream, hist) in zip(axes[0], histories.items(), strict=False):
-        change = CHANGE_AT.get(stream)
-        plot_kernel_weights(
-            hist,
-            ax=ax,
-            title=stream,
-            events=[int(change * n)] if change is not None else [],
-        )
+    rows = len(histories)
+    k = max((len(h) for h in histories.values()), default=1)
+    fig, axes = plt.subplots(rows, k, figsize=(4.5 * k, 3.4 * rows), squeeze=False)
+    for row, (model, per_stream) in zip(axes, histories.items(), strict=True):
+        for ax, (stream, hist) in zip(row, per_stream.items(), strict=False):
+            change = CHANGE_AT.get(stream)
+            plot_kernel_weights(
+                hist,
+                ax=ax,
+                title=f"{stream}: {model}",
+                events=[int(change * n)] if change is not None else [],
+            )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
