@@ -192,6 +192,27 @@ def _has_precomputed(
     )
 
 
+#: Hashes of string feature names met so far (at most ``_HASH_CACHE_SIZE``).
+_HASH_CACHE: dict[str, int] = {}
+_HASH_CACHE_SIZE = 1 << 16
+
+
+def _hash_of(name: Hashable) -> int:
+    """xxh3-64 of ``str(name)`` (string names looked up in a bounded cache).
+
+    >>> _hash_of("a") == _omkl.hash_feature("a") and _hash_of(1) == _omkl.hash_feature("1")
+    True
+    """
+    if type(name) is not str:
+        return _omkl.hash_feature(str(name))
+    h = _HASH_CACHE.get(name)
+    if h is None:
+        h = _omkl.hash_feature(name)
+        if len(_HASH_CACHE) < _HASH_CACHE_SIZE:
+            _HASH_CACHE[name] = h
+    return h
+
+
 def _with_one(x: Any) -> Any:
     """The array row ``x`` with a last entry 1 (the intercept's column);
     anything but a 1-D row is returned as it is, for the checks to name."""
@@ -476,7 +497,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         """The column and sign of a dict feature name under ``hash_features``
         (xxh3-64 of ``str(name)``, stable across processes)."""
         assert self.hash_features is not None
-        h = _omkl.hash_feature(str(name))
+        h = _hash_of(name)
         return h % self.hash_features, (-1.0 if h >> 63 else 1.0)
 
     def _scale_dim(self, x: Any) -> int | None:
@@ -499,22 +520,37 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
     def _augment(
         self, m: npt.NDArray[np.float32], intercept_last: bool = False
     ) -> npt.NDArray[np.float32]:
-        """``m`` with the random features of its rows appended
-        (``intercept_last``: its last column is the intercept's)."""
+        """``m`` as the core takes it: the input rows alone, whose
+        random-feature columns the core state's feature maps compute
+        (``intercept_last``: the last column is the intercept's, which the
+        Nyström landmarks leave out). Nyström groups still choosing their
+        landmarks take them from ``m`` first, and the state gets its maps
+        again when they change (or when it has none, as after loading)."""
         if not self._rff_specs:
             return m
-        # Nyström landmarks are inputs: without the intercept's last column (arrays)
-        bare = m[:, :-1] if intercept_last else m
-        return np.ascontiguousarray(
-            np.hstack(
-                [m]
-                + [
-                    f.transform(bare if isinstance(f, NystroemFeatures) else m, self._scale_d)
-                    for _, f in self._rff_specs
-                ]
-            ),
-            dtype=np.float32,
-        )
+        changed = False
+        for _, f in self._rff_specs:
+            if isinstance(f, NystroemFeatures):
+                bare = m[:, :-1] if intercept_last else m
+                changed |= f._take_landmarks(bare)
+        state = self._state
+        if state is not None and (changed or state.feature_maps_input_dim is None):
+            self._install_maps(state)
+        return m
+
+    def _install_maps(self, state: _omkl.StreamMkl) -> None:
+        """Gives ``state`` the feature maps of the random-feature groups:
+        they read its input columns (the Nyström maps without an array
+        input's intercept column) and fill the groups' columns."""
+        if not self._rff_specs:
+            return
+        base_d = state.dim - self._n_random()
+        bare_d = base_d - 1 if self._intercept and self._input == "array" else base_d
+        maps = [
+            f._core_map(bare_d if isinstance(f, NystroemFeatures) else base_d, self._scale_d)
+            for _, f in self._rff_specs
+        ]
+        state.set_feature_maps(base_d, maps)
 
     def _hyper(self) -> dict[str, Any]:
         return dict(
@@ -551,7 +587,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         kernels = [_build_kernel(k, scale_d) for _, k in self._kernel_specs]
         n_explicit = len(self._group_names) + len(self._primal_names) + len(self._rff_specs)
         explicit = [[0]] * n_explicit if check_only else self._explicit_columns(base_d)
-        return _omkl.StreamMkl(
+        state = _omkl.StreamMkl(
             kernels,
             explicit,
             d,
@@ -560,6 +596,9 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             kernel_columns=None if check_only or not self._rff_specs else base_d,
             **self._hyper(),
         )
+        if not check_only:
+            self._install_maps(state)
+        return state
 
     def _group_labels(self) -> list[str]:
         return (
@@ -583,29 +622,57 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
     def _rows(
         self, xs: Sequence[Any], learning: bool
     ) -> tuple[npt.NDArray[np.float32], list[Hashable]]:
-        """Rows of ``xs`` as an ``n x d`` float32 matrix (random features
-        appended), with the feature names that would be new (dict inputs
-        without hashing, ``learning=True``)."""
+        """Rows of ``xs`` as an ``n x d`` float32 matrix (the core state
+        appends the random features), with the feature names that would be
+        new (dict inputs without hashing, ``learning=True``)."""
+        one = self._one_row(xs)
+        if one is not None:
+            return self._augment(one, self._intercept), []
         if self._intercept:
             xs = [{**x, INTERCEPT: 1.0} if isinstance(x, Mapping) else _with_one(x) for x in xs]
         m, new = self._input_rows(xs, learning)
         arrays = bool(xs) and not isinstance(xs[0], Mapping)
         return self._augment(m, self._intercept and arrays), new
 
+    def _one_row(self, xs: Sequence[Any]) -> npt.NDArray[np.float32] | None:
+        """The row of a single 1-D float array of the expected length, once
+        the model has learned from arrays (with the intercept's 1 appended),
+        as the general path gives it; ``None`` for anything else."""
+        if len(xs) != 1 or self._input != "array" or self._state is None:
+            return None
+        x = xs[0]
+        if type(x) is not np.ndarray or x.ndim != 1 or x.dtype.kind != "f":
+            return None
+        one = int(self._intercept)
+        d = self._base_dim()
+        if x.shape[0] != d - one:
+            return None
+        m = np.empty((1, d), dtype=np.float32)
+        m[0, : d - one] = x
+        if one:
+            m[0, -1] = 1.0
+        return m
+
     def _hashed_rows(self, xs: Sequence[Any]) -> npt.NDArray[np.float32]:
         """Dict rows hashed into ``hash_features`` columns (signed)."""
         assert self.hash_features is not None
         # summed in float64, so that colliding features give the same float32
         # value in any order
-        m = np.zeros((len(xs), self.hash_features), dtype=np.float64)
+        n = self.hash_features
+        m = np.zeros((len(xs), n), dtype=np.float64)
         for i, x in enumerate(xs):
             self._kind_of(x)
+            acc: dict[int, float] = {}
             for k, v in x.items():
                 kind = type(v)
                 if not (kind is float or kind is int):
                     v = check_real(f"x[{k!r}]", v, allow_bool=True)
-                j, sign = self._hashed(k)
-                m[i, j] += sign * v
+                h = _hash_of(k)
+                j = h % n
+                acc[j] = acc.get(j, 0.0) + (-v if h >> 63 else v)
+            row = m[i]
+            for j, v in acc.items():
+                row[j] = v
         if not np.isfinite(m).all():
             raise ValueError("invalid value for `x`: expected finite values")
         return m.astype(np.float32)
@@ -769,7 +836,8 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         kind = self._kind_of(xs[0])
         state = self._state
         if state is None:
-            state = self._first_state(kind, new_features, xs[0], m.shape[1], max(n_labels, 1))
+            d = m.shape[1] + self._n_random()  # the core appends the random features
+            state = self._first_state(kind, new_features, xs[0], d, max(n_labels, 1))
         grow = kind == "dict" and self.hash_features is None
         state.learn(m, np.asarray(ids, dtype=np.int64), n_labels, grow_dim=grow)
         self._state = state
@@ -846,11 +914,13 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         # Learn on a copy: the model changes only if the first epoch is valid.
         if self._state is None:
             # labels enter as they are met, as with learn_one
-            state = self._first_state(kind, new_features, flat[0], m.shape[1], 1)
+            d = m.shape[1] + self._n_random()  # the core appends the random features
+            state = self._first_state(kind, new_features, flat[0], d, 1)
         else:
             state = _omkl.StreamMkl.from_bytes(self._state.to_bytes())
             if m.shape[1] > state.dim:
                 state.grow(m.shape[1], state.n_labels)
+            self._install_maps(state)
         rng = np.random.default_rng(self.seed)
         offsets = np.concatenate([[0], np.cumsum(lens)])
         bar = None

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from omkl import _omkl
 from omkl._feature_maps import GaussianFeatureMap
 from omkl._params import check_int
 
@@ -131,6 +132,18 @@ class RandomFourierFeatures(GaussianFeatureMap):
             got = (w, b)
             self._maps = {key: got}
         return got
+
+    def _core_map(self, d: int, scale_d: int | None) -> _omkl.FeatureMap:
+        """The map for inputs of ``d`` columns as the core evaluates it
+        (the same ``W``, ``b`` and scale; ``scale_d`` as in :meth:`weights`).
+
+        >>> rff = RandomFourierFeatures(50, seed=1)
+        >>> x = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+        >>> bool(np.allclose(rff._core_map(3, None).transform(x), rff.transform(x), atol=1e-6))
+        True
+        """
+        w, b = self.weights(d, scale_d)
+        return _omkl.FeatureMap.fourier(w, b, math.sqrt(2.0 / self.n_components))
 
     def transform(self, x: npt.ArrayLike, scale_d: int | None = None) -> npt.NDArray[np.float32]:
         """``z(x)`` of each row of the ``n x d`` array ``x`` (``n x D``,

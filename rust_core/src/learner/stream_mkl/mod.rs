@@ -22,6 +22,7 @@
 //! * [`budget`]: the support budget and its removal rule.
 //! * [`mix`]: the weighted average of models (parameter mixing).
 //! * [`persist`]: versioned bytes.
+//! * [`mapped`]: explicit groups filled by feature maps of the input.
 //!
 //! Weights are [`crate::learner::weights::ScaledBlock`]s. The support inputs are a [`crate::kernel::SupportStore`]; kernel values
 //! come from one dot product through [`crate::kernel::Kernel::from_dot`].
@@ -31,6 +32,7 @@ pub mod coefficients;
 pub mod config;
 pub mod fit;
 pub mod learn;
+pub mod mapped;
 pub mod mix;
 pub mod norms;
 pub mod persist;
@@ -43,6 +45,7 @@ pub mod state;
 pub use crate::learner::weights::ScaledBlock;
 pub use config::{BudgetRule, StreamLoss, StreamMklConfig};
 pub use fit::{EpochReport, FitOptions};
+pub use mapped::{FeatureMaps, MappedRows};
 pub use precomputed::{FeatureRows, GramStorage, PrecomputedGram};
 pub use scoring::{Example, Iterate};
 pub use state::StreamMkl;

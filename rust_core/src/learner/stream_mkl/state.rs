@@ -99,6 +99,9 @@ pub struct StreamMkl {
     /// Buffers reused by the rounds.
     #[serde(skip)]
     pub(super) scratch: ScratchSlot,
+    /// Feature maps that fill the last columns from the first ([`super::mapped`]).
+    #[serde(skip)]
+    pub(super) maps: super::mapped::MapSlot,
 }
 
 /// The precomputed inputs of a model over input ids `0..m`: per kernel
@@ -157,6 +160,7 @@ impl StreamMkl {
             history: Vec::new(),
             pre: None,
             scratch: ScratchSlot::default(),
+            maps: Default::default(),
         })
     }
 
@@ -256,6 +260,7 @@ impl StreamMkl {
                 features,
             })),
             scratch: ScratchSlot::default(),
+            maps: Default::default(),
         })
     }
 

@@ -1,0 +1,287 @@
+//! Explicit groups filled by feature maps of the input (random Fourier or
+//! Nyström features, [`crate::kernel::feature_map`]).
+//!
+//! A model given [`FeatureMaps`] takes rows of the input alone (`input_dim`
+//! values) as well as full rows: [`MappedRows::rows`] widens each input
+//! row `x` to `[x | z_1(x) | … | z_G(x)]`, the model's `d` columns, whose
+//! last columns are the maps' explicit groups. The maps are the model's
+//! evaluation, not its state: they are neither saved nor compared (the
+//! caller, which drew or computed their parameters, gives them again to a
+//! loaded model).
+
+use std::sync::Arc;
+
+use super::state::StreamMkl;
+use crate::error::{OmklError, Result};
+use crate::kernel::feature_map::FeatureMap;
+
+/// Feature maps appended to inputs of `input_dim` values, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeatureMaps {
+    input_dim: usize,
+    maps: Vec<FeatureMap>,
+}
+
+impl FeatureMaps {
+    /// The maps `maps` on inputs of `input_dim ≥ 1` values; each map reads
+    /// at most `input_dim` of them (a prefix).
+    ///
+    /// # Example
+    /// ```
+    /// use omkl_core::kernel::feature_map::FeatureMap;
+    /// use omkl_core::learner::stream_mkl::FeatureMaps;
+    /// let rff = FeatureMap::fourier(2, vec![1.0, 0.0, 0.0, 1.0], vec![0.0, 0.0], 1.0).unwrap();
+    /// let maps = FeatureMaps::new(3, vec![rff.clone()]).unwrap();
+    /// assert_eq!(maps.width(), 5);
+    /// let mut rows = Vec::new();
+    /// maps.expand(&[0.0, 0.0, 7.0], &mut rows, &mut Vec::new()).unwrap();
+    /// assert_eq!(rows, vec![0.0, 0.0, 7.0, 1.0, 1.0]);
+    /// assert!(FeatureMaps::new(1, vec![rff]).is_err()); // reads 2 values
+    /// ```
+    pub fn new(input_dim: usize, maps: Vec<FeatureMap>) -> Result<Self> {
+        if input_dim == 0 {
+            return Err(OmklError::invalid(
+                "input_dim",
+                "expected an input dimension >= 1, got 0",
+            ));
+        }
+        if let Some((i, m)) = maps
+            .iter()
+            .enumerate()
+            .find(|(_, m)| m.input_dim() > input_dim)
+        {
+            return Err(OmklError::shape(
+                format!("maps[{i}]"),
+                format!("a map of at most {input_dim} input values"),
+                format!("{}", m.input_dim()),
+            ));
+        }
+        Ok(FeatureMaps { input_dim, maps })
+    }
+
+    /// Values per input row.
+    pub fn input_dim(&self) -> usize {
+        self.input_dim
+    }
+
+    /// Values per widened row: the input and every map's features.
+    pub fn width(&self) -> usize {
+        self.input_dim + self.maps.iter().map(FeatureMap::width).sum::<usize>()
+    }
+
+    /// The maps, in order.
+    pub fn maps(&self) -> &[FeatureMap] {
+        &self.maps
+    }
+
+    /// Bytes held by the maps' parameters.
+    pub fn nbytes(&self) -> usize {
+        self.maps.iter().map(FeatureMap::nbytes).sum()
+    }
+
+    /// Writes the widened rows of `x` (row-major, `n × input_dim`, finite)
+    /// into `out` (`n × width`); `buf` is scratch space. Returns `n`.
+    ///
+    /// # Complexity
+    /// O(n) times the maps' cost per row.
+    pub fn expand(&self, x: &[f32], out: &mut Vec<f32>, buf: &mut Vec<f64>) -> Result<usize> {
+        let d = self.input_dim;
+        if !x.len().is_multiple_of(d) {
+            return Err(OmklError::shape(
+                "x",
+                format!("rows of {d} values"),
+                format!("{} values", x.len()),
+            ));
+        }
+        if x.iter().any(|v| !v.is_finite()) {
+            return Err(OmklError::invalid("x", "expected finite values"));
+        }
+        let (n, w) = (x.len() / d, self.width());
+        out.clear();
+        out.resize(n * w, 0.0);
+        for (row, xr) in out.chunks_exact_mut(w).zip(x.chunks_exact(d)) {
+            let (head, mut rest) = row.split_at_mut(d);
+            head.copy_from_slice(xr);
+            for m in &self.maps {
+                let (z, tail) = rest.split_at_mut(m.width());
+                m.fill(xr, z, buf);
+                rest = tail;
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// A model's [`FeatureMaps`], shared by its copies; never saved, and
+/// ignored when models are compared.
+#[derive(Debug, Clone, Default)]
+pub struct MapSlot(Option<Arc<FeatureMaps>>);
+
+impl PartialEq for MapSlot {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+/// Widened rows for a model with feature maps, keeping the last input:
+/// predicting and then learning the same input maps it once.
+#[derive(Debug, Default, Clone)]
+pub struct MappedRows {
+    maps: Option<Arc<FeatureMaps>>,
+    input: Vec<f32>,
+    rows: Vec<f32>,
+    buf: Vec<f64>,
+}
+
+impl MappedRows {
+    /// The rows the model `model` takes for `x` (`d` values per row), and
+    /// their width: `x` itself, unless the model has feature maps and `x`
+    /// holds input rows (`d` is the maps' input dimension), which are then
+    /// widened (or taken from the last call when `x` and the maps are the
+    /// same).
+    ///
+    /// # Example
+    /// ```
+    /// use omkl_core::kernel::{feature_map::FeatureMap, Kernel};
+    /// use omkl_core::learner::stream_mkl::{FeatureMaps, MappedRows, StreamMkl, StreamMklConfig};
+    /// let cfg = StreamMklConfig {
+    ///     explicit_groups: vec![vec![0], vec![1, 2]],
+    ///     ..StreamMklConfig::multiclass(vec![], 1e-3, 1.0)
+    /// };
+    /// let mut model = StreamMkl::new(cfg, 3, 2).unwrap();
+    /// let rff = FeatureMap::fourier(1, vec![1.0, -1.0], vec![0.0, 0.0], 1.0).unwrap();
+    /// model.set_feature_maps(Some(FeatureMaps::new(1, vec![rff]).unwrap())).unwrap();
+    /// let mut mapped = MappedRows::default();
+    /// let (rows, d) = mapped.rows(&model, &[0.0], 1).unwrap();
+    /// assert_eq!((rows, d), (&[0.0f32, 1.0, 1.0][..], 3));
+    /// let (rows, d) = mapped.rows(&model, &[5.0, 6.0, 7.0], 3).unwrap();
+    /// assert_eq!((rows, d), (&[5.0f32, 6.0, 7.0][..], 3)); // full rows as they are
+    /// ```
+    pub fn rows<'a>(
+        &'a mut self,
+        model: &StreamMkl,
+        x: &'a [f32],
+        d: usize,
+    ) -> Result<(&'a [f32], usize)> {
+        let Some(maps) = model.maps.0.as_ref() else {
+            return Ok((x, d));
+        };
+        if d != maps.input_dim() || d == model.d {
+            return Ok((x, d));
+        }
+        let w = maps.width();
+        if w != model.d {
+            return Err(OmklError::invalid(
+                "x",
+                format!(
+                    "the feature maps fill {w} columns, but the model has {}",
+                    model.d
+                ),
+            ));
+        }
+        let same_maps = self.maps.as_ref().is_some_and(|m| Arc::ptr_eq(m, maps));
+        if !(same_maps && self.input == x) {
+            self.input.clear();
+            maps.expand(x, &mut self.rows, &mut self.buf)?;
+            self.input.extend_from_slice(x);
+            self.maps = Some(Arc::clone(maps));
+        }
+        Ok((&self.rows, w))
+    }
+}
+
+impl StreamMkl {
+    /// Gives the model feature maps whose widened rows have the model's
+    /// `d` columns (`None` takes them away). Errors on a model over
+    /// precomputed inputs and on another width.
+    pub fn set_feature_maps(&mut self, maps: Option<FeatureMaps>) -> Result<()> {
+        if let Some(m) = &maps {
+            if self.is_precomputed() {
+                return Err(OmklError::invalid(
+                    "maps",
+                    "expected feature vectors, not precomputed inputs",
+                ));
+            }
+            if m.width() != self.d {
+                return Err(OmklError::shape(
+                    "maps",
+                    format!("inputs and features filling the model's {} columns", self.d),
+                    format!("{} columns", m.width()),
+                ));
+            }
+        }
+        self.maps = MapSlot(maps.map(Arc::new));
+        Ok(())
+    }
+
+    /// The model's feature maps, if any.
+    pub fn feature_maps(&self) -> Option<&FeatureMaps> {
+        self.maps.0.as_deref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::Kernel;
+    use crate::learner::stream_mkl::StreamMklConfig;
+
+    fn model_with_maps() -> (StreamMkl, FeatureMaps) {
+        let rff = FeatureMap::fourier(2, vec![0.3, -0.7, 1.1, 0.2], vec![0.1, 2.0], 0.9).unwrap();
+        let ny = FeatureMap::nystroem(
+            2,
+            2,
+            vec![0.5, -0.5],
+            Kernel::Gaussian { sigma2: 1.5 },
+            vec![1.0],
+        )
+        .unwrap();
+        let maps = FeatureMaps::new(3, vec![rff, ny]).unwrap();
+        let cfg = StreamMklConfig {
+            explicit_groups: vec![vec![0, 1, 2], vec![3, 4], vec![5, 6]],
+            ..StreamMklConfig::multiclass(vec![Kernel::Gaussian { sigma2: 1.0 }], 1e-3, 1.0)
+        };
+        let model = StreamMkl::new(cfg, maps.width(), 3).unwrap();
+        (model, maps)
+    }
+
+    #[test]
+    fn input_rows_learn_as_widened_rows() {
+        let (mut a, maps) = model_with_maps();
+        let mut b = a.clone();
+        a.set_feature_maps(Some(maps.clone())).unwrap();
+        let mut mapped = MappedRows::default();
+        let mut wide = Vec::new();
+        for t in 0..40 {
+            let x = [
+                (t as f32 * 0.37).sin(),
+                (t as f32 * 0.11).cos(),
+                t as f32 * 0.01,
+            ];
+            let y = [t % 3];
+            maps.expand(&x, &mut wide, &mut Vec::new()).unwrap();
+            let (rows, d) = mapped.rows(&a, &x, 3).unwrap();
+            assert_eq!(a.predict(rows).unwrap(), b.predict(&wide).unwrap());
+            let (rows, d2) = mapped.rows(&a, &x, 3).unwrap();
+            assert_eq!(d, d2);
+            let rows = rows.to_vec();
+            let la = a.learn(&rows, &y).unwrap();
+            let lb = b.learn(&wide, &y).unwrap();
+            assert_eq!(la, lb);
+        }
+        assert_eq!(a.scores(&wide, 1).unwrap(), b.scores(&wide, 1).unwrap());
+    }
+
+    #[test]
+    fn widths_and_inputs_are_checked() {
+        let (mut a, maps) = model_with_maps();
+        let narrow = FeatureMaps::new(3, vec![maps.maps()[0].clone()]).unwrap();
+        assert!(a.set_feature_maps(Some(narrow)).is_err());
+        a.set_feature_maps(Some(maps)).unwrap();
+        let mut mapped = MappedRows::default();
+        assert!(mapped.rows(&a, &[f32::NAN, 0.0, 0.0], 3).is_err());
+        assert!(mapped.rows(&a, &[0.0, 0.0, 0.0, 1.0], 3).is_err());
+        a.set_feature_maps(None).unwrap();
+        assert!(a.feature_maps().is_none());
+    }
+}
