@@ -40,12 +40,21 @@ def test_core_fourier_map_equals_the_numpy_transform(d, n, factor, seed, spread)
     bound = scale * (4 * np.finfo(np.float32).eps * (np.abs(x64) @ np.abs(w) + np.abs(b)) + 2e-7)
     assert np.all(np.abs(core - exact) <= bound)
     assert np.all(np.abs(numpy_z - exact) <= bound)
-    if spread <= 1.0:  # standardised inputs: the two paths agree to 1e-6
-        np.testing.assert_allclose(core, numpy_z, atol=1e-6)
+    assert np.all(np.abs(core - numpy_z) <= 2 * bound)
     # the bandwidth rule's dimension given apart (hashed dict features)
     np.testing.assert_allclose(
         rff._core_map(d, 3).transform(x), rff.transform(x, scale_d=3), atol=2 * bound.max()
     )
+
+
+@pytest.mark.parametrize("factor", [0.0625, 0.25, 1.0])
+def test_core_fourier_map_on_standardised_inputs_is_within_1e_6(factor):
+    """The benchmarks' setting: 300 features of 10 standardised inputs and
+    the intercept's column."""
+    rff = RandomFourierFeatures(300, factor=factor, seed=0)
+    x = np.random.default_rng(0).standard_normal((500, 11)).astype(np.float32)
+    x[:, -1] = 1.0
+    np.testing.assert_allclose(rff._core_map(11, None).transform(x), rff.transform(x), atol=1e-6)
 
 
 @pytest.mark.parametrize(
@@ -215,3 +224,54 @@ def test_bad_maps_raise_value_errors():
     with pytest.raises(ValueError, match="finite"):
         state.learn_one(np.array([np.nan, 0.0, 0.0]), True)
     assert state.n_rounds_ == before
+
+
+def test_orthogonal_features_are_orthogonal_in_blocks_and_estimate_the_kernel():
+    d, n = 6, 15
+    w, _ = RandomFourierFeatures(n, sigma2=1.0, seed=3, orthogonal=True).weights(d)
+    w64 = w.astype(np.float64)
+    for start in range(0, n, d):
+        block = w64[:, start : start + d]
+        gram = block.T @ block
+        off = gram - np.diag(np.diag(gram))
+        assert np.abs(off).max() < 1e-4 * np.abs(np.diag(gram)).max()
+    # the i.i.d. draw is unchanged by the option's existence
+    iid = RandomFourierFeatures(n, sigma2=1.0, seed=3)
+    assert not np.array_equal(iid.weights(d)[0], w)
+    # the kernel estimate: unbiased, and closer than i.i.d. features on average
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, d)) * 0.5
+    sq = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    K = np.exp(-sq / 2.0)
+    errs = {}
+    for ortho in (False, True):
+        e = []
+        for seed in range(20):
+            Z = RandomFourierFeatures(60, sigma2=1.0, seed=seed, orthogonal=ortho).transform(X)
+            e.append(np.mean((Z.astype(np.float64) @ Z.T - K) ** 2))
+        errs[ortho] = float(np.mean(e))
+    assert errs[True] < errs[False]
+
+
+def test_orthogonal_option_is_checked_kept_and_saved(tmp_path):
+    with pytest.raises(ValueError, match="`orthogonal`"):
+        RandomFourierFeatures(4, orthogonal=1)
+    a = RandomFourierFeatures(4, seed=2, orthogonal=True)
+    assert a != RandomFourierFeatures(4, seed=2)
+    assert a == pickle.loads(pickle.dumps(a))
+    assert "orthogonal=True" in repr(a)
+    # a map pickled before the option loads as i.i.d.
+    old = RandomFourierFeatures(4, seed=2)
+    state = old.__getstate__()
+    del state["orthogonal"]
+    back = RandomFourierFeatures.__new__(RandomFourierFeatures)
+    back.__setstate__(state)
+    assert back == old
+    X = np.random.default_rng(1).standard_normal((60, 3))
+    model = MKLClassifier(kernels=[a])
+    for i, xi in enumerate(X):
+        model.learn_one(xi, i % 3)
+    model.save(tmp_path / "m.pkl")
+    loaded = MKLClassifier.load(tmp_path / "m.pkl")
+    assert loaded.predict(X) == model.predict(X)
+    assert loaded._rff_specs[0][1].orthogonal
