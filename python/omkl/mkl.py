@@ -192,27 +192,6 @@ def _has_precomputed(
     )
 
 
-#: Hashes of string feature names met so far (at most ``_HASH_CACHE_SIZE``).
-_HASH_CACHE: dict[str, int] = {}
-_HASH_CACHE_SIZE = 1 << 16
-
-
-def _hash_of(name: Hashable) -> int:
-    """xxh3-64 of ``str(name)`` (string names looked up in a bounded cache).
-
-    >>> _hash_of("a") == _omkl.hash_feature("a") and _hash_of(1) == _omkl.hash_feature("1")
-    True
-    """
-    if type(name) is not str:
-        return _omkl.hash_feature(str(name))
-    h = _HASH_CACHE.get(name)
-    if h is None:
-        h = _omkl.hash_feature(name)
-        if len(_HASH_CACHE) < _HASH_CACHE_SIZE:
-            _HASH_CACHE[name] = h
-    return h
-
-
 def _with_one(x: Any) -> Any:
     """The array row ``x`` with a last entry 1 (the intercept's column);
     anything but a 1-D row is returned as it is, for the checks to name."""
@@ -497,7 +476,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         """The column and sign of a dict feature name under ``hash_features``
         (xxh3-64 of ``str(name)``, stable across processes)."""
         assert self.hash_features is not None
-        h = _hash_of(name)
+        h = _omkl.hash_feature(str(name))
         return h % self.hash_features, (-1.0 if h >> 63 else 1.0)
 
     def _scale_dim(self, x: Any) -> int | None:
@@ -658,21 +637,15 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         assert self.hash_features is not None
         # summed in float64, so that colliding features give the same float32
         # value in any order
-        n = self.hash_features
-        m = np.zeros((len(xs), n), dtype=np.float64)
+        m = np.zeros((len(xs), self.hash_features), dtype=np.float64)
         for i, x in enumerate(xs):
             self._kind_of(x)
-            acc: dict[int, float] = {}
             for k, v in x.items():
                 kind = type(v)
                 if not (kind is float or kind is int):
                     v = check_real(f"x[{k!r}]", v, allow_bool=True)
-                h = _hash_of(k)
-                j = h % n
-                acc[j] = acc.get(j, 0.0) + (-v if h >> 63 else v)
-            row = m[i]
-            for j, v in acc.items():
-                row[j] = v
+                j, sign = self._hashed(k)
+                m[i, j] += sign * v
         if not np.isfinite(m).all():
             raise ValueError("invalid value for `x`: expected finite values")
         return m.astype(np.float32)
