@@ -534,13 +534,16 @@ impl PyStreamMkl {
         let lens = labels("lens", &lens)?;
         let ys = labels("y", &y)?;
         let inner = &mut self.inner;
-        py.detach(|| {
-            inner.learn_many(xs, d, &lens, &ys, n_labels, || {
-                Python::attach(|py| py.check_signals())
-                    .map_err(|e| OmklError::invalid("training", format!("interrupted: {e}")))
+        let out = py
+            .detach(|| {
+                inner.learn_many(xs, d, &lens, &ys, n_labels, || {
+                    Python::attach(|py| py.check_signals())
+                        .map_err(|e| OmklError::invalid("training", format!("interrupted: {e}")))
+                })
             })
-        })
-        .py()
+            .py();
+        self.mapped.trim(0);
+        out
     }
 
     /// The best labelling of `x` (n × d) as int64 labels.
@@ -588,6 +591,7 @@ impl PyStreamMkl {
                 Ok(out)
             })
             .py()?;
+        self.mapped.trim(0);
         Ok(index_array(py, out))
     }
 

@@ -79,6 +79,11 @@ impl FeatureMaps {
         self.maps.iter().map(FeatureMap::nbytes).sum()
     }
 
+    /// The maps and their bytes, as a model reports them.
+    pub(super) fn slot_nbytes(slot: &MapSlot) -> usize {
+        slot.0.as_ref().map_or(0, |m| m.nbytes())
+    }
+
     /// Writes the widened rows of `x` (row-major, `n × input_dim`, finite)
     /// into `out` (`n × width`); `buf` is scratch space. Returns `n`.
     ///
@@ -179,6 +184,7 @@ impl MappedRows {
                 ),
             ));
         }
+        self.trim(x.len() / d.max(1) * w);
         let same_maps = self.maps.as_ref().is_some_and(|m| Arc::ptr_eq(m, maps));
         if !(same_maps && self.input == x) {
             self.input.clear();
@@ -187,6 +193,20 @@ impl MappedRows {
             self.maps = Some(Arc::clone(maps));
         }
         Ok((&self.rows, w))
+    }
+}
+
+impl MappedRows {
+    /// Above this many values the widened rows of a batch are not kept.
+    const KEEP: usize = 1 << 16;
+
+    /// Frees the widened rows of a large batch (more than `KEEP` values, or
+    /// far more than `need`), so that a model does not hold a batch's rows
+    /// after the batch.
+    pub fn trim(&mut self, need: usize) {
+        if self.rows.capacity() > Self::KEEP.max(4 * need) {
+            *self = MappedRows::default();
+        }
     }
 }
 

@@ -402,6 +402,7 @@ impl StreamMkl {
             + self.blocks().map(ScaledBlock::nbytes).sum::<usize>()
             + self.history.iter().map(|h| h.len() * 8 + 24).sum::<usize>()
             + self.history_rounds.len() * 8
+            + super::mapped::FeatureMaps::slot_nbytes(&self.maps)
     }
 
     /// Checks an input block `x` of `n` rows of dimension `d`.
