@@ -15,6 +15,11 @@
 //! Nyström map works in f64: kernel values through the formulas of
 //! [`Kernel::from_sq_dist`] and [`Kernel::from_dot`], then the product with
 //! `M` (whose entries can be large when `K_LL` is ill-conditioned).
+//!
+//! [`FeatureMaps`] appends several maps to an input row; [`MapSlot`] is how
+//! a model holds them (shared by its copies, never saved).
+
+use std::sync::Arc;
 
 use crate::error::{OmklError, Result};
 use crate::kernel::Kernel;
@@ -299,6 +304,131 @@ impl FeatureMap {
                 out[*m..].fill(0.0);
             }
         }
+    }
+}
+
+/// Feature maps appended to inputs of `input_dim` values, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeatureMaps {
+    input_dim: usize,
+    maps: Vec<FeatureMap>,
+}
+
+impl FeatureMaps {
+    /// The maps `maps` on inputs of `input_dim ≥ 1` values; each map reads
+    /// at most `input_dim` of them (a prefix).
+    ///
+    /// # Example
+    /// ```
+    /// use omkl_core::kernel::feature_map::FeatureMap;
+    /// use omkl_core::kernel::feature_map::FeatureMaps;
+    /// let rff = FeatureMap::fourier(2, vec![1.0, 0.0, 0.0, 1.0], vec![0.0, 0.0], 1.0).unwrap();
+    /// let maps = FeatureMaps::new(3, vec![rff.clone()]).unwrap();
+    /// assert_eq!(maps.width(), 5);
+    /// let mut rows = Vec::new();
+    /// maps.expand(&[0.0, 0.0, 7.0], &mut rows, &mut Vec::new()).unwrap();
+    /// assert_eq!(rows, vec![0.0, 0.0, 7.0, 1.0, 1.0]);
+    /// assert!(FeatureMaps::new(1, vec![rff]).is_err()); // reads 2 values
+    /// ```
+    pub fn new(input_dim: usize, maps: Vec<FeatureMap>) -> Result<Self> {
+        if input_dim == 0 {
+            return Err(OmklError::invalid(
+                "input_dim",
+                "expected an input dimension >= 1, got 0",
+            ));
+        }
+        if let Some((i, m)) = maps
+            .iter()
+            .enumerate()
+            .find(|(_, m)| m.input_dim() > input_dim)
+        {
+            return Err(OmklError::shape(
+                format!("maps[{i}]"),
+                format!("a map of at most {input_dim} input values"),
+                format!("{}", m.input_dim()),
+            ));
+        }
+        Ok(FeatureMaps { input_dim, maps })
+    }
+
+    /// Values per input row.
+    pub fn input_dim(&self) -> usize {
+        self.input_dim
+    }
+
+    /// Values per widened row: the input and every map's features.
+    pub fn width(&self) -> usize {
+        self.input_dim + self.maps.iter().map(FeatureMap::width).sum::<usize>()
+    }
+
+    /// The maps, in order.
+    pub fn maps(&self) -> &[FeatureMap] {
+        &self.maps
+    }
+
+    /// Bytes held by the maps' parameters.
+    pub fn nbytes(&self) -> usize {
+        self.maps.iter().map(FeatureMap::nbytes).sum()
+    }
+
+    /// Writes the widened rows of `x` (row-major, `n × input_dim`, finite)
+    /// into `out` (`n × width`); `buf` is scratch space. Returns `n`.
+    ///
+    /// # Complexity
+    /// O(n) times the maps' cost per row.
+    pub fn expand(&self, x: &[f32], out: &mut Vec<f32>, buf: &mut Vec<f64>) -> Result<usize> {
+        let d = self.input_dim;
+        if !x.len().is_multiple_of(d) {
+            return Err(OmklError::shape(
+                "x",
+                format!("rows of {d} values"),
+                format!("{} values", x.len()),
+            ));
+        }
+        if x.iter().any(|v| !v.is_finite()) {
+            return Err(OmklError::invalid("x", "expected finite values"));
+        }
+        let (n, w) = (x.len() / d, self.width());
+        out.clear();
+        out.resize(n * w, 0.0);
+        for (row, xr) in out.chunks_exact_mut(w).zip(x.chunks_exact(d)) {
+            let (head, mut rest) = row.split_at_mut(d);
+            head.copy_from_slice(xr);
+            for m in &self.maps {
+                let (z, tail) = rest.split_at_mut(m.width());
+                m.fill(xr, z, buf);
+                rest = tail;
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// A model's [`FeatureMaps`], shared by its copies; never saved, and
+/// ignored when models are compared.
+#[derive(Debug, Clone, Default)]
+pub struct MapSlot(Option<Arc<FeatureMaps>>);
+
+impl PartialEq for MapSlot {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl MapSlot {
+    /// A slot holding `maps`.
+    pub fn new(maps: Option<FeatureMaps>) -> Self {
+        MapSlot(maps.map(Arc::new))
+    }
+
+    /// The maps, if any.
+    pub fn get(&self) -> Option<&Arc<FeatureMaps>> {
+        self.0.as_ref()
+    }
+
+    /// Bytes held by the maps' parameters (0 without maps).
+    pub fn nbytes(&self) -> usize {
+        self.0.as_ref().map_or(0, |m| m.nbytes())
     }
 }
 

@@ -13,120 +13,7 @@ use std::sync::Arc;
 
 use super::state::StreamMkl;
 use crate::error::{OmklError, Result};
-use crate::kernel::feature_map::FeatureMap;
-
-/// Feature maps appended to inputs of `input_dim` values, in order.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FeatureMaps {
-    input_dim: usize,
-    maps: Vec<FeatureMap>,
-}
-
-impl FeatureMaps {
-    /// The maps `maps` on inputs of `input_dim ≥ 1` values; each map reads
-    /// at most `input_dim` of them (a prefix).
-    ///
-    /// # Example
-    /// ```
-    /// use omkl_core::kernel::feature_map::FeatureMap;
-    /// use omkl_core::learner::stream_mkl::FeatureMaps;
-    /// let rff = FeatureMap::fourier(2, vec![1.0, 0.0, 0.0, 1.0], vec![0.0, 0.0], 1.0).unwrap();
-    /// let maps = FeatureMaps::new(3, vec![rff.clone()]).unwrap();
-    /// assert_eq!(maps.width(), 5);
-    /// let mut rows = Vec::new();
-    /// maps.expand(&[0.0, 0.0, 7.0], &mut rows, &mut Vec::new()).unwrap();
-    /// assert_eq!(rows, vec![0.0, 0.0, 7.0, 1.0, 1.0]);
-    /// assert!(FeatureMaps::new(1, vec![rff]).is_err()); // reads 2 values
-    /// ```
-    pub fn new(input_dim: usize, maps: Vec<FeatureMap>) -> Result<Self> {
-        if input_dim == 0 {
-            return Err(OmklError::invalid(
-                "input_dim",
-                "expected an input dimension >= 1, got 0",
-            ));
-        }
-        if let Some((i, m)) = maps
-            .iter()
-            .enumerate()
-            .find(|(_, m)| m.input_dim() > input_dim)
-        {
-            return Err(OmklError::shape(
-                format!("maps[{i}]"),
-                format!("a map of at most {input_dim} input values"),
-                format!("{}", m.input_dim()),
-            ));
-        }
-        Ok(FeatureMaps { input_dim, maps })
-    }
-
-    /// Values per input row.
-    pub fn input_dim(&self) -> usize {
-        self.input_dim
-    }
-
-    /// Values per widened row: the input and every map's features.
-    pub fn width(&self) -> usize {
-        self.input_dim + self.maps.iter().map(FeatureMap::width).sum::<usize>()
-    }
-
-    /// The maps, in order.
-    pub fn maps(&self) -> &[FeatureMap] {
-        &self.maps
-    }
-
-    /// Bytes held by the maps' parameters.
-    pub fn nbytes(&self) -> usize {
-        self.maps.iter().map(FeatureMap::nbytes).sum()
-    }
-
-    /// The maps and their bytes, as a model reports them.
-    pub(super) fn slot_nbytes(slot: &MapSlot) -> usize {
-        slot.0.as_ref().map_or(0, |m| m.nbytes())
-    }
-
-    /// Writes the widened rows of `x` (row-major, `n × input_dim`, finite)
-    /// into `out` (`n × width`); `buf` is scratch space. Returns `n`.
-    ///
-    /// # Complexity
-    /// O(n) times the maps' cost per row.
-    pub fn expand(&self, x: &[f32], out: &mut Vec<f32>, buf: &mut Vec<f64>) -> Result<usize> {
-        let d = self.input_dim;
-        if !x.len().is_multiple_of(d) {
-            return Err(OmklError::shape(
-                "x",
-                format!("rows of {d} values"),
-                format!("{} values", x.len()),
-            ));
-        }
-        if x.iter().any(|v| !v.is_finite()) {
-            return Err(OmklError::invalid("x", "expected finite values"));
-        }
-        let (n, w) = (x.len() / d, self.width());
-        out.clear();
-        out.resize(n * w, 0.0);
-        for (row, xr) in out.chunks_exact_mut(w).zip(x.chunks_exact(d)) {
-            let (head, mut rest) = row.split_at_mut(d);
-            head.copy_from_slice(xr);
-            for m in &self.maps {
-                let (z, tail) = rest.split_at_mut(m.width());
-                m.fill(xr, z, buf);
-                rest = tail;
-            }
-        }
-        Ok(n)
-    }
-}
-
-/// A model's [`FeatureMaps`], shared by its copies; never saved, and
-/// ignored when models are compared.
-#[derive(Debug, Clone, Default)]
-pub struct MapSlot(Option<Arc<FeatureMaps>>);
-
-impl PartialEq for MapSlot {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
+use crate::kernel::feature_map::{FeatureMaps, MapSlot};
 
 /// Widened rows for a model with feature maps, keeping the last input:
 /// predicting and then learning the same input maps it once.
@@ -168,7 +55,7 @@ impl MappedRows {
         x: &'a [f32],
         d: usize,
     ) -> Result<(&'a [f32], usize)> {
-        let Some(maps) = model.maps.0.as_ref() else {
+        let Some(maps) = model.maps.get() else {
             return Ok((x, d));
         };
         if d != maps.input_dim() || d == model.d {
@@ -230,19 +117,20 @@ impl StreamMkl {
                 ));
             }
         }
-        self.maps = MapSlot(maps.map(Arc::new));
+        self.maps = MapSlot::new(maps);
         Ok(())
     }
 
     /// The model's feature maps, if any.
     pub fn feature_maps(&self) -> Option<&FeatureMaps> {
-        self.maps.0.as_deref()
+        self.maps.get().map(|m| &**m)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::feature_map::FeatureMap;
     use crate::kernel::Kernel;
     use crate::learner::stream_mkl::StreamMklConfig;
 

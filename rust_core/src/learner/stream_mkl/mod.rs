@@ -42,10 +42,11 @@ pub mod scoring;
 pub mod scratch;
 pub mod state;
 
+pub use crate::kernel::feature_map::FeatureMaps;
 pub use crate::learner::weights::ScaledBlock;
 pub use config::{BudgetRule, StreamLoss, StreamMklConfig};
 pub use fit::{EpochReport, FitOptions};
-pub use mapped::{FeatureMaps, MappedRows};
+pub use mapped::MappedRows;
 pub use precomputed::{FeatureRows, GramStorage, PrecomputedGram};
 pub use scoring::{Example, Iterate};
 pub use state::StreamMkl;

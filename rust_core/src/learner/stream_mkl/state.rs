@@ -99,9 +99,9 @@ pub struct StreamMkl {
     /// Buffers reused by the rounds.
     #[serde(skip)]
     pub(super) scratch: ScratchSlot,
-    /// Feature maps that fill the last columns from the first ([`super::mapped`]).
+    /// Feature maps that fill the last columns from the first (`mapped`).
     #[serde(skip)]
-    pub(super) maps: super::mapped::MapSlot,
+    pub(super) maps: crate::kernel::feature_map::MapSlot,
 }
 
 /// The precomputed inputs of a model over input ids `0..m`: per kernel
@@ -402,7 +402,7 @@ impl StreamMkl {
             + self.blocks().map(ScaledBlock::nbytes).sum::<usize>()
             + self.history.iter().map(|h| h.len() * 8 + 24).sum::<usize>()
             + self.history_rounds.len() * 8
-            + super::mapped::FeatureMaps::slot_nbytes(&self.maps)
+            + self.maps.nbytes()
     }
 
     /// Checks an input block `x` of `n` rows of dimension `d`.
