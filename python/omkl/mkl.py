@@ -560,22 +560,37 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
     def _augment(
         self, m: npt.NDArray[np.float32], intercept_last: bool = False
     ) -> npt.NDArray[np.float32]:
-        """``m`` with the random features of its rows appended
-        (``intercept_last``: its last column is the intercept's)."""
+        """``m`` as the core takes it: the input rows alone, whose
+        random-feature columns the core state's feature maps compute
+        (``intercept_last``: the last column is the intercept's, which the
+        Nyström landmarks leave out). Nyström groups still choosing their
+        landmarks take them from ``m`` first, and the state gets its maps
+        again when they change (or when it has none, as after loading)."""
         if not self._rff_specs:
             return m
-        # Nyström landmarks are inputs: without the intercept's last column (arrays)
-        bare = m[:, :-1] if intercept_last else m
-        return np.ascontiguousarray(
-            np.hstack(
-                [m]
-                + [
-                    f.transform(bare if isinstance(f, NystroemFeatures) else m, self._scale_d)
-                    for _, f in self._rff_specs
-                ]
-            ),
-            dtype=np.float32,
-        )
+        changed = False
+        for _, f in self._rff_specs:
+            if isinstance(f, NystroemFeatures):
+                bare = m[:, :-1] if intercept_last else m
+                changed |= f._take_landmarks(bare)
+        state = self._state
+        if state is not None and (changed or state.feature_maps_input_dim is None):
+            self._install_maps(state)
+        return m
+
+    def _install_maps(self, state: _omkl.StreamMkl) -> None:
+        """Gives ``state`` the feature maps of the random-feature groups:
+        they read its input columns (the Nyström maps without an array
+        input's intercept column) and fill the groups' columns."""
+        if not self._rff_specs:
+            return
+        base_d = state.dim - self._n_random()
+        bare_d = base_d - 1 if self._intercept and self._input == "array" else base_d
+        maps = [
+            f._core_map(bare_d if isinstance(f, NystroemFeatures) else base_d, self._scale_d)
+            for _, f in self._rff_specs
+        ]
+        state.set_feature_maps(base_d, maps)
 
     def _hyper(self) -> dict[str, Any]:
         return dict(
@@ -613,7 +628,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         kernels = [_build_kernel(k, scale_d) for _, k in self._kernel_specs]
         n_explicit = len(self._group_names) + len(self._primal_names) + len(self._rff_specs)
         explicit = [[0]] * n_explicit if check_only else self._explicit_columns(base_d)
-        return _omkl.StreamMkl(
+        state = _omkl.StreamMkl(
             kernels,
             explicit,
             d,
@@ -622,6 +637,9 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             kernel_columns=None if check_only or not self._rff_specs else base_d,
             **self._hyper(),
         )
+        if not check_only:
+            self._install_maps(state)
+        return state
 
     def _group_labels(self) -> list[str]:
         return (
@@ -645,14 +663,36 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
     def _rows(
         self, xs: Sequence[Any], learning: bool
     ) -> tuple[npt.NDArray[np.float32], list[Hashable]]:
-        """Rows of ``xs`` as an ``n x d`` float32 matrix (random features
-        appended), with the feature names that would be new (dict inputs
-        without hashing, ``learning=True``)."""
+        """Rows of ``xs`` as an ``n x d`` float32 matrix (the core state
+        appends the random features), with the feature names that would be
+        new (dict inputs without hashing, ``learning=True``)."""
+        one = self._one_row(xs)
+        if one is not None:
+            return self._augment(one, self._intercept), []
         if self._intercept:
             xs = [{**x, INTERCEPT: 1.0} if isinstance(x, Mapping) else _with_one(x) for x in xs]
         m, new = self._input_rows(xs, learning)
         arrays = bool(xs) and not isinstance(xs[0], Mapping)
         return self._augment(m, self._intercept and arrays), new
+
+    def _one_row(self, xs: Sequence[Any]) -> npt.NDArray[np.float32] | None:
+        """The row of a single 1-D float array of the expected length, once
+        the model has learned from arrays (with the intercept's 1 appended),
+        as the general path gives it; ``None`` for anything else."""
+        if len(xs) != 1 or self._input != "array" or self._state is None:
+            return None
+        x = xs[0]
+        if type(x) is not np.ndarray or x.ndim != 1 or x.dtype.kind != "f":
+            return None
+        one = int(self._intercept)
+        d = self._base_dim()
+        if x.shape[0] != d - one:
+            return None
+        m = np.empty((1, d), dtype=np.float32)
+        m[0, : d - one] = x
+        if one:
+            m[0, -1] = 1.0
+        return m
 
     def _hashed_rows(self, xs: Sequence[Any]) -> npt.NDArray[np.float32]:
         """Dict rows hashed into ``hash_features`` columns (signed)."""
@@ -831,7 +871,8 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         kind = self._kind_of(xs[0])
         state = self._state
         if state is None:
-            state = self._first_state(kind, new_features, xs[0], m.shape[1], max(n_labels, 1))
+            d = m.shape[1] + self._n_random()  # the core appends the random features
+            state = self._first_state(kind, new_features, xs[0], d, max(n_labels, 1))
         grow = kind == "dict" and self.hash_features is None
         y = np.asarray(ids, dtype=np.int64)
         state.learn(m, y, n_labels, grow_dim=grow)
@@ -971,11 +1012,13 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         # Learn on a copy: the model changes only if the first epoch is valid.
         if self._state is None:
             # labels enter as they are met, as with learn_one
-            state = self._first_state(kind, new_features, flat[0], m.shape[1], 1)
+            d = m.shape[1] + self._n_random()  # the core appends the random features
+            state = self._first_state(kind, new_features, flat[0], d, 1)
         else:
             state = _omkl.StreamMkl.from_bytes(self._state.to_bytes())
             if m.shape[1] > state.dim:
                 state.grow(m.shape[1], state.n_labels)
+            self._install_maps(state)
         rng = np.random.default_rng(self.seed)
         offsets = np.concatenate([[0], np.cumsum(lens)])
         bar = None

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from omkl import _omkl
 from omkl._feature_maps import GaussianFeatureMap
 from omkl._params import check_choice, check_int, check_nonnegative
 
@@ -193,6 +194,67 @@ class NystroemFeatures(GaussianFeatureMap):
             rows.append(r.copy())
         if rows:
             self._seen = np.array(rows, dtype=np.float64)
+
+    def _n_used(self) -> int:
+        """The number of landmarks the map uses (the first ``2^k`` while
+        they are being chosen)."""
+        lm = self.current_landmarks()
+        n = 0 if lm is None else lm.shape[0]
+        return n if n >= self.n_components or n == 0 else 1 << (n.bit_length() - 1)
+
+    def _check_columns(self, d: int) -> None:
+        """``ValueError`` unless inputs of ``d`` columns fit the landmarks."""
+        lm = self.current_landmarks()
+        if lm is not None and lm.shape[1] != d:
+            like = "like the landmarks" if self.landmarks is not None else "as in earlier inputs"
+            raise ValueError(
+                f"invalid value for `x`: expected {lm.shape[1]} columns {like}, got {d}"
+            )
+
+    def _take_landmarks(self, x: npt.NDArray[Any]) -> bool:
+        """Checks the width of the rows ``x`` and, while the landmarks are
+        still being chosen, adds the distinct rows to them (as
+        :meth:`transform` does); ``True`` when the landmarks in use changed.
+
+        >>> ny = NystroemFeatures(4)
+        >>> ny._take_landmarks(np.array([[1.0], [2.0], [3.0]])), ny._n_used()
+        (True, 2)
+        >>> ny._take_landmarks(np.array([[1.0]])), ny._n_used()
+        (False, 2)
+        """
+        self._check_columns(x.shape[1])
+        if self.landmarks is not None:
+            return False
+        if self._seen is not None and len(self._seen) >= self.n_components:
+            return False
+        before = self._n_used()
+        self._collect(np.asarray(x, dtype=np.float64))
+        return self._n_used() != before
+
+    def _core_map(self, d: int, scale_d: int | None) -> _omkl.FeatureMap:
+        """The map for inputs of ``d`` columns as the core evaluates it
+        (``scale_d`` as in :meth:`transform`): the landmarks in use, the
+        kernel and ``K_LL^{-1/2}``; all features 0 before any landmark.
+
+        >>> ny = NystroemFeatures(3, sigma2=1.0, landmarks=[[0.0], [1.0], [2.0]])
+        >>> x = np.array([[0.5], [1.5]], dtype=np.float32)
+        >>> z = ny._core_map(1, None).transform(x)
+        >>> bool(np.allclose(z, ny.transform(x), atol=1e-6))
+        True
+        """
+        sd = d if scale_d is None else scale_d
+        if self.kernel == "polynomial":
+            kernel = _omkl.Kernel("polynomial", degree=int(self.degree), offset=float(self.offset))
+        else:
+            kernel = _omkl.Kernel("gaussian", sigma2=self.bandwidth(sd))
+        self._check_columns(d)
+        if self.current_landmarks() is None:
+            none = np.zeros((0, d))
+            return _omkl.FeatureMap.nystroem(self.n_components, kernel, none, np.zeros((0, 0)))
+        lm, m = self._projection(sd)
+        return _omkl.FeatureMap.nystroem(
+            self.n_components, kernel, np.ascontiguousarray(lm), np.ascontiguousarray(m)
+        )
 
     def _projection(self, scale_d: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """``(L, M)``: the landmarks and ``M = K_LL^{-1/2}`` (pseudo-inverse)."""

@@ -12,7 +12,13 @@ length of the stream (a model with only such groups keeps no support set).
 
 ``W`` and ``b`` are drawn from ``seed`` once the input dimension ``d`` is
 known (the first example), so equal seeds give equal features in every
-process. ``sigma2=None`` takes the scale rule ``sigma2 = d / 2`` of the
+process. With ``orthogonal=True`` the columns of ``W`` are drawn as
+orthogonal random features (Yu et al., 2016): in blocks of ``d``, the
+orthonormal columns of the QR factor of a Gaussian block, each scaled by
+the norm of an independent Gaussian vector, so that every column still has
+the distribution ``N(0, I / sigma2)`` but the columns of a block are
+orthogonal. The kernel estimate is then unbiased with a lower variance,
+at the same cost per example. ``sigma2=None`` takes the scale rule ``sigma2 = d / 2`` of the
 named ``"gaussian"`` kernel; ``factor=f`` takes ``sigma2 = d f``.
 """
 
@@ -24,12 +30,40 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from omkl import _omkl
 from omkl._feature_maps import GaussianFeatureMap
 from omkl._params import check_int
 
 __all__ = ["RandomFourierFeatures"]
 
 _Map = tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]
+
+
+def _orthogonal_columns(
+    g: npt.NDArray[np.float64], rng: np.random.Generator
+) -> npt.NDArray[np.float64]:
+    """The columns of the Gaussian ``d x D`` matrix ``g`` made orthogonal in
+    blocks of ``d`` (Q of a QR factorisation, signs fixed by R's diagonal)
+    and scaled by the norms of the columns of an independent Gaussian
+    matrix from ``rng``: each column stays ``N(0, I)``.
+
+    >>> rng = np.random.default_rng(0)
+    >>> w = _orthogonal_columns(rng.standard_normal((3, 5)), rng)
+    >>> block = w[:, :3]
+    >>> gram = block.T @ block
+    >>> bool(np.allclose(gram - np.diag(np.diag(gram)), 0.0))
+    True
+    """
+    d, n = g.shape
+    out = np.empty_like(g)
+    for start in range(0, n, d):
+        block = g[:, start : start + d]
+        q, r = np.linalg.qr(block)
+        signs = np.sign(np.diag(r))
+        signs[signs == 0] = 1.0
+        out[:, start : start + block.shape[1]] = q * signs
+    norms: npt.NDArray[np.float64] = np.linalg.norm(rng.standard_normal((d, n)), axis=0)
+    return out * norms
 
 
 class RandomFourierFeatures(GaussianFeatureMap):
@@ -47,6 +81,9 @@ class RandomFourierFeatures(GaussianFeatureMap):
         scale rule of the named ``"gaussian"`` kernel).
     seed
         Seed of ``W`` and ``b``.
+    orthogonal
+        Draw the columns of ``W`` orthogonal in blocks of ``d`` (same
+        kernel in expectation, lower variance).
 
     Examples
     --------
@@ -59,6 +96,13 @@ class RandomFourierFeatures(GaussianFeatureMap):
     >>> z.shape
     (2, 20000)
     >>> exact = np.exp(-np.sum((x[0] - x[1]) ** 2) / (2 * 2.0))
+    >>> bool(abs(float(z[0] @ z[1]) - exact) < 0.02)
+    True
+
+    Orthogonal features estimate the same kernel with a lower error:
+
+    >>> ortho = RandomFourierFeatures(20000, sigma2=2.0, seed=1, orthogonal=True)
+    >>> z = ortho.transform(x)
     >>> bool(abs(float(z[0] @ z[1]) - exact) < 0.02)
     True
 
@@ -80,17 +124,24 @@ class RandomFourierFeatures(GaussianFeatureMap):
         sigma2: float | None = None,
         factor: float = 0.5,
         seed: int = 0,
+        orthogonal: bool = False,
     ):
         super().__init__(n_components, sigma2, factor)
         check_int("seed", seed, 0)
+        if not isinstance(orthogonal, bool):
+            raise ValueError(
+                f"invalid value for `orthogonal`: expected True or False, got {orthogonal!r}"
+            )
         self.seed = seed
+        self.orthogonal = orthogonal
         self._maps: dict[
             tuple[int, int], tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]
         ] = {}
 
     def __repr__(self) -> str:
         bw = self._bandwidth_repr()
-        return f"RandomFourierFeatures({self.n_components}, {bw}, seed={self.seed})"
+        ortho = ", orthogonal=True" if self.orthogonal else ""
+        return f"RandomFourierFeatures({self.n_components}, {bw}, seed={self.seed}{ortho})"
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RandomFourierFeatures) and self._key() == other._key()
@@ -99,14 +150,14 @@ class RandomFourierFeatures(GaussianFeatureMap):
         return hash(self._key())
 
     def _key(self) -> tuple[Any, ...]:
-        return (self.n_components, self.sigma2, self.factor, self.seed)
+        return (self.n_components, self.sigma2, self.factor, self.seed, self.orthogonal)
 
     def __getstate__(self) -> dict[str, Any]:
         """The parameters only: ``W`` and ``b`` are drawn again from ``seed``."""
         return {k: v for k, v in self.__dict__.items() if k != "_maps"}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+        self.__dict__.update({"orthogonal": False, **state})  # saved before the option
         self._maps = {}
 
     def weights(
@@ -126,11 +177,26 @@ class RandomFourierFeatures(GaussianFeatureMap):
         if got is None:
             rng = np.random.default_rng(self.seed)
             scale = 1.0 / math.sqrt(self.bandwidth(key[1]))
-            w = (rng.standard_normal((d, self.n_components)) * scale).astype(np.float32)
+            g = rng.standard_normal((d, self.n_components))
+            if self.orthogonal:
+                g = _orthogonal_columns(g, rng)
+            w = (g * scale).astype(np.float32)
             b = rng.uniform(0.0, 2.0 * math.pi, self.n_components).astype(np.float32)
             got = (w, b)
             self._maps = {key: got}
         return got
+
+    def _core_map(self, d: int, scale_d: int | None) -> _omkl.FeatureMap:
+        """The map for inputs of ``d`` columns as the core evaluates it
+        (the same ``W``, ``b`` and scale; ``scale_d`` as in :meth:`weights`).
+
+        >>> rff = RandomFourierFeatures(50, seed=1)
+        >>> x = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+        >>> bool(np.allclose(rff._core_map(3, None).transform(x), rff.transform(x), atol=1e-6))
+        True
+        """
+        w, b = self.weights(d, scale_d)
+        return _omkl.FeatureMap.fourier(w, b, math.sqrt(2.0 / self.n_components))
 
     def transform(self, x: npt.ArrayLike, scale_d: int | None = None) -> npt.NDArray[np.float32]:
         """``z(x)`` of each row of the ``n x d`` array ``x`` (``n x D``,

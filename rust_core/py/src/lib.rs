@@ -17,6 +17,7 @@ mod parser;
 mod persist;
 mod prox;
 mod stream;
+mod stream_maps;
 mod stream_mix;
 mod tagger;
 
@@ -35,5 +36,6 @@ fn _omkl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     mix::register(m)?;
     tagger::register(m)?;
     stream_mix::register(m)?;
+    stream_maps::register(m)?;
     Ok(())
 }

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use omkl_core::learner::spec::{parse_regularizer, parse_schedule};
 use omkl_core::learner::stream_mkl::{
-    FeatureRows, FitOptions, GramStorage, Iterate, PrecomputedGram, StreamLoss, StreamMkl,
-    StreamMklConfig,
+    FeatureMaps, FeatureRows, FitOptions, GramStorage, Iterate, MappedRows, PrecomputedGram,
+    StreamLoss, StreamMkl, StreamMklConfig,
 };
 use omkl_core::OmklError;
 use pyo3::prelude::*;
@@ -18,6 +18,7 @@ use pyo3::types::{PyBytes, PyDict};
 use crate::convert::{array2, each, ensure_shape, index_array, matrix, row_major};
 use crate::errors::IntoPyResult;
 use crate::kernel::{PyKernel, PySparseGram};
+use crate::stream_maps::PyFeatureMap;
 
 /// A Gram matrix precomputed over a fixed set of inputs `0..m`, validated
 /// (square, symmetric, finite) once and shared by every model built on it.
@@ -154,6 +155,8 @@ fn labels(name: &str, y: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<usize>> {
 #[pyclass(module = "omkl._omkl", name = "StreamMkl")]
 pub struct PyStreamMkl {
     pub(crate) inner: StreamMkl,
+    /// Input rows widened by the model's feature maps (the last input's).
+    pub(crate) mapped: MappedRows,
 }
 
 /// The keyword options of the constructors, read with their defaults.
@@ -269,6 +272,7 @@ impl PyStreamMkl {
         config.explicit_groups = explicit_groups;
         Ok(PyStreamMkl {
             inner: StreamMkl::new(config, d, n_labels).py()?,
+            mapped: MappedRows::default(),
         })
     }
 
@@ -294,6 +298,7 @@ impl PyStreamMkl {
         let grams = grams.iter().map(|g| g.inner.clone()).collect();
         Ok(PyStreamMkl {
             inner: StreamMkl::new_precomputed(config, grams, rows, n_labels).py()?,
+            mapped: MappedRows::default(),
         })
     }
 
@@ -333,6 +338,7 @@ impl PyStreamMkl {
     fn __copy__(&self) -> Self {
         PyStreamMkl {
             inner: self.inner.clone(),
+            mapped: MappedRows::default(),
         }
     }
 
@@ -509,6 +515,7 @@ impl PyStreamMkl {
         grow_dim: bool,
     ) -> PyResult<f64> {
         let (xs, n, d) = matrix("x", &x)?;
+        let (xs, d) = self.mapped.rows(&self.inner, xs, d).py()?;
         let ys = labels("y", &y)?;
         let expected = format!("{n} labels (one per row of x)");
         ensure_shape(ys.len() == n, "y", expected, ys.len())?;
@@ -529,27 +536,32 @@ impl PyStreamMkl {
         n_labels: usize,
     ) -> PyResult<f64> {
         let (xs, _, d) = matrix("x", &x)?;
+        let (xs, d) = self.mapped.rows(&self.inner, xs, d).py()?;
         let lens = labels("lens", &lens)?;
         let ys = labels("y", &y)?;
         let inner = &mut self.inner;
-        py.detach(|| {
-            inner.learn_many(xs, d, &lens, &ys, n_labels, || {
-                Python::attach(|py| py.check_signals())
-                    .map_err(|e| OmklError::invalid("training", format!("interrupted: {e}")))
+        let out = py
+            .detach(|| {
+                inner.learn_many(xs, d, &lens, &ys, n_labels, || {
+                    Python::attach(|py| py.check_signals())
+                        .map_err(|e| OmklError::invalid("training", format!("interrupted: {e}")))
+                })
             })
-        })
-        .py()
+            .py();
+        self.mapped.trim(0);
+        out
     }
 
     /// The best labelling of `x` (n × d) as int64 labels.
     fn predict<'py>(
-        &self,
+        &mut self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f32>,
     ) -> PyResult<Bound<'py, PyArray1<i64>>> {
         let (xs, n, d) = matrix("x", &x)?;
+        let (xs, d) = self.mapped.rows(&self.inner, xs, d).py()?;
         if n > 0 {
-            self.check_columns(d)?;
+            check_dim(&self.inner, d)?;
         }
         let out = py.detach(|| self.inner.predict(xs)).py()?;
         Ok(index_array(py, out))
@@ -558,14 +570,15 @@ impl PyStreamMkl {
     /// The labellings of the examples stored one after the other in `x`
     /// (lengths `lens`), concatenated; GIL released.
     fn predict_many<'py>(
-        &self,
+        &mut self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f32>,
         lens: PyReadonlyArray1<'py, i64>,
     ) -> PyResult<Bound<'py, PyArray1<i64>>> {
         let (xs, n, d) = matrix("x", &x)?;
+        let (xs, d) = self.mapped.rows(&self.inner, xs, d).py()?;
         let lens = labels("lens", &lens)?;
-        self.check_columns(d)?;
+        check_dim(&self.inner, d)?;
         let total = lens.iter().sum::<usize>();
         ensure_shape(
             total == n,
@@ -584,6 +597,7 @@ impl PyStreamMkl {
                 Ok(out)
             })
             .py()?;
+        self.mapped.trim(0);
         Ok(index_array(py, out))
     }
 
@@ -591,13 +605,14 @@ impl PyStreamMkl {
     /// of `x` is scored as its own one-position example.
     #[pyo3(signature = (x, rows=false))]
     fn scores<'py>(
-        &self,
+        &mut self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f32>,
         rows: bool,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let (xs, n, d) = matrix("x", &x)?;
-        self.check_columns(d)?;
+        let (xs, d) = self.mapped.rows(&self.inner, xs, d).py()?;
+        check_dim(&self.inner, d)?;
         let l = self.inner.n_labels();
         let out = py
             .detach(|| {
@@ -668,6 +683,34 @@ impl PyStreamMkl {
         self.inner.nbytes()
     }
 
+    /// Gives the model feature maps (`FeatureMap`s, in the order of their
+    /// explicit groups, which fill the last columns), read from the first
+    /// `input_dim` columns; `None` takes them away. With maps, `learn`,
+    /// `predict`, `scores` and their batch forms take rows of `input_dim`
+    /// values and compute the maps' columns themselves (rows of `dim`
+    /// values are taken as they are). The maps are not saved.
+    #[pyo3(signature = (input_dim, maps))]
+    fn set_feature_maps(
+        &mut self,
+        input_dim: usize,
+        maps: Option<Vec<PyRef<'_, PyFeatureMap>>>,
+    ) -> PyResult<()> {
+        let maps = match maps {
+            None => None,
+            Some(v) => Some(
+                FeatureMaps::new(input_dim, v.iter().map(|m| m.inner.clone()).collect()).py()?,
+            ),
+        };
+        self.mapped = MappedRows::default();
+        self.inner.set_feature_maps(maps).py()
+    }
+
+    /// The input dimension of the model's feature maps (`None` without).
+    #[getter]
+    fn feature_maps_input_dim(&self) -> Option<usize> {
+        self.inner.feature_maps().map(FeatureMaps::input_dim)
+    }
+
     /// Deterministic, versioned bytes of the model.
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         if self.inner.is_precomputed() {
@@ -687,17 +730,18 @@ impl PyStreamMkl {
     fn from_bytes(data: &[u8]) -> PyResult<Self> {
         Ok(PyStreamMkl {
             inner: StreamMkl::from_bytes(data).py()?,
+            mapped: MappedRows::default(),
         })
     }
 }
 
-impl PyStreamMkl {
-    /// A shape error naming `x` unless it has `d` = `dim` columns.
-    fn check_columns(&self, d: usize) -> PyResult<()> {
-        let dim = self.inner.dim();
-        ensure_shape(d == dim, "x", format!("{dim} columns"), d)
-    }
+/// A shape error naming `x` unless it has `d` = `dim` columns.
+fn check_dim(inner: &StreamMkl, d: usize) -> PyResult<()> {
+    let dim = inner.dim();
+    ensure_shape(d == dim, "x", format!("{dim} columns"), d)
+}
 
+impl PyStreamMkl {
     /// Coefficients laid out label by label as an `L × (len / L)` array.
     fn by_label<'py>(&self, py: Python<'py>, v: Vec<f64>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let l = self.inner.n_labels();

@@ -21,7 +21,10 @@ fn stream_mkl_mix(
 ) -> PyResult<PyStreamMkl> {
     let refs: Vec<&StreamMkl> = models.iter().map(|m| &m.inner).collect();
     let inner = py.detach(|| StreamMkl::mixed(&refs, &weights)).py()?;
-    Ok(PyStreamMkl { inner })
+    Ok(PyStreamMkl {
+        inner,
+        mapped: Default::default(),
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -4,6 +4,7 @@
 //! * [`gram`](mod@gram): dense Gram blocks through GEMM plus an elementwise map, one
 //!   kernel or several from one shared GEMM.
 //! * [`fast_exp`]: the vectorisable `exp` of the Gaussian map.
+//! * [`feature_map`]: random Fourier and Nyström feature maps, one input at a time.
 //! * [`sparse`]: CSR Gram storage for compact-support kernels and scoring.
 //! * `sparse_binary`: the B1-spline CSR Gram of 0/1 inputs by popcounts.
 //! * `sparse_layout`: the renumbered copy of a CSR Gram that scoring reads.
@@ -18,6 +19,7 @@ pub mod bandwidth;
 pub mod cache;
 mod dense_reference;
 pub mod fast_exp;
+pub mod feature_map;
 mod finite;
 pub mod gram;
 pub mod gram_cache;

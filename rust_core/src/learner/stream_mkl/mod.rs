@@ -24,6 +24,7 @@
 //! * [`rates`]: a step size per group.
 //! * [`mix`]: the weighted average of models (parameter mixing).
 //! * [`persist`]: versioned bytes.
+//! * [`mapped`]: explicit groups filled by feature maps of the input.
 //!
 //! Weights are [`crate::learner::weights::ScaledBlock`]s. The support inputs are a [`crate::kernel::SupportStore`]; kernel values
 //! come from one dot product through [`crate::kernel::Kernel::from_dot`].
@@ -34,6 +35,7 @@ pub mod coefficients;
 pub mod config;
 pub mod fit;
 pub mod learn;
+pub mod mapped;
 pub mod mix;
 pub mod norms;
 pub mod persist;
@@ -44,9 +46,11 @@ pub mod scoring;
 pub mod scratch;
 pub mod state;
 
+pub use crate::kernel::feature_map::FeatureMaps;
 pub use crate::learner::weights::ScaledBlock;
 pub use config::{BudgetRule, StreamLoss, StreamMklConfig};
 pub use fit::{EpochReport, FitOptions};
+pub use mapped::MappedRows;
 pub use precomputed::{FeatureRows, GramStorage, PrecomputedGram};
 pub use scoring::{Example, Iterate};
 pub use state::StreamMkl;

@@ -244,17 +244,26 @@ impl StreamMkl {
             {
                 let dst = &mut row[(nk + e) * l..(nk + e + 1) * l];
                 let f = self.coef_factor(it, block.scale());
+                if it == Iterate::Last {
+                    // the common case as slices (the same sums, in the same order)
+                    for (&c, w) in cols.iter().zip(block.raw().chunks_exact(l)) {
+                        let v = f64::from(xp[c]);
+                        if v != 0.0 {
+                            let fv = f * v;
+                            for (o, &wy) in dst.iter_mut().zip(w) {
+                                *o += fv * wy;
+                            }
+                        }
+                    }
+                    continue;
+                }
                 for (fi, &c) in cols.iter().enumerate() {
                     let v = f64::from(xp[c]);
                     if v == 0.0 {
                         continue;
                     }
                     for (y, o) in dst.iter_mut().enumerate() {
-                        let w = match it {
-                            Iterate::Last => block.raw()[fi * l + y],
-                            Iterate::Average => block.average_sum(fi * l + y),
-                        };
-                        *o += f * v * w;
+                        *o += f * v * block.average_sum(fi * l + y);
                     }
                 }
             }

@@ -103,6 +103,9 @@ pub struct StreamMkl {
     /// Buffers reused by the rounds.
     #[serde(skip)]
     pub(super) scratch: ScratchSlot,
+    /// Feature maps that fill the last columns from the first (`mapped`).
+    #[serde(skip)]
+    pub(super) maps: crate::kernel::feature_map::MapSlot,
 }
 
 /// The precomputed inputs of a model over input ids `0..m`: per kernel
@@ -162,6 +165,7 @@ impl StreamMkl {
             history: Vec::new(),
             pre: None,
             scratch: ScratchSlot::default(),
+            maps: Default::default(),
         })
     }
 
@@ -262,6 +266,7 @@ impl StreamMkl {
                 features,
             })),
             scratch: ScratchSlot::default(),
+            maps: Default::default(),
         })
     }
 
@@ -403,6 +408,7 @@ impl StreamMkl {
             + self.blocks().map(ScaledBlock::nbytes).sum::<usize>()
             + self.history.iter().map(|h| h.len() * 8 + 24).sum::<usize>()
             + self.history_rounds.len() * 8
+            + self.maps.nbytes()
     }
 
     /// Checks an input block `x` of `n` rows of dimension `d`.
