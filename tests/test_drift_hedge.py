@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from river import base, drift
 
-from omkl import MKLClassifier, SequenceTagger
+from omkl import MKLClassifier, NystroemFeatures, RandomFourierFeatures, SequenceTagger
 from omkl.mkl import HEDGE_DECAY
 
 
@@ -108,17 +108,25 @@ def test_linear_rate_scales_the_first_step_of_the_linear_group_only():
     assert np.abs(coefs[1.0]["linear"]).max() > 0
 
 
-def test_predictions_come_from_the_model_with_the_smaller_weighted_error():
-    kw = dict(
-        kernels=["linear", "gaussian"],
-        max_support=50,
-        drift_detector="ADWIN",
-        labels=[False, True],
-    )
-    hedged = MKLClassifier(linear_hedge=0.2, **kw)
+@pytest.mark.parametrize(
+    "groups",
+    [
+        lambda: dict(kernels=["linear", "gaussian"], max_support=50),
+        # feature maps the core computes from the bare input row
+        lambda: dict(kernels=["linear", RandomFourierFeatures(30, seed=1)], hash_features=8),
+        lambda: dict(kernels=["linear", NystroemFeatures(12)], hash_features=8),
+    ],
+    ids=["gaussian", "fourier", "nystroem"],
+)
+def test_predictions_come_from_the_model_with_the_smaller_weighted_error(groups):
+    def kw():
+        return dict(drift_detector="ADWIN", labels=[False, True], **groups())
+
+    hashing = {k: v for k, v in groups().items() if k == "hash_features"}
+    hedged = MKLClassifier(linear_hedge=0.2, **kw())
     # the two models side by side: the MKL model alone, and the linear model
     # the hedge is (the primal linear group with an intercept, eta0 / sqrt(t))
-    mkl = MKLClassifier(linear_hedge=None, **kw)
+    mkl = MKLClassifier(linear_hedge=None, **kw())
     linear = MKLClassifier(
         kernels=["linear"],
         schedule="inv_sqrt",
@@ -127,6 +135,7 @@ def test_predictions_come_from_the_model_with_the_smaller_weighted_error():
         linear_hedge=None,
         drift_detector="ADWIN",
         labels=[False, True],
+        **hashing,
     )
     data = list(stream(3000, switch_at=1500))
     # a first round for all three, so that each predicts before it learns
@@ -153,7 +162,8 @@ def test_predictions_come_from_the_model_with_the_smaller_weighted_error():
     # the linear model wins on the noisy linear half, the MKL model on XOR
     assert chosen == {0, 1}
     assert hedged._predictor() is hedged._state
-    np.testing.assert_array_equal(hedged.coef_["gaussian"], mkl.coef_["gaussian"])
+    for name, coef in mkl.coef_.items():
+        np.testing.assert_array_equal(hedged.coef_[name], coef)
 
 
 def test_the_hedge_survives_pickling_saving_copies_and_fit(tmp_path):

@@ -896,7 +896,8 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         if self._hedge_eta0 is None:
             return
         hedge = self._hedge
-        if hedge is not None and (hedge.dim > state.dim or hedge.n_labels > state.n_labels):
+        base = state.dim - self._n_random()  # the input columns, without the random features
+        if hedge is not None and (hedge.dim > base or hedge.n_labels > state.n_labels):
             # the MKL model was replaced (parameter mixing): start a new hedge
             hedge, self._hedge_errors = None, [0.0, 0.0]
         if hedge is None:
@@ -912,8 +913,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
                 passive_aggressive=False,
                 group_rates=[],
             )
-            cols = list(range(state.dim - self._n_random()))
-            hedge = _omkl.StreamMkl([], [cols], state.dim, state.n_labels, **hyper)
+            hedge = _omkl.StreamMkl([], [list(range(base))], base, state.n_labels, **hyper)
         hedge.learn(m, y, n_labels, grow_dim=grow)
         self._hedge = hedge
         n = len(y)
@@ -937,7 +937,11 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         assert self._state is not None
         e_mkl, e_linear = self._hedge_errors
         hedge = self._hedge
-        if hedge is not None and e_linear < e_mkl and hedge.dim == self._state.dim:
+        if (
+            hedge is not None
+            and e_linear < e_mkl
+            and hedge.dim == self._state.dim - self._n_random()
+        ):
             return hedge
         return self._state
 
