@@ -85,17 +85,20 @@ def test_a_nystroem_map_without_landmarks_gives_zeros():
 def test_random_feature_model_with_intercept_equals_explicit_groups():
     """The default configuration (primal linear group, intercept, budget,
     drift detector) on arrays: the intercept's column enters the Fourier
-    maps, not the Nyström map."""
+    maps, not the Nyström map. The linear group takes the kernels' step and
+    there is no hedging linear model, as the twin made of explicit groups
+    has no primal linear group to single out."""
     rng = np.random.default_rng(7)
     X = rng.standard_normal((250, 3))
     y = list(np.where(np.sin(2 * X[:, 0]) + X[:, 1] ** 2 > 0.5, "a", "b"))
     rff = RandomFourierFeatures(30, factor=0.5, seed=3)
     ny = NystroemFeatures(30, sigma2=2.0, landmarks=X[:30])
-    a = MKLClassifier(kernels={"linear": "linear", "g0": rff, "g1": ny}, lam=1e-3)
+    same = dict(lam=1e-3, linear_rate=1.0, linear_hedge=None)
+    a = MKLClassifier(kernels={"linear": "linear", "g0": rff, "g1": ny}, **same)
     X1 = np.hstack([X, np.ones((len(X), 1))])
     Z = np.hstack([X1, rff.transform(X1), ny.transform(X)])
     groups = {"linear": [0, 1, 2, 3], "g0": list(range(4, 34)), "g1": list(range(34, 64))}
-    b = MKLClassifier(kernels=[], explicit_groups=groups, lam=1e-3, intercept=False)
+    b = MKLClassifier(kernels=[], explicit_groups=groups, intercept=False, **same)
     for i in range(len(y)):
         assert a.predict_one(X[i]) == b.predict_one(Z[i])
         a.learn_one(X[i], y[i])

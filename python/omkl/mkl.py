@@ -1338,7 +1338,9 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         ):
             raise ValueError(f"the saved hedge errors must be two rates in [0, 1], got {errors!r}")
         if hedge is not None and (
-            core is None or hedge.dim != core.dim or hedge.n_labels != core.n_labels
+            core is None
+            or hedge.dim != core.dim - self._n_random()
+            or hedge.n_labels != core.n_labels
         ):
             raise ValueError("the saved hedging linear model does not match the MKL model")
         if core is not None:
