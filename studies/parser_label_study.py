@@ -9,7 +9,7 @@ size of its weight tables. The test file is never read.
 
 Example::
 
-    python studies/parser_label_study.py --max-train 0 --epochs 3
+    python studies/parser_label_study.py --max-train 0 --epochs 10 --eta 0.02
 """
 
 from __future__ import annotations
@@ -21,19 +21,21 @@ import time
 import _ewt
 
 from omkl import _omkl
-from omkl.parsing import attachment_scores
+from omkl.parsing import DependencyParser, attachment_scores
 
 
 def main() -> None:
     ap = _ewt.arguments(__doc__, 0)
-    ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--epochs", type=int, default=DependencyParser().label_epochs)
+    ap.add_argument("--eta", type=float, default=0.02, help="learning rate of the label stage")
+    ap.add_argument("--lam", type=float, default=1e-6, help="ℓ2² λ of the label stage")
     args = _ewt.parse_dev_only(ap)
 
     train = _omkl.ParseCorpus.from_path(args.train)
     dev = _omkl.ParseCorpus.from_path(args.dev)
     n = len(train) if not args.max_train else min(args.max_train, len(train))
     rss0 = _ewt.peak_rss_mb()
-    lab = _omkl.ArcLabelerCore(0.1, 1e-6)
+    lab = _omkl.ArcLabelerCore(args.eta, args.lam)
     rng = random.Random(0)
     t0 = time.process_time()
     for _ in range(args.epochs):
