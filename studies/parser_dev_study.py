@@ -38,7 +38,7 @@ def main() -> None:
         default="",
         help="comma-separated substrings: drop the default templates whose names contain one",
     )
-    ap.add_argument("--label-epochs", type=int, default=3)
+    ap.add_argument("--label-epochs", type=int, default=DependencyParser().label_epochs)
     ap.add_argument("--json", default="", help="also write the rows as JSON here")
     args = _ewt.parse_dev_only(ap)
 

@@ -570,7 +570,7 @@ fn to_tokens(tokens: Vec<TokenTuple>, deprels: Option<Vec<String>>) -> Vec<Token
 #[pymethods]
 impl ArcLabelerCore {
     #[new]
-    #[pyo3(signature = (eta=0.1, lam=1e-6))]
+    #[pyo3(signature = (eta=0.02, lam=1e-6))]
     fn new(eta: f64, lam: f64) -> PyResult<Self> {
         Ok(ArcLabelerCore {
             inner: ArcLabeler::new(eta, lam).py()?,

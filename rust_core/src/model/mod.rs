@@ -4,6 +4,7 @@ pub mod conllu;
 pub mod parser;
 pub mod parser_decode;
 pub mod parser_input;
+mod parser_label_feats;
 pub mod parser_labels;
 mod parser_learn;
 pub mod parser_mix;
