@@ -80,14 +80,17 @@ impl PrecomputedGram {
                 format!("{} values", v.len()),
             ));
         }
-        if let Some(i) = v.iter().position(|x| !x.is_finite()) {
-            return Err(OmklError::NonFinite {
-                name: "gram".into(),
-                index: i,
-                value: f64::from(v[i]),
-            });
-        }
-        if let Some((i, j)) = asymmetric_entry(v, m) {
+        // One pass checks both; only a matrix that fails it is scanned
+        // again, in order, for the error naming its first bad entry.
+        if !finite_and_symmetric(v, m) {
+            if let Some(i) = v.iter().position(|x| !x.is_finite()) {
+                return Err(OmklError::NonFinite {
+                    name: "gram".into(),
+                    index: i,
+                    value: f64::from(v[i]),
+                });
+            }
+            let (i, j) = asymmetric_entry(v, m).unwrap_or((0, 0));
             return Err(OmklError::invalid(
                 "gram",
                 format!("expected a symmetric matrix, entries ({i}, {j}) and ({j}, {i}) differ"),
@@ -224,6 +227,46 @@ impl PrecomputedGram {
     }
 }
 
+/// `true` when every value of the row-major `m × m` matrix `gram` is
+/// finite and `K[i, j] == K[j, i]` for every pair, in one read of the
+/// matrix: each tile on or below the diagonal is compared with its mirror
+/// tile, transposed into a buffer so that both reads are contiguous and the
+/// comparisons run without a branch. Only those tiles' own values are
+/// checked for finiteness: a mirror value equal to a finite one is finite.
+/// Rows of tiles are checked in parallel.
+///
+/// # Complexity
+/// O(m²).
+fn finite_and_symmetric(gram: &[f32], m: usize) -> bool {
+    use rayon::prelude::*;
+    const T: usize = 64;
+    let row_of_tiles = |bi: usize| {
+        let h = (bi + T).min(m) - bi;
+        let mut mirror = vec![0.0f32; T * T];
+        (0..=bi).step_by(T).all(|bj| {
+            let w = (bj + T).min(m) - bj;
+            // mirror[i][j] = K[bj + j, bi + i]
+            for j in 0..w {
+                let src = &gram[(bj + j) * m + bi..(bj + j) * m + bi + h];
+                for (i, &v) in src.iter().enumerate() {
+                    mirror[i * T + j] = v;
+                }
+            }
+            let mut bad = false;
+            for i in 0..h {
+                let row = &gram[(bi + i) * m + bj..(bi + i) * m + bj + w];
+                for (&a, &b) in row.iter().zip(&mirror[i * T..i * T + w]) {
+                    bad |= (a.to_bits() & 0x7f80_0000 == 0x7f80_0000) | (a != b);
+                }
+            }
+            !bad
+        })
+    };
+    (0..m.div_ceil(T))
+        .into_par_iter()
+        .all(|t| row_of_tiles(t * T))
+}
+
 /// The first `(i, j)` with `K[i, j] != K[j, i]`, scanning 64 × 64 tiles so
 /// that both reads stay in cache.
 fn asymmetric_entry(gram: &[f32], m: usize) -> Option<(usize, usize)> {
@@ -323,28 +366,35 @@ impl FeatureRows {
                 format!("{} values", x.len()),
             ));
         }
-        // non-finite values are counted as non-zeros: the pass that copies
-        // the non-zeros also finds them
-        let nnz = x.iter().filter(|&&v| v != 0.0).count();
-        let (mut idx, mut val) = (Vec::with_capacity(nnz), Vec::with_capacity(nnz));
+        // One counting pass (non-zeros, and whether any value is not
+        // finite), then a copy of the non-zeros without a branch on the
+        // values: each value is written at the end and kept when non-zero.
+        let (nnz, finite) = x.iter().fold((0usize, true), |(n, ok), &v| {
+            (n + usize::from(v != 0.0), ok & v.is_finite())
+        });
+        if !finite {
+            let i = x.iter().position(|v| !v.is_finite()).unwrap_or(0);
+            return Err(OmklError::NonFinite {
+                name: "features".into(),
+                index: i,
+                value: f64::from(x[i]),
+            });
+        }
+        let (mut idx, mut val) = (vec![0u32; nnz + 1], vec![0.0f64; nnz + 1]);
         let mut ptr = Vec::with_capacity(m + 1);
         ptr.push(0);
-        for (r, row) in x.chunks_exact(d).enumerate() {
+        let mut k = 0;
+        for row in x.chunks_exact(d) {
             for (f, &v) in row.iter().enumerate() {
-                if v != 0.0 {
-                    if !v.is_finite() {
-                        return Err(OmklError::NonFinite {
-                            name: "features".into(),
-                            index: r * d + f,
-                            value: f64::from(v),
-                        });
-                    }
-                    idx.push(f as u32);
-                    val.push(f64::from(v));
-                }
+                // `k <= nnz`: at most `nnz` values are kept before this one
+                idx[k] = f as u32;
+                val[k] = f64::from(v);
+                k += usize::from(v != 0.0);
             }
-            ptr.push(idx.len());
+            ptr.push(k);
         }
+        idx.truncate(nnz);
+        val.truncate(nnz);
         let sq = ptr
             .windows(2)
             .map(|w| val[w[0]..w[1]].iter().map(|v| v * v).sum())
