@@ -229,42 +229,41 @@ impl PrecomputedGram {
 
 /// `true` when every value of the row-major `m × m` matrix `gram` is
 /// finite and `K[i, j] == K[j, i]` for every pair, in one read of the
-/// matrix: each tile on or below the diagonal is compared with its mirror
-/// tile, transposed into a buffer so that both reads are contiguous and the
-/// comparisons run without a branch. Only those tiles' own values are
-/// checked for finiteness: a mirror value equal to a finite one is finite.
-/// Rows of tiles are checked in parallel.
+/// matrix: each 4 × 4 block on or below the diagonal is compared with its
+/// mirror block, transposed in registers, without a branch; rows of blocks
+/// are checked in parallel. Only the lower blocks' own values are checked
+/// for finiteness: a mirror value equal to a finite one is finite. The
+/// last `m mod 4` rows are checked entry by entry.
 ///
 /// # Complexity
 /// O(m²).
 fn finite_and_symmetric(gram: &[f32], m: usize) -> bool {
     use rayon::prelude::*;
-    const T: usize = 64;
-    let row_of_tiles = |bi: usize| {
-        let h = (bi + T).min(m) - bi;
-        let mut mirror = vec![0.0f32; T * T];
-        (0..=bi).step_by(T).all(|bj| {
-            let w = (bj + T).min(m) - bj;
-            // mirror[i][j] = K[bj + j, bi + i]
-            for j in 0..w {
-                let src = &gram[(bj + j) * m + bi..(bj + j) * m + bi + h];
-                for (i, &v) in src.iter().enumerate() {
-                    mirror[i * T + j] = v;
+    const B: usize = 4;
+    let bad = |a: f32, b: f32| (a.to_bits() & 0x7f80_0000 == 0x7f80_0000) | (a != b);
+    let full = m / B * B;
+    let row_of_blocks = |bi: usize| {
+        let mut any = false;
+        for bj in (0..=bi).step_by(B) {
+            // t[i][j] = K[bj + j, bi + i]
+            let mut t = [[0.0f32; B]; B];
+            for j in 0..B {
+                let r = &gram[(bj + j) * m + bi..][..B];
+                for i in 0..B {
+                    t[i][j] = r[i];
                 }
             }
-            let mut bad = false;
-            for i in 0..h {
-                let row = &gram[(bi + i) * m + bj..(bi + i) * m + bj + w];
-                for (&a, &b) in row.iter().zip(&mirror[i * T..i * T + w]) {
-                    bad |= (a.to_bits() & 0x7f80_0000 == 0x7f80_0000) | (a != b);
+            for (i, ti) in t.iter().enumerate() {
+                let r = &gram[(bi + i) * m + bj..][..B];
+                for (&a, &b) in r.iter().zip(ti) {
+                    any |= bad(a, b);
                 }
             }
-            !bad
-        })
+        }
+        !any
     };
-    (0..m.div_ceil(T))
-        .into_par_iter()
-        .all(|t| row_of_tiles(t * T))
+    (full..m).all(|i| (0..=i).all(|j| !bad(gram[i * m + j], gram[j * m + i])))
+        && (0..full / B).into_par_iter().all(|k| row_of_blocks(k * B))
 }
 
 /// The first `(i, j)` with `K[i, j] != K[j, i]`, scanning 64 × 64 tiles so
