@@ -412,8 +412,8 @@ fn two_rows(v: &mut [f64], m: usize, a: usize, b: usize) -> (&mut [f64], &mut [f
 /// Writes into `out`, in increasing order and once each, the indices `i`
 /// of the transition features of the labellings `paths` with `dtr[i] ≠ 0`.
 /// Those are marked in `marks` (one bit per entry of `dtr`, all zero
-/// between calls) without a branch on the values of `dtr`, then read back
-/// word by word: no sort.
+/// between calls) without a branch on the values of `dtr`, then the words
+/// that were written are read back in order: no sort.
 ///
 /// # Complexity
 /// O(Σ path lengths + |dtr| / 64).
@@ -429,7 +429,12 @@ fn nonzero_path_indices(
         marks.clear();
         marks.resize(words, 0);
     }
-    let mut mark = |i: usize| marks[i / 64] |= u64::from(dtr[i] != 0.0) << (i % 64);
+    // the words that may hold marks, when there are at most 64 of them
+    let mut used = 0u64;
+    let mut mark = |i: usize| {
+        marks[i / 64] |= u64::from(dtr[i] != 0.0) << (i % 64);
+        used |= 1u64 << (i / 64 % 64);
+    };
     for labels in paths {
         mark(l * l + labels[0]);
         mark((l + 1) * l + labels[labels.len() - 1]);
@@ -438,12 +443,20 @@ fn nonzero_path_indices(
         }
     }
     out.clear();
-    for (w, word) in marks.iter_mut().enumerate() {
-        let mut bits = std::mem::take(word);
+    let mut take = |w: usize| {
+        let mut bits = std::mem::take(&mut marks[w]);
         while bits != 0 {
             out.push(w * 64 + bits.trailing_zeros() as usize);
             bits &= bits - 1;
         }
+    };
+    if words <= 64 {
+        while used != 0 {
+            take(used.trailing_zeros() as usize);
+            used &= used - 1;
+        }
+    } else {
+        (0..words).for_each(take);
     }
 }
 
@@ -467,9 +480,9 @@ mod tests {
         /// the marks are all zero again afterwards.
         #[test]
         fn path_indices_match_sorting(
-            l in 1usize..30,
+            l in prop_oneof![1usize..30, 60usize..80],
             paths in (1usize..12).prop_flat_map(|n| {
-                (proptest::collection::vec(0usize..30, n), proptest::collection::vec(0usize..30, n))
+                (proptest::collection::vec(0usize..80, n), proptest::collection::vec(0usize..80, n))
             }),
             eta in 0.01f64..2.0,
         ) {
