@@ -94,7 +94,7 @@ proptest! {
     }
 
     /// Feature rows hold the non-zeros of each row in column order, their
-    /// squared norms and dimension; a non-finite value is refused with its
+    /// squared norms, norms and dimension; a non-finite value is refused with its
     /// row-major index.
     #[test]
     fn feature_rows_hold_the_nonzeros(
@@ -120,6 +120,7 @@ proptest! {
                     prop_assert_eq!(got, want);
                     let sq: f64 = val.iter().map(|v| v * v).sum();
                     prop_assert_eq!(f.sq_norm(r), sq);
+                    prop_assert_eq!(f.norm(r), sq.sqrt());
                 }
             }
             Err(OmklError::NonFinite { index, .. }) => {

@@ -84,7 +84,7 @@ impl StreamMkl {
                     s.dd[nk + e] = if exact_explicit {
                         explicit_sq_change(&mut s.active, &mut s.acc, c, l, touched, w, feats, sq)
                     } else {
-                        explicit_change_bound(c, l, touched, pairs, sq)
+                        explicit_change_bound(c, l, touched, pairs, |p| sq(p).sqrt())
                     };
                 }
             }
@@ -112,7 +112,7 @@ impl StreamMkl {
                     s.dd[nk + e] = if exact_explicit {
                         explicit_sq_change(&mut s.active, &mut s.acc, c, l, touched, w, feats, sq)
                     } else {
-                        explicit_change_bound(c, l, touched, pairs, sq)
+                        explicit_change_bound(c, l, touched, pairs, |p| f.norm(ids[p]))
                     };
                 }
             }
@@ -126,7 +126,7 @@ impl StreamMkl {
 
 /// A bound on `‖Δ‖` of an explicit group for the step `c` (`n × L`), by
 /// the triangle inequality over the changed parts: `Σ_p ‖φ(x_p)‖ Σ_y
-/// |c[p, y]|`, with `sq(p) = ‖φ(x_p)‖²`. It is finite whenever the group's
+/// |c[p, y]|`, with `norm(p) = ‖φ(x_p)‖`. It is finite whenever the group's
 /// new norm is, which lets a round refuse a non-finite step before it
 /// changes anything. When `pairs` names the two non-zeros of each changed
 /// row (hinge rounds), only those are read: the other terms are zeros,
@@ -134,15 +134,15 @@ impl StreamMkl {
 ///
 /// # Complexity
 /// O(|touched| · L), O(|touched|) with `pairs`.
-pub(super) fn explicit_change_bound<S>(
+pub(super) fn explicit_change_bound<N>(
     c: &[f64],
     l: usize,
     touched: &[usize],
     pairs: Option<&[(usize, usize)]>,
-    sq: S,
+    norm: N,
 ) -> f64
 where
-    S: Fn(usize) -> f64,
+    N: Fn(usize) -> f64,
 {
     touched
         .iter()
@@ -159,7 +159,7 @@ where
             if a == 0.0 {
                 0.0
             } else {
-                a * sq(p).sqrt()
+                a * norm(p)
             }
         })
         .sum()

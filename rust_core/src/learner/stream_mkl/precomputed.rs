@@ -346,6 +346,7 @@ pub struct FeatureRows {
     val: Vec<f64>,
     ptr: Vec<usize>,
     sq: Vec<f64>,
+    norm: Vec<f64>,
     d: usize,
 }
 
@@ -394,15 +395,17 @@ impl FeatureRows {
         }
         idx.truncate(nnz);
         val.truncate(nnz);
-        let sq = ptr
+        let sq: Vec<f64> = ptr
             .windows(2)
             .map(|w| val[w[0]..w[1]].iter().map(|v| v * v).sum())
             .collect();
+        let norm = sq.iter().map(|v| v.sqrt()).collect();
         Ok(FeatureRows {
             idx,
             val,
             ptr,
             sq,
+            norm,
             d,
         })
     }
@@ -411,6 +414,12 @@ impl FeatureRows {
     #[inline]
     pub fn sq_norm(&self, j: usize) -> f64 {
         self.sq[j]
+    }
+
+    /// `‖x_j‖` (the square root of [`FeatureRows::sq_norm`]).
+    #[inline]
+    pub fn norm(&self, j: usize) -> f64 {
+        self.norm[j]
     }
 
     /// Number of rows `m`.
