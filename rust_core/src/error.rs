@@ -130,16 +130,22 @@ pub fn check_finite(name: &str, xs: &[f64]) -> Result<()> {
 /// let e = check_count("out", 2, 3, "elements", " (n)").unwrap_err();
 /// assert_eq!(e.to_string(), "shape mismatch for `out`: expected 3 elements (n), got 2 elements");
 /// ```
+#[inline]
 pub fn check_count(name: &str, got: usize, want: usize, unit: &str, note: &str) -> Result<()> {
     if got == want {
         Ok(())
     } else {
-        Err(OmklError::shape(
-            name,
-            format!("{want} {unit}{note}"),
-            format!("{got} {unit}"),
-        ))
+        Err(count_error(name, got, want, unit, note))
     }
+}
+
+#[cold]
+fn count_error(name: &str, got: usize, want: usize, unit: &str, note: &str) -> OmklError {
+    OmklError::shape(
+        name,
+        format!("{want} {unit}{note}"),
+        format!("{got} {unit}"),
+    )
 }
 
 /// Checks that a row-major table `name` of `len` elements has the shape
@@ -155,20 +161,31 @@ pub fn check_count(name: &str, got: usize, want: usize, unit: &str, note: &str) 
 /// assert_eq!(e.to_string(), "shape mismatch for `em`: expected 2 x 3 = 6 elements, got 5 elements");
 /// assert!(check_table("em", 0, &[usize::MAX, 2], "n * L").is_err());
 /// ```
+#[inline]
 pub fn check_table(name: &str, len: usize, dims: &[usize], dims_name: &str) -> Result<usize> {
-    let want = dims
-        .iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .ok_or_else(|| OmklError::invalid(name, format!("{dims_name} overflows")))?;
-    if len != want {
-        let shape: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
-        return Err(OmklError::shape(
-            name,
-            format!("{} = {want} elements", shape.join(" x ")),
-            format!("{len} elements"),
-        ));
+    match dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)) {
+        Some(want) if want == len => Ok(want),
+        want => Err(table_error(name, len, dims, dims_name, want)),
     }
-    Ok(want)
+}
+
+#[cold]
+fn table_error(
+    name: &str,
+    len: usize,
+    dims: &[usize],
+    dims_name: &str,
+    want: Option<usize>,
+) -> OmklError {
+    let Some(want) = want else {
+        return OmklError::invalid(name, format!("{dims_name} overflows"));
+    };
+    let shape: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+    OmklError::shape(
+        name,
+        format!("{} = {want} elements", shape.join(" x ")),
+        format!("{len} elements"),
+    )
 }
 
 /// Returns an error naming `name` unless `v` is finite and `v >= 0`.

@@ -34,7 +34,17 @@ impl ViterbiWorkspace {
         Ok(ws)
     }
 
+    #[inline]
     fn reserve(&mut self, n: usize, l: usize) -> Result<()> {
+        // the common case: a workspace already grown for this size
+        let fits = |v: &Vec<f64>| v.len() >= l;
+        if fits(&self.delta)
+            && fits(&self.best)
+            && fits(&self.arg)
+            && n.checked_mul(l).is_some_and(|nl| self.back.len() >= nl)
+        {
+            return Ok(());
+        }
         let what = "Viterbi workspace";
         for v in [&mut self.delta, &mut self.best, &mut self.arg] {
             try_resize(what, v, &[l], 0.0)?;

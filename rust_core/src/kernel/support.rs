@@ -280,6 +280,44 @@ impl SupportStore {
         }
     }
 
+    /// `Σ_{i,j} (Σ_y c(i, y) c(j, y)) k(x_i, x_j)` over the stored inputs
+    /// for kernel `kern` and `l` labels: the squared norm of the kernel
+    /// expansion with coefficient `c(i, y)` on input `i` and label `y`
+    /// (pairs whose label products sum to 0 are skipped).
+    ///
+    /// # Complexity
+    /// O(S² (d + L)) for `S` stored inputs.
+    ///
+    /// # Example
+    /// ```
+    /// use omkl_core::kernel::{Kernel, SupportStore};
+    /// let mut s = SupportStore::new(2);
+    /// s.insert(&[1.0, 0.0]);
+    /// s.insert(&[1.0, 1.0]);
+    /// let c = [2.0, 3.0]; // one label
+    /// let sq = s.expansion_sq_norm(&Kernel::Linear { normalize: false }, 1, |i, _| c[i]);
+    /// assert_eq!(sq, 4.0 * 1.0 + 2.0 * 6.0 * 1.0 + 9.0 * 2.0);
+    /// ```
+    pub fn expansion_sq_norm(
+        &self,
+        kern: &super::Kernel,
+        l: usize,
+        c: impl Fn(usize, usize) -> f64,
+    ) -> f64 {
+        let s = self.len();
+        let mut sq = 0.0;
+        for i in 0..s {
+            for j in 0..s {
+                let cc: f64 = (0..l).map(|y| c(i, y) * c(j, y)).sum();
+                if cc != 0.0 {
+                    let dot = super::spec::dot_f32(self.row(i), self.row(j));
+                    sq += cc * kern.from_dot(dot, self.sq_norm(i), self.sq_norm(j));
+                }
+            }
+        }
+        sq
+    }
+
     /// Approximate heap bytes: the inputs and their norms plus the hash
     /// index (key, a small id list and table overhead per distinct key).
     pub fn nbytes(&self) -> usize {

@@ -3,7 +3,6 @@
 
 use super::scoring::Iterate;
 use super::state::StreamMkl;
-use crate::kernel::spec::dot_f32;
 use crate::learner::weights::ScaledBlock;
 
 impl StreamMkl {
@@ -96,22 +95,7 @@ impl StreamMkl {
                 None => {
                     let s = self.support.len();
                     let kern = &self.config.kernels[k];
-                    let mut sq = 0.0;
-                    for i in 0..s {
-                        for j in 0..s {
-                            let cc: f64 = (0..l).map(|y| a[y * s + i] * a[y * s + j]).sum();
-                            if cc != 0.0 {
-                                let dot = dot_f32(self.support.row(i), self.support.row(j));
-                                sq += cc
-                                    * kern.from_dot(
-                                        dot,
-                                        self.support.sq_norm(i),
-                                        self.support.sq_norm(j),
-                                    );
-                            }
-                        }
-                    }
-                    sq
+                    self.support.expansion_sq_norm(kern, l, |i, y| a[y * s + i])
                 }
             };
             out.push(sq.max(0.0).sqrt());

@@ -55,7 +55,6 @@
 use super::config::BudgetRule;
 use super::state::StreamMkl;
 use crate::error::{OmklError, Result};
-use crate::kernel::spec::dot_f32;
 use crate::learner::weights::ScaledBlock;
 
 /// A block of scale 1 holding the values `a` and the running sums `sums`
@@ -177,21 +176,10 @@ impl StreamMkl {
                 stamps[i] = stamps[i].max(stamp);
             }
         }
-        let s = out.support.len();
         for k in 0..nk {
             let kern = &out.config.kernels[k];
             let a = &alpha[k];
-            let mut sq = 0.0;
-            for i in 0..s {
-                for j in 0..s {
-                    let cc: f64 = (0..l).map(|y| a[i * l + y] * a[j * l + y]).sum();
-                    if cc != 0.0 {
-                        let dot = dot_f32(out.support.row(i), out.support.row(j));
-                        let (ni, nj) = (out.support.sq_norm(i), out.support.sq_norm(j));
-                        sq += cc * kern.from_dot(dot, ni, nj);
-                    }
-                }
-            }
+            let sq = out.support.expansion_sq_norm(kern, l, |i, y| a[i * l + y]);
             let avg = averaged.then_some(sums[k].as_slice());
             out.kgroups[k] = block(a, avg, sq.max(0.0));
         }

@@ -84,7 +84,7 @@ impl StreamMkl {
                     s.dd[nk + e] = if exact_explicit {
                         explicit_sq_change(&mut s.active, &mut s.acc, c, l, touched, w, feats, sq)
                     } else {
-                        explicit_change_bound(c, l, touched, sq)
+                        explicit_change_bound(c, l, touched, pairs, |p| sq(p).sqrt())
                     };
                 }
             }
@@ -112,7 +112,7 @@ impl StreamMkl {
                     s.dd[nk + e] = if exact_explicit {
                         explicit_sq_change(&mut s.active, &mut s.acc, c, l, touched, w, feats, sq)
                     } else {
-                        explicit_change_bound(c, l, touched, sq)
+                        explicit_change_bound(c, l, touched, pairs, |p| f.norm(ids[p]))
                     };
                 }
             }
@@ -126,24 +126,40 @@ impl StreamMkl {
 
 /// A bound on `‖Δ‖` of an explicit group for the step `c` (`n × L`), by
 /// the triangle inequality over the changed parts: `Σ_p ‖φ(x_p)‖ Σ_y
-/// |c[p, y]|`, with `sq(p) = ‖φ(x_p)‖²`. It is finite whenever the group's
+/// |c[p, y]|`, with `norm(p) = ‖φ(x_p)‖`. It is finite whenever the group's
 /// new norm is, which lets a round refuse a non-finite step before it
-/// changes anything.
+/// changes anything. When `pairs` names the two non-zeros of each changed
+/// row (hinge rounds), only those are read: the other terms are zeros,
+/// which change no bit of the sum.
 ///
 /// # Complexity
-/// O(|touched| · L).
-pub(super) fn explicit_change_bound<S>(c: &[f64], l: usize, touched: &[usize], sq: S) -> f64
+/// O(|touched| · L), O(|touched|) with `pairs`.
+pub(super) fn explicit_change_bound<N>(
+    c: &[f64],
+    l: usize,
+    touched: &[usize],
+    pairs: Option<&[(usize, usize)]>,
+    norm: N,
+) -> f64
 where
-    S: Fn(usize) -> f64,
+    N: Fn(usize) -> f64,
 {
     touched
         .iter()
-        .map(|&p| {
-            let a: f64 = c[p * l..(p + 1) * l].iter().map(|v| v.abs()).sum();
+        .enumerate()
+        .map(|(k, &p)| {
+            let cp = &c[p * l..(p + 1) * l];
+            let a: f64 = match pairs {
+                Some(pairs) => {
+                    let (y1, y2) = pairs[k];
+                    cp[y1].abs() + cp[y2].abs()
+                }
+                None => cp.iter().map(|v| v.abs()).sum(),
+            };
             if a == 0.0 {
                 0.0
             } else {
-                a * sq(p).sqrt()
+                a * norm(p)
             }
         })
         .sum()

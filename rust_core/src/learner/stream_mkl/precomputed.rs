@@ -80,14 +80,17 @@ impl PrecomputedGram {
                 format!("{} values", v.len()),
             ));
         }
-        if let Some(i) = v.iter().position(|x| !x.is_finite()) {
-            return Err(OmklError::NonFinite {
-                name: "gram".into(),
-                index: i,
-                value: f64::from(v[i]),
-            });
-        }
-        if let Some((i, j)) = asymmetric_entry(v, m) {
+        // One pass checks both; only a matrix that fails it is scanned
+        // again, in order, for the error naming its first bad entry.
+        if !finite_and_symmetric(v, m) {
+            if let Some(i) = v.iter().position(|x| !x.is_finite()) {
+                return Err(OmklError::NonFinite {
+                    name: "gram".into(),
+                    index: i,
+                    value: f64::from(v[i]),
+                });
+            }
+            let (i, j) = asymmetric_entry(v, m).unwrap_or((0, 0));
             return Err(OmklError::invalid(
                 "gram",
                 format!("expected a symmetric matrix, entries ({i}, {j}) and ({j}, {i}) differ"),
@@ -224,6 +227,45 @@ impl PrecomputedGram {
     }
 }
 
+/// `true` when every value of the row-major `m × m` matrix `gram` is
+/// finite and `K[i, j] == K[j, i]` for every pair, in one read of the
+/// matrix: each 4 × 4 block on or below the diagonal is compared with its
+/// mirror block, transposed in registers, without a branch; rows of blocks
+/// are checked in parallel. Only the lower blocks' own values are checked
+/// for finiteness: a mirror value equal to a finite one is finite. The
+/// last `m mod 4` rows are checked entry by entry.
+///
+/// # Complexity
+/// O(m²).
+fn finite_and_symmetric(gram: &[f32], m: usize) -> bool {
+    use rayon::prelude::*;
+    const B: usize = 4;
+    let bad = |a: f32, b: f32| (a.to_bits() & 0x7f80_0000 == 0x7f80_0000) | (a != b);
+    let full = m / B * B;
+    let row_of_blocks = |bi: usize| {
+        let mut any = false;
+        for bj in (0..=bi).step_by(B) {
+            // t[i][j] = K[bj + j, bi + i]
+            let mut t = [[0.0f32; B]; B];
+            for j in 0..B {
+                let r = &gram[(bj + j) * m + bi..][..B];
+                for i in 0..B {
+                    t[i][j] = r[i];
+                }
+            }
+            for (i, ti) in t.iter().enumerate() {
+                let r = &gram[(bi + i) * m + bj..][..B];
+                for (&a, &b) in r.iter().zip(ti) {
+                    any |= bad(a, b);
+                }
+            }
+        }
+        !any
+    };
+    (full..m).all(|i| (0..=i).all(|j| !bad(gram[i * m + j], gram[j * m + i])))
+        && (0..full / B).into_par_iter().all(|k| row_of_blocks(k * B))
+}
+
 /// The first `(i, j)` with `K[i, j] != K[j, i]`, scanning 64 × 64 tiles so
 /// that both reads stay in cache.
 fn asymmetric_entry(gram: &[f32], m: usize) -> Option<(usize, usize)> {
@@ -304,6 +346,7 @@ pub struct FeatureRows {
     val: Vec<f64>,
     ptr: Vec<usize>,
     sq: Vec<f64>,
+    norm: Vec<f64>,
     d: usize,
 }
 
@@ -323,37 +366,46 @@ impl FeatureRows {
                 format!("{} values", x.len()),
             ));
         }
-        // non-finite values are counted as non-zeros: the pass that copies
-        // the non-zeros also finds them
-        let nnz = x.iter().filter(|&&v| v != 0.0).count();
-        let (mut idx, mut val) = (Vec::with_capacity(nnz), Vec::with_capacity(nnz));
+        // One counting pass (non-zeros, and whether any value is not
+        // finite), then a copy of the non-zeros without a branch on the
+        // values: each value is written at the end and kept when non-zero.
+        let (nnz, finite) = x.iter().fold((0usize, true), |(n, ok), &v| {
+            (n + usize::from(v != 0.0), ok & v.is_finite())
+        });
+        if !finite {
+            let i = x.iter().position(|v| !v.is_finite()).unwrap_or(0);
+            return Err(OmklError::NonFinite {
+                name: "features".into(),
+                index: i,
+                value: f64::from(x[i]),
+            });
+        }
+        let (mut idx, mut val) = (vec![0u32; nnz + 1], vec![0.0f64; nnz + 1]);
         let mut ptr = Vec::with_capacity(m + 1);
         ptr.push(0);
-        for (r, row) in x.chunks_exact(d).enumerate() {
+        let mut k = 0;
+        for row in x.chunks_exact(d) {
             for (f, &v) in row.iter().enumerate() {
-                if v != 0.0 {
-                    if !v.is_finite() {
-                        return Err(OmklError::NonFinite {
-                            name: "features".into(),
-                            index: r * d + f,
-                            value: f64::from(v),
-                        });
-                    }
-                    idx.push(f as u32);
-                    val.push(f64::from(v));
-                }
+                // `k <= nnz`: at most `nnz` values are kept before this one
+                idx[k] = f as u32;
+                val[k] = f64::from(v);
+                k += usize::from(v != 0.0);
             }
-            ptr.push(idx.len());
+            ptr.push(k);
         }
-        let sq = ptr
+        idx.truncate(nnz);
+        val.truncate(nnz);
+        let sq: Vec<f64> = ptr
             .windows(2)
             .map(|w| val[w[0]..w[1]].iter().map(|v| v * v).sum())
             .collect();
+        let norm = sq.iter().map(|v| v.sqrt()).collect();
         Ok(FeatureRows {
             idx,
             val,
             ptr,
             sq,
+            norm,
             d,
         })
     }
@@ -362,6 +414,12 @@ impl FeatureRows {
     #[inline]
     pub fn sq_norm(&self, j: usize) -> f64 {
         self.sq[j]
+    }
+
+    /// `‖x_j‖` (the square root of [`FeatureRows::sq_norm`]).
+    #[inline]
+    pub fn norm(&self, j: usize) -> f64 {
+        self.norm[j]
     }
 
     /// Number of rows `m`.

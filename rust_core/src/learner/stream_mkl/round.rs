@@ -134,10 +134,7 @@ impl StreamMkl {
                         add_path(dtr, l, out, -eta);
                         // the entries of both paths that did not cancel,
                         // in increasing order (few: the paths mostly agree)
-                        nonzero_path_indices(&mut s.dtr_nz, dtr, l, y);
-                        nonzero_path_indices(&mut s.dtr_nz, dtr, l, out);
-                        s.dtr_nz.sort_unstable();
-                        s.dtr_nz.dedup();
+                        nonzero_path_indices(&mut s.dtr_nz, &mut s.dtr_marks, dtr, l, [y, out]);
                     }
                 }
             }
@@ -419,18 +416,54 @@ fn two_rows(v: &mut [f64], m: usize, a: usize, b: usize) -> (&mut [f64], &mut [f
     }
 }
 
-/// Appends the indices `i` of the transition features of `labels` with
-/// `dtr[i] ≠ 0`.
-fn nonzero_path_indices(out: &mut Vec<usize>, dtr: &[f64], l: usize, labels: &[usize]) {
-    let mut keep = |i: usize| {
-        if dtr[i] != 0.0 {
-            out.push(i);
+/// Writes into `out`, in increasing order and once each, the indices `i`
+/// of the transition features of the labellings `paths` with `dtr[i] ≠ 0`.
+/// Those are marked in `marks` (one bit per entry of `dtr`, all zero
+/// between calls) without a branch on the values of `dtr`, then the words
+/// that were written are read back in order: no sort.
+///
+/// # Complexity
+/// O(Σ path lengths + |dtr| / 64).
+fn nonzero_path_indices(
+    out: &mut Vec<usize>,
+    marks: &mut Vec<u64>,
+    dtr: &[f64],
+    l: usize,
+    paths: [&[usize]; 2],
+) {
+    let words = dtr.len().div_ceil(64);
+    if marks.len() != words {
+        marks.clear();
+        marks.resize(words, 0);
+    }
+    // the words that may hold marks, when there are at most 64 of them
+    let mut used = 0u64;
+    let mut mark = |i: usize| {
+        marks[i / 64] |= u64::from(dtr[i] != 0.0) << (i % 64);
+        used |= 1u64 << (i / 64 % 64);
+    };
+    for labels in paths {
+        mark(l * l + labels[0]);
+        mark((l + 1) * l + labels[labels.len() - 1]);
+        for w in labels.windows(2) {
+            mark(w[0] * l + w[1]);
+        }
+    }
+    out.clear();
+    let mut take = |w: usize| {
+        let mut bits = std::mem::take(&mut marks[w]);
+        while bits != 0 {
+            out.push(w * 64 + bits.trailing_zeros() as usize);
+            bits &= bits - 1;
         }
     };
-    keep(l * l + labels[0]);
-    keep((l + 1) * l + labels[labels.len() - 1]);
-    for w in labels.windows(2) {
-        keep(w[0] * l + w[1]);
+    if words <= 64 {
+        while used != 0 {
+            take(used.trailing_zeros() as usize);
+            used &= used - 1;
+        }
+    } else {
+        (0..words).for_each(take);
     }
 }
 
@@ -440,5 +473,48 @@ fn add_path(dtr: &mut [f64], l: usize, labels: &[usize], coef: f64) {
     dtr[(l + 1) * l + labels[labels.len() - 1]] += coef;
     for w in labels.windows(2) {
         dtr[w[0] * l + w[1]] += coef;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The listed transition entries are those of a sort of both
+        /// paths' features, deduplicated and filtered on `dtr[i] ≠ 0`, and
+        /// the marks are all zero again afterwards.
+        #[test]
+        fn path_indices_match_sorting(
+            l in prop_oneof![1usize..30, 60usize..80],
+            paths in (1usize..12).prop_flat_map(|n| {
+                (proptest::collection::vec(0usize..80, n), proptest::collection::vec(0usize..80, n))
+            }),
+            eta in 0.01f64..2.0,
+        ) {
+            let (y, out): (Vec<usize>, Vec<usize>) = (
+                paths.0.iter().map(|v| v % l).collect(),
+                paths.1.iter().map(|v| v % l).collect(),
+            );
+            let mut dtr = vec![0.0; (l + 2) * l];
+            add_path(&mut dtr, l, &y, eta);
+            add_path(&mut dtr, l, &out, -eta);
+            let mut want = Vec::new();
+            for labels in [&y, &out] {
+                want.push(l * l + labels[0]);
+                want.push((l + 1) * l + labels[labels.len() - 1]);
+                want.extend(labels.windows(2).map(|w| w[0] * l + w[1]));
+            }
+            want.retain(|&i| dtr[i] != 0.0);
+            want.sort_unstable();
+            want.dedup();
+            let (mut got, mut marks) = (vec![7; 3], Vec::new());
+            for _ in 0..2 {
+                nonzero_path_indices(&mut got, &mut marks, &dtr, l, [&y, &out]);
+                prop_assert_eq!(&got, &want);
+                prop_assert!(marks.iter().all(|&w| w == 0));
+            }
+        }
     }
 }

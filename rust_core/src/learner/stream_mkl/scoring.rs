@@ -29,11 +29,13 @@ pub enum Example<'a> {
     Ids(&'a [usize]),
 }
 
-/// `row += s Σ_f v_f W[f, :]` over the non-zero features `(idx, val)` of
-/// an input, with `W` feature-major (`d × L`, `L = row.len()`).
+/// `row = s Σ_f v_f W[f, :]` over the non-zero features `(idx, val)` of
+/// an input, with `W` feature-major (`d × L`, `L = row.len()`), summed
+/// feature by feature from `+0.0`.
 #[inline(always)]
 fn add_rows(w: &[f64], idx: &[u32], val: &[f64], s: f64, row: &mut [f64]) {
     let l = row.len();
+    row.fill(0.0);
     for (&f, &v) in idx.iter().zip(val) {
         let sv = s * v;
         let f = f as usize;
@@ -50,9 +52,9 @@ unsafe fn add_rows_avx2(w: &[f64], idx: &[u32], val: &[f64], s: f64, row: &mut [
 }
 
 /// [`add_rows`] for `L ≤ 8 NC` labels: the row is accumulated in `NC`
-/// AVX-512 registers and the weight rows read with masked loads. Each lane
-/// computes `r + (s v) w` with a separate product and sum, as [`add_rows`]
-/// does, so the results are the same.
+/// AVX-512 registers (from `+0.0`) and the weight rows read with masked
+/// loads. Each lane computes `r + (s v) w` with a separate product and sum,
+/// as [`add_rows`] does, so the results are the same.
 ///
 /// # Safety
 /// The CPU must support AVX-512F; `8 (NC - 1) < L = row.len() ≤ 8 NC`, and
@@ -71,9 +73,6 @@ unsafe fn add_rows_avx512<const NC: usize>(
     let mut masks = [0xffu8; NC];
     masks[NC - 1] = (0xffu32 >> (8 * NC - l)) as u8;
     let mut acc = [_mm512_setzero_pd(); NC];
-    for c in 0..NC {
-        acc[c] = _mm512_maskz_loadu_pd(masks[c], row.as_ptr().add(8 * c));
-    }
     for (&f, &v) in idx.iter().zip(val) {
         let sv = _mm512_set1_pd(s * v);
         let wr = w.as_ptr().add(f as usize * l);
@@ -87,7 +86,7 @@ unsafe fn add_rows_avx512<const NC: usize>(
     }
 }
 
-/// A loop computing `row += s W[idx, :]ᵀ val` (see [`add_rows`]).
+/// A loop computing `row = s W[idx, :]ᵀ val` (see [`add_rows`]).
 type AddRows = unsafe fn(&[f64], &[u32], &[f64], f64, &mut [f64]);
 
 /// The fastest [`AddRows`] loop the CPU has for rows of `l` labels, chosen
@@ -124,6 +123,17 @@ fn scaled_copy(src: &[f64], s: f64, dst: &mut [f64]) {
     #[target_feature(enable = "avx2")]
     unsafe fn copy_avx2(src: &[f64], s: f64, dst: &mut [f64]) {
         copy(src, s, dst);
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn copy_avx512(src: &[f64], s: f64, dst: &mut [f64]) {
+        copy(src, s, dst);
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU supports AVX-512F, checked just above.
+        unsafe { copy_avx512(src, s, dst) };
+        return;
     }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
@@ -164,7 +174,10 @@ impl StreamMkl {
         let n = self.n_positions(ex);
         let l = self.l;
         let g = self.n_groups();
-        out.clear();
+        if !matches!((ex, it), (Example::Ids(_), Iterate::Last)) {
+            // only the current iterate's id scores write every entry
+            out.clear();
+        }
         out.resize(n * g * l, 0.0);
         match ex {
             Example::Vectors(x) => self.vector_scores(x, n, it, out),

@@ -19,6 +19,9 @@ pub struct Scratch {
     pub(super) dtr: Vec<f64>,
     /// Indices of the non-zero entries of `dtr`, in increasing order.
     pub(super) dtr_nz: Vec<usize>,
+    /// One bit per entry of `dtr` (all zero between rounds), to list
+    /// `dtr_nz` in order without sorting.
+    pub(super) dtr_marks: Vec<u64>,
     /// The non-zero `(label, change)` entries of one position's row of `c`
     /// (room for `L` of them).
     pub(super) nz: Vec<(usize, f64)>,
