@@ -224,7 +224,8 @@ def run(args: argparse.Namespace) -> int:
 
             def record(i: int, mkl: Any = mkl, hist: Any = hist) -> None:
                 if (i + 1) % every == 0:
-                    hist.append((i + 1, mkl.kernel_weights_))
+                    # groups in name order: a group has one colour in every panel
+                    hist.append((i + 1, dict(sorted(mkl.kernel_weights_.items()))))
 
             acc, secs, n = prequential(pipe, data, record)
             rows.append(
