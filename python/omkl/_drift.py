@@ -82,3 +82,20 @@ def check_rate(name: str, value: Any, allow_none: bool = False) -> float | None:
             f"invalid value for `{name}`: expected {none}a finite number > 0, got {value!r}"
         )
     return r
+
+
+def feed_errors(detector: Any, n: int, wrong: int) -> bool:
+    """Feeds a round of ``n`` predictions, ``wrong`` of them wrong, to
+    ``detector`` as 0/1 errors (the errors first); whether it fired.
+
+    >>> from river import drift
+    >>> feed_errors(drift.DummyDriftDetector(t_0=3), n=4, wrong=1)
+    True
+    >>> feed_errors(drift.DummyDriftDetector(t_0=10), n=4, wrong=1)
+    False
+    """
+    fired = False
+    for p in range(n):
+        detector.update(p < wrong)
+        fired = fired or detector.drift_detected
+    return fired

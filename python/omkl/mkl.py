@@ -129,7 +129,7 @@ from river import base
 
 from omkl import _omkl
 from omkl._classifier import SoftmaxClassifier
-from omkl._drift import DRIFT_REACTIONS, check_rate, detector_from
+from omkl._drift import DRIFT_REACTIONS, check_rate, detector_from, feed_errors
 from omkl._labels import LabelIndex
 from omkl._omkl import Kernel
 from omkl._params import SCHEDULES, check_choice, check_int, check_real
@@ -896,7 +896,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         if self._hedge_eta0 is None:
             return
         hedge = self._hedge
-        base = state.dim - self._n_random()  # the input columns, without the random features
+        base = self._base_dim()  # the input columns, without the random features
         if hedge is not None and (hedge.dim > base or hedge.n_labels > state.n_labels):
             # the MKL model was replaced (parameter mixing): start a new hedge
             hedge, self._hedge_errors = None, [0.0, 0.0]
@@ -923,13 +923,8 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             d * e + (1.0 - d) * w for e, w in zip(self._hedge_errors, errors, strict=True)
         ]
         det = self._hedge_detector
-        if det is not None:
-            fired = False
-            for p in range(n):
-                det.update(p < hedge.last_mistakes)
-                fired = fired or det.drift_detected
-            if fired:
-                hedge.restart_schedule()
+        if det is not None and feed_errors(det, n, hedge.last_mistakes):
+            hedge.restart_schedule()
 
     def _predictor(self) -> _omkl.StreamMkl:
         """The model that predicts: the hedging linear model when its
@@ -937,11 +932,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         assert self._state is not None
         e_mkl, e_linear = self._hedge_errors
         hedge = self._hedge
-        if (
-            hedge is not None
-            and e_linear < e_mkl
-            and hedge.dim == self._state.dim - self._n_random()
-        ):
+        if hedge is not None and e_linear < e_mkl and hedge.dim == self._base_dim():
             return hedge
         return self._state
 
@@ -968,12 +959,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         det = self._detector
         if det is None:
             return
-        wrong = state.last_mistakes
-        fired = False
-        for p in range(n):
-            det.update(p < wrong)
-            fired = fired or det.drift_detected
-        if fired:
+        if feed_errors(det, n, state.last_mistakes):
             self.n_drifts_ += 1
             if self.drift_reaction == "reset":
                 state.scale_groups(0.0)
