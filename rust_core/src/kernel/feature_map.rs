@@ -21,7 +21,8 @@
 
 use std::sync::Arc;
 
-use crate::error::{OmklError, Result};
+use crate::error::{check_count, check_finite, OmklError, Result};
+use crate::kernel::finite::check_finite_f32;
 use crate::kernel::Kernel;
 
 /// `π / 4` in three parts (Cody–Waite): `y · DP1` and `y · DP2` are exact
@@ -103,20 +104,6 @@ pub enum FeatureMap {
     },
 }
 
-fn check_len(name: &str, got: usize, want: usize, what: String) -> Result<()> {
-    if got != want {
-        return Err(OmklError::shape(name, what, format!("{got} values")));
-    }
-    Ok(())
-}
-
-fn check_finite<T: Copy + Into<f64>>(name: &str, v: &[T]) -> Result<()> {
-    if v.iter().any(|&x| !x.into().is_finite()) {
-        return Err(OmklError::invalid(name, "expected finite values"));
-    }
-    Ok(())
-}
-
 impl FeatureMap {
     /// The random Fourier map `scale · cos(Wᵀx + b)` on inputs of
     /// dimension `d ≥ 1`: `w` holds `W` (`d × D`, row-major, `D = b.len() ≥ 1`).
@@ -140,9 +127,15 @@ impl FeatureMap {
                 format!("expected at least one input and one feature, got {d} x {n}"),
             ));
         }
-        check_len("w", w.len(), d * n, format!("{d} x {n} values (d x D)"))?;
-        check_finite("w", &w)?;
-        check_finite("b", &b)?;
+        check_count(
+            "w",
+            w.len(),
+            d * n,
+            "values",
+            &format!(" ({d} x {n}, d x D)"),
+        )?;
+        check_finite_f32("w", &w)?;
+        check_finite_f32("b", &b)?;
         if !scale.is_finite() {
             return Err(OmklError::invalid(
                 "scale",
@@ -189,7 +182,13 @@ impl FeatureMap {
             ));
         }
         let m = landmarks.len() / d;
-        check_len("whiten", whiten.len(), m * m, format!("{m} x {m} values"))?;
+        check_count(
+            "whiten",
+            whiten.len(),
+            m * m,
+            "values",
+            &format!(" ({m} x {m})"),
+        )?;
         check_finite("landmarks", &landmarks)?;
         check_finite("whiten", &whiten)?;
         kernel.check()?;
