@@ -271,13 +271,29 @@ impl GroupedWeights {
         self.blocks[g].scale_by(c);
     }
 
-    /// `out[g] = ‖w_g‖₂` for every group.
+    /// `‖w_g‖₂` of every group, with the squares summed over the written
+    /// rows, so the result is free of the rounding drift that the
+    /// maintained norms gather: a group whose weights cancelled back to
+    /// zero reports about zero, not the square root of the drift.
     ///
     /// # Complexity
-    /// O(#groups).
-    pub fn group_norms_into(&self, out: &mut Vec<f64>) {
-        out.clear();
-        out.extend(self.blocks.iter().map(|b| b.sq_norm().sqrt()));
+    /// O(written coordinates).
+    pub fn exact_group_norms(&self) -> Vec<f64> {
+        let sq =
+            |b: &ScaledBlock, i: std::ops::Range<usize>| i.map(|i| b.get(i).powi(2)).sum::<f64>();
+        self.blocks
+            .iter()
+            .map(|b| match b.live_rows() {
+                Some(rows) => {
+                    let w = b.len() / self.n_buckets.max(1);
+                    rows.iter()
+                        .map(|&r| sq(b, r as usize * w..(r as usize + 1) * w))
+                        .sum::<f64>()
+                        .sqrt()
+                }
+                None => sq(b, 0..b.len()).sqrt(),
+            })
+            .collect()
     }
 
     /// Applies `f` to the written coordinates of the model, gathered group by

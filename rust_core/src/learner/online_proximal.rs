@@ -496,16 +496,16 @@ impl OnlineProximal {
         }
     }
 
-    /// Norms `‖w_g‖` of the prediction weights (averaged or last).
+    /// Norms `‖w_g‖` of the prediction weights (averaged or last), summed
+    /// exactly from the coefficients.
     ///
     /// # Complexity
-    /// O(#groups) for the last iterate; O(dimension) for the averaged model.
+    /// O(written coordinates) for the last iterate; O(dimension) for the
+    /// averaged model.
     pub fn group_norms(&self) -> Vec<f64> {
         let w = &self.weights;
         if !(self.config.averaged && w.rounds() > 0) {
-            let mut out = Vec::new();
-            w.group_norms_into(&mut out);
-            return out;
+            return w.exact_group_norms();
         }
         let t = w.rounds() as f64;
         w.blocks()
