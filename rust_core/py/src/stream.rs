@@ -563,7 +563,8 @@ impl PyStreamMkl {
         if n > 0 {
             check_dim(&self.inner, d)?;
         }
-        let out = py.detach(|| self.inner.predict(xs)).py()?;
+        // the scores are kept for a `learn` of the same rows next
+        let out = py.detach(|| self.inner.predict_remembering(xs)).py()?;
         Ok(index_array(py, out))
     }
 

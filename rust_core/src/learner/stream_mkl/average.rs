@@ -29,6 +29,7 @@ impl StreamMkl {
     /// assert_eq!(m.kernel_coef(0, Iterate::Average), m.kernel_coef(0, Iterate::Last));
     /// ```
     pub fn restart_average(&mut self) {
+        self.memo.clear();
         for b in self.blocks_mut() {
             restart_sum(b);
         }

@@ -117,6 +117,7 @@ impl StreamMkl {
                 ));
             }
         }
+        self.memo.clear();
         self.maps = MapSlot::new(maps);
         Ok(())
     }

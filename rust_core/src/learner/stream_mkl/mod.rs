@@ -25,6 +25,7 @@
 //! * [`mix`]: the weighted average of models (parameter mixing).
 //! * [`persist`]: versioned bytes.
 //! * [`mapped`]: explicit groups filled by feature maps of the input.
+//! * [`memo`]: the scores of the last prediction, for the round that learns it.
 //!
 //! Weights are [`crate::learner::weights::ScaledBlock`]s. The support inputs are a [`crate::kernel::SupportStore`]; kernel values
 //! come from one dot product through [`crate::kernel::Kernel::from_dot`].
@@ -36,6 +37,7 @@ pub mod config;
 pub mod fit;
 pub mod learn;
 pub mod mapped;
+pub mod memo;
 pub mod mix;
 pub mod norms;
 pub mod persist;

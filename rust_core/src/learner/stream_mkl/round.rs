@@ -293,7 +293,7 @@ impl StreamMkl {
         let n = y.len();
         let ng = self.n_groups();
         let eta = self.config.schedule.rate(self.t + 1 - self.schedule_start);
-        self.group_scores(ex, Iterate::Last, &mut s.gs);
+        self.round_scores(ex, &mut s.gs);
         let pa = self.config.passive_aggressive;
         let mut loss = self.step(n, y, if pa { 1.0 } else { eta }, s)?;
         if s.touched.is_empty() && s.dtr_nz.is_empty() {

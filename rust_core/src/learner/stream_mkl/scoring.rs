@@ -3,7 +3,6 @@
 
 use super::state::StreamMkl;
 use crate::decode::chain::ChainScores;
-use crate::decode::viterbi::{viterbi, ViterbiWorkspace};
 use crate::error::Result;
 use crate::kernel::spec::dot_f32;
 use crate::kernel::support::sq_norm_f32;
@@ -443,13 +442,6 @@ impl StreamMkl {
         let it = self.predict_iterate();
         let mut gs = Vec::new();
         self.group_scores(ex, it, &mut gs);
-        let mut em = Vec::new();
-        self.emissions_into(&gs, n, &mut em);
-        let mut tr = Vec::new();
-        self.transition_scores_into(it, &mut tr);
-        let chain = self.chain_scores(&em, &tr, n)?;
-        let mut out = vec![0; n];
-        viterbi(&chain, &mut ViterbiWorkspace::new(), &mut out)?;
-        Ok(out)
+        self.decode_group_scores(&gs, n, it)
     }
 }

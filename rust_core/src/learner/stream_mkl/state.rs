@@ -106,6 +106,9 @@ pub struct StreamMkl {
     /// Feature maps that fill the last columns from the first (`mapped`).
     #[serde(skip)]
     pub(super) maps: crate::kernel::feature_map::MapSlot,
+    /// The scores of the last prediction, for the round that follows.
+    #[serde(skip)]
+    pub(super) memo: super::memo::ScoreMemo,
 }
 
 /// The precomputed inputs of a model over input ids `0..m`: per kernel
@@ -166,6 +169,7 @@ impl StreamMkl {
             pre: None,
             scratch: ScratchSlot::default(),
             maps: Default::default(),
+            memo: Default::default(),
         })
     }
 
@@ -267,6 +271,7 @@ impl StreamMkl {
             })),
             scratch: ScratchSlot::default(),
             maps: Default::default(),
+            memo: Default::default(),
         })
     }
 
@@ -489,6 +494,7 @@ impl StreamMkl {
     /// O(S K L + D_E L + L²).
     pub fn grow_labels(&mut self, n_labels: usize) {
         let (old, new) = (self.l, n_labels);
+        self.memo.clear();
         if new <= old {
             return;
         }
@@ -513,6 +519,7 @@ impl StreamMkl {
     /// Grows the input dimension to `d ≥ dim()`: the new features are 0 in
     /// every stored support input, so no score changes.
     pub fn grow_dim(&mut self, d: usize) {
+        self.memo.clear();
         if d > self.d && self.pre.is_none() {
             if self.config.kernel_columns.is_none() {
                 self.support.grow_dim(d);
@@ -561,6 +568,7 @@ impl StreamMkl {
             ));
         }
         use crate::learner::round::GroupSet;
+        self.memo.clear();
         for g in 0..GroupSet::n_groups(self) {
             self.rescale_group(g, c);
         }
