@@ -416,6 +416,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             for n, k in specs
             if isinstance(k, _FEATURE_MAPS)
         ]
+        self._n_rand: int | None = None
         check_int("max_support", max_support, 1, allow_none=True)
         check_int("history_every", history_every, 0)
         self._group_names = [str(g) for g in groups]
@@ -549,8 +550,12 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         return None
 
     def _n_random(self) -> int:
-        """Total number of random-feature columns."""
-        return sum(rff.n_components for _, rff in self._rff_specs)
+        """Total number of random-feature columns (counted once: the maps
+        are fixed at construction)."""
+        n: int | None = self.__dict__.get("_n_rand")
+        if n is None:
+            n = self._n_rand = sum(rff.n_components for _, rff in self._rff_specs)
+        return n
 
     def _base_dim(self) -> int:
         """The input dimension (columns before the random features)."""
@@ -882,6 +887,28 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         self._learn_hedge(m, y, n_labels, grow, state)
         self._watch_drift(state, len(xs))
 
+    def _learn_array_row(self, x: Any, y: Hashable) -> bool:
+        """``_learn_rows([x], [y])`` for the common case of a stream: a
+        single float array row, of a known label, on a model that has
+        learned from arrays (the same steps, without the general path's
+        conversions); ``False``, with nothing done, for anything else."""
+        if self._precomputed or self._state is None:
+            return False
+        k = self._label_index.get(y)
+        if k is None:
+            return False
+        one = self._one_row([x])
+        if one is None:
+            return False
+        m = self._augment(one, self._intercept)
+        state = self._state
+        ys = np.array([k], dtype=np.int64)
+        n_labels = len(self._labels)
+        state.learn(m, ys, n_labels, grow_dim=False)
+        self._learn_hedge(m, ys, n_labels, False, state)
+        self._watch_drift(state, 1)
+        return True
+
     def _learn_hedge(
         self,
         m: npt.NDArray[np.float32],
@@ -918,12 +945,14 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         self._hedge = hedge
         n = len(y)
         d = HEDGE_DECAY
-        errors = (state.last_mistakes / n, hedge.last_mistakes / n)
+        e_mkl, e_linear = self._hedge_errors
+        wrong = hedge.last_mistakes
         self._hedge_errors = [
-            d * e + (1.0 - d) * w for e, w in zip(self._hedge_errors, errors, strict=True)
+            d * e_mkl + (1.0 - d) * (state.last_mistakes / n),
+            d * e_linear + (1.0 - d) * (wrong / n),
         ]
         det = self._hedge_detector
-        if det is not None and feed_errors(det, n, hedge.last_mistakes):
+        if det is not None and feed_errors(det, n, wrong):
             hedge.restart_schedule()
 
     def _predictor(self) -> _omkl.StreamMkl:
@@ -1600,7 +1629,8 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
 
     @synchronized
     def learn_one(self, x: Mapping[Hashable, float] | npt.ArrayLike, y: Hashable) -> None:
-        self._learn_rows([x], [y])
+        if not self._learn_array_row(x, y):
+            self._learn_rows([x], [y])
 
     def _scores(self, x: Any) -> list[float] | None:
         if self._state is None:
