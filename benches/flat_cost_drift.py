@@ -11,11 +11,15 @@ the last ten windows of 10,000 samples (the machine is shared: a busy
 moment slows one window, not all ten), as the other benchmarks take the
 best of repeated runs. Models: ``drift`` (the drift
 configuration of ``omkl reproduce drift``), ``rff`` (500 random Fourier
-features, no support set), ``default`` (``MKLClassifier()``, whose support
-grows with the stream; run it with fewer ``--samples``).
+features, no support set), ``recommended``
+(``omkl.random_features.random_feature_classifier()``: 999 orthogonal random
+features with forgetting, no support set), ``default``
+(``MKLClassifier()``, whose support grows with the stream; run it with fewer
+``--samples``).
 
     python benches/flat_cost_drift.py --model drift
     python benches/flat_cost_drift.py --model rff
+    python benches/flat_cost_drift.py --model recommended
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import numpy as np
 
 import omkl
 from omkl.experiments.drift import DRIFT_CONFIG
+from omkl.random_features import random_feature_classifier
 
 
 def rss_kib() -> int:
@@ -60,12 +65,16 @@ def make(name: str) -> omkl.MKLClassifier:
         return omkl.MKLClassifier(**DRIFT_CONFIG)
     if name == "rff":
         return omkl.MKLClassifier(kernels=[omkl.RandomFourierFeatures(500)])
+    if name == "recommended":
+        return random_feature_classifier()
     return omkl.MKLClassifier()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=["drift", "rff", "default"], default="drift")
+    parser.add_argument(
+        "--model", choices=["drift", "rff", "recommended", "default"], default="drift"
+    )
     parser.add_argument("--samples", type=int, default=1_000_000)
     args = parser.parse_args()
     checkpoints = {10**k for k in range(4, 7)} | {args.samples}

@@ -1,0 +1,112 @@
+"""The prequential fast paths of MKLClassifier change no result: a model
+that predicts each array row before learning it (the core reuses the
+prediction's scores, and a float array row skips the general conversion)
+ends bit for bit where a model learning the same rows as lists, without
+predicting, does; and random_feature_classifier builds the documented model
+and checks its arguments."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from omkl import MKLClassifier, RandomFourierFeatures
+from omkl.random_features import (
+    RANDOM_FEATURE_CONFIG,
+    RANDOM_FEATURE_FACTORS,
+    random_feature_classifier,
+)
+
+
+def _stream(n: int, seed: int) -> list[tuple[np.ndarray, str]]:
+    """A drifting 3-class stream with a class that appears late."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for t in range(n):
+        x = rng.standard_normal(4)
+        x[0] += 2.0 * np.sin(t / 60)
+        k = int(x[0] * x[1] > 0) + (2 if t > n // 2 and x[2] > 1.0 else 0)
+        out.append((x, "abc"[min(k, 2)]))
+    return out
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: random_feature_classifier(40),
+        lambda: MKLClassifier(
+            kernels=["linear", "gaussian", RandomFourierFeatures(24, seed=3)], max_support=30
+        ),
+        lambda: MKLClassifier(max_support=25, forgetting=0.99, drift_reaction="reset"),
+        lambda: MKLClassifier(kernels=["linear", RandomFourierFeatures(16)], average=True),
+    ],
+)
+def test_predicting_first_changes_nothing(make):
+    fast, plain = make(), make()
+    right = 0
+    for x, y in _stream(400, 7):
+        p = fast.predict_one(x)
+        right += p == y
+        fast.learn_one(x, y)  # the same row as the prediction: scores reused
+        plain.learn_one(x.tolist(), y)  # a list: the general path, no prediction
+        assert fast.n_drifts_ == plain.n_drifts_
+    assert right > 0
+    assert fast.classes_ == plain.classes_
+    for name, coef in plain.coef_.items():
+        np.testing.assert_array_equal(fast.coef_[name], coef)
+    assert fast.kernel_weights_ == plain.kernel_weights_
+    assert fast.hedge_active_ == plain.hedge_active_
+    assert fast._state.to_bytes() == plain._state.to_bytes()
+    assert pickle.dumps(fast) == pickle.dumps(plain)
+    rows = np.array([x for x, _ in _stream(50, 8)])
+    assert fast.predict(rows) == plain.predict(rows)
+
+
+def test_a_scaled_model_between_prediction_and_learning_is_scored_again():
+    """A drift reaction (scale_groups) after a prediction: the round scores
+    the row again, as a model that did not predict."""
+    a, b = MKLClassifier(max_support=20), MKLClassifier(max_support=20)
+    data = _stream(200, 2)
+    for i, (x, y) in enumerate(data):
+        a.predict_one(x)
+        if i % 17 == 5 and a._state is not None:
+            a._state.scale_groups(0.5)
+            b._state.scale_groups(0.5)
+        a.learn_one(x, y)
+        b.learn_one(x, y)
+    assert a._state.to_bytes() == b._state.to_bytes()
+
+
+def test_random_feature_classifier_builds_the_documented_model():
+    m = random_feature_classifier()
+    groups = m.kernels[1:]
+    assert m.kernels[0] == "linear"
+    assert [g.n_components for g in groups] == [333, 333, 333]
+    assert [g.factor for g in groups] == list(RANDOM_FEATURE_FACTORS)
+    assert [g.seed for g in groups] == [0, 1, 2]
+    assert all(g.orthogonal for g in groups)
+    for k, v in RANDOM_FEATURE_CONFIG.items():
+        assert getattr(m, k) == v
+    m = random_feature_classifier(100, factors=(0.5,), seed=5, linear=False, forgetting=1.0)
+    assert m.kernels == [RandomFourierFeatures(100, factor=0.5, seed=5, orthogonal=True)]
+    assert m.forgetting == 1.0 and m.passive_aggressive is True
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"factors": ()}, "factors"),
+        ({"factors": (0.5, -1.0)}, "factors[1]"),
+        ({"factors": (float("nan"),)}, "factors[0]"),
+        ({"n_components": 2}, "n_components"),
+        ({"n_components": 10.0}, "n_components"),
+        ({"seed": -1}, "seed"),
+        ({"linear": 1}, "linear"),
+        ({"forgetting": 1.5}, "forgetting"),
+    ],
+)
+def test_random_feature_classifier_names_bad_arguments(kwargs, name):
+    with pytest.raises(ValueError, match=f"`{name}`".replace("[", r"\[").replace("]", r"\]")):
+        random_feature_classifier(**kwargs)
