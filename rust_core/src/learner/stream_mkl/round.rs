@@ -183,7 +183,9 @@ impl StreamMkl {
         match ex {
             Example::Vectors(x) => {
                 let (d, kd, t) = (self.d, self.kernel_dim(), self.t + 1);
-                for &p in touched {
+                let pairs = Some(&s.pairs).filter(|v| v.len() == touched.len());
+                let (fidx, fval) = (&mut s.fidx, &mut s.fval);
+                for (k, &p) in touched.iter().enumerate() {
                     let xp = &x[p * d..(p + 1) * d];
                     let cp = &c[p * l..(p + 1) * l];
                     if nk > 0 {
@@ -206,18 +208,29 @@ impl StreamMkl {
                         }
                     }
                     let groups = self.egroups.iter_mut().zip(&self.config.explicit_groups);
+                    // a hinge step changes two labels: both in one pass
+                    let pair = pairs
+                        .map(|v| v[k])
+                        .filter(|&(a, b)| cp[a] != 0.0 && cp[b] != 0.0);
                     for (e, (b, cols)) in groups.enumerate() {
                         let inv = rate(rates, nk + e) / b.scale();
-                        for (yy, &cv) in cp.iter().enumerate() {
-                            if cv == 0.0 {
-                                continue;
+                        fidx.clear();
+                        fval.clear();
+                        for (fi, &col) in cols.iter().enumerate() {
+                            let v = f64::from(xp[col]);
+                            if v != 0.0 {
+                                fidx.push(fi as u32);
+                                fval.push(v);
                             }
-                            let dv = cv * inv;
-                            for (fi, &col) in cols.iter().enumerate() {
-                                let v = f64::from(xp[col]);
-                                if v != 0.0 {
-                                    b.add_raw_orthonormal(fi * l + yy, dv * v);
-                                }
+                        }
+                        if let Some((y1, y2)) = pair {
+                            let d = (cp[y1] * inv, cp[y2] * inv);
+                            b.add_raw_sparse2((y1, y2, l), fidx, fval, d);
+                            continue;
+                        }
+                        for (yy, &cv) in cp.iter().enumerate() {
+                            if cv != 0.0 {
+                                b.add_raw_sparse((yy, l), fidx, fval, cv * inv);
                             }
                         }
                     }

@@ -38,6 +38,10 @@ pub struct Scratch {
     pub(super) shrunk: Vec<f64>,
     pub(super) active: Vec<(usize, usize)>,
     pub(super) acc: Vec<f64>,
+    /// The non-zero features (index in the group, value) of one position
+    /// in one explicit group.
+    pub(super) fidx: Vec<u32>,
+    pub(super) fval: Vec<f64>,
     pub(super) vws: ViterbiWorkspace,
     pub(super) fbws: ForwardBackwardWorkspace,
 }
