@@ -112,6 +112,10 @@ hedge.
 ``kernels`` is a group of random features of a Gaussian kernel, weighed by
 Alg. 3 beside the exact kernels; a model whose kernels are all random
 features keeps no support set and costs ``O(D d L)`` per example.
+:func:`omkl.random_features.random_feature_classifier` builds the one
+measured against the exact default (999 orthogonal features, forgetting
+and the passive-aggressive step, which suit a linear model on the
+features).
 ``hash_features=n`` hashes dict feature names (xxh3-64 with a fixed seed,
 signed) into ``n`` columns, so that a stream that keeps bringing new names
 does not grow the model; random features with dict inputs need it.
