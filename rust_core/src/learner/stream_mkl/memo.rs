@@ -13,29 +13,6 @@ use super::state::StreamMkl;
 use crate::decode::viterbi::{viterbi, ViterbiWorkspace};
 use crate::error::Result;
 
-/// The current iterate's group scores (`n × G × L`) of the rows `x` at
-/// round `t` of a model with `d` columns and `L` labels. Never saved, and
-/// ignored when models are compared.
-#[derive(Debug, Clone, Default)]
-pub struct ScoreMemo {
-    key: Option<(u64, usize, usize)>,
-    x: Vec<f32>,
-    gs: Vec<f64>,
-}
-
-impl PartialEq for ScoreMemo {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl ScoreMemo {
-    /// Forgets the scores.
-    pub fn clear(&mut self) {
-        self.key = None;
-    }
-}
-
 impl StreamMkl {
     /// [`StreamMkl::predict`], keeping the group scores of `x` when the
     /// prediction uses the current iterate, so that learning `x` next

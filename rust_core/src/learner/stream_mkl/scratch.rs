@@ -79,3 +79,27 @@ impl ScratchSlot {
         self.0.as_ref().map_or(0, |s| s.mistakes)
     }
 }
+
+/// The group scores of a model's last prediction ([`super::memo`]): the
+/// current iterate's group scores (`n × G × L`) of the rows `x` at round
+/// `t` of a model with `d` columns and `L` labels. Never saved, and
+/// ignored when models are compared.
+#[derive(Debug, Clone, Default)]
+pub struct ScoreMemo {
+    pub(super) key: Option<(u64, usize, usize)>,
+    pub(super) x: Vec<f32>,
+    pub(super) gs: Vec<f64>,
+}
+
+impl PartialEq for ScoreMemo {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl ScoreMemo {
+    /// Forgets the scores.
+    pub fn clear(&mut self) {
+        self.key = None;
+    }
+}

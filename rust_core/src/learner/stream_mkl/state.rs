@@ -108,7 +108,7 @@ pub struct StreamMkl {
     pub(super) maps: crate::kernel::feature_map::MapSlot,
     /// The scores of the last prediction, for the round that follows.
     #[serde(skip)]
-    pub(super) memo: super::memo::ScoreMemo,
+    pub(super) memo: super::scratch::ScoreMemo,
 }
 
 /// The precomputed inputs of a model over input ids `0..m`: per kernel
