@@ -30,7 +30,9 @@ with the settings of :data:`RANDOM_FEATURE_CONFIG`. A linear model on
 (``forgetting=0.999``) lets it follow moving concepts, as the exact model's
 budget does by dropping its oldest support inputs, and the
 passive-aggressive step (``passive_aggressive=True``) moves it no further
-than the example needs.
+than the example needs. It has no drift detector (``drift_detector=None``):
+with forgetting and a constant step, the detector's restart of the step
+size changed no prediction on the measured streams, and cost time.
 """
 
 from __future__ import annotations
@@ -61,7 +63,11 @@ RANDOM_FEATURE_FACTORS = (1 / 16, 1 / 8, 1 / 4)
 
 #: :class:`omkl.MKLClassifier` arguments of :func:`random_feature_classifier`
 #: (the rest are the classifier's defaults).
-RANDOM_FEATURE_CONFIG: dict[str, Any] = {"forgetting": 0.999, "passive_aggressive": True}
+RANDOM_FEATURE_CONFIG: dict[str, Any] = {
+    "forgetting": 0.999,
+    "passive_aggressive": True,
+    "drift_detector": None,
+}
 
 _Map = tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]
 
@@ -265,8 +271,8 @@ def random_feature_classifier(
     ['linear', RandomFourierFeatures(333, factor=0.0625, seed=0, orthogonal=True),
      RandomFourierFeatures(333, factor=0.125, seed=1, orthogonal=True),
      RandomFourierFeatures(333, factor=0.25, seed=2, orthogonal=True)]
-    >>> model.forgetting, model.passive_aggressive
-    (0.999, True)
+    >>> model.forgetting, model.passive_aggressive, model.drift_detector
+    (0.999, True, None)
 
     On array rows (dict rows need ``hash_features``), the sign of ``a * b``,
     which no linear model separates:
