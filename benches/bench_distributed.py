@@ -192,7 +192,10 @@ def main() -> None:
 
     folder = pathlib.Path(tempfile.mkdtemp())
     whole = write_shards(train_file, 1, args.train_sentences, folder)[0]
-    print(f"train {whole} ({args.train_sentences or 'all'} sentences), test {test_file.name}")
+    print(
+        f"train {whole} ({args.train_sentences or 'all'} sentences), test {test_file.name}, "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     single_uas: list[float] = []
     scoring = [0.0, 0.0]  # wall and CPU seconds of the per-epoch test scoring
 
@@ -261,6 +264,25 @@ def main() -> None:
         f"\n1 process: UAS {single_uas[-1]:.2f}, {mean_epoch:.2f} s/epoch, "
         f"{cpu / args.epochs:.2f} CPU s/epoch (pruner and setup included)"
     )
+    print("\nWhere an arc round's time goes (seconds, mean over the arc rounds; worker")
+    print("figures are the slowest shard's):\n")
+    print(
+        "| K | round | worker pass | worker: mixed arrays in | worker: export "
+        "| driver: send | driver: wait beyond the pass | driver: mix | driver: import |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for k, _, arc, _, _ in rows:
+
+        def mean(name: str, arc: list[dict[str, Any]] = arc) -> float:
+            return sum(h["profile"][name] for h in arc) / len(arc)
+
+        s = sum(h["seconds"] for h in arc) / len(arc)
+        wait = mean("gather") - mean("pass") - mean("load") - mean("export")
+        print(
+            f"| {k} | {s:.2f} | {mean('pass'):.2f} | {mean('load'):.3f} | {mean('export'):.3f} "
+            f"| {mean('send'):.3f} | {wait:.3f} | {mean('mix'):.3f} | {mean('import'):.3f} |"
+        )
+    print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

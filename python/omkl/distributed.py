@@ -16,10 +16,27 @@ once; a path is read on the worker by ``shard_reader``; a ``dask.bag``'s
 partitions stay where they are). In each round only parameters travel: the
 estimator's weights, running sums and round counters as flat numpy arrays
 (see ``history[i]["bytes"]``): the mixed parameters to each shard's task,
-the changed parameters back to the driver (for the parser, only those of the
-stage being trained: the pruner's, the arc model's or the label stage's).
+the changed parameters back to the driver.
 The initial estimator is sent once. With one shard, mixing is the identity
 and the worker goes on with its own model: only its parameters travel back.
+
+**The parser** keeps each shard's model on the worker that trains it (a
+shard's rounds go to the same worker), so a round only sends what the
+previous round mixed: the trained stage's arrays (the pruner's, the arc
+model's or the label stage's), once to each worker (``client.scatter``
+with ``broadcast=True``), and each worker sends back its arrays of the
+stage. A worker's pass does not end the epoch (the exact norms, the
+averaged parameters and β are computed once, on the driver's model). In the
+arc rounds the workers take the mixed weights and step count but keep their
+own running sums, and send them back only when the driver needs the
+averaged model (the last round of a stage, or a round with
+``validation``): the running sums are linear in the iterates, so the
+weighted average of the workers' own sums is the sum the mixed models
+would have accumulated, and the driver's model is the same, up to the
+float32 rounding of the sums, as when the sums are mixed every round. A
+worker lost between rounds is replaced by a model built from the initial
+estimator and the driver's last mixed parameters (the running sums its shard
+added since they were last sent back are then lost).
 
 **State outside the parameters** is made the same on every worker before the
 first round: with several shards, the driver collects every shard's classes
@@ -601,7 +618,20 @@ def train(
         estimators), ``seconds`` (wall-clock of the round), ``worker_seconds``
         (the longest pass), ``worker_cpu_seconds`` (the most CPU time a pass
         used, over all threads of its worker process), ``bytes`` (parameters
-        sent to and from the workers) and ``validation``.
+        sent to and from the workers) and ``validation``; the parser's
+        rounds also have ``profile``, seconds of the round's parts: ``send``
+        (the mixed arrays to the workers), ``load`` (a worker setting
+        them), ``pass``, ``export`` (a worker's arrays out), ``gather``
+        (the driver's wait for the workers' arrays), ``mix`` and
+        ``import`` (into the driver's model), the worker figures the
+        slowest shard's.
+
+    With ``client=None`` the ``LocalCluster`` has one single-threaded
+    worker process per core, and the parser's own thread pool
+    (``RAYON_NUM_THREADS``) is held to one thread in each, so that the
+    workers do not share cores. On a cluster of your own, give each worker
+    process one thread (``threads_per_worker=1``) and set
+    ``RAYON_NUM_THREADS`` in its environment to the cores it should use.
     """
     check_mixable(estimator)
     if epochs is None:
