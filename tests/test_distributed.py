@@ -446,6 +446,35 @@ def test_parser_two_shards_with_a_pruner_mix_each_stage_to_the_weighted_average(
     assert history[2]["bytes"] == 2 * (n + 8) + 2 * (2 * n + 8)
 
 
+def _drop_parser_models() -> None:
+    import omkl.distributed
+
+    omkl.distributed._MODELS.clear()
+
+
+def test_a_parser_model_lost_between_rounds_is_rebuilt_from_the_mixed_parameters(client, tmp_path):
+    paths = [_write_treebank(tmp_path / "a.conllu", 2), _write_treebank(tmp_path / "b.conllu", 3)]
+    est = omkl.DependencyParser(
+        templates=list(range(30)), epochs=3, prune_k=2, label_epochs=0, max_table_bits=8
+    )
+
+    def lose_models(_: Any) -> float:
+        client.run(_drop_parser_models)  # as if every worker had been replaced
+        return 0.0
+
+    plain, _ = train(est, paths, client=client, progress=False, validation=lambda m: 0.0)
+    model, history = train(
+        est, paths, client=client, progress=False, validation=lose_models, retries=0
+    )
+    assert [h["stage"] for h in history] == ["pruner", "arc", "arc", "arc"]
+    got, want = export_params(model), export_params(plain)
+    for k in ("pruner/weights", "pruner/sums", "arc/weights", "arc/steps"):
+        np.testing.assert_array_equal(got[k], want[k], err_msg=k)
+    # the rebuilt workers start from the mixed sums instead of their own:
+    # the same sums up to float32 rounding
+    np.testing.assert_allclose(got["arc/sums"], want["arc/sums"], rtol=1e-5, atol=1e-6)
+
+
 def _sequences(n: int, seed: int) -> list[tuple[list[dict[str, Any]], list[str]]]:
     """Short tagged sentences: determiners, nouns and verbs in a simple
     grammar, each token described by ``token_features``."""

@@ -931,10 +931,10 @@ def _parser_rounds(
             def submit(
                 k: int,
                 start: tuple[str, Any, Any],
+                order: list[int],
+                home: str | None,
                 stage: str = stage,
-                order: list[int] | None = None,
                 sums: bool = sums,
-                home: str | None = None,
             ) -> Future[Any]:
                 return client.submit(
                     _parser_round,
@@ -950,10 +950,10 @@ def _parser_rounds(
                     pure=False,
                     retries=retries,
                     workers=None if home is None else [home],
-                    allow_other_workers=True,
+                    allow_other_workers=home is not None,
                 )
 
-            futures = [submit(k, start, order=orders[k], home=homes[k]) for k in range(len(data))]
+            futures = [submit(k, start, orders[k], homes[k]) for k in range(len(data))]
             results = []
             t1 = time.perf_counter()
             for k, f in enumerate(futures):
@@ -968,7 +968,7 @@ def _parser_rounds(
                     results.append(
                         _gather(
                             client,
-                            [submit(k, ("params", base_future, full), order=orders[k])],
+                            [submit(k, ("params", base_future, full), orders[k], homes[k])],
                             [keys[k]],
                             f"round {r + 1} ({stage})",
                         )[0]
