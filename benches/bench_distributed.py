@@ -11,8 +11,9 @@ In one run:
   file, as iterative parameter mixing assumes; ``--contiguous`` cuts the
   file into K contiguous blocks instead, which in EWT hold different genres):
   test UAS after each mixing round, seconds per round (wall-clock, and the
-  longest worker's pass), megabytes of parameters sent per round, and the
-  first round within 0.3 UAS of the K = 1 run's last.
+  longest worker's pass), megabytes of parameters sent per round, the
+  first round within 0.3 UAS of the K = 1 run's last, and where an arc
+  round's time goes (the history's ``profile``).
 
 The label stage is off (UAS only). Skips cleanly without the treebank.
 One process's ``fit`` prepares the next block of sentences on a second
@@ -199,8 +200,11 @@ def main() -> None:
     single_uas: list[float] = []
     scoring = [0.0, 0.0]  # wall and CPU seconds of the per-epoch test scoring
 
+    epoch_cpu: list[float] = []  # CPU seconds at the end of each epoch, scoring left out
+
     def on_epoch(_: int, m: Any) -> None:
         w, c = time.perf_counter(), time.process_time()
+        epoch_cpu.append(c - scoring[1])
         single_uas.append(uas(m))
         scoring[0] += time.perf_counter() - w
         scoring[1] += time.process_time() - c
@@ -264,6 +268,9 @@ def main() -> None:
         f"\n1 process: UAS {single_uas[-1]:.2f}, {mean_epoch:.2f} s/epoch, "
         f"{cpu / args.epochs:.2f} CPU s/epoch (pruner and setup included)"
     )
+    if len(epoch_cpu) > 1:
+        per = (epoch_cpu[-1] - epoch_cpu[0]) / (len(epoch_cpu) - 1)
+        print(f"1 process: {per:.2f} CPU s per arc epoch after the first")
     print("\nWhere an arc round's time goes (seconds, mean over the arc rounds; worker")
     print("figures are the slowest shard's):\n")
     print(
