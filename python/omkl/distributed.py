@@ -305,11 +305,10 @@ def _pass(
     base: tuple[str, Any, Any],
     data: Any,
     key: str,
-    cache: str,
-    stage: str,
     order: list[int] | None,
 ) -> _Trained:
-    """One pass of ``stage`` over a shard from ``base``: ``("copy", model,
+    """One pass over a shard from ``base`` (the estimators other than the
+    parser, whose rounds are :func:`_parser_round`): ``("copy", model,
     None)`` continues a copy of a model (an estimator, or the one of a
     :class:`_Trained`), ``("params", template, params)`` starts from the
     template with the mixed parameters."""
@@ -372,9 +371,8 @@ def _set_layout(model: Any, layout: dict[str, list[Any]]) -> None:
         model._class_index = {y: k for k, y in enumerate(classes)}
 
 
-def _export(trained: _Trained, stage: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The parameters a round changed (the stage's own, for the parser), the
-    model's layout and the round's figures."""
+def _export(trained: _Trained) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The parameters of a round's model, its layout and the round's figures."""
     params = export_params(trained.model)
     figures = {
         "loss": trained.loss,
@@ -737,12 +735,12 @@ def _rounds(
             if tagger:
                 orders = [g.permutation(n).tolist() for g, n in zip(np_rngs, sizes, strict=True)]
             trained = [
-                client.submit(_pass, b, d, key, str(d.key), stage, o, pure=False, retries=retries)
+                client.submit(_pass, b, d, key, o, pure=False, retries=retries)
                 for b, d, key, o in zip(bases, data, keys, orders, strict=True)
             ]
             results = _gather(
                 client,
-                [client.submit(_export, t, stage, pure=False, retries=retries) for t in trained],
+                [client.submit(_export, t, pure=False, retries=retries) for t in trained],
                 keys,
                 f"round {r + 1} ({stage})",
             )
