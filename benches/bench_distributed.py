@@ -11,8 +11,9 @@ In one run:
   file, as iterative parameter mixing assumes; ``--contiguous`` cuts the
   file into K contiguous blocks instead, which in EWT hold different genres):
   test UAS after each mixing round, seconds per round (wall-clock, and the
-  longest worker's pass), megabytes of parameters sent per round, and the
-  first round within 0.3 UAS of the K = 1 run's last.
+  longest worker's pass), megabytes of parameters sent per round, the
+  first round within 0.3 UAS of the K = 1 run's last, and where an arc
+  round's time goes (the history's ``profile``).
 
 The label stage is off (UAS only). Skips cleanly without the treebank.
 One process's ``fit`` prepares the next block of sentences on a second
@@ -192,12 +193,18 @@ def main() -> None:
 
     folder = pathlib.Path(tempfile.mkdtemp())
     whole = write_shards(train_file, 1, args.train_sentences, folder)[0]
-    print(f"train {whole} ({args.train_sentences or 'all'} sentences), test {test_file.name}")
+    print(
+        f"train {whole} ({args.train_sentences or 'all'} sentences), test {test_file.name}, "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     single_uas: list[float] = []
     scoring = [0.0, 0.0]  # wall and CPU seconds of the per-epoch test scoring
 
+    epoch_cpu: list[float] = []  # CPU seconds at the end of each epoch, scoring left out
+
     def on_epoch(_: int, m: Any) -> None:
         w, c = time.perf_counter(), time.process_time()
+        epoch_cpu.append(c - scoring[1])
         single_uas.append(uas(m))
         scoring[0] += time.perf_counter() - w
         scoring[1] += time.process_time() - c
@@ -261,6 +268,28 @@ def main() -> None:
         f"\n1 process: UAS {single_uas[-1]:.2f}, {mean_epoch:.2f} s/epoch, "
         f"{cpu / args.epochs:.2f} CPU s/epoch (pruner and setup included)"
     )
+    if len(epoch_cpu) > 1:
+        per = (epoch_cpu[-1] - epoch_cpu[0]) / (len(epoch_cpu) - 1)
+        print(f"1 process: {per:.2f} CPU s per arc epoch after the first")
+    print("\nWhere an arc round's time goes (seconds, mean over the arc rounds; worker")
+    print("figures are the slowest shard's):\n")
+    print(
+        "| K | round | worker pass | worker: mixed arrays in | worker: export "
+        "| driver: send | driver: wait beyond the pass | driver: mix | driver: import |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for k, _, arc, _, _ in rows:
+
+        def mean(name: str, arc: list[dict[str, Any]] = arc) -> float:
+            return sum(h["profile"][name] for h in arc) / len(arc)
+
+        s = sum(h["seconds"] for h in arc) / len(arc)
+        wait = mean("gather") - mean("pass") - mean("load") - mean("export")
+        print(
+            f"| {k} | {s:.2f} | {mean('pass'):.2f} | {mean('load'):.3f} | {mean('export'):.3f} "
+            f"| {mean('send'):.3f} | {wait:.3f} | {mean('mix'):.3f} | {mean('import'):.3f} |"
+        )
+    print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -382,6 +382,99 @@ def test_parser_two_shards_mix_to_the_weighted_average(client, tmp_path):
     assert history[0]["bytes"] > 0
 
 
+def test_parser_two_shards_with_a_pruner_mix_each_stage_to_the_weighted_average(client, tmp_path):
+    import random
+
+    from omkl.parsing import _training_corpus
+
+    paths = [_write_treebank(tmp_path / "a.conllu", 2), _write_treebank(tmp_path / "b.conllu", 3)]
+    est = omkl.DependencyParser(
+        templates=list(range(30)),
+        epochs=2,
+        prune_k=2,
+        label_epochs=0,
+        max_table_bits=8,
+        seed=3,
+    )
+    # by hand: the pruner round, then two arc rounds, each mixed weighted by
+    # shard size; shard k shuffles with seed + k, one order per round; the
+    # workers of the arc rounds start from the mixed pruner and arc weights
+    # and keep their own running sums, which are averaged at the end
+    corpora = [_training_corpus(p) for p in paths]
+    rngs = [random.Random(est.seed + k) for k in range(2)]
+    sizes = [len(c) for c in corpora]
+
+    def orders() -> list[list[int]]:
+        out = [list(range(n)) for n in sizes]
+        for rng, order in zip(rngs, out, strict=True):
+            rng.shuffle(order)
+        return out
+
+    base = copy.deepcopy(est)  # tables sized for the summed per-shard counts
+    counts = np.sum([omkl._omkl.parser_key_counts(base._core, c) for c in corpora], axis=0)
+    omkl._omkl.parser_set_table_counts(base._core, counts.tolist(), 1.0, est.max_table_bits)
+    workers = [copy.deepcopy(base) for _ in corpora]
+    for m, c, o in zip(workers, corpora, orders(), strict=True):
+        m._core.fit_epoch(c, o, None, True)
+    pruner = _average(
+        [{k: v for k, v in export_params(m).items() if k.startswith("pruner/")} for m in workers],
+        sizes,
+    )
+    for m in workers:
+        import_params(m, {**export_params(m), **pruner})
+    assert all(m.pruner_recall(paths[0]) > 0 for m in workers)
+    for r in range(2):
+        for m, c, o in zip(workers, corpora, orders(), strict=True):
+            m._core.fit_epoch(c, o, None, False)
+        arc = _average([export_params(m) for m in workers], sizes)
+        if r == 0:  # the mixed weights and steps, each worker's own sums
+            for m in workers:
+                own = export_params(m)
+                import_params(
+                    m, {**own, "arc/weights": arc["arc/weights"], "arc/steps": arc["arc/steps"]}
+                )
+    model, history = train(est, paths, client=client, progress=False)
+    assert [h["stage"] for h in history] == ["pruner", "arc", "arc"]
+    got = export_params(model)
+    for k in ("pruner/weights", "pruner/sums", "pruner/steps"):
+        np.testing.assert_array_equal(got[k], pruner[k], err_msg=k)
+    for k in ("arc/weights", "arc/sums", "arc/steps"):
+        np.testing.assert_array_equal(got[k], arc[k], err_msg=k)
+    # the arc rounds send the mixed weights to the workers, not their sums
+    n = got["arc/weights"].nbytes
+    # (the weights and step count out to each worker, with the sums back)
+    assert history[2]["bytes"] == 2 * (n + 8) + 2 * (2 * n + 8)
+
+
+def _drop_parser_models() -> None:
+    import omkl.distributed
+
+    omkl.distributed._MODELS.clear()
+
+
+def test_a_parser_model_lost_between_rounds_is_rebuilt_from_the_mixed_parameters(client, tmp_path):
+    paths = [_write_treebank(tmp_path / "a.conllu", 2), _write_treebank(tmp_path / "b.conllu", 3)]
+    est = omkl.DependencyParser(
+        templates=list(range(30)), epochs=3, prune_k=2, label_epochs=0, max_table_bits=8
+    )
+
+    def lose_models(_: Any) -> float:
+        client.run(_drop_parser_models)  # as if every worker had been replaced
+        return 0.0
+
+    plain, _ = train(est, paths, client=client, progress=False, validation=lambda m: 0.0)
+    model, history = train(
+        est, paths, client=client, progress=False, validation=lose_models, retries=0
+    )
+    assert [h["stage"] for h in history] == ["pruner", "arc", "arc", "arc"]
+    got, want = export_params(model), export_params(plain)
+    for k in ("pruner/weights", "pruner/sums", "arc/weights", "arc/steps"):
+        np.testing.assert_array_equal(got[k], want[k], err_msg=k)
+    # the rebuilt workers start from the mixed sums instead of their own:
+    # the same sums up to float32 rounding
+    np.testing.assert_allclose(got["arc/sums"], want["arc/sums"], rtol=1e-5, atol=1e-6)
+
+
 def _sequences(n: int, seed: int) -> list[tuple[list[dict[str, Any]], list[str]]]:
     """Short tagged sentences: determiners, nouns and verbs in a simple
     grammar, each token described by ``token_features``."""

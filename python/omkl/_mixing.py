@@ -150,8 +150,11 @@ def mix(
         if all(np.array_equal(a, a0) for a in arrays[1:]):
             out[key] = a0
             continue
-        acc = np.zeros(a0.shape, dtype=np.float64)
-        for w, a in zip(ws, arrays, strict=True):
-            acc += w * a.astype(np.float64, copy=False)
-        out[key] = acc.astype(a0.dtype)
+        # w_0 p_0 + w_1 p_1 + ... in float64, without a temporary per term
+        acc = np.multiply(arrays[0], ws[0], dtype=np.float64)
+        tmp = np.empty_like(acc)
+        for w, a in zip(ws[1:], arrays[1:], strict=True):
+            np.multiply(a, w, out=tmp, dtype=np.float64)
+            acc += tmp
+        out[key] = acc.astype(a0.dtype, copy=False)
     return out

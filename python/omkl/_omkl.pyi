@@ -477,6 +477,16 @@ def parser_set_table_counts(
     core: ArcParserCore, counts: list[int], slots_per_feature: float, max_bits: int
 ) -> None: ...
 def labeler_register(labeler: ArcLabelerCore, labels: list[str]) -> None: ...
+def parser_export_stage(
+    core: ArcParserCore, stage: str, sums: bool = True
+) -> dict[str, npt.NDArray[Any]]: ...
+def parser_import_stages(core: ArcParserCore, params: dict[str, npt.NDArray[Any]]) -> None: ...
+def parser_fit_pass(
+    core: ArcParserCore,
+    corpus: ParseCorpus,
+    order: list[int] | None = None,
+    first_pass: bool = False,
+) -> float: ...
 
 @final
 class PreparedSequences:

@@ -16,10 +16,27 @@ once; a path is read on the worker by ``shard_reader``; a ``dask.bag``'s
 partitions stay where they are). In each round only parameters travel: the
 estimator's weights, running sums and round counters as flat numpy arrays
 (see ``history[i]["bytes"]``): the mixed parameters to each shard's task,
-the changed parameters back to the driver (for the parser, only those of the
-stage being trained: the pruner's, the arc model's or the label stage's).
+the changed parameters back to the driver.
 The initial estimator is sent once. With one shard, mixing is the identity
 and the worker goes on with its own model: only its parameters travel back.
+
+**The parser** keeps each shard's model on the worker that trains it (a
+shard's rounds go to the same worker), so a round only sends what the
+previous round mixed: the trained stage's arrays (the pruner's, the arc
+model's or the label stage's), once to each worker (``client.scatter``
+with ``broadcast=True``), and each worker sends back its arrays of the
+stage. A worker's pass does not end the epoch (the exact norms, the
+averaged parameters and β are computed once, on the driver's model). In the
+arc rounds the workers take the mixed weights and step count but keep their
+own running sums, and send them back only when the driver needs the
+averaged model (the last round of a stage, or a round with
+``validation``): the running sums are linear in the iterates, so the
+weighted average of the workers' own sums is the sum the mixed models
+would have accumulated, and the driver's model is the same, up to the
+float32 rounding of the sums, as when the sums are mixed every round. A
+worker lost between rounds is replaced by a model built from the initial
+estimator and the driver's last mixed parameters (the running sums its shard
+added since they were last sent back are then lost).
 
 **State outside the parameters** is made the same on every worker before the
 first round: with several shards, the driver collects every shard's classes
@@ -105,6 +122,7 @@ import os
 import random
 import threading
 import time
+import uuid
 import warnings
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
@@ -112,7 +130,7 @@ from typing import Any
 import numpy as np
 
 try:
-    from dask.distributed import Client, Future, LocalCluster
+    from dask.distributed import Client, Future, LocalCluster, get_worker
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError(
         'omkl.distributed needs Dask: install it with pip install "omkl[dask]"'
@@ -287,11 +305,10 @@ def _pass(
     base: tuple[str, Any, Any],
     data: Any,
     key: str,
-    cache: str,
-    stage: str,
     order: list[int] | None,
 ) -> _Trained:
-    """One pass of ``stage`` over a shard from ``base``: ``("copy", model,
+    """One pass over a shard from ``base`` (the estimators other than the
+    parser, whose rounds are :func:`_parser_round`): ``("copy", model,
     None)`` continues a copy of a model (an estimator, or the one of a
     :class:`_Trained`), ``("params", template, params)`` starts from the
     template with the mixed parameters."""
@@ -303,14 +320,7 @@ def _pass(
         import_params(model, b)
     t0, c0 = time.perf_counter(), time.process_time()
     loss: float | None = None
-    if isinstance(model, DependencyParser):
-        corpus = _parser_corpus(data, key, cache)
-        if stage == "label":
-            loss = model._labeler.fit_epoch(corpus, order)
-        else:
-            loss = model._core.fit_epoch(corpus, order, None, stage == "pruner")
-        n = len(corpus)
-    elif isinstance(model, KERNEL_MIXABLE):
+    if isinstance(model, KERNEL_MIXABLE):
         xs, ys = _kernel_shard(model, data, key)
         model.fit(xs, ys)
         n = len(xs)
@@ -361,12 +371,9 @@ def _set_layout(model: Any, layout: dict[str, list[Any]]) -> None:
         model._class_index = {y: k for k, y in enumerate(classes)}
 
 
-def _export(trained: _Trained, stage: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The parameters a round changed (the stage's own, for the parser), the
-    model's layout and the round's figures."""
+def _export(trained: _Trained) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The parameters of a round's model, its layout and the round's figures."""
     params = export_params(trained.model)
-    if isinstance(trained.model, DependencyParser):
-        params = {k: v for k, v in params.items() if k.startswith(stage + "/")}
     figures = {
         "loss": trained.loss,
         "seconds": trained.seconds,
@@ -379,7 +386,14 @@ def _export(trained: _Trained, stage: str) -> tuple[dict[str, Any], dict[str, An
 def _connect(client: Client | str | None) -> tuple[Client, Callable[[], None]]:
     """A running client, and how to close what this call opened."""
     if client is None:
-        cluster = LocalCluster(processes=True)
+        # one single-threaded worker process per core, and the parser's own
+        # thread pool held to one thread in each: the cores are not shared
+        cluster = LocalCluster(
+            n_workers=os.cpu_count() or 1,
+            threads_per_worker=1,
+            processes=True,
+            env={"RAYON_NUM_THREADS": "1"},
+        )
         c = Client(cluster)
 
         def close() -> None:
@@ -602,7 +616,20 @@ def train(
         estimators), ``seconds`` (wall-clock of the round), ``worker_seconds``
         (the longest pass), ``worker_cpu_seconds`` (the most CPU time a pass
         used, over all threads of its worker process), ``bytes`` (parameters
-        sent to and from the workers) and ``validation``.
+        sent to and from the workers) and ``validation``; the parser's
+        rounds also have ``profile``, seconds of the round's parts: ``send``
+        (the mixed arrays to the workers), ``load`` (a worker setting
+        them), ``pass``, ``export`` (a worker's arrays out), ``gather``
+        (the driver's wait for the workers' arrays), ``mix`` and
+        ``import`` (into the driver's model), the worker figures the
+        slowest shard's.
+
+    With ``client=None`` the ``LocalCluster`` has one single-threaded
+    worker process per core, and the parser's own thread pool
+    (``RAYON_NUM_THREADS``) is held to one thread in each, so that the
+    workers do not share cores. On a cluster of your own, give each worker
+    process one thread (``threads_per_worker=1``) and set
+    ``RAYON_NUM_THREADS`` in its environment to the cores it should use.
     """
     check_mixable(estimator)
     if epochs is None:
@@ -621,14 +648,26 @@ def train(
         futures += data
         keys = [f"shard {k}" for k in range(len(data))]
         several = len(data) > 1
+        # shard k's tasks go to worker k mod n (or elsewhere when it is busy or gone)
+        workers = sorted(client.scheduler_info()["workers"])
+        homes = [workers[k % len(workers)] if workers else None for k in range(len(data))]
         probe = _put(client, template)
         scans = _gather(
             client,
             [
                 client.submit(
-                    _scan, probe, d, key, str(d.key), several, pure=False, retries=retries
+                    _scan,
+                    probe,
+                    d,
+                    key,
+                    str(d.key),
+                    several,
+                    pure=False,
+                    retries=retries,
+                    workers=None if home is None else [home],
+                    allow_other_workers=True,
                 )
-                for d, key in zip(data, keys, strict=True)
+                for d, key, home in zip(data, keys, homes, strict=True)
             ],
             keys,
             "the scan of the shards",
@@ -636,6 +675,11 @@ def train(
         del probe
         _layout(template, scans, keys, classes)
         stages = _stages(template, epochs, all(s.get("labelled", False) for s in scans))
+        if isinstance(template, DependencyParser):
+            sizes = [int(s["n"]) for s in scans]
+            return _parser_rounds(
+                client, template, data, keys, sizes, stages, homes, validation, retries, progress
+            )
         return _rounds(
             client, template, data, keys, scans, stages, validation, retries, progress, seed
         )
@@ -666,11 +710,8 @@ def _rounds(
     from tqdm.auto import tqdm
 
     sizes = [int(s["n"]) for s in scans]
-    seed = getattr(template, "seed", 0)
-    rngs = [random.Random(seed + k) for k in range(len(data))]
     tagger = isinstance(template, TextTagger)
     np_rngs = [np.random.default_rng(shuffle_seed + k) for k in range(len(data))]
-    parser = isinstance(template, DependencyParser)
     model = copy.deepcopy(template)
     params = export_params(model)
     base_future = _put(client, template)
@@ -691,19 +732,15 @@ def _rounds(
                 sent = nbytes(params) * len(data)
                 bases = [("params", base_future, mixed)] * len(data)
             orders: list[list[int] | None] = [None] * len(data)
-            if parser:
-                orders = [list(range(n)) for n in sizes]
-                for rng, order in zip(rngs, orders, strict=True):
-                    rng.shuffle(order)  # type: ignore[arg-type]
-            elif tagger:
+            if tagger:
                 orders = [g.permutation(n).tolist() for g, n in zip(np_rngs, sizes, strict=True)]
             trained = [
-                client.submit(_pass, b, d, key, str(d.key), stage, o, pure=False, retries=retries)
+                client.submit(_pass, b, d, key, o, pure=False, retries=retries)
                 for b, d, key, o in zip(bases, data, keys, orders, strict=True)
             ]
             results = _gather(
                 client,
-                [client.submit(_export, t, stage, pure=False, retries=retries) for t in trained],
+                [client.submit(_export, t, pure=False, retries=retries) for t in trained],
                 keys,
                 f"round {r + 1} ({stage})",
             )
@@ -724,7 +761,7 @@ def _rounds(
                 mixed_params = mix_kernel(got, sizes, keys)
             else:
                 mixed_params = {**params, **mix(got, sizes, keys)}
-            new_model = model if parser else copy.deepcopy(template)
+            new_model = copy.deepcopy(template)
             _set_layout(new_model, figures[0]["layout"])
             import_params(new_model, mixed_params)
             params, model = mixed_params, new_model
@@ -750,8 +787,252 @@ def _rounds(
         for f in previous:
             f.release()
         base_future.release()
-    if parser:
-        _parser_history(model, history)
+    return model, history
+
+
+class _LostModel(RuntimeError):
+    """A shard's model is not on the worker that runs its round (the worker
+    that held it was lost, or the task ran elsewhere)."""
+
+
+#: The parser models of the shards being trained, on each worker, by slot.
+_MODELS: dict[str, Any] = {}
+
+
+def _forget_models(slots: list[str]) -> None:
+    """Drops the models of a finished training from a worker."""
+    with _CORPORA_LOCK:
+        for s in slots:
+            _MODELS.pop(s, None)
+
+
+def _import_update(model: DependencyParser, arrays: dict[str, Any]) -> None:
+    """Sets the mixed arrays of a round in a worker's model: the label
+    stage's, the pruner's, or the arc model's weights and step count (the
+    arc model then keeps its own running sums; see :func:`train`)."""
+    label = {k: v for k, v in arrays.items() if k.startswith("label/")}
+    core = {k: v for k, v in arrays.items() if not k.startswith("label/")}
+    if label:
+        _omkl.import_params(model._labeler, label)
+    if core:
+        _omkl.parser_import_stages(model._core, core)
+
+
+def _parser_round(
+    start: tuple[str, Any, Any],
+    data: Any,
+    key: str,
+    cache: str,
+    stage: str,
+    order: list[int],
+    slot: str,
+    alone: bool,
+    sums: bool,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One round of the parser on a shard, on the worker that keeps the
+    shard's model between rounds (under ``slot``). ``start`` is
+    ``("update", None, arrays)``: the kept model takes the mixed ``arrays``
+    of the previous round; or ``("params", template, params)``: the model
+    is a copy of ``template`` with ``params`` (all of them, or none). With
+    ``alone`` (one shard) the pass is the parser's own epoch; otherwise it
+    does not end the epoch (norms, averaged parameters and β are the
+    driver's). Returns the stage's arrays (the arc model's running sums only
+    when ``sums``) and the round's figures."""
+    kind, a, b = start
+    t0 = time.perf_counter()
+    with _CORPORA_LOCK:
+        # taken out during the pass: a pass that fails leaves no half-trained model
+        model = _MODELS.pop(slot, None)
+    if kind == "update":
+        if model is None:
+            raise _LostModel(f"{key}: its model is not on this worker")
+        if b:
+            _import_update(model, b)
+    else:
+        model = copy.deepcopy(a)
+        if b is not None:
+            import_params(model, b)
+    load = time.perf_counter() - t0
+    corpus = _parser_corpus(data, key, cache)
+    t0, c0 = time.perf_counter(), time.process_time()
+    if stage == "label":
+        loss = model._labeler.fit_epoch(corpus, order)
+    elif alone:
+        loss = model._core.fit_epoch(corpus, order, None, stage == "pruner")
+    else:
+        loss = _omkl.parser_fit_pass(model._core, corpus, order, stage == "pruner")
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    t0 = time.perf_counter()
+    if stage == "label":
+        params = dict(_omkl.export_params(model._labeler))
+    else:
+        params = dict(_omkl.parser_export_stage(model._core, stage, sums or stage == "pruner"))
+    figures = {
+        "loss": loss,
+        "seconds": seconds,
+        "cpu_seconds": cpu,
+        "load_seconds": load,
+        "export_seconds": time.perf_counter() - t0,
+        "worker": get_worker().address,
+        "layout": _layout_of(model),
+    }
+    with _CORPORA_LOCK:
+        _MODELS[slot] = model
+    return params, figures
+
+
+def _parser_rounds(
+    client: Client,
+    template: DependencyParser,
+    data: list[Future[Any]],
+    keys: list[str],
+    sizes: list[int],
+    stages: list[str],
+    homes: list[str | None],
+    validation: Callable[[Any], float] | None,
+    retries: int,
+    progress: bool,
+) -> tuple[Any, list[dict[str, Any]]]:
+    """The parser's mixing rounds (see :func:`train`): each shard's model
+    stays on its worker between rounds, and only the arrays a round changed
+    travel."""
+    from tqdm.auto import tqdm
+
+    rngs = [random.Random(template.seed + k) for k in range(len(data))]
+    alone = len(data) == 1
+    run = uuid.uuid4().hex
+    slots = [f"{run}/{k}" for k in range(len(data))]
+    model = copy.deepcopy(template)
+    params = export_params(model)
+    base_future = _put(client, template)
+    update: dict[str, Any] | None = None  # None: the workers start from the template
+    history: list[dict[str, Any]] = []
+    bar = tqdm(total=len(stages), desc="mixing rounds", unit="round", disable=not progress)
+    try:
+        for r, stage in enumerate(stages):
+            t0 = time.perf_counter()
+            last = r + 1 == len(stages) or stages[r + 1] != stage
+            sums = alone or last or validation is not None
+            sent = 0
+            if update is None:
+                start: tuple[str, Any, Any] = ("params", base_future, None)
+                update_future = None
+            else:
+                update_future = client.scatter([update], broadcast=True, hash=False)[0]
+                start = ("update", None, update_future)
+                sent = nbytes(update) * len(data)
+            t_send = time.perf_counter() - t0
+            orders = [list(range(n)) for n in sizes]
+            for rng, order in zip(rngs, orders, strict=True):
+                rng.shuffle(order)
+
+            def submit(
+                k: int,
+                start: tuple[str, Any, Any],
+                order: list[int],
+                home: str | None,
+                stage: str = stage,
+                sums: bool = sums,
+            ) -> Future[Any]:
+                return client.submit(
+                    _parser_round,
+                    start,
+                    data[k],
+                    keys[k],
+                    str(data[k].key),
+                    stage,
+                    order,
+                    slots[k],
+                    alone,
+                    sums,
+                    pure=False,
+                    retries=retries,
+                    workers=None if home is None else [home],
+                    allow_other_workers=home is not None,
+                )
+
+            futures = [submit(k, start, orders[k], homes[k]) for k in range(len(data))]
+            results = []
+            t1 = time.perf_counter()
+            for k, f in enumerate(futures):
+                try:
+                    results.append(_gather(client, [f], [keys[k]], f"round {r + 1} ({stage})")[0])
+                except RuntimeError as e:
+                    if not isinstance(e.__cause__, _LostModel):
+                        raise
+                    # the shard's worker was lost: a new model from the last mixed parameters
+                    full = _put(client, params)
+                    sent += nbytes(params)
+                    results.append(
+                        _gather(
+                            client,
+                            [submit(k, ("params", base_future, full), orders[k], homes[k])],
+                            [keys[k]],
+                            f"round {r + 1} ({stage})",
+                        )[0]
+                    )
+            t_gather = time.perf_counter() - t1
+            if update_future is not None:
+                update_future.release()
+            got = [p for p, _ in results]
+            figures = [f for _, f in results]
+            homes = [f["worker"] for f in figures]
+            for f, key in zip(figures[1:], keys[1:], strict=True):
+                if f["layout"] != figures[0]["layout"]:
+                    raise ValueError(
+                        f"{key} ended round {r + 1} with a different layout (classes, groups "
+                        f"or labels) from {keys[0]}: shards must share their feature space"
+                    )
+            t1 = time.perf_counter()
+            mixed = mix(got, sizes, keys)
+            t_mix = time.perf_counter() - t1
+            params = {**params, **mixed}
+            t1 = time.perf_counter()
+            if sums:
+                _set_layout(model, figures[0]["layout"])
+                import_params(model, params)
+            t_import = time.perf_counter() - t1
+            if alone:
+                update = {}
+            elif stage == "arc":
+                update = {k: v for k, v in mixed.items() if k != "arc/sums"}
+            else:
+                update = mixed
+            losses = [f["loss"] for f in figures]
+            record: dict[str, Any] = {
+                "round": r + 1,
+                "stage": stage,
+                "shards": len(data),
+                "examples": sum(sizes),
+                "loss": float(sum(losses)),
+                "seconds": time.perf_counter() - t0,
+                "worker_seconds": max(f["seconds"] for f in figures),
+                "worker_cpu_seconds": max(f["cpu_seconds"] for f in figures),
+                "bytes": sent + sum(nbytes(p) for p in got),
+                "validation": None,
+                "profile": {
+                    "send": t_send,
+                    "load": max(f["load_seconds"] for f in figures),
+                    "pass": max(f["seconds"] for f in figures),
+                    "export": max(f["export_seconds"] for f in figures),
+                    "gather": t_gather,
+                    "mix": t_mix,
+                    "import": t_import,
+                },
+            }
+            if validation is not None:
+                record["validation"] = validation(model)
+            history.append(record)
+            bar.update(1)
+    finally:
+        bar.close()
+        base_future.release()
+        if client.status == "running":
+            try:
+                client.run(_forget_models, slots)
+            except Exception:  # noqa: S110 - a lost worker has nothing left to drop
+                pass
+    _parser_history(model, history)
     return model, history
 
 

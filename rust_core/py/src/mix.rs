@@ -160,6 +160,69 @@ fn labeler_register(
     labeler.inner.register_labels(&labels).py()
 }
 
+/// The arrays of one stage of the parser (`"arc"` or `"pruner"`): its
+/// weights and step count, and its running sums when `sums`.
+#[pyfunction]
+#[pyo3(signature = (core, stage, sums=true))]
+fn parser_export_stage<'py>(
+    py: Python<'py>,
+    core: PyRef<'py, ArcParserCore>,
+    stage: &str,
+    sums: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let p = core.inner.export_stage(stage, sums).py()?;
+    to_dict(py, p)
+}
+
+/// Sets the stages whose arrays `params` holds; without `arc/sums` the arc
+/// model keeps its own running sums (see `ArcParser::import_stages`).
+#[pyfunction]
+fn parser_import_stages(
+    py: Python<'_>,
+    mut core: PyRefMut<'_, ArcParserCore>,
+    params: &Bound<'_, PyDict>,
+) -> PyResult<()> {
+    let p = from_dict(params)?;
+    let parser = &mut core.inner;
+    py.detach(|| parser.import_stages(&p)).py()
+}
+
+/// One pass of the arc model (or of the pruner, `first_pass`) over the
+/// sentences of `corpus` in `order`, without ending the epoch (the norms,
+/// averaged parameters and β are not recomputed); the summed loss.
+#[pyfunction]
+#[pyo3(signature = (core, corpus, order=None, first_pass=false))]
+fn parser_fit_pass(
+    py: Python<'_>,
+    mut core: PyRefMut<'_, ArcParserCore>,
+    corpus: PyRef<'_, ParseCorpus>,
+    order: Option<Vec<usize>>,
+    first_pass: bool,
+) -> PyResult<f64> {
+    let batch = gold_batch(&corpus, order)?;
+    let parser = &mut core.inner;
+    if first_pass && parser.pruner().is_none() {
+        let e =
+            omkl_core::OmklError::invalid("first_pass", "the parser has no pruner (prune_k = 0)");
+        return Err(e).py();
+    }
+    let mut total = 0.0;
+    for chunk in batch.chunks(256) {
+        total += py
+            .detach(|| {
+                if first_pass {
+                    return parser.fit_pruner_chunk(chunk);
+                }
+                let refs: Vec<(&_, &[usize])> =
+                    chunk.iter().map(|(s, h)| (*s, h.as_slice())).collect();
+                parser.fit_batch(&refs)
+            })
+            .py()?;
+        py.check_signals()?;
+    }
+    Ok(total)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     add_functions!(
         m,
@@ -169,6 +232,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         register_layout,
         parser_key_counts,
         parser_set_table_counts,
-        labeler_register
+        labeler_register,
+        parser_export_stage,
+        parser_import_stages,
+        parser_fit_pass
     )
 }

@@ -13,7 +13,10 @@ use std::sync::Arc;
 
 use crate::error::{OmklError, Result};
 use crate::features::arc_templates::{bits_for, distinct_keys, WordAtoms};
-use crate::learner::mix::{check_blocks, export_blocks, import_blocks, take_count, Array, Params};
+use crate::learner::mix::{
+    check_blocks, export_blocks, import_blocks, take, take_count, Array, Params,
+};
+use crate::learner::weights::{Real, ScaledBlock};
 use crate::model::parser_input::ParserInput;
 use crate::model::parser_labels::ArcLabeler;
 use crate::model::parser_state::ArcParser;
@@ -63,6 +66,86 @@ impl ArcParser {
         self.import_own("arc/", p, steps)?;
         if let (Some(pr), Some(s)) = (self.pruner.as_deref_mut(), pruner_steps) {
             pr.model.import_own("pruner/", p, s)?;
+        }
+        Ok(())
+    }
+
+    /// The state of one stage, `"arc"` or `"pruner"` (when there is one):
+    /// `{stage}/weights` and `{stage}/steps`, and `{stage}/sums` when
+    /// `sums` (the arrays of [`ArcParser::export_params`] of that stage).
+    pub fn export_stage(&self, stage: &str, sums: bool) -> Result<Params> {
+        let model = match stage {
+            "arc" => self,
+            "pruner" => match &self.pruner {
+                Some(p) => &p.model,
+                None => return Err(OmklError::invalid("stage", "the parser has no pruner")),
+            },
+            _ => {
+                return Err(OmklError::invalid(
+                    "stage",
+                    format!("expected \"arc\" or \"pruner\", got {stage:?}"),
+                ))
+            }
+        };
+        let mut out = Params::new();
+        let prefix = format!("{stage}/");
+        export_blocks(&model.weights.blocks, sums, &prefix, &mut out);
+        let steps = vec![model.weights.steps as f64];
+        out.insert(format!("{prefix}steps"), Array::F64(steps));
+        Ok(out)
+    }
+
+    /// Sets the stages whose arrays `p` holds (`arc/…`, `pruner/…` or
+    /// both, laid out as by [`ArcParser::export_params`]), for a model
+    /// that goes on learning from them (a worker of iterative parameter
+    /// mixing). Without `arc/sums`, the arc model keeps its own running
+    /// sums (and takes the weights and step count); the arc model's
+    /// averaged parameters are dropped, not recomputed (until the next
+    /// [`ArcParser::end_epoch`]). An imported pruner with steps ends its
+    /// epoch (so that it is trained and prunes, whatever its step count
+    /// was). Everything is checked first: on error
+    /// nothing changes.
+    ///
+    /// # Complexity
+    /// O(slots of the imported stages).
+    pub fn import_stages(&mut self, p: &Params) -> Result<()> {
+        let arc = if p.contains_key("arc/weights") {
+            let n = self.weights.n_slots();
+            take::<f32>(p, "arc/weights", n)?;
+            if p.contains_key("arc/sums") {
+                take::<f32>(p, "arc/sums", n)?;
+            }
+            Some(take_count(p, "arc/steps")?)
+        } else {
+            None
+        };
+        let pruner_steps = match (&self.pruner, p.contains_key("pruner/weights")) {
+            (Some(pr), true) => Some(pr.model.check_own("pruner/", p)?),
+            (None, true) => {
+                return Err(OmklError::invalid(
+                    "params",
+                    "holds a pruner's arrays, but the parser has no pruner",
+                ))
+            }
+            _ => None,
+        };
+        if let Some(steps) = arc {
+            if p.contains_key("arc/sums") {
+                import_blocks(&mut self.weights.blocks, true, "arc/", p)?;
+            } else {
+                let w = take::<f32>(p, "arc/weights", self.weights.n_slots())?;
+                import_keeping_sums(&mut self.weights.blocks, w);
+            }
+            self.weights.steps = steps;
+            self.averaged = None;
+            self.live = None;
+        }
+        if let (Some(pr), Some(s)) = (self.pruner.as_deref_mut(), pruner_steps) {
+            import_blocks(&mut pr.model.weights.blocks, true, "pruner/", p)?;
+            pr.model.weights.steps = s;
+            if s > 0 {
+                pr.model.end_epoch();
+            }
         }
         Ok(())
     }
@@ -119,6 +202,27 @@ impl ArcParser {
         self.averaged = None;
         self.live = None;
         Ok(())
+    }
+}
+
+/// Sets the weights of `blocks` to `w` (materialised, block after block)
+/// and keeps their running sums: each block gets scale 1, raw values `w`,
+/// `P = 0` and `b = −Σ` for its materialised sums `Σ`, and its squared norm
+/// recomputed from `w`.
+fn import_keeping_sums(blocks: &mut [ScaledBlock<f32>], w: &[f32]) {
+    let mut at = 0;
+    for blk in blocks {
+        let len = blk.len();
+        let p = blk.average_parts().1;
+        let (a, b) = blk.parts_mut();
+        let mut q = 0.0;
+        for ((av, bv), &wv) in a.iter_mut().zip(b.iter_mut()).zip(&w[at..at + len]) {
+            *bv = -((av.to_f64() * p - bv.to_f64()) as f32);
+            *av = wv;
+            q += wv as f64 * wv as f64;
+        }
+        blk.restore((1.0, q, 0.0), &[], &[], &[], None);
+        at += len;
     }
 }
 
@@ -182,5 +286,39 @@ mod tests {
             .to_string()
             .contains("arc/steps"));
         assert_eq!(b.export_params(), before);
+    }
+
+    #[test]
+    fn importing_stages_sets_their_arrays_and_can_keep_the_running_sums() {
+        let (_, a) = trained_toy(Some(2));
+        let (data, mut b) = trained_toy(Some(2));
+        for (s, h) in &data {
+            b.learn_one(s, h).unwrap();
+        }
+        let before = b.export_params();
+        assert_ne!(before["arc/weights"], a.export_params()["arc/weights"]);
+        // the arc model's weights and steps only: its sums stay
+        let mut part = a.export_stage("arc", false).unwrap();
+        assert!(!part.contains_key("arc/sums"));
+        part.insert("arc/steps".into(), Array::F64(vec![7.0]));
+        b.import_stages(&part).unwrap();
+        let after = b.export_params();
+        assert_eq!(after["arc/weights"], a.export_params()["arc/weights"]);
+        assert_eq!(after["arc/sums"], before["arc/sums"]);
+        assert_eq!(after["arc/steps"], Array::F64(vec![7.0]));
+        assert_eq!(after["pruner/weights"], before["pruner/weights"]);
+        // both stages with their sums: as import_params
+        let mut full = a.export_stage("arc", true).unwrap();
+        full.extend(a.export_stage("pruner", true).unwrap());
+        assert_eq!(full, a.export_params());
+        b.import_stages(&full).unwrap();
+        assert_eq!(b.export_params(), a.export_params());
+        // a bad array changes nothing
+        let mut bad = a.export_stage("arc", false).unwrap();
+        bad.insert("arc/weights".into(), Array::F32(vec![0.0; 3]));
+        let keep = b.export_params();
+        assert!(b.import_stages(&bad).is_err());
+        assert_eq!(b.export_params(), keep);
+        assert!(a.export_stage("label", false).is_err());
     }
 }
