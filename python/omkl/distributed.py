@@ -694,6 +694,36 @@ def train(
         close()
 
 
+def _record(
+    r: int,
+    stage: str,
+    sizes: list[int],
+    figures: list[dict[str, Any]],
+    t0: float,
+    sent: int,
+    validation: Callable[[Any], float] | None,
+    model: Any,
+) -> dict[str, Any]:
+    """The history record of round ``r`` (0-based) from the workers' figures,
+    with the mixed ``model``'s validation score when ``validation`` is given."""
+    losses = [f["loss"] for f in figures]
+    record: dict[str, Any] = {
+        "round": r + 1,
+        "stage": stage,
+        "shards": len(sizes),
+        "examples": sum(sizes),
+        "loss": None if None in losses else float(sum(losses)),
+        "seconds": time.perf_counter() - t0,
+        "worker_seconds": max(f["seconds"] for f in figures),
+        "worker_cpu_seconds": max(f["cpu_seconds"] for f in figures),
+        "bytes": sent,
+        "validation": None,
+    }
+    if validation is not None:
+        record["validation"] = validation(model)
+    return record
+
+
 def _rounds(
     client: Client,
     template: Any,
@@ -765,22 +795,8 @@ def _rounds(
             _set_layout(new_model, figures[0]["layout"])
             import_params(new_model, mixed_params)
             params, model = mixed_params, new_model
-            losses = [f["loss"] for f in figures]
-            record: dict[str, Any] = {
-                "round": r + 1,
-                "stage": stage,
-                "shards": len(data),
-                "examples": sum(sizes),
-                "loss": None if None in losses else float(sum(losses)),
-                "seconds": time.perf_counter() - t0,
-                "worker_seconds": max(f["seconds"] for f in figures),
-                "worker_cpu_seconds": max(f["cpu_seconds"] for f in figures),
-                "bytes": sent + sum(nbytes(p) for p in got),
-                "validation": None,
-            }
-            if validation is not None:
-                record["validation"] = validation(model)
-            history.append(record)
+            sent += sum(nbytes(p) for p in got)
+            history.append(_record(r, stage, sizes, figures, t0, sent, validation, model))
             bar.update(1)
     finally:
         bar.close()
@@ -998,30 +1014,17 @@ def _parser_rounds(
                 update = {k: v for k, v in mixed.items() if k != "arc/sums"}
             else:
                 update = mixed
-            losses = [f["loss"] for f in figures]
-            record: dict[str, Any] = {
-                "round": r + 1,
-                "stage": stage,
-                "shards": len(data),
-                "examples": sum(sizes),
-                "loss": float(sum(losses)),
-                "seconds": time.perf_counter() - t0,
-                "worker_seconds": max(f["seconds"] for f in figures),
-                "worker_cpu_seconds": max(f["cpu_seconds"] for f in figures),
-                "bytes": sent + sum(nbytes(p) for p in got),
-                "validation": None,
-                "profile": {
-                    "send": t_send,
-                    "load": max(f["load_seconds"] for f in figures),
-                    "pass": max(f["seconds"] for f in figures),
-                    "export": max(f["export_seconds"] for f in figures),
-                    "gather": t_gather,
-                    "mix": t_mix,
-                    "import": t_import,
-                },
+            sent += sum(nbytes(p) for p in got)
+            record = _record(r, stage, sizes, figures, t0, sent, validation, model)
+            record["profile"] = {
+                "send": t_send,
+                "load": max(f["load_seconds"] for f in figures),
+                "pass": max(f["seconds"] for f in figures),
+                "export": max(f["export_seconds"] for f in figures),
+                "gather": t_gather,
+                "mix": t_mix,
+                "import": t_import,
             }
-            if validation is not None:
-                record["validation"] = validation(model)
             history.append(record)
             bar.update(1)
     finally:
