@@ -36,13 +36,24 @@ before the input is learned).
 
     python benches/bench_features.py --samples 10000 --models exact,recommended \\
         --repeat 3
+
+``--profile N`` then runs ``N`` pairs of ``predict_one`` and ``learn_one`` of
+each model alone on the first stream's scaled arrays under ``cProfile`` and
+prints the functions with the most own time, in µs per pair (profiler
+included), and the time of a pair without the profiler:
+
+    python benches/bench_features.py --samples 4000 --streams rbf \\
+        --models exact,rff --profile 3000
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import os
+import pstats
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -143,6 +154,35 @@ def print_table(
         print(f"| {stream} ({n}) | " + " | ".join(cells) + " |")
 
 
+def profile_pairs(name: str, make: Callable[[], Any], arrays: list[Any], n: int) -> None:
+    """Prints where ``n`` predict-then-learn pairs of a fresh model go: the
+    12 functions with the most own time under cProfile, in µs per pair, the
+    total, and a pair's time without the profiler (a second fresh model)."""
+    pairs = arrays[:n]
+    model = make()
+    prof = cProfile.Profile()
+    prof.enable()
+    for x, y in pairs:
+        model.predict_one(x)
+        model.learn_one(x, y)
+    prof.disable()
+    model = make()
+    t0 = time.perf_counter()
+    for x, y in pairs:
+        model.predict_one(x)
+        model.learn_one(x, y)
+    plain = (time.perf_counter() - t0) / len(pairs)
+    stats = pstats.Stats(prof)
+    rows = stats.stats  # type: ignore[attr-defined]
+    total = sum(r[2] for r in rows.values())
+    print(f"\n{name}: {len(pairs)} pairs, µs per pair (own time under cProfile)")
+    for (file, line, func), r in sorted(rows.items(), key=lambda kv: -kv[1][2])[:12]:
+        where = f"{os.path.basename(file)}:{line}" if line else file
+        print(f"  {1e6 * r[2] / len(pairs):8.2f}  {func} ({where})")
+    print(f"  {1e6 * total / len(pairs):8.2f}  total under the profiler")
+    print(f"  {1e6 * plain:8.2f}  a pair without the profiler")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=20000)
@@ -156,6 +196,9 @@ def main() -> None:
         "--models", default="exact,nystroem,rff", help="models to run (and recommended)"
     )
     parser.add_argument("--repeat", type=int, default=1, help="runs per model (best time)")
+    parser.add_argument(
+        "--profile", type=int, default=0, help="profile this many pairs of each model alone"
+    )
     args = parser.parse_args()
     factors = [float(f) for f in args.factors.split(",")]
     every = models(
@@ -196,6 +239,10 @@ def main() -> None:
             acc, secs, n = alone[stream, name]
             print_result(stream, name + " (alone)", 28, acc, secs, n)
     print_table(streams, list(makers), results, alone)
+    if args.profile:
+        arrays = scaled(list(sources[streams[0]](max(args.samples, args.profile))))
+        for name, make in makers.items():
+            profile_pairs(name, make, arrays, args.profile)
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 
