@@ -54,6 +54,7 @@ DROPS: dict[str, tuple[str, ...]] = {
 #: Other parser settings, as ``DependencyParser`` keyword arguments.
 SETTINGS: dict[str, dict[str, Any]] = {
     "base": {},
+    "seed-1": {"seed": 1},
     "margin-10": {"prune_margin": 10.0},
     "epochs-8": {"epochs": 8},
     "eta-0.006": {"eta0": 0.006},
