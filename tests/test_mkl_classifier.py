@@ -195,6 +195,25 @@ def test_bad_input_raises_and_leaves_the_model_unchanged(x, message):
     assert m.classes_ == ["a", "b"]
 
 
+@pytest.mark.parametrize("make", ["default", "random_features"])
+@pytest.mark.parametrize("predict_first", [False, True])
+def test_a_failed_first_or_later_learn_one_leaves_the_model_unchanged(make, predict_first):
+    # also before any example: nothing is cached on the model by a failed call
+    from omkl.random_features import random_feature_classifier
+
+    m = MKLClassifier() if make == "default" else random_feature_classifier(30)
+    rng = np.random.default_rng(1)
+    for t in range(4):
+        x = rng.normal(size=3)
+        if predict_first:
+            m.predict_one(x)
+        before = state_bytes(m)
+        with pytest.raises(ValueError, match="finite"):
+            m.learn_one(np.array([x[0], np.nan, x[2]]), t % 2)
+        assert state_bytes(m) == before
+        m.learn_one(x, t % 2)
+
+
 def test_bad_dict_values_and_parameters():
     m = MKLClassifier()
     m.learn_one({"a": 1.0}, 0)

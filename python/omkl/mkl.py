@@ -420,7 +420,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             for n, k in specs
             if isinstance(k, _FEATURE_MAPS)
         ]
-        self._n_rand: int | None = None
+        self._n_rand = sum(k.n_components for _, k in self._rff_specs)
         check_int("max_support", max_support, 1, allow_none=True)
         check_int("history_every", history_every, 0)
         self._group_names = [str(g) for g in groups]
@@ -556,9 +556,9 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
     def _n_random(self) -> int:
         """Total number of random-feature columns (counted once: the maps
         are fixed at construction)."""
-        n: int | None = self.__dict__.get("_n_rand")
+        n: int | None = self.__dict__.get("_n_rand")  # absent in older pickles
         if n is None:
-            n = self._n_rand = sum(rff.n_components for _, rff in self._rff_specs)
+            return sum(rff.n_components for _, rff in self._rff_specs)
         return n
 
     def _base_dim(self) -> int:
