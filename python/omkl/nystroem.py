@@ -178,22 +178,28 @@ class NystroemFeatures(GaussianFeatureMap):
 
     def _collect(self, a: npt.NDArray[np.float64]) -> None:
         """Adds the distinct rows of ``a`` to the landmarks until there are
-        ``n_components`` of them."""
-        rows = [] if self._seen is None else list(self._seen)
-        if self._seen is not None and self._seen.shape[1] != a.shape[1]:
+        ``n_components`` of them (one vectorised comparison per row with
+        the landmarks so far)."""
+        seen = self._seen
+        if seen is not None and seen.shape[1] != a.shape[1]:
             raise ValueError(
-                f"invalid value for `x`: expected {self._seen.shape[1]} columns, got {a.shape[1]}"
+                f"invalid value for `x`: expected {seen.shape[1]} columns, got {a.shape[1]}"
             )
+        have = 0 if seen is None else len(seen)
+        new: list[npt.NDArray[np.float64]] = []
         for r in a:
-            if len(rows) >= self.n_components:
+            if have + len(new) >= self.n_components:
                 break
             if not np.all(np.isfinite(r)):
                 continue
-            if any(np.array_equal(r, s) for s in rows):
+            if seen is not None and bool((seen == r).all(axis=1).any()):
                 continue
-            rows.append(r.copy())
-        if rows:
-            self._seen = np.array(rows, dtype=np.float64)
+            if any(np.array_equal(r, s) for s in new):
+                continue
+            new.append(r.copy())
+        if new:
+            block = np.array(new, dtype=np.float64)
+            self._seen = block if seen is None else np.vstack([seen, block])
 
     def _n_used(self) -> int:
         """The number of landmarks the map uses (the first ``2^k`` while
