@@ -556,10 +556,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
     def _n_random(self) -> int:
         """Total number of random-feature columns (counted once: the maps
         are fixed at construction)."""
-        n: int | None = self.__dict__.get("_n_rand")  # absent in older pickles
-        if n is None:
-            return sum(rff.n_components for _, rff in self._rff_specs)
-        return n
+        return self._n_rand
 
     def _base_dim(self) -> int:
         """The input dimension (columns before the random features)."""
@@ -1309,6 +1306,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         ):
             state.setdefault(key, value)
         state.setdefault("_intercept", bool(state["intercept"]))
+        state.setdefault("_n_rand", sum(k.n_components for _, k in state["_rff_specs"]))
         for key in ("_state", "_hedge"):
             if state[key] is not None:
                 state[key] = _omkl.StreamMkl.from_bytes(state[key])
