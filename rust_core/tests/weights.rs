@@ -117,7 +117,8 @@ proptest! {
                     let (idx, val): (Vec<u32>, Vec<f64>) = r.iter().copied().unzip();
                     b.add_raw_sparse2((*y1, *y2, 3), &idx, &val, *d);
                 }
-                Op::One(i, d) => b.add_raw_orthonormal(*i, *d),
+                // one coefficient: row 0 of a single row of width 12
+                Op::One(i, d) => b.add_raw_sparse((*i, 12), &[0], &[1.0], *d),
                 Op::Scale(c) => {
                     if b.scale_by(*c).is_some() {
                         peak = 0.0;

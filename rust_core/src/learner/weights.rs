@@ -252,22 +252,11 @@ impl<T: Real> ScaledBlock<T> {
         }
     }
 
-    /// Adds `d` to raw coefficient `i` of orthonormal coordinates
-    /// (explicit features) and keeps the raw squared norm exact: `q`
-    /// changes by `new² − old²` of the stored values, in O(1).
-    #[inline]
-    pub fn add_raw_orthonormal(&mut self, i: usize, d: f64) {
-        let old = self.a[i].to_f64();
-        self.add_raw(i, d);
-        let new = self.a[i].to_f64();
-        self.q += new * new - old * old;
-    }
-
     /// Adds `d · v_f` to raw coefficient `f · at.1 + at.0` for every
     /// non-zero feature `(f, v_f)` of a sparse row: one column of a
     /// feature-major weight matrix of orthonormal coordinates, with the raw
-    /// squared norm kept exact as in [`ScaledBlock::add_raw_orthonormal`],
-    /// in O(`idx.len()`).
+    /// squared norm kept exact (`q` changes by `new² − old²` of the stored
+    /// values), in O(`idx.len()`).
     #[inline]
     pub fn add_raw_sparse(&mut self, at: (usize, usize), idx: &[u32], val: &[f64], d: f64) {
         let dp = d * self.p;
