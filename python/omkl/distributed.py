@@ -694,6 +694,17 @@ def train(
         close()
 
 
+def _check_layouts(figures: list[dict[str, Any]], keys: list[str], r: int) -> None:
+    """``ValueError`` unless every shard ended round ``r`` (0-based) with the
+    first shard's layout (classes, groups or labels)."""
+    for f, key in zip(figures[1:], keys[1:], strict=True):
+        if f["layout"] != figures[0]["layout"]:
+            raise ValueError(
+                f"{key} ended round {r + 1} with a different layout (classes, groups "
+                f"or labels) from {keys[0]}: shards must share their feature space"
+            )
+
+
 def _record(
     r: int,
     stage: str,
@@ -781,12 +792,7 @@ def _rounds(
             previous = trained
             got = [p for p, _ in results]
             figures = [f for _, f in results]
-            for f, key in zip(figures[1:], keys[1:], strict=True):
-                if f["layout"] != figures[0]["layout"]:
-                    raise ValueError(
-                        f"{key} ended round {r + 1} with a different layout (classes, groups "
-                        f"or labels) from {keys[0]}: shards must share their feature space"
-                    )
+            _check_layouts(figures, keys, r)
             if isinstance(template, KERNEL_MIXABLE):
                 mixed_params = mix_kernel(got, sizes, keys)
             else:
@@ -993,12 +999,7 @@ def _parser_rounds(
             got = [p for p, _ in results]
             figures = [f for _, f in results]
             homes = [f["worker"] for f in figures]
-            for f, key in zip(figures[1:], keys[1:], strict=True):
-                if f["layout"] != figures[0]["layout"]:
-                    raise ValueError(
-                        f"{key} ended round {r + 1} with a different layout (classes, groups "
-                        f"or labels) from {keys[0]}: shards must share their feature space"
-                    )
+            _check_layouts(figures, keys, r)
             t1 = time.perf_counter()
             mixed = mix(got, sizes, keys)
             t_mix = time.perf_counter() - t1
