@@ -23,8 +23,8 @@ use crate::model::parser_state::ArcParser;
 use crate::model::template_weights::TemplateWeights;
 
 impl ArcParser {
-    fn export_own(&self, prefix: &str, out: &mut Params) {
-        export_blocks(&self.weights.blocks, true, prefix, out);
+    fn export_own(&self, prefix: &str, sums: bool, out: &mut Params) {
+        export_blocks(&self.weights.blocks, sums, prefix, out);
         let steps = vec![self.weights.steps as f64];
         out.insert(format!("{prefix}steps"), Array::F64(steps));
     }
@@ -47,9 +47,9 @@ impl ArcParser {
     /// (`pruner/…`, when there is one).
     pub fn export_params(&self) -> Params {
         let mut out = Params::new();
-        self.export_own("arc/", &mut out);
+        self.export_own("arc/", true, &mut out);
         if let Some(p) = &self.pruner {
-            p.model.export_own("pruner/", &mut out);
+            p.model.export_own("pruner/", true, &mut out);
         }
         out
     }
@@ -88,10 +88,7 @@ impl ArcParser {
             }
         };
         let mut out = Params::new();
-        let prefix = format!("{stage}/");
-        export_blocks(&model.weights.blocks, sums, &prefix, &mut out);
-        let steps = vec![model.weights.steps as f64];
-        out.insert(format!("{prefix}steps"), Array::F64(steps));
+        model.export_own(&format!("{stage}/"), sums, &mut out);
         Ok(out)
     }
 
