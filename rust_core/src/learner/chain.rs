@@ -456,14 +456,10 @@ mod tests {
     use crate::prox::Regularizer;
 
     fn config(loss: Loss) -> Alg1Config {
+        let regularizers = vec![Regularizer::SquaredL21 { lam: 1e-3 }];
         Alg1Config {
-            loss,
-            schedule: Schedule::InvSqrt { eta0: 0.5 },
-            regularizers: vec![Regularizer::SquaredL21 { lam: 1e-3 }],
-            radius: None,
             averaged: true,
-            fit_intercept: true,
-            clip_gradient: None,
+            ..Alg1Config::new(loss, Schedule::InvSqrt { eta0: 0.5 }, regularizers)
         }
     }
 
