@@ -361,6 +361,14 @@ def _write_treebank(path: Path, copies: int) -> str:
     return str(path)
 
 
+def _arc_parser(**params: Any) -> omkl.DependencyParser:
+    """A parser over the first 30 templates with tables of the smallest size whatever the
+    counts (so that every shard's model agrees) and no labeler."""
+    return omkl.DependencyParser(
+        templates=list(range(30)), label_epochs=0, max_table_bits=8, **params
+    )
+
+
 def test_parser_one_shard_equals_fit(client, tmp_path):
     path = _write_treebank(tmp_path / "train.conllu", 3)
     est = omkl.DependencyParser(templates=list(range(30)), epochs=2, prune_k=2, label_epochs=1)
@@ -376,17 +384,7 @@ def test_parser_one_shard_equals_fit(client, tmp_path):
 def test_parser_two_shards_mix_to_the_weighted_average(client, tmp_path):
     a = _write_treebank(tmp_path / "a.conllu", 2)
     b = _write_treebank(tmp_path / "b.conllu", 3)
-    # tables of the smallest size whatever the counts, so that every model agrees
-    est = omkl.DependencyParser(
-        regularizer="squared_l21",
-        lam=1e-3,
-        templates=list(range(30)),
-        epochs=1,
-        prune_k=0,
-        label_epochs=0,
-        max_table_bits=8,
-        seed=5,
-    )
+    est = _arc_parser(regularizer="squared_l21", lam=1e-3, epochs=1, prune_k=0, seed=5)
     workers = []
     for k, path in enumerate([a, b]):
         m = copy.deepcopy(est)
@@ -406,14 +404,7 @@ def test_parser_two_shards_with_a_pruner_mix_each_stage_to_the_weighted_average(
     from omkl.parsing import _training_corpus
 
     paths = [_write_treebank(tmp_path / "a.conllu", 2), _write_treebank(tmp_path / "b.conllu", 3)]
-    est = omkl.DependencyParser(
-        templates=list(range(30)),
-        epochs=2,
-        prune_k=2,
-        label_epochs=0,
-        max_table_bits=8,
-        seed=3,
-    )
+    est = _arc_parser(epochs=2, prune_k=2, seed=3)
     # by hand: the pruner round, then two arc rounds, each mixed weighted by
     # shard size; shard k shuffles with seed + k, one order per round; the
     # workers of the arc rounds start from the mixed pruner and arc weights
@@ -472,9 +463,7 @@ def _drop_parser_models() -> None:
 
 def test_a_parser_model_lost_between_rounds_is_rebuilt_from_the_mixed_parameters(client, tmp_path):
     paths = [_write_treebank(tmp_path / "a.conllu", 2), _write_treebank(tmp_path / "b.conllu", 3)]
-    est = omkl.DependencyParser(
-        templates=list(range(30)), epochs=3, prune_k=2, label_epochs=0, max_table_bits=8
-    )
+    est = _arc_parser(epochs=3, prune_k=2)
 
     def lose_models(_: Any) -> float:
         client.run(_drop_parser_models)  # as if every worker had been replaced

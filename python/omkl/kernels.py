@@ -39,7 +39,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any, Generic, TypeVar, cast, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -249,18 +249,63 @@ def b1_bandwidth(X: npt.ArrayLike, zero_fraction: float = 0.95, max_sample: int 
     >>> abs((1.0 - S.density) - 0.9) <= 0.01
     True
     """
-    if isinstance(max_sample, bool) or not isinstance(max_sample, int | np.integer):
-        raise ArgumentTypeError(
-            f"invalid value for `max_sample`: expected an integer, got {max_sample!r}"
-        )
-    if not 2 <= max_sample < 2**63:
+    n = _int64_at_least("max_sample", max_sample, 2, "an integer")
+    return _omkl.b1_bandwidth(as_matrix("X", X), _scalar(zero_fraction, "zero_fraction"), n)
+
+
+def _int64_at_least(name: str, value: Any, minimum: int, expected: str) -> int:
+    """``value`` as an ``int`` if it is an integer (not a boolean) with
+    ``minimum <= value < 2**63``. Another type raises
+    :class:`~omkl.prox.ArgumentTypeError` reading ``expected {expected}``,
+    another integer a ``ValueError``; both name ``name``.
+
+    >>> _int64_at_least("n", -1, 0, "an integer >= 0")
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid value for `n`: expected an integer >= 0 and < 2**63, got -1
+    """
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ArgumentTypeError(f"invalid value for `{name}`: expected {expected}, got {value!r}")
+    if not minimum <= value < 2**63:
         raise ValueError(
-            f"invalid value for `max_sample`: expected an integer >= 2 and < 2**63, "
-            f"got {max_sample}"
+            f"invalid value for `{name}`: expected an integer >= {minimum} and < 2**63, "
+            f"got {int(value)}"
         )
-    return _omkl.b1_bandwidth(
-        as_matrix("X", X), _scalar(zero_fraction, "zero_fraction"), int(max_sample)
-    )
+    return int(value)
+
+
+_T = TypeVar("_T")
+
+
+class _Native(Generic[_T]):
+    """A read-only attribute that reads the same-named attribute of the
+    wrapped native object ``_inner``; ``doc`` is its docstring."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+        self._name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _Native[_T]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> _T: ...
+    def __get__(self, obj: Any, owner: type | None = None) -> _T | _Native[_T]:
+        if obj is None:
+            return self
+        return cast(_T, getattr(obj._inner, self._name))
+
+    def __set__(self, obj: object, value: object) -> None:
+        raise AttributeError(
+            f"property {self._name!r} of {type(obj).__name__!r} object has no setter"
+        )
+
+    def __delete__(self, obj: object) -> None:
+        raise AttributeError(
+            f"property {self._name!r} of {type(obj).__name__!r} object has no deleter"
+        )
 
 
 class SparseGram:
@@ -284,25 +329,10 @@ class SparseGram:
     def __init__(self, inner: _omkl.SparseGram) -> None:
         self._inner = inner
 
-    @property
-    def shape(self) -> tuple[int, int]:
-        """``(rows, columns)``."""
-        return self._inner.shape
-
-    @property
-    def nnz(self) -> int:
-        """Number of stored (non-zero) entries."""
-        return self._inner.nnz
-
-    @property
-    def density(self) -> float:
-        """``nnz / (rows * columns)``."""
-        return self._inner.density
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes held by the CSR arrays."""
-        return self._inner.nbytes
+    shape: _Native[tuple[int, int]] = _Native("``(rows, columns)``.")
+    nnz: _Native[int] = _Native("Number of stored (non-zero) entries.")
+    density: _Native[float] = _Native("``nnz / (rows * columns)``.")
+    nbytes: _Native[int] = _Native("Bytes held by the CSR arrays.")
 
     @property
     def scoring_nbytes(self) -> int:
@@ -495,10 +525,7 @@ class SupportStore:
         """All inputs, shape ``(len(self), d)``, in id order."""
         return self._inner.data()
 
-    @property
-    def nbytes(self) -> int:
-        """Approximate heap bytes (inputs plus hash index)."""
-        return self._inner.nbytes
+    nbytes: _Native[int] = _Native("Approximate heap bytes (inputs plus hash index).")
 
     def __len__(self) -> int:
         return len(self._inner)
@@ -554,18 +581,10 @@ class GramCache:
         **params: Any,
     ) -> None:
         d = _dimension(d)
-        if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int | np.integer):
-            raise ArgumentTypeError(
-                f"invalid value for `budget_bytes`: expected an integer >= 0, got {budget_bytes!r}"
-            )
-        if not 0 <= budget_bytes < 2**63:
-            raise ValueError(
-                f"invalid value for `budget_bytes`: expected an integer >= 0 and < 2**63, "
-                f"got {budget_bytes!r}"
-            )
+        budget = _int64_at_least("budget_bytes", budget_bytes, 0, "an integer >= 0")
         self.d = d
         self.kernel = make_kernel(kernel, **params)
-        self.budget_bytes = int(budget_bytes)
+        self.budget_bytes = budget
         self._inner = _omkl.GramCache(self.kernel, self.d, self.budget_bytes)
 
     def add(self, x: npt.ArrayLike) -> int:

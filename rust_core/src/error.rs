@@ -163,9 +163,29 @@ fn count_error(name: &str, got: usize, want: usize, unit: &str, note: &str) -> O
 /// ```
 #[inline]
 pub fn check_table(name: &str, len: usize, dims: &[usize], dims_name: &str) -> Result<usize> {
+    check_table_of(name, len, dims, dims_name, "elements")
+}
+
+/// [`check_table`] for a table whose entries the shape error calls `unit`
+/// (`expected d0 x d1 x … = size {unit}, got len {unit}`).
+///
+/// # Example
+/// ```
+/// use omkl_core::error::check_table_of;
+/// let e = check_table_of("x", 5, &[2, 3], "n * d", "values").unwrap_err();
+/// assert_eq!(e.to_string(), "shape mismatch for `x`: expected 2 x 3 = 6 values, got 5 values");
+/// ```
+#[inline]
+pub fn check_table_of(
+    name: &str,
+    len: usize,
+    dims: &[usize],
+    dims_name: &str,
+    unit: &str,
+) -> Result<usize> {
     match dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)) {
         Some(want) if want == len => Ok(want),
-        want => Err(table_error(name, len, dims, dims_name, want)),
+        want => Err(table_error(name, len, dims, dims_name, unit, want)),
     }
 }
 
@@ -175,6 +195,7 @@ fn table_error(
     len: usize,
     dims: &[usize],
     dims_name: &str,
+    unit: &str,
     want: Option<usize>,
 ) -> OmklError {
     let Some(want) = want else {
@@ -183,8 +204,8 @@ fn table_error(
     let shape: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
     OmklError::shape(
         name,
-        format!("{} = {want} elements", shape.join(" x ")),
-        format!("{len} elements"),
+        format!("{} = {want} {unit}", shape.join(" x ")),
+        format!("{len} {unit}"),
     )
 }
 

@@ -22,6 +22,7 @@ pub mod features;
 pub mod kernel;
 pub mod lcg;
 pub mod learner;
+mod macros;
 pub mod model;
 pub mod persist;
 pub mod prox;

@@ -417,6 +417,48 @@ pub fn check_sq_norm(what: &str, sq: f64) -> Result<()> {
     Ok(())
 }
 
+/// Helpers for tests that edit the payload of a saved state.
+#[cfg(test)]
+pub(crate) mod edits {
+    use serde_json::Value;
+
+    /// One edit of a JSON payload.
+    pub(crate) type Edit = Box<dyn Fn(&mut Value)>;
+
+    /// `bytes`, sealed as `format` at `version`, with its JSON payload (or
+    /// the payload's member `member`) changed by `edit`, and sealed again.
+    pub(crate) fn edited(
+        bytes: &[u8],
+        format: &str,
+        version: u32,
+        member: Option<&str>,
+        edit: &dyn Fn(&mut Value),
+    ) -> Vec<u8> {
+        let payload = super::open(bytes, format, &[version]).unwrap();
+        let mut v: Value = serde_json::from_slice(payload).unwrap();
+        match member {
+            Some(k) => edit(&mut v[k]),
+            None => edit(&mut v),
+        }
+        super::seal(format, version, &serde_json::to_vec(&v).unwrap())
+    }
+
+    /// Checks that `load`, which loads the saved state of `m` after an
+    /// edit, refuses each of `cases` with an error containing its word,
+    /// and gives `m` back after no edit.
+    pub(crate) fn assert_refused<T: PartialEq + std::fmt::Debug>(
+        m: &T,
+        cases: Vec<(Edit, &str)>,
+        load: impl Fn(&dyn Fn(&mut Value)) -> crate::Result<T>,
+    ) {
+        for (edit, word) in cases {
+            let e = load(&*edit).unwrap_err().to_string();
+            assert!(e.contains(word), "{word}: {e}");
+        }
+        assert_eq!(&load(&|_| {}).unwrap(), m);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -70,6 +70,34 @@ fn config(
     }
 }
 
+/// Trains `a` and `b` on the same 300 random examples of `shape = (d, L,
+/// chain)` drawn from `rng`, checking that they predict the same before
+/// each and calling `after(a, b)` after each.
+fn learn_alike(
+    a: &mut StreamMkl,
+    b: &mut StreamMkl,
+    shape: (usize, usize, bool),
+    rng: &mut Rng,
+    mut after: impl FnMut(&StreamMkl, &StreamMkl),
+) {
+    let (d, l, chain) = shape;
+    for _ in 0..300 {
+        let (x, y) = example(rng, d, l, chain);
+        assert_eq!(a.predict(&x).unwrap(), b.predict(&x).unwrap());
+        a.learn(&x, &y).unwrap();
+        b.learn(&x, &y).unwrap();
+        after(a, b);
+    }
+}
+
+/// A Gaussian (`σ² = 1`) and an unnormalised linear kernel.
+fn gauss_linear() -> Vec<Kernel> {
+    vec![
+        Kernel::Gaussian { sigma2: 1.0 },
+        Kernel::Linear { normalize: false },
+    ]
+}
+
 /// `Σ_y α_yᵀ K α_y` of kernel group `k`, from the support inputs and the
 /// coefficients, with `Kernel::eval`.
 fn sq_norm_from_expansion(m: &StreamMkl, k: usize) -> f64 {
@@ -389,12 +417,7 @@ fn b1_sparse_scoring_equals_dense_scoring() {
     let mut a = StreamMkl::new(sparse_cfg, d, l).unwrap();
     let mut b = StreamMkl::new(dense_cfg, d, l).unwrap();
     let mut rng = Rng(Lcg(9));
-    for _ in 0..300 {
-        let (x, y) = example(&mut rng, d, l, true);
-        assert_eq!(a.predict(&x).unwrap(), b.predict(&x).unwrap());
-        a.learn(&x, &y).unwrap();
-        b.learn(&x, &y).unwrap();
-    }
+    learn_alike(&mut a, &mut b, (d, l, true), &mut rng, |_, _| {});
     assert_eq!(a.kernel_coefficients(0), b.kernel_coefficients(0));
     // the B1 scores agree with a dense evaluation of the expansion, and
     // most kernel values were zero
@@ -434,11 +457,7 @@ fn b1_sparse_scoring_equals_dense_scoring() {
 fn budget_bounds_the_support_and_keeps_norms_exact() {
     let (d, l, budget) = (4, 3, 40);
     for chain in [false, true] {
-        let kernels = vec![
-            Kernel::Gaussian { sigma2: 1.0 },
-            Kernel::Linear { normalize: false },
-        ];
-        let mut cfg = config(kernels, vec![vec![0, 2]], chain, StreamLoss::Hinge);
+        let mut cfg = config(gauss_linear(), vec![vec![0, 2]], chain, StreamLoss::Hinge);
         cfg.max_support = Some(budget);
         cfg.average = true;
         let mut m = StreamMkl::new(cfg, d, l).unwrap();
@@ -851,11 +870,7 @@ fn precomputed_inputs_equal_feature_vectors() {
 fn forgetting_shrinks_every_group_and_the_average_is_the_mean_of_the_iterates() {
     let (d, l, f) = (3, 3, 0.95);
     for chain in [false, true] {
-        let kernels = vec![
-            Kernel::Gaussian { sigma2: 1.0 },
-            Kernel::Linear { normalize: false },
-        ];
-        let mut cfg = config(kernels, vec![vec![0, 2]], chain, StreamLoss::Hinge);
+        let mut cfg = config(gauss_linear(), vec![vec![0, 2]], chain, StreamLoss::Hinge);
         cfg.average = true;
         cfg.forgetting = f;
         let mut m = StreamMkl::new(cfg.clone(), d, l).unwrap();
@@ -922,11 +937,7 @@ fn forgetting_shrinks_every_group_and_the_average_is_the_mean_of_the_iterates() 
 #[test]
 fn oldest_rule_keeps_the_most_recently_changed_inputs_and_exact_norms() {
     let (d, l, budget) = (3, 3, 25);
-    let kernels = vec![
-        Kernel::Gaussian { sigma2: 1.0 },
-        Kernel::Linear { normalize: false },
-    ];
-    let mut cfg = config(kernels, vec![], false, StreamLoss::Hinge);
+    let mut cfg = config(gauss_linear(), vec![], false, StreamLoss::Hinge);
     cfg.max_support = Some(budget);
     cfg.budget_rule = BudgetRule::Oldest;
     cfg.forgetting = 0.99;
@@ -1013,16 +1024,11 @@ fn kernel_columns_leave_the_rest_to_explicit_groups() {
             StreamLoss::Hinge,
         );
         let mut b = StreamMkl::new(cb, d, l).unwrap();
-        let mut rng = Rng(Lcg(3));
-        for _ in 0..300 {
-            let (x, y) = example(&mut rng, d, l, chain);
-            assert_eq!(a.predict(&x).unwrap(), b.predict(&x).unwrap());
-            a.learn(&x, &y).unwrap();
-            b.learn(&x, &y).unwrap();
+        learn_alike(&mut a, &mut b, (d, l, chain), &mut Rng(Lcg(3)), |a, b| {
             for (u, v) in a.group_norms().iter().zip(b.group_norms()) {
                 assert!(rel(*u, v) < 1e-9);
             }
-        }
+        });
         assert_eq!(a.support_inputs().len(), 2 * a.n_support());
         let back = StreamMkl::from_bytes(&a.to_bytes()).unwrap();
         assert_eq!(back, a);

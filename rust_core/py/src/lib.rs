@@ -21,21 +21,18 @@ mod stream_maps;
 mod stream_mix;
 mod tagger;
 
+/// Calls `register(m)` of each file named, in order.
+macro_rules! register_all {
+    ($m:ident: $($file:ident)+) => {
+        $($file::register($m)?;)+
+    };
+}
+
 /// The native module. Python code imports it through `omkl`.
 #[pymodule]
 fn _omkl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    errors::register(m)?;
-    prox::register(m)?;
-    decode::register(m)?;
-    kernel::register(m)?;
-    learner::register(m)?;
-    parser::register(m)?;
-    stream::register(m)?;
-    persist::register(m)?;
-    mix::register(m)?;
-    tagger::register(m)?;
-    stream_mix::register(m)?;
-    stream_maps::register(m)?;
+    register_all!(m: errors prox decode kernel learner parser stream persist mix tagger
+        stream_mix stream_maps);
     Ok(())
 }

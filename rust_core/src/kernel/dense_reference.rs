@@ -12,7 +12,7 @@
 
 use rayon::prelude::*;
 
-use crate::error::{check_finite, OmklError, Result};
+use crate::error::{check_finite, check_table, OmklError, Result};
 
 /// Checks that `alpha` is a finite `m × labels` matrix with `labels >= 1`.
 pub(crate) fn check_alpha(alpha: &[f64], m: usize, labels: usize) -> Result<()> {
@@ -30,13 +30,7 @@ pub(crate) fn check_alpha_with<T>(
     if labels == 0 {
         return Err(OmklError::empty("alpha"));
     }
-    if alpha.len() != m * labels {
-        return Err(OmklError::shape(
-            "alpha",
-            format!("{m} x {labels} = {} elements", m * labels),
-            format!("{} elements", alpha.len()),
-        ));
-    }
+    check_table("alpha", alpha.len(), &[m, labels], "m * labels")?;
     finite("alpha", alpha)
 }
 

@@ -24,6 +24,7 @@ use std::sync::Arc;
 use crate::error::{check_count, check_finite, OmklError, Result};
 use crate::kernel::finite::check_finite_f32;
 use crate::kernel::Kernel;
+use crate::macros::target_feature_fns;
 
 /// `π / 4` in three parts (Cody–Waite): `y · DP1` and `y · DP2` are exact
 /// for the quadrant numbers met (`|y| < 2^13`).
@@ -103,15 +104,10 @@ fn fourier_fill(x: &[f32], w: &[f32], b: &[f32], scale: f32, out: &mut [f32]) {
             *o = scale * cos_f32(*o);
         }
     }
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn fill_avx512(x: &[f32], w: &[f32], b: &[f32], scale: f32, out: &mut [f32]) {
-        fill(x, w, b, scale, out);
-    }
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn fill_avx2(x: &[f32], w: &[f32], b: &[f32], scale: f32, out: &mut [f32]) {
-        fill(x, w, b, scale, out);
+    target_feature_fns! {
+        fill(x: &[f32], w: &[f32], b: &[f32], scale: f32, out: &mut [f32]);
+        "avx512f" => fill_avx512,
+        "avx2" => fill_avx2,
     }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512f") {
@@ -126,6 +122,18 @@ fn fourier_fill(x: &[f32], w: &[f32], b: &[f32], scale: f32, out: &mut [f32]) {
         return;
     }
     fill(x, w, b, scale, out);
+}
+
+/// Checks that `name`, of `len` values, holds a `rows × cols` matrix; the
+/// error reads `expected {rows·cols} values ({rows} x {cols}{note}), …`.
+fn check_matrix_len(name: &str, len: usize, rows: usize, cols: usize, note: &str) -> Result<()> {
+    check_count(
+        name,
+        len,
+        rows * cols,
+        "values",
+        &format!(" ({rows} x {cols}{note})"),
+    )
 }
 
 /// One explicit feature map: its parameters and how it is evaluated.
@@ -175,13 +183,7 @@ impl FeatureMap {
                 format!("expected at least one input and one feature, got {d} x {n}"),
             ));
         }
-        check_count(
-            "w",
-            w.len(),
-            d * n,
-            "values",
-            &format!(" ({d} x {n}, d x D)"),
-        )?;
+        check_matrix_len("w", w.len(), d, n, ", d x D")?;
         check_finite_f32("w", &w)?;
         check_finite_f32("b", &b)?;
         if !scale.is_finite() {
@@ -230,13 +232,7 @@ impl FeatureMap {
             ));
         }
         let m = landmarks.len() / d;
-        check_count(
-            "whiten",
-            whiten.len(),
-            m * m,
-            "values",
-            &format!(" ({m} x {m})"),
-        )?;
+        check_matrix_len("whiten", whiten.len(), m, m, "")?;
         check_finite("landmarks", &landmarks)?;
         check_finite("whiten", &whiten)?;
         kernel.check()?;
@@ -446,11 +442,7 @@ impl FeatureMaps {
 #[derive(Debug, Clone, Default)]
 pub struct MapSlot(Option<Arc<FeatureMaps>>);
 
-impl PartialEq for MapSlot {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
+crate::macros::ignored_when_compared!(MapSlot);
 
 impl MapSlot {
     /// A slot holding `maps`.

@@ -25,8 +25,10 @@ use std::collections::BTreeMap;
 use super::named::NamedLearner;
 use super::online_proximal::{Alg1Config, OnlineProximal};
 use super::structure::{
-    chain_argmax, chain_loss_grad, chain_marginals, ChainScratch, ChainWorkspace, Structure,
+    chain_argmax, chain_loss_grad, chain_marginals, chain_of, ChainScratch, ChainWorkspace,
+    Structure,
 };
+use crate::decode::chain::ChainScores;
 use crate::error::{check_finite, OmklError, Result};
 use crate::features::{FeatureSpace, Grouping, SparseBatch, HASH_SEED};
 
@@ -63,8 +65,8 @@ fn transition_bucket(r: usize, l: usize) -> usize {
     }
 }
 
-/// A chain decoder: emissions, transitions, `n`, `L`, workspace.
-type ChainDecoder<T> = fn(&[f64], &[f64], usize, usize, &mut ChainWorkspace) -> Result<T>;
+/// A chain decoder: the chain's scores, workspace.
+type ChainDecoder<T> = fn(&ChainScores<'_>, &mut ChainWorkspace) -> Result<T>;
 
 impl OnlineProximal {
     /// The group of the transitions, or an error if the learner is not a
@@ -265,13 +267,8 @@ impl OnlineProximal {
         let n = self.check_sequence(seq, None)?;
         let (mut em, mut tr) = (Vec::new(), Vec::new());
         self.chain_scores_into(seq, true, &mut em, &mut tr);
-        decode(
-            &em,
-            &tr,
-            n,
-            self.n_outputs(),
-            &mut ChainWorkspace::default(),
-        )
+        let chain = chain_of(&em, &tr, n, self.n_outputs())?;
+        decode(&chain, &mut ChainWorkspace::default())
     }
 
     /// The transition weights of the prediction model, `(L + 2) × L`.
@@ -459,14 +456,10 @@ mod tests {
     use crate::prox::Regularizer;
 
     fn config(loss: Loss) -> Alg1Config {
+        let regularizers = vec![Regularizer::SquaredL21 { lam: 1e-3 }];
         Alg1Config {
-            loss,
-            schedule: Schedule::InvSqrt { eta0: 0.5 },
-            regularizers: vec![Regularizer::SquaredL21 { lam: 1e-3 }],
-            radius: None,
             averaged: true,
-            fit_intercept: true,
-            clip_gradient: None,
+            ..Alg1Config::new(loss, Schedule::InvSqrt { eta0: 0.5 }, regularizers)
         }
     }
 

@@ -60,6 +60,32 @@ pub struct Alg1Config {
 }
 
 impl Alg1Config {
+    /// The configuration with `loss`, `schedule` and `regularizers`, no
+    /// ball projection, predictions with the last iterate, an intercept
+    /// and no gradient clipping; other values go in with struct update
+    /// syntax.
+    ///
+    /// # Example
+    /// ```
+    /// use omkl_core::learner::{Alg1Config, Loss, Schedule};
+    /// let c = Alg1Config {
+    ///     averaged: true,
+    ///     ..Alg1Config::new(Loss::Hinge, Schedule::Constant { eta0: 0.5 }, vec![])
+    /// };
+    /// assert!(c.averaged && c.fit_intercept && c.radius.is_none());
+    /// ```
+    pub fn new(loss: Loss, schedule: Schedule, regularizers: Vec<Regularizer>) -> Self {
+        Alg1Config {
+            loss,
+            schedule,
+            regularizers,
+            radius: None,
+            averaged: false,
+            fit_intercept: true,
+            clip_gradient: None,
+        }
+    }
+
     /// Validates every parameter for a model with `n_groups` groups.
     pub fn check(&self, n_groups: usize) -> Result<()> {
         self.schedule.check()?;

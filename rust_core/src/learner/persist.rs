@@ -312,22 +312,24 @@ impl NamedLearner {
 mod tests {
     use super::*;
     use crate::learner::{Loss, Schedule, Target};
+    use crate::persist::edits::{assert_refused, Edit};
     use crate::prox::Regularizer;
 
     #[test]
     fn round_trip_is_exact_and_deterministic() {
         for averaged in [false, true] {
+            let regularizers = vec![
+                Regularizer::GroupLasso { lam: 0.05 },
+                Regularizer::L1 { lam: 0.01 },
+            ];
             let config = Alg1Config {
-                loss: Loss::Logistic,
-                schedule: Schedule::InvSqrt { eta0: 0.7 },
-                regularizers: vec![
-                    Regularizer::GroupLasso { lam: 0.05 },
-                    Regularizer::L1 { lam: 0.01 },
-                ],
                 radius: Some(10.0),
                 averaged,
-                fit_intercept: true,
-                clip_gradient: None,
+                ..Alg1Config::new(
+                    Loss::Logistic,
+                    Schedule::InvSqrt { eta0: 0.7 },
+                    regularizers,
+                )
             };
             let mut m = NamedLearner::new(config, Grouping::by_prefix("_"), 16).unwrap();
             for i in 0..50 {
@@ -358,14 +360,10 @@ mod tests {
     }
 
     fn trained() -> NamedLearner {
+        let regularizers = vec![Regularizer::GroupLasso { lam: 0.01 }];
         let config = Alg1Config {
-            loss: Loss::Hinge,
-            schedule: Schedule::Constant { eta0: 0.5 },
-            regularizers: vec![Regularizer::GroupLasso { lam: 0.01 }],
-            radius: None,
             averaged: true,
-            fit_intercept: true,
-            clip_gradient: None,
+            ..Alg1Config::new(Loss::Hinge, Schedule::Constant { eta0: 0.5 }, regularizers)
         };
         let mut m = NamedLearner::new(config, Grouping::by_prefix("_"), 8).unwrap();
         for i in 0..20 {
@@ -378,17 +376,12 @@ mod tests {
 
     /// The saved state edited as JSON and sealed again.
     fn edited(m: &NamedLearner, edit: impl Fn(&mut serde_json::Value)) -> Vec<u8> {
-        let bytes = m.to_bytes();
-        let payload = crate::persist::open(&bytes, FORMAT, &[VERSION]).unwrap();
-        let mut v: serde_json::Value = serde_json::from_slice(payload).unwrap();
-        edit(&mut v);
-        crate::persist::seal(FORMAT, VERSION, &serde_json::to_vec(&v).unwrap())
+        crate::persist::edits::edited(&m.to_bytes(), FORMAT, VERSION, None, &edit)
     }
 
     #[test]
     fn impossible_states_are_refused_before_allocating() {
         let m = trained();
-        type Edit = Box<dyn Fn(&mut serde_json::Value)>;
         let cases: Vec<(Edit, &str)> = vec![
             (
                 Box::new(|v| v["groups"][0]["scale"] = (-0.5).into()),
@@ -415,13 +408,9 @@ mod tests {
                 "repeated bucket",
             ),
         ];
-        for (edit, word) in cases {
-            let e = NamedLearner::from_bytes(&edited(&m, edit))
-                .unwrap_err()
-                .to_string();
-            assert!(e.contains(word), "{word}: {e}");
-        }
-        assert_eq!(NamedLearner::from_bytes(&edited(&m, |_| {})).unwrap(), m);
+        assert_refused(&m, cases, |edit| {
+            NamedLearner::from_bytes(&edited(&m, edit))
+        });
     }
 
     /// Version 2 bytes (no structure) load as the same multiclass learner.

@@ -169,38 +169,27 @@ pub fn chain_loss_grad(
     }
 }
 
-/// The highest-scoring labelling of a chain, written into `ws.out`.
+/// The highest-scoring labelling of a chain (see [`chain_of`]), written
+/// into `ws.out`.
 ///
 /// # Complexity
 /// O(n · L²).
-pub fn chain_argmax(
-    em: &[f64],
-    tr: &[f64],
-    n: usize,
-    l: usize,
-    ws: &mut ChainWorkspace,
-) -> Result<Vec<usize>> {
-    let chain = chain_of(em, tr, n, l)?;
-    ws.out.resize(n, 0);
-    viterbi(&chain, &mut ws.viterbi, &mut ws.out)?;
+pub fn chain_argmax(chain: &ChainScores<'_>, ws: &mut ChainWorkspace) -> Result<Vec<usize>> {
+    ws.out.resize(chain.n, 0);
+    viterbi(chain, &mut ws.viterbi, &mut ws.out)?;
     Ok(ws.out.clone())
 }
 
-/// The position marginals `P(y_i = y)` (`n × L`) of the CRF of a chain.
+/// The position marginals `P(y_i = y)` (`n × L`) of the CRF of a chain
+/// (see [`chain_of`]).
 ///
 /// # Complexity
 /// O(n · L²).
-pub fn chain_marginals(
-    em: &[f64],
-    tr: &[f64],
-    n: usize,
-    l: usize,
-    ws: &mut ChainWorkspace,
-) -> Result<Vec<f64>> {
-    let chain = chain_of(em, tr, n, l)?;
+pub fn chain_marginals(chain: &ChainScores<'_>, ws: &mut ChainWorkspace) -> Result<Vec<f64>> {
+    let (n, l) = (chain.n, chain.l);
     let mut node = vec![0.0; n * l];
     ws.trans.resize(l * l, 0.0);
-    forward_backward(&chain, &mut ws.fb, &mut node, &mut ws.trans)?;
+    forward_backward(chain, &mut ws.fb, &mut node, &mut ws.trans)?;
     Ok(node)
 }
 

@@ -98,6 +98,27 @@ impl Regularizer {
         )
     }
 
+    /// An error naming `regularizer` unless
+    /// [`Regularizer::acts_on_group_norms`]; it reads `expected a function
+    /// of the {groups} norms, got …`, `groups` naming the model's groups.
+    ///
+    /// # Example
+    /// ```
+    /// use omkl_core::prox::Regularizer;
+    /// assert!(Regularizer::GroupLasso { lam: 0.1 }.check_acts_on_norms("group").is_ok());
+    /// let e = Regularizer::L1 { lam: 0.1 }.check_acts_on_norms("template").unwrap_err();
+    /// assert!(e.to_string().contains("expected a function of the template norms"));
+    /// ```
+    pub fn check_acts_on_norms(&self, groups: &str) -> Result<()> {
+        if self.acts_on_group_norms() {
+            return Ok(());
+        }
+        Err(OmklError::invalid(
+            "regularizer",
+            format!("expected a function of the {groups} norms, got {self:?}"),
+        ))
+    }
+
     /// For group-norm regularisers, in place `norms ← prox_{ηψ}(norms)`.
     /// Input and output are ≥ 0. Ball variants ignore η (projection).
     /// Errors for the variants where [`Regularizer::acts_on_group_norms`] is

@@ -187,15 +187,7 @@ impl StreamMklConfig {
                 "kernels and explicit_groups (at least one group)",
             ));
         }
-        if !self.regularizer.acts_on_group_norms() {
-            return Err(OmklError::invalid(
-                "regularizer",
-                format!(
-                    "expected a function of the group norms, got {:?}",
-                    self.regularizer
-                ),
-            ));
-        }
+        self.regularizer.check_acts_on_norms("group")?;
         check_group_rates(&self.group_rates, n_groups)?;
         let in_omega = self.chain && self.transition_lam.is_none();
         self.regularizer.check(n_groups + usize::from(in_omega))?;

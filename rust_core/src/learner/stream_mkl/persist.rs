@@ -169,6 +169,7 @@ mod tests {
     use super::*;
     use crate::kernel::Kernel;
     use crate::learner::stream_mkl::StreamMklConfig;
+    use crate::persist::edits::{assert_refused, Edit};
 
     fn trained() -> StreamMkl {
         let kernels = vec![
@@ -187,17 +188,12 @@ mod tests {
     }
 
     fn edited(m: &StreamMkl, edit: impl Fn(&mut serde_json::Value)) -> Vec<u8> {
-        let bytes = m.to_bytes();
-        let payload = crate::persist::open(&bytes, FORMAT, &[VERSION]).unwrap();
-        let mut v: serde_json::Value = serde_json::from_slice(payload).unwrap();
-        edit(&mut v["model"]);
-        crate::persist::seal(FORMAT, VERSION, &serde_json::to_vec(&v).unwrap())
+        crate::persist::edits::edited(&m.to_bytes(), FORMAT, VERSION, Some("model"), &edit)
     }
 
     #[test]
     fn impossible_states_are_refused() {
         let m = trained();
-        type Edit = Box<dyn Fn(&mut serde_json::Value)>;
         let cases: Vec<(Edit, &str)> = vec![
             (Box::new(|v| v["kgroups"][0]["s"] = 0.0.into()), "scale"),
             (Box::new(|v| v["kgroups"][1]["s"] = (-1.0).into()), "scale"),
@@ -224,12 +220,6 @@ mod tests {
                 "stored twice",
             ),
         ];
-        for (edit, word) in cases {
-            let e = StreamMkl::from_bytes(&edited(&m, edit))
-                .unwrap_err()
-                .to_string();
-            assert!(e.contains(word), "{word}: {e}");
-        }
-        assert_eq!(StreamMkl::from_bytes(&edited(&m, |_| {})).unwrap(), m);
+        assert_refused(&m, cases, |edit| StreamMkl::from_bytes(&edited(&m, edit)));
     }
 }

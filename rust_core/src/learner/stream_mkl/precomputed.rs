@@ -73,13 +73,7 @@ impl PrecomputedGram {
         if m == 0 {
             return Err(OmklError::empty("gram (m = 0 inputs)"));
         }
-        if Some(v.len()) != m.checked_mul(m) {
-            return Err(OmklError::shape(
-                "gram",
-                format!("{m} x {m} values"),
-                format!("{} values", v.len()),
-            ));
-        }
+        check_matrix_len("gram", v.len(), m, m)?;
         // One pass checks both; only a matrix that fails it is scanned
         // again, in order, for the error naming its first bad entry.
         if !finite_and_symmetric(v, m) {
@@ -359,13 +353,7 @@ impl FeatureRows {
         if d == 0 || m == 0 {
             return Err(OmklError::empty("features (m = 0 rows or d = 0 columns)"));
         }
-        if Some(x.len()) != m.checked_mul(d) {
-            return Err(OmklError::shape(
-                "features",
-                format!("{m} x {d} values"),
-                format!("{} values", x.len()),
-            ));
-        }
+        check_matrix_len("features", x.len(), m, d)?;
         // One counting pass (non-zeros, and whether any value is not
         // finite), then a copy of the non-zeros without a branch on the
         // values: each value is written at the end and kept when non-zero.
@@ -459,6 +447,19 @@ impl FeatureRows {
         }
         s
     }
+}
+
+/// Checks that `name`, of `len` values, holds a row-major `rows × cols`
+/// matrix.
+fn check_matrix_len(name: &str, len: usize, rows: usize, cols: usize) -> Result<()> {
+    if Some(len) != rows.checked_mul(cols) {
+        return Err(OmklError::shape(
+            name,
+            format!("{rows} x {cols} values"),
+            format!("{len} values"),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

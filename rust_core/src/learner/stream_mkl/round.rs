@@ -48,14 +48,20 @@ impl StreamMkl {
         let gold = chain.score_of_unchecked(y);
         Ok(match self.config.loss {
             StreamLoss::Hinge => {
-                s.out.resize(n, 0);
-                let aug = viterbi_hamming(&chain, y, self.config.cost, &mut s.vws, &mut s.out)?;
+                s.ws.out.resize(n, 0);
+                let aug = viterbi_hamming(
+                    &chain,
+                    y,
+                    self.config.cost,
+                    &mut s.ws.viterbi,
+                    &mut s.ws.out,
+                )?;
                 (aug - gold).max(0.0)
             }
             StreamLoss::Crf => {
                 s.node.resize(n * self.l, 0.0);
                 s.pair.resize(self.l * self.l, 0.0);
-                let log_z = forward_backward(&chain, &mut s.fbws, &mut s.node, &mut s.pair)?;
+                let log_z = forward_backward(&chain, &mut s.ws.fb, &mut s.node, &mut s.pair)?;
                 (log_z - gold).max(0.0)
             }
         })
@@ -87,7 +93,7 @@ impl StreamMkl {
         if self.config.count_mistakes {
             // the prediction before the update, for prequential error counts
             s.pred.resize(n, 0);
-            viterbi(&chain, &mut s.vws, &mut s.pred)?;
+            viterbi(&chain, &mut s.ws.viterbi, &mut s.pred)?;
             s.mistakes = s.pred.iter().zip(y).filter(|(a, b)| a != b).count();
         }
         // `c` and `dtr` are zero but for the rows and entries the previous
@@ -116,9 +122,9 @@ impl StreamMkl {
         let loss;
         match self.config.loss {
             StreamLoss::Hinge => {
-                s.out.resize(n, 0);
-                let out = &mut s.out;
-                let aug = viterbi_hamming(&chain, y, self.config.cost, &mut s.vws, out)?;
+                s.ws.out.resize(n, 0);
+                let out = &mut s.ws.out;
+                let aug = viterbi_hamming(&chain, y, self.config.cost, &mut s.ws.viterbi, out)?;
                 loss = (aug - chain.score_of_unchecked(y)).max(0.0);
                 if out[..] != *y {
                     for p in 0..n {
@@ -142,7 +148,7 @@ impl StreamMkl {
                 s.node.resize(n * l, 0.0);
                 s.pair.resize(l * l, 0.0);
                 let (node, pair) = (&mut s.node, &mut s.pair);
-                let log_z = forward_backward(&chain, &mut s.fbws, node, pair)?;
+                let log_z = forward_backward(&chain, &mut s.ws.fb, node, pair)?;
                 loss = (log_z - chain.score_of_unchecked(y)).max(0.0);
                 for (ci, mu) in c.iter_mut().zip(node.iter()) {
                     *ci = -eta * mu;

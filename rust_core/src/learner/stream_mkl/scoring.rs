@@ -6,6 +6,7 @@ use crate::decode::chain::ChainScores;
 use crate::error::Result;
 use crate::kernel::spec::dot_f32;
 use crate::kernel::support::sq_norm_f32;
+use crate::macros::target_feature_fns;
 
 /// Which coefficients to score with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,10 +45,9 @@ fn add_rows(w: &[f64], idx: &[u32], val: &[f64], s: f64, row: &mut [f64]) {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn add_rows_avx2(w: &[f64], idx: &[u32], val: &[f64], s: f64, row: &mut [f64]) {
-    add_rows(w, idx, val, s, row);
+target_feature_fns! {
+    add_rows(w: &[f64], idx: &[u32], val: &[f64], s: f64, row: &mut [f64]);
+    "avx2" => add_rows_avx2,
 }
 
 /// [`add_rows`] for `L ≤ 8 NC` labels: the row is accumulated in `NC`

@@ -1,7 +1,6 @@
 //! The buffers one round of Alg. 3 reuses from round to round.
 
-use crate::decode::forward_backward::ForwardBackwardWorkspace;
-use crate::decode::viterbi::ViterbiWorkspace;
+use crate::learner::structure::ChainWorkspace;
 
 /// Buffers reused from round to round (never saved or compared).
 #[derive(Debug, Clone, Default)]
@@ -9,7 +8,9 @@ pub struct Scratch {
     pub(super) gs: Vec<f64>,
     pub(super) em: Vec<f64>,
     pub(super) tr: Vec<f64>,
-    pub(super) out: Vec<usize>,
+    /// Chain decoding: the labelling `out` and the Viterbi and
+    /// forward-backward workspaces.
+    pub(super) ws: ChainWorkspace,
     /// The labelling predicted before the step, and its wrong positions.
     pub(super) pred: Vec<usize>,
     pub(super) mistakes: usize,
@@ -42,26 +43,12 @@ pub struct Scratch {
     /// in one explicit group.
     pub(super) fidx: Vec<u32>,
     pub(super) fval: Vec<f64>,
-    pub(super) vws: ViterbiWorkspace,
-    pub(super) fbws: ForwardBackwardWorkspace,
-}
-
-impl PartialEq for Scratch {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
 }
 
 /// A model's [`Scratch`], boxed: a round takes it out of the model and puts
 /// it back (a pointer moves, not the buffers). Never saved or compared.
 #[derive(Debug, Clone, Default)]
 pub struct ScratchSlot(Option<Box<Scratch>>);
-
-impl PartialEq for ScratchSlot {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
 
 impl ScratchSlot {
     /// The buffers (new ones the first time).
@@ -91,11 +78,7 @@ pub struct ScoreMemo {
     pub(super) gs: Vec<f64>,
 }
 
-impl PartialEq for ScoreMemo {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
+crate::macros::ignored_when_compared!(Scratch, ScratchSlot, ScoreMemo);
 
 impl ScoreMemo {
     /// Forgets the scores.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::config::StreamMklConfig;
 use super::precomputed::{FeatureRows, PrecomputedGram};
 use super::scratch::ScratchSlot;
-use crate::error::{OmklError, Result};
+use crate::error::{check_table_of, OmklError, Result};
 use crate::kernel::gram::check_finite_f32;
 use crate::kernel::SupportStore;
 use crate::learner::weights::ScaledBlock;
@@ -140,23 +140,36 @@ impl StreamMkl {
         if d == 0 {
             return Err(OmklError::invalid("d", "expected a dimension >= 1, got 0"));
         }
-        if n_labels == 0 {
-            return Err(OmklError::invalid(
-                "n_labels",
-                "expected at least 1 label, got 0",
-            ));
-        }
+        let l = check_n_labels(n_labels)?;
         config.check(d)?;
-        let l = n_labels;
-        Ok(StreamMkl {
-            kgroups: vec![ScaledBlock::zeros(0); config.kernels.len()],
-            egroups: config
-                .explicit_groups
-                .iter()
-                .map(|c| ScaledBlock::zeros(l * c.len()))
-                .collect(),
+        let kgroups = vec![ScaledBlock::zeros(0); config.kernels.len()];
+        let egroups = config
+            .explicit_groups
+            .iter()
+            .map(|c| ScaledBlock::zeros(l * c.len()))
+            .collect();
+        let support = SupportStore::new(config.kernel_columns.unwrap_or(d));
+        Ok(Self::at_round_zero(
+            config, d, l, kgroups, egroups, support, None,
+        ))
+    }
+
+    /// A model of `l` labels over inputs of dimension `d` holding the given
+    /// zero groups and empty support, before its first round.
+    fn at_round_zero(
+        config: StreamMklConfig,
+        d: usize,
+        l: usize,
+        kgroups: Vec<ScaledBlock>,
+        egroups: Vec<ScaledBlock>,
+        support: SupportStore,
+        pre: Option<Box<Precomputed>>,
+    ) -> Self {
+        StreamMkl {
+            kgroups,
+            egroups,
             trans: config.chain.then(|| ScaledBlock::zeros((l + 2) * l)),
-            support: SupportStore::new(config.kernel_columns.unwrap_or(d)),
+            support,
             config,
             d,
             l,
@@ -166,11 +179,11 @@ impl StreamMkl {
             support_stamp: Vec::new(),
             history_rounds: Vec::new(),
             history: Vec::new(),
-            pre: None,
+            pre,
             scratch: ScratchSlot::default(),
             maps: Default::default(),
             memo: Default::default(),
-        })
+        }
     }
 
     /// A zero model over precomputed inputs `0..m`: one kernel group per
@@ -220,59 +233,43 @@ impl StreamMkl {
             .map(PrecomputedGram::n_inputs)
             .or(features.first().map(|f| f.n_rows()))
             .unwrap_or(0);
-        for (k, g) in grams.iter().enumerate() {
-            if g.n_inputs() != m {
-                return Err(OmklError::shape(
-                    format!("grams[{k}]"),
-                    format!("{m} x {m} (as the first matrix)"),
-                    format!("{0} x {0}", g.n_inputs()),
-                ));
-            }
-        }
-        for (e, f) in features.iter().enumerate() {
-            if f.n_rows() != m {
-                return Err(OmklError::shape(
-                    format!("features[{e}]"),
-                    format!("{m} rows (one per input)"),
-                    format!("{} rows", f.n_rows()),
-                ));
-            }
-        }
-        config.check_groups(grams.len(), features.len())?;
-        if n_labels == 0 {
-            return Err(OmklError::invalid(
-                "n_labels",
-                "expected at least 1 label, got 0",
+        if let Some((k, n)) = first_other(grams.iter().map(PrecomputedGram::n_inputs), m) {
+            return Err(OmklError::shape(
+                format!("grams[{k}]"),
+                format!("{m} x {m} (as the first matrix)"),
+                format!("{n} x {n}"),
             ));
         }
-        let l = n_labels;
-        Ok(StreamMkl {
-            kgroups: vec![ScaledBlock::zeros(m * l); grams.len()],
-            egroups: features
-                .iter()
-                .map(|f| ScaledBlock::zeros(f.dim() * l))
-                .collect(),
-            trans: config.chain.then(|| ScaledBlock::zeros((l + 2) * l)),
-            support: SupportStore::new(m),
+        if let Some((e, n)) = first_other(features.iter().map(|f| f.n_rows()), m) {
+            return Err(OmklError::shape(
+                format!("features[{e}]"),
+                format!("{m} rows (one per input)"),
+                format!("{n} rows"),
+            ));
+        }
+        config.check_groups(grams.len(), features.len())?;
+        let l = check_n_labels(n_labels)?;
+        let kgroups = vec![ScaledBlock::zeros(m * l); grams.len()];
+        let egroups = features
+            .iter()
+            .map(|f| ScaledBlock::zeros(f.dim() * l))
+            .collect();
+        let pre = Precomputed {
+            m,
+            caches: vec![vec![0.0; l * m]; grams.len()],
+            grams,
+            features,
+        };
+        let support = SupportStore::new(m);
+        Ok(Self::at_round_zero(
             config,
-            d: m,
+            m,
             l,
-            t: 0,
-            schedule_start: 0,
-            average_start: 0,
-            support_stamp: Vec::new(),
-            history_rounds: Vec::new(),
-            history: Vec::new(),
-            pre: Some(Box::new(Precomputed {
-                m,
-                caches: vec![vec![0.0; l * m]; grams.len()],
-                grams,
-                features,
-            })),
-            scratch: ScratchSlot::default(),
-            maps: Default::default(),
-            memo: Default::default(),
-        })
+            kgroups,
+            egroups,
+            support,
+            Some(Box::new(pre)),
+        ))
     }
 
     /// `true` for a model over precomputed inputs.
@@ -428,13 +425,7 @@ impl StreamMkl {
                 format!("{n} rows"),
             ));
         }
-        if x.len() != n * d {
-            return Err(OmklError::shape(
-                "x",
-                format!("{n} x {d} = {} values", n * d),
-                format!("{} values", x.len()),
-            ));
-        }
+        check_table_of("x", x.len(), &[n, d], "n * d", "values")?;
         check_finite_f32("x", x)
     }
 
@@ -585,4 +576,20 @@ impl StreamMkl {
         }
         Ok(())
     }
+}
+
+/// `n_labels` if it is at least 1.
+fn check_n_labels(n_labels: usize) -> Result<usize> {
+    if n_labels == 0 {
+        return Err(OmklError::invalid(
+            "n_labels",
+            "expected at least 1 label, got 0",
+        ));
+    }
+    Ok(n_labels)
+}
+
+/// The index and value of the first of `sizes` that is not `m`.
+fn first_other(sizes: impl Iterator<Item = usize>, m: usize) -> Option<(usize, usize)> {
+    sizes.enumerate().find(|&(_, n)| n != m)
 }
