@@ -21,7 +21,7 @@ time / model time.
         --extra '{"schedule": "constant", "eta0": 0.1}' --models exact,rff
 
 ``--models`` also takes ``recommended``: the model of
-``omkl.random_features.random_feature_classifier()`` (D = 999).
+``omkl.mkl.random_feature_classifier()`` (D = 999).
 
 Two times per sample are printed for each model, each the best of
 ``--repeat`` runs of a fresh model (run in turn, so that both models see the
@@ -63,7 +63,7 @@ from river import base, datasets, preprocessing
 
 import omkl
 from omkl.experiments.drift import STREAMS, prequential
-from omkl.random_features import random_feature_classifier
+from omkl.mkl import random_feature_classifier
 
 
 def models(

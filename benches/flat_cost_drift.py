@@ -12,7 +12,7 @@ moment slows one window, not all ten), as the other benchmarks take the
 best of repeated runs. Models: ``drift`` (the drift
 configuration of ``omkl reproduce drift``), ``rff`` (500 random Fourier
 features, no support set), ``recommended``
-(``omkl.random_features.random_feature_classifier()``: 999 orthogonal random
+(``omkl.mkl.random_feature_classifier()``: 999 orthogonal random
 features with forgetting, no support set), ``default``
 (``MKLClassifier()``, whose support grows with the stream; run it with fewer
 ``--samples``).
@@ -32,7 +32,7 @@ import numpy as np
 
 import omkl
 from omkl.experiments.drift import DRIFT_CONFIG
-from omkl.random_features import random_feature_classifier
+from omkl.mkl import random_feature_classifier
 
 
 def rss_kib() -> int:

@@ -199,7 +199,7 @@ def test_bad_input_raises_and_leaves_the_model_unchanged(x, message):
 @pytest.mark.parametrize("predict_first", [False, True])
 def test_a_failed_first_or_later_learn_one_leaves_the_model_unchanged(make, predict_first):
     # also before any example: nothing is cached on the model by a failed call
-    from omkl.random_features import random_feature_classifier
+    from omkl.mkl import random_feature_classifier
 
     m = MKLClassifier() if make == "default" else random_feature_classifier(30)
     rng = np.random.default_rng(1)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from omkl import MKLClassifier, RandomFourierFeatures
-from omkl.random_features import (
+from omkl.mkl import (
     RANDOM_FEATURE_CONFIG,
     RANDOM_FEATURE_FACTORS,
     random_feature_classifier,

@@ -34,6 +34,7 @@ from typing import Any, ClassVar, TypeVar, cast
 import numpy as np
 
 from omkl import _omkl
+from omkl._feature_maps import SAVED_AS, GaussianFeatureMap
 from omkl._sync import synchronized
 
 __all__ = [
@@ -332,14 +333,8 @@ def encode(value: Any) -> Any:
         return {"dict": [[encode(k), encode(v)] for k, v in value.items()]}
     if isinstance(value, _omkl.Kernel):
         return {"kernel": list(value.args())}
-    from omkl.random_features import RandomFourierFeatures
-
-    if isinstance(value, RandomFourierFeatures):
-        return {"rff": [encode(v) for v in value._key()]}
-    from omkl.nystroem import NystroemFeatures
-
-    if isinstance(value, NystroemFeatures):
-        return {"nystroem": [encode(v) for v in value._key()]}
+    if isinstance(value, GaussianFeatureMap):
+        return {value.saved_as: [encode(v) for v in value._key()]}
     if type(value).__module__.startswith("river.") and hasattr(value, "_get_params"):
         # A river object (e.g. a drift detector) as its class and its
         # constructor parameters: a fresh one is built on load.
@@ -370,14 +365,8 @@ def decode(value: Any) -> Any:
             return float(inner)
         if key == "kernel":
             return _omkl.Kernel(*inner)
-        if key == "rff":
-            from omkl.random_features import RandomFourierFeatures
-
-            return RandomFourierFeatures(*(decode(v) for v in inner))
-        if key == "nystroem":
-            from omkl.nystroem import NystroemFeatures
-
-            return NystroemFeatures(*(decode(v) for v in inner))
+        if key in SAVED_AS:
+            return SAVED_AS[key](*(decode(v) for v in inner))
         if key == "river":
             return _river_object(*inner)
     if set(value) == {"numpy", "value"}:

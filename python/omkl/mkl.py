@@ -112,7 +112,7 @@ hedge.
 ``kernels`` is a group of random features of a Gaussian kernel, weighed by
 Alg. 3 beside the exact kernels; a model whose kernels are all random
 features keeps no support set and costs ``O(D d L)`` per example.
-:func:`omkl.random_features.random_feature_classifier` builds the one
+:func:`random_feature_classifier` builds the one
 measured against the exact default (999 orthogonal features, forgetting
 and the passive-aggressive step, which suit a linear model on the
 features).
@@ -136,13 +136,21 @@ from omkl._classifier import SoftmaxClassifier
 from omkl._drift import DRIFT_REACTIONS, check_rate, detector_from, feed_errors
 from omkl._labels import LabelIndex
 from omkl._omkl import Kernel
-from omkl._params import SCHEDULES, check_choice, check_int, check_real
+from omkl._params import SCHEDULES, check_choice, check_int, check_positive, check_real
 from omkl._persist import Persistent, index_of
 from omkl._sync import synchronized
 from omkl.nystroem import NystroemFeatures
 from omkl.random_features import RandomFourierFeatures
 
-__all__ = ["BANDWIDTH_GRID", "MKLClassifier", "PrecomputedGram", "SequenceTagger"]
+__all__ = [
+    "BANDWIDTH_GRID",
+    "RANDOM_FEATURE_CONFIG",
+    "RANDOM_FEATURE_FACTORS",
+    "MKLClassifier",
+    "PrecomputedGram",
+    "SequenceTagger",
+    "random_feature_classifier",
+]
 
 #: A Gram matrix precomputed over a fixed set of inputs ``0..m-1`` (a float32
 #: ``m x m`` array, read in place when it is C-contiguous and read-only,
@@ -1864,3 +1872,106 @@ class SequenceTagger(_StreamMkl):
             out.append([self._labels[int(i)] for i in ids[off : off + n]])
             off += n
         return out
+
+
+# --------------------------------------------------------------------------
+# the random-feature model
+
+#: Bandwidth factors of :func:`random_feature_classifier`: ``sigma2 = d f``.
+RANDOM_FEATURE_FACTORS = (1 / 16, 1 / 8, 1 / 4)
+
+#: :class:`MKLClassifier` arguments of :func:`random_feature_classifier`
+#: (the rest are the classifier's defaults).
+RANDOM_FEATURE_CONFIG: dict[str, Any] = {
+    "forgetting": 0.999,
+    "passive_aggressive": True,
+    "drift_detector": None,
+}
+
+
+def random_feature_classifier(
+    n_components: int = 999,
+    factors: Sequence[float] = RANDOM_FEATURE_FACTORS,
+    orthogonal: bool = True,
+    seed: int = 0,
+    linear: bool = True,
+    **kwargs: Any,
+) -> MKLClassifier:
+    """An :class:`omkl.MKLClassifier` whose groups are explicit only (no
+    support set, constant cost per example): the linear group (``linear``)
+    and ``n_components`` random Fourier features in all, split evenly over
+    the Gaussians at ``sigma2 = d f`` for ``f`` in ``factors`` (seeds
+    ``seed``, ``seed + 1``, ...), with :data:`RANDOM_FEATURE_CONFIG`;
+    ``kwargs`` override it and set the classifier's other arguments.
+
+    This is the random-feature model measured against the exact default
+    :class:`MKLClassifier` (``benches/README.md``, ``bench_features.py``).
+    A linear model on the random features wants another step than the exact
+    expansion: forgetting (``forgetting=0.999``) lets it follow moving
+    concepts, as the exact model's budget does by dropping its oldest
+    support inputs, and the passive-aggressive step
+    (``passive_aggressive=True``) moves it no further than the example
+    needs. It has no drift detector (``drift_detector=None``): with
+    forgetting and a constant step, the detector's restart of the step size
+    changed no prediction on the measured streams, and cost time.
+
+    Examples
+    --------
+    >>> model = random_feature_classifier()
+    >>> model.kernels  # doctest: +NORMALIZE_WHITESPACE
+    ['linear', RandomFourierFeatures(333, factor=0.0625, seed=0, orthogonal=True),
+     RandomFourierFeatures(333, factor=0.125, seed=1, orthogonal=True),
+     RandomFourierFeatures(333, factor=0.25, seed=2, orthogonal=True)]
+    >>> model.forgetting, model.passive_aggressive, model.drift_detector
+    (0.999, True, None)
+
+    On array rows (dict rows need ``hash_features``), the sign of ``a * b``,
+    which no linear model separates:
+
+    >>> rng = np.random.default_rng(0)
+    >>> right = 0
+    >>> for t in range(2000):
+    ...     x = rng.normal(size=2)
+    ...     y = bool(x[0] * x[1] > 0)
+    ...     right += t >= 1000 and model.predict_one(x) == y
+    ...     model.learn_one(x, y)
+    >>> right / 1000 > 0.9, model.n_support_
+    (True, 0)
+
+    Bad arguments raise ``ValueError`` naming them:
+
+    >>> random_feature_classifier(factors=())
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid value for `factors`: expected at least one bandwidth factor, got ()
+    >>> random_feature_classifier(n_components=2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid value for `n_components`: expected an integer >= 3 ..., got 2
+    """
+    fs = tuple(factors)
+    if not fs:
+        raise ValueError(
+            f"invalid value for `factors`: expected at least one bandwidth factor, got {factors!r}"
+        )
+    for i, f in enumerate(fs):
+        check_positive(f"factors[{i}]", f)
+    if (
+        isinstance(n_components, bool)
+        or not isinstance(n_components, int)
+        or n_components < len(fs)
+    ):
+        raise ValueError(
+            f"invalid value for `n_components`: expected an integer >= {len(fs)} (one feature "
+            f"per factor at least), got {n_components!r}"
+        )
+    check_int("seed", seed, 0)
+    if not isinstance(linear, bool):
+        raise ValueError(f"invalid value for `linear`: expected True or False, got {linear!r}")
+    each = n_components // len(fs)
+    groups = [
+        RandomFourierFeatures(each, factor=f, seed=seed + i, orthogonal=orthogonal)
+        for i, f in enumerate(fs)
+    ]
+    kernels: list[Any] = (["linear"] if linear else []) + groups
+    return MKLClassifier(kernels=kernels, **{**RANDOM_FEATURE_CONFIG, **kwargs})

@@ -23,7 +23,7 @@ which it stays fixed. A model copies the object it is given, so one
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -110,6 +110,8 @@ class NystroemFeatures(GaussianFeatureMap):
     ...
     ValueError: invalid value for `offset`: expected a finite number >= 0, got -1.0
     """
+
+    saved_as: ClassVar[str] = "nystroem"
 
     #: The given landmarks (``None``: chosen from the first inputs).
     landmarks: npt.NDArray[np.float64] | None

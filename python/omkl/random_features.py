@@ -21,53 +21,23 @@ orthogonal. The kernel estimate is then unbiased with a lower variance,
 at the same cost per example. ``sigma2=None`` takes the scale rule ``sigma2 = d / 2`` of the
 named ``"gaussian"`` kernel; ``factor=f`` takes ``sigma2 = d f``.
 
-:func:`random_feature_classifier` builds the random-feature model measured
-against the exact default :class:`omkl.MKLClassifier` (``benches/README.md``,
-``bench_features.py``): the primal linear group and orthogonal random
-features of the Gaussians at ``sigma2 = d/16, d/8, d/4`` (333 each, D = 999),
-with the settings of :data:`RANDOM_FEATURE_CONFIG`. A linear model on
-``z(x)`` wants another step than the exact expansion: forgetting
-(``forgetting=0.999``) lets it follow moving concepts, as the exact model's
-budget does by dropping its oldest support inputs, and the
-passive-aggressive step (``passive_aggressive=True``) moves it no further
-than the example needs. It has no drift detector (``drift_detector=None``):
-with forgetting and a constant step, the detector's restart of the step
-size changed no prediction on the measured streams, and cost time.
+:func:`omkl.mkl.random_feature_classifier` builds the random-feature model
+measured against the exact default :class:`omkl.MKLClassifier`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from omkl import _omkl
 from omkl._feature_maps import GaussianFeatureMap
-from omkl._params import check_int, check_positive
+from omkl._params import check_int
 
-if TYPE_CHECKING:
-    from omkl.mkl import MKLClassifier
-
-__all__ = [
-    "RANDOM_FEATURE_CONFIG",
-    "RANDOM_FEATURE_FACTORS",
-    "RandomFourierFeatures",
-    "random_feature_classifier",
-]
-
-#: Bandwidth factors of :func:`random_feature_classifier`: ``sigma2 = d f``.
-RANDOM_FEATURE_FACTORS = (1 / 16, 1 / 8, 1 / 4)
-
-#: :class:`omkl.MKLClassifier` arguments of :func:`random_feature_classifier`
-#: (the rest are the classifier's defaults).
-RANDOM_FEATURE_CONFIG: dict[str, Any] = {
-    "forgetting": 0.999,
-    "passive_aggressive": True,
-    "drift_detector": None,
-}
+__all__ = ["RandomFourierFeatures"]
 
 _Map = tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]
 
@@ -150,6 +120,8 @@ class RandomFourierFeatures(GaussianFeatureMap):
     ...
     ValueError: invalid value for `sigma2`: ...
     """
+
+    saved_as: ClassVar[str] = "rff"
 
     def __init__(
         self,
@@ -247,82 +219,3 @@ class RandomFourierFeatures(GaussianFeatureMap):
         np.cos(z, out=z)
         z *= np.float32(math.sqrt(2.0 / self.n_components))
         return z
-
-
-def random_feature_classifier(
-    n_components: int = 999,
-    factors: Sequence[float] = RANDOM_FEATURE_FACTORS,
-    orthogonal: bool = True,
-    seed: int = 0,
-    linear: bool = True,
-    **kwargs: Any,
-) -> MKLClassifier:
-    """An :class:`omkl.MKLClassifier` whose groups are explicit only (no
-    support set, constant cost per example): the linear group (``linear``)
-    and ``n_components`` random Fourier features in all, split evenly over
-    the Gaussians at ``sigma2 = d f`` for ``f`` in ``factors`` (seeds
-    ``seed``, ``seed + 1``, ...), with :data:`RANDOM_FEATURE_CONFIG`;
-    ``kwargs`` override it and set the classifier's other arguments.
-
-    Examples
-    --------
-    >>> model = random_feature_classifier()
-    >>> model.kernels  # doctest: +NORMALIZE_WHITESPACE
-    ['linear', RandomFourierFeatures(333, factor=0.0625, seed=0, orthogonal=True),
-     RandomFourierFeatures(333, factor=0.125, seed=1, orthogonal=True),
-     RandomFourierFeatures(333, factor=0.25, seed=2, orthogonal=True)]
-    >>> model.forgetting, model.passive_aggressive, model.drift_detector
-    (0.999, True, None)
-
-    On array rows (dict rows need ``hash_features``), the sign of ``a * b``,
-    which no linear model separates:
-
-    >>> rng = np.random.default_rng(0)
-    >>> right = 0
-    >>> for t in range(2000):
-    ...     x = rng.normal(size=2)
-    ...     y = bool(x[0] * x[1] > 0)
-    ...     right += t >= 1000 and model.predict_one(x) == y
-    ...     model.learn_one(x, y)
-    >>> right / 1000 > 0.9, model.n_support_
-    (True, 0)
-
-    Bad arguments raise ``ValueError`` naming them:
-
-    >>> random_feature_classifier(factors=())
-    Traceback (most recent call last):
-    ...
-    ValueError: invalid value for `factors`: expected at least one bandwidth factor, got ()
-    >>> random_feature_classifier(n_components=2)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: invalid value for `n_components`: expected an integer >= 3 ..., got 2
-    """
-    from omkl.mkl import MKLClassifier
-
-    fs = tuple(factors)
-    if not fs:
-        raise ValueError(
-            f"invalid value for `factors`: expected at least one bandwidth factor, got {factors!r}"
-        )
-    for i, f in enumerate(fs):
-        check_positive(f"factors[{i}]", f)
-    if (
-        isinstance(n_components, bool)
-        or not isinstance(n_components, int)
-        or n_components < len(fs)
-    ):
-        raise ValueError(
-            f"invalid value for `n_components`: expected an integer >= {len(fs)} (one feature "
-            f"per factor at least), got {n_components!r}"
-        )
-    check_int("seed", seed, 0)
-    if not isinstance(linear, bool):
-        raise ValueError(f"invalid value for `linear`: expected True or False, got {linear!r}")
-    each = n_components // len(fs)
-    groups = [
-        RandomFourierFeatures(each, factor=f, seed=seed + i, orthogonal=orthogonal)
-        for i, f in enumerate(fs)
-    ]
-    kernels: list[Any] = (["linear"] if linear else []) + groups
-    return MKLClassifier(kernels=kernels, **{**RANDOM_FEATURE_CONFIG, **kwargs})

@@ -98,15 +98,7 @@ impl ArcParser {
         }
         let templates: Vec<Template> = ids.iter().map(|&i| all[i].clone()).collect();
         config.regularizer.check(templates.len())?;
-        if !config.regularizer.acts_on_group_norms() {
-            return Err(OmklError::invalid(
-                "regularizer",
-                format!(
-                    "expected a function of the template norms, got {:?}",
-                    config.regularizer
-                ),
-            ));
-        }
+        config.regularizer.check_acts_on_norms("template")?;
         let sizes: Vec<usize> = templates.iter().map(|t| t.table_size()).collect();
         Ok(ArcParser {
             config,
