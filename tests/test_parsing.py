@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from omkl import ParseError, _omkl
-from omkl.parsing import DependencyParser, _corpus, attachment_scores, read_conllu
+from omkl import ParseError
+from omkl.parsing import DependencyParser, attachment_scores, read_conllu
 
 EWT = "ud-english-ewt"
 
@@ -401,103 +401,3 @@ def test_write_conllu_replaces_a_file_only_with_the_whole_output(tmp_path: pathl
         p.write_conllu([[{"form": "x"}]], out)  # no lemma, tags or features
     assert out.read_bytes() == before
     assert sorted(x.name for x in tmp_path.iterdir()) == ["out.conllu"]
-
-
-def _single_relations(train: list[Any]) -> set[str]:
-    """Relations that at most 0.5% of their heads (of at least 20) take twice
-    in the training trees, counted here independently of the labeler."""
-    import collections
-
-    heads_with: collections.Counter[str] = collections.Counter()
-    twice: collections.Counter[str] = collections.Counter()
-    for s in train:
-        per_head: dict[int, collections.Counter[str]] = collections.defaultdict(collections.Counter)
-        for t in s:
-            per_head[int(t["head"])][str(t["deprel"])] += 1
-        for counts in per_head.values():
-            for rel, c in counts.items():
-                heads_with[rel] += 1
-                twice[rel] += c > 1
-    return {r for r, n in heads_with.items() if n >= 20 and twice[r] <= 0.005 * n}
-
-
-def _as_version_3(state: bytes) -> bytes:
-    """The bytes a version-3 labeler would have saved: the version-4 bytes
-    without the relation counts (four u64 per relation after the labels)."""
-    _, start = _omkl.open_sealed(state, "omkl-arc-labeler", [4])
-    payload = state[start:]
-    n = int.from_bytes(payload[:8], "little")
-    at = 8
-    for _ in range(n):
-        at += 8 + int.from_bytes(payload[at : at + 8], "little")
-    old = payload[:at] + payload[at + 32 * n :]
-    return _omkl.seal_header("omkl-arc-labeler", 3, [old]) + old
-
-
-def test_label_decoders_keep_single_relations_once_per_head(
-    ewt_small: tuple[list[Any], list[Any]], ewt_parser: DependencyParser
-) -> None:
-    train, dev = ewt_small
-    lab = ewt_parser._labeler
-    corpus = _corpus(dev)
-    heads, _ = ewt_parser.parse_with_labels(dev)
-    single = _single_relations(train)
-    assert {"nsubj", "obj", "det"} <= single
-    assert not {"punct", "amod", "conj"} & single
-    independent = lab.predict_corpus(corpus, heads, "independent")
-    broken = 0
-    for decode in ("exact", "greedy", "soft:1.0", "argmax", "independent"):
-        labels = lab.predict_corpus(corpus, heads, decode)
-        for hs, ls, free in zip(heads, labels, independent, strict=True):
-            if decode != "independent":
-                # the relation of arcs from the root, and only of those
-                assert all((h == 0) == (rel == "root") for h, rel in zip(hs, ls, strict=True))
-            pairs = [(h, rel) for h, rel in zip(hs, ls, strict=True) if rel in single]
-            if decode in ("exact", "greedy"):
-                assert len(pairs) == len(set(pairs)), (decode, hs, ls)
-            else:
-                broken += len(pairs) != len(set(pairs))
-            # a head whose dependents broke no constraint keeps their labels
-            ok = {
-                h
-                for h in set(hs)
-                if len({(d, f) for d, f in zip(hs, free, strict=True) if d == h and f in single})
-                == sum(1 for d, f in zip(hs, free, strict=True) if d == h and f in single)
-                and all((f == "root") == (d == 0) for d, f in zip(hs, free, strict=True) if d == h)
-            }
-            kept = [(a, b) for a, b, h in zip(ls, free, hs, strict=True) if h in ok]
-            assert all(a == b for a, b in kept), (decode, hs, ls, free)
-    # the undecoded labels do break the constraint somewhere, so the test can fail
-    assert broken > 0
-    with pytest.raises(ValueError, match='decode.*"best"'):
-        lab.predict_corpus(corpus, heads, "best")
-
-
-def test_label_stage_loads_version_3_bytes_and_labels_arcs_on_their_own(
-    ewt_small: tuple[list[Any], list[Any]], ewt_parser: DependencyParser
-) -> None:
-    _, dev = ewt_small
-    lab = ewt_parser._labeler
-    state = lab.__getstate__()
-    assert _omkl.open_sealed(state, "omkl-arc-labeler", [4])[0] == 4
-    old = _omkl.ArcLabelerCore()
-    old.__setstate__(_as_version_3(state))
-    assert old.labels() == lab.labels()
-    # saved again as version 3, unchanged
-    assert old.__getstate__() == _as_version_3(state)
-    corpus = _corpus(dev)
-    heads, _ = ewt_parser.parse_with_labels(dev)
-    want = lab.predict_corpus(corpus, heads, "independent")
-    assert old.predict_corpus(corpus, heads) == want
-    assert old.predict_corpus(corpus, heads, "exact") == want
-    # counts that cannot be (more heads taking a relation twice than having it) are refused
-    _, start = _omkl.open_sealed(state, "omkl-arc-labeler", [4])
-    payload = bytearray(state[start:])
-    n = int.from_bytes(payload[:8], "little")
-    at = 8
-    for _ in range(n):
-        at += 8 + int.from_bytes(payload[at : at + 8], "little")
-    payload[at + 8 : at + 16] = (10**9).to_bytes(8, "little")
-    bad = _omkl.seal_header("omkl-arc-labeler", 4, [bytes(payload)]) + bytes(payload)
-    with pytest.raises(ValueError, match="relation counts"):
-        old.__setstate__(bad)

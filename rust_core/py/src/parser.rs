@@ -7,7 +7,6 @@ use omkl_core::features::arc_templates::{default_templates, WordAtoms, HASH_NAME
 use omkl_core::learner::spec::parse_regularizer;
 use omkl_core::model::conllu::{read_conllu_path, write_conllu, Sentence, Token};
 use omkl_core::model::parser::{ArcParser, ParserConfig, ParserInput, TreeDecoder, FORMAT_VERSION};
-use omkl_core::model::parser_label_decode::LabelDecode;
 use omkl_core::model::parser_labels::ArcLabeler;
 use omkl_core::model::parser_prune::ArcPruner;
 use omkl_core::OmklError;
@@ -599,35 +598,20 @@ impl ArcLabelerCore {
             .py()
     }
 
-    /// Relations of the arcs `heads` of one sentence, decoded per head by
-    /// `decode` (`"independent"`, `"argmax"`, `"exact"`, `"soft:COST"` or
-    /// `"greedy"`; see `omkl_core::model::parser_label_decode`).
-    #[pyo3(signature = (tokens, heads, decode="independent"))]
-    fn predict_one(
-        &self,
-        tokens: Vec<TokenTuple>,
-        heads: Vec<usize>,
-        decode: &str,
-    ) -> PyResult<Vec<String>> {
-        let mode: LabelDecode = decode.parse().py()?;
+    /// Relations of the arcs `heads` of one sentence.
+    fn predict_one(&self, tokens: Vec<TokenTuple>, heads: Vec<usize>) -> PyResult<Vec<String>> {
         let toks = to_tokens(tokens, None);
-        self.inner.predict_with(&toks, &heads, mode).py()
+        self.inner.predict(&toks, &heads).py()
     }
 
-    /// One epoch on the gold trees and relations of `corpus` in `order`;
-    /// with `prev` (a first labeler's relations of every sentence), as a
-    /// stacked labeler.
-    #[pyo3(signature = (corpus, order=None, prev=None))]
+    /// One epoch on the gold trees and relations of `corpus` in `order`.
+    #[pyo3(signature = (corpus, order=None))]
     fn fit_epoch(
         &mut self,
         py: Python<'_>,
         corpus: &ParseCorpus,
         order: Option<Vec<usize>>,
-        prev: Option<Vec<Vec<String>>>,
     ) -> PyResult<f64> {
-        if let Some(p) = &prev {
-            corpus.check_heads_len(p.len())?;
-        }
         let idx = order.unwrap_or_else(|| (0..corpus.sentences.len()).collect());
         let batch = gold_batch(corpus, Some(idx.clone()))?;
         let mut total = 0.0;
@@ -637,13 +621,9 @@ impl ArcLabelerCore {
                     let mut t = 0.0;
                     for (j, &i) in chunk.iter().enumerate() {
                         let s = &corpus.sentences[i];
-                        let h = &batch[c * 512 + j].1;
-                        t += match &prev {
-                            Some(p) => self
-                                .inner
-                                .learn_sentence_stacked(&s.tokens, h, &p[i], &s.id)?,
-                            None => self.inner.learn_sentence(&s.tokens, h, &s.id)?,
-                        };
+                        t += self
+                            .inner
+                            .learn_sentence(&s.tokens, &batch[c * 512 + j].1, &s.id)?;
                     }
                     Ok::<f64, OmklError>(t)
                 })
@@ -654,40 +634,21 @@ impl ArcLabelerCore {
     }
 
     /// Relations of the arcs `heads` of every sentence of `corpus` (in
-    /// parallel), decoded per head by `decode`.
-    #[pyo3(signature = (corpus, heads, decode="independent", prev=None))]
+    /// parallel).
     fn predict_corpus(
         &self,
         py: Python<'_>,
         corpus: &ParseCorpus,
         heads: Vec<Vec<usize>>,
-        decode: &str,
-        prev: Option<Vec<Vec<String>>>,
     ) -> PyResult<Vec<Vec<String>>> {
         use rayon::prelude::*;
-        let mode: LabelDecode = decode.parse().py()?;
         corpus.check_heads_len(heads.len())?;
-        if let Some(p) = &prev {
-            corpus.check_heads_len(p.len())?;
-            return py
-                .detach(|| {
-                    (0..heads.len())
-                        .into_par_iter()
-                        .map(|i| {
-                            let s = &corpus.sentences[i];
-                            self.inner
-                                .predict_stacked(&s.tokens, &heads[i], &p[i], mode)
-                        })
-                        .collect::<omkl_core::Result<Vec<_>>>()
-                })
-                .py();
-        }
         py.detach(|| {
             corpus
                 .sentences
                 .par_iter()
                 .zip(heads.par_iter())
-                .map(|(s, h)| self.inner.predict_with(&s.tokens, h, mode))
+                .map(|(s, h)| self.inner.predict(&s.tokens, h))
                 .collect::<omkl_core::Result<Vec<_>>>()
         })
         .py()

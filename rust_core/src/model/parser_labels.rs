@@ -32,9 +32,7 @@ use crate::learner::named::NamedLearner;
 use crate::learner::{Alg1Config, Loss, Schedule, Target};
 use crate::model::conllu::Token;
 use crate::model::parser_input::{check_heads, check_words};
-use crate::model::parser_label_decode::{decode_head, LabelDecode, RelationStats};
 use crate::model::parser_label_feats::{arc_features, dependents};
-use crate::model::parser_label_stack::stack_features;
 use crate::prox::Regularizer;
 
 /// Buckets of the one hashed feature table. Every feature of the label
@@ -60,10 +58,6 @@ pub struct ArcLabeler {
     /// are [`LABELER_VERSION`], one loaded from version 2 bytes keeps
     /// version 2's features and table.
     pub(crate) version: u32,
-    /// How often each relation occurs per head and on arcs from the root in
-    /// the training trees (empty for labelers loaded from versions before
-    /// 4), which [`ArcLabeler::predict`] decodes under.
-    pub(crate) stats: RelationStats,
 }
 
 /// Buckets of the table of a labeler of format `version` (version 2 had
@@ -93,7 +87,6 @@ impl ArcLabeler {
             learner: NamedLearner::new(config, Grouping::by_prefix("_"), LABEL_TABLE_BUCKETS)?,
             labels: Vec::new(),
             version: LABELER_VERSION,
-            stats: RelationStats::default(),
         })
     }
 
@@ -111,60 +104,7 @@ impl ArcLabeler {
     /// `toks[i].deprel`; returns the summed hinge loss. Validates the whole
     /// sentence first.
     pub fn learn_sentence(&mut self, toks: &[Token], heads: &[usize], id: &str) -> Result<f64> {
-        self.learn_inner(toks, heads, None, id)
-    }
-
-    /// [`ArcLabeler::learn_sentence`] for a second, stacked labeler that
-    /// also reads the relations `prev` (one per word) a first labeler
-    /// predicted for the same tree ([`crate::model::parser_label_stack`]).
-    pub fn learn_sentence_stacked(
-        &mut self,
-        toks: &[Token],
-        heads: &[usize],
-        prev: &[String],
-        id: &str,
-    ) -> Result<f64> {
-        self.learn_inner(toks, heads, Some(prev), id)
-    }
-
-    fn check_prev(toks: &[Token], prev: Option<&[String]>, id: &str) -> Result<()> {
-        match prev {
-            Some(p) if p.len() != toks.len() => Err(OmklError::invalid(
-                "prev",
-                format!(
-                    "sentence {id:?}: expected {} relations, got {}",
-                    toks.len(),
-                    p.len()
-                ),
-            )),
-            _ => Ok(()),
-        }
-    }
-
-    fn names(
-        &self,
-        toks: &[Token],
-        heads: &[usize],
-        kids: &[Vec<usize>],
-        prev: Option<&[String]>,
-        m: usize,
-    ) -> Vec<String> {
-        let mut f = arc_features(toks, heads, kids, heads[m - 1], m, self.version >= 3);
-        if let Some(p) = prev {
-            stack_features(toks, kids, p, heads[m - 1], m, &mut f);
-        }
-        f
-    }
-
-    fn learn_inner(
-        &mut self,
-        toks: &[Token],
-        heads: &[usize],
-        prev: Option<&[String]>,
-        id: &str,
-    ) -> Result<f64> {
         Self::check(toks, heads, id)?;
-        Self::check_prev(toks, prev, id)?;
         if let Some(t) = toks.iter().find(|t| t.deprel.is_empty() || t.deprel == "_") {
             return Err(OmklError::invalid(
                 "deprel",
@@ -172,8 +112,8 @@ impl ArcLabeler {
             ));
         }
         let kids = dependents(heads);
+        let extended = self.version >= 3;
         let mut total = 0.0;
-        let mut classes = Vec::with_capacity(toks.len());
         for (i, t) in toks.iter().enumerate() {
             let k = match self.labels.iter().position(|l| *l == t.deprel) {
                 Some(k) => k,
@@ -182,8 +122,7 @@ impl ArcLabeler {
                     self.labels.len() - 1
                 }
             };
-            classes.push(k);
-            let names = self.names(toks, heads, &kids, prev, i + 1);
+            let names = arc_features(toks, heads, &kids, heads[i], i + 1, extended);
             let refs: Vec<&str> = names.iter().map(String::as_str).collect();
             let values = vec![1.0; refs.len()];
             match self.learner.learn(&refs, &values, Target::Class(k)) {
@@ -196,87 +135,29 @@ impl ArcLabeler {
                 }
             }
         }
-        if self.version >= 4 {
-            self.stats.add_tree(heads, &classes);
-        }
         Ok(total)
     }
 
     /// The relation of every arc of the tree `heads` (`"_"` for each word
-    /// before any training), each arc's best on its own
-    /// ([`LabelDecode::Independent`]: on the parser's trees of EWT dev the
-    /// per-head decoders lowered LAS, `docs/parser.md`).
+    /// before any training).
     pub fn predict(&self, toks: &[Token], heads: &[usize]) -> Result<Vec<String>> {
-        self.predict_with(toks, heads, LabelDecode::Independent)
-    }
-
-    /// [`ArcLabeler::predict`] with the decoder `mode`: with
-    /// [`LabelDecode::Exact`], relations that occurred at most once per
-    /// head in training are given to at most one dependent of a head (see
-    /// [`crate::model::parser_label_decode`]). Labelers loaded from format
-    /// versions before 4 have no such counts and label each arc on its own.
-    pub fn predict_with(
-        &self,
-        toks: &[Token],
-        heads: &[usize],
-        mode: LabelDecode,
-    ) -> Result<Vec<String>> {
-        self.predict_inner(toks, heads, None, mode)
-    }
-
-    /// [`ArcLabeler::predict_with`] for a stacked labeler (see
-    /// [`ArcLabeler::learn_sentence_stacked`]), from the first labeler's
-    /// relations `prev`.
-    pub fn predict_stacked(
-        &self,
-        toks: &[Token],
-        heads: &[usize],
-        prev: &[String],
-        mode: LabelDecode,
-    ) -> Result<Vec<String>> {
-        self.predict_inner(toks, heads, Some(prev), mode)
-    }
-
-    fn predict_inner(
-        &self,
-        toks: &[Token],
-        heads: &[usize],
-        prev: Option<&[String]>,
-        mode: LabelDecode,
-    ) -> Result<Vec<String>> {
         Self::check(toks, heads, "<predict>")?;
-        Self::check_prev(toks, prev, "<predict>")?;
         if self.labels.is_empty() {
             return Ok(vec!["_".to_string(); toks.len()]);
         }
         let kids = dependents(heads);
-        let n = self.labels.len();
-        let scores = (0..toks.len())
+        let extended = self.version >= 3;
+        (0..toks.len())
             .map(|i| {
-                let names = self.names(toks, heads, &kids, prev, i + 1);
+                let names = arc_features(toks, heads, &kids, heads[i], i + 1, extended);
                 let refs: Vec<&str> = names.iter().map(String::as_str).collect();
                 let values = vec![1.0; refs.len()];
-                let mut z = self.learner.scores(&refs, &values)?;
-                z.resize(n, f64::NEG_INFINITY);
-                Ok(z)
+                let z = self.learner.scores(&refs, &values)?;
+                let n = z.len().min(self.labels.len());
+                let best = (0..n).fold(0, |b, k| if z[k] > z[b] { k } else { b });
+                Ok(self.labels[best].clone())
             })
-            .collect::<Result<Vec<_>>>()?;
-        let mode = if self.stats.is_empty() {
-            LabelDecode::Independent
-        } else {
-            mode
-        };
-        let single = self.stats.single(n);
-        let allowed = [self.stats.allowed(n, false), self.stats.allowed(n, true)];
-        let mut out = vec![0; toks.len()];
-        for (h, deps) in kids.iter().enumerate() {
-            let rows: Vec<Vec<f64>> = deps.iter().map(|&m| scores[m - 1].clone()).collect();
-            let got = decode_head(&rows, &single, &allowed[usize::from(h == 0)], mode);
-            for (&m, k) in deps.iter().zip(got) {
-                out[m - 1] = k;
-            }
-        }
-        Ok(out.into_iter().map(|k| self.labels[k].clone()).collect())
+            .collect()
     }
 
     /// Deterministic bytes inside the envelope of [`crate::persist`]
@@ -289,12 +170,6 @@ impl ArcLabeler {
             out.extend_from_slice(&(l.len() as u64).to_le_bytes());
             out.extend_from_slice(l.as_bytes());
         }
-        if self.version >= 4 {
-            for row in self.stats.rows(self.labels.len()) {
-                row.iter()
-                    .for_each(|c| out.extend_from_slice(&c.to_le_bytes()));
-            }
-        }
         out.extend_from_slice(&self.learner.to_bytes());
         crate::persist::seal(LABELER_FORMAT, self.version, &out)
     }
@@ -302,7 +177,7 @@ impl ArcLabeler {
     /// Reads bytes written by [`ArcLabeler::to_bytes`] (envelope checked
     /// first; labels must be distinct UTF-8 strings).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let payload = crate::persist::open(bytes, LABELER_FORMAT, &[2, 3, LABELER_VERSION])?;
+        let payload = crate::persist::open(bytes, LABELER_FORMAT, &[2, LABELER_VERSION])?;
         let version = crate::persist::peek(bytes)?.version;
         let mut r = crate::persist::Reader::new(payload, "labeler state");
         let n = r.count("label count", 8)?;
@@ -315,16 +190,6 @@ impl ArcLabeler {
                 return Err(r.error(format!("label {s:?} appears twice")));
             }
             labels.push(s.to_string());
-        }
-        let mut stats = RelationStats::default();
-        if version >= 4 {
-            for _ in 0..n {
-                let row = [r.u64()?, r.u64()?, r.u64()?, r.u64()?];
-                if row[1] > row[0] || row[0] > row[3] || row[2] > row[3] {
-                    return Err(r.error(format!("inconsistent relation counts {row:?}")));
-                }
-                stats.counts.push(row);
-            }
         }
         let learner = NamedLearner::from_bytes(r.take(r.remaining())?)?;
         let space = learner.space();
@@ -342,7 +207,6 @@ impl ArcLabeler {
             learner,
             labels,
             version,
-            stats,
         })
     }
 }
@@ -354,11 +218,8 @@ pub const LABELER_FORMAT: &str = "omkl-arc-labeler";
 /// version 3 adds the words around the modifier's subtree, the nominal
 /// siblings, word forms and suffixes, and has a larger table. Version 2
 /// bytes still load (and predict with version 2's features); weights saved
-/// by version 1 mean other features and are refused. Version 4 adds the
-/// per-relation counts of [`RelationStats`] (after the labels), which the
-/// joint decoding per head reads; versions 2 and 3 load without them and
-/// label each arc on its own.
-pub const LABELER_VERSION: u32 = 4;
+/// by version 1 mean other features and are refused.
+pub const LABELER_VERSION: u32 = 3;
 
 #[cfg(test)]
 mod tests {
@@ -413,7 +274,6 @@ mod tests {
             learner: NamedLearner::new(config, Grouping::by_prefix("_"), 1 << 13).unwrap(),
             labels: Vec::new(),
             version: LABELER_VERSION,
-            stats: RelationStats::default(),
         };
         old.learn_sentence(&s, &heads, "s").unwrap();
         let err = ArcLabeler::from_bytes(&old.to_bytes())
@@ -476,7 +336,7 @@ mod tests {
         // version 2 bytes with version 3's table size are refused
         let v3 = ArcLabeler::new(0.1, 1e-6).unwrap();
         let v3_bytes = v3.to_bytes();
-        let payload = crate::persist::open(&v3_bytes, LABELER_FORMAT, &[LABELER_VERSION]).unwrap();
+        let payload = crate::persist::open(&v3_bytes, LABELER_FORMAT, &[3]).unwrap();
         let err = ArcLabeler::from_bytes(&crate::persist::seal(LABELER_FORMAT, 2, payload));
         assert!(err.unwrap_err().to_string().contains("older layout"));
     }
