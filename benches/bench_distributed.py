@@ -21,14 +21,11 @@ thread while it learns from the current one, so it keeps two cores busy; the
 CPU seconds it used per wall-clock second are printed. ``--threads N`` caps
 the parser's threads at ``N`` in the single process and in every worker
 (``RAYON_NUM_THREADS``): with ``--threads 1`` each process has one core, as
-when every added machine brings one core. The workers are
-``omkl.distributed.local_cluster``'s; ``--dask-malloc-trim`` starts them with
-Dask's own environment instead (``MALLOC_TRIM_THRESHOLD_=65536``, see
-``local_cluster``).
+when every added machine brings one core.
 
     PYTHONPATH=python python benches/bench_distributed.py [--epochs 5] \
         [--shards 1,2,4,8] [--workers 2] [--train-sentences 0] [--contiguous] \
-        [--threads N] [--dask-malloc-trim]
+        [--threads N]
 
 With ``--mkl``, instead: ``MKLClassifier`` (default kernels, ``max_support``
 of ``--max-support``, ``budget_rule`` of ``--budget-rule``) on a synthetic
@@ -164,11 +161,6 @@ def main() -> None:
     ap.add_argument("--train-sentences", type=int, default=0, help="0: the whole file")
     ap.add_argument("--contiguous", action="store_true", help="contiguous shards (parser)")
     ap.add_argument("--threads", type=int, default=0, help="parser threads per process")
-    ap.add_argument(
-        "--dask-malloc-trim",
-        action="store_true",
-        help="workers keep Dask's MALLOC_TRIM_THRESHOLD_ (parser; default: local_cluster's)",
-    )
     ap.add_argument("--mkl", action="store_true", help="the MKLClassifier benchmark instead")
     ap.add_argument("--samples", type=int, default=200_000)
     ap.add_argument("--max-support", type=int, default=500)
@@ -191,7 +183,7 @@ def main() -> None:
     env = {"RAYON_NUM_THREADS": str(args.threads)} if args.threads > 0 else {}
     os.environ.update(env)  # before the first parallel call starts the thread pool
     from omkl import DependencyParser
-    from omkl.distributed import local_cluster, train
+    from omkl.distributed import train
 
     def make() -> DependencyParser:
         return DependencyParser(epochs=args.epochs, label_epochs=0)
@@ -203,8 +195,7 @@ def main() -> None:
     whole = write_shards(train_file, 1, args.train_sentences, folder)[0]
     print(
         f"train {whole} ({args.train_sentences or 'all'} sentences), test {test_file.name}, "
-        f"load average {os.getloadavg()[0]:.2f}, workers: "
-        + ("Dask's MALLOC_TRIM_THRESHOLD_" if args.dask_malloc_trim else "local_cluster()")
+        f"load average {os.getloadavg()[0]:.2f}"
     )
     single_uas: list[float] = []
     scoring = [0.0, 0.0]  # wall and CPU seconds of the per-epoch test scoring
@@ -227,16 +218,13 @@ def main() -> None:
         f"s/epoch {[round(s, 2) for s in per_epoch]}, "
         f"{cpu / wall:.2f} CPU s per wall-clock s (threads: {args.threads or 'all'})"
     )
-    if args.dask_malloc_trim:  # Dask's own worker environment
-        cluster = LocalCluster(
-            n_workers=args.workers,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            env=env,
-        )
-    else:
-        cluster = local_cluster(args.workers, dashboard_address=None, env=env)
+    cluster = LocalCluster(
+        n_workers=args.workers,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        env=env,
+    )
     client = Client(cluster)
     rows = []
     reference = None

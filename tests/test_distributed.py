@@ -273,24 +273,6 @@ def test_a_cluster_without_workers_is_reported_after_waiting(monkeypatch):
             train(omkl.ProximalClassifier(), [_problem(20, 3)], client=empty, progress=False)
 
 
-def test_local_cluster_starts_processes_without_dasks_trim_threshold():
-    from omkl.distributed import local_cluster
-
-    with pytest.raises(ValueError, match="processes: local_cluster starts worker processes"):
-        local_cluster(1, processes=False)
-    # the doctest of local_cluster checks the workers' environment; here the
-    # setting does not leak into the caller's Dask configuration
-    import dask
-
-    before = dask.config.get("distributed.nanny.pre-spawn-environ")
-    with local_cluster(1, dashboard_address=None) as cluster, Client(cluster) as c:
-        env = c.run(
-            lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"), os.environ["RAYON_NUM_THREADS"])
-        )
-        assert list(env.values()) == [(None, "1")]
-    assert dask.config.get("distributed.nanny.pre-spawn-environ") == before
-
-
 def test_bad_input_raises_clear_errors_and_leaves_the_model_unchanged(client):
     data = _problem(30, 5)
     est = _warm(omkl.ProximalClassifier(), data)

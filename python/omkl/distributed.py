@@ -144,7 +144,7 @@ from omkl.mkl import SequenceTagger
 from omkl.parsing import DependencyParser, _training_corpus
 from omkl.tagging import TextTagger
 
-__all__ = ["local_cluster", "train"]
+__all__ = ["train"]
 
 #: How long :func:`train` waits for a worker to join a cluster that has
 #: none (its workers may be restarting) before it gives up.
@@ -383,66 +383,17 @@ def _export(trained: _Trained) -> tuple[dict[str, Any], dict[str, Any]]:
     return params, figures
 
 
-def local_cluster(n_workers: int | None = None, **kwargs: Any) -> LocalCluster:
-    """A ``LocalCluster`` set up for training, the one :func:`train` starts
-    when it is given no client: ``n_workers`` worker processes (default:
-    one per core) of one thread each, the parser's own thread pool held to
-    one thread in each (``RAYON_NUM_THREADS=1``, so that the workers do not
-    share cores), and glibc's own memory trimming in the workers.
-
-    Dask starts its worker processes with ``MALLOC_TRIM_THRESHOLD_=65536``,
-    so that they give freed memory back to the system at once. That setting
-    also turns off glibc's adaptive threshold for mapping large blocks: the
-    parser's per-sentence buffers are then mapped and faulted in anew for
-    every sentence, and a worker's pass costs about a tenth more CPU time
-    (``benches/bench_distributed.py --dask-malloc-trim`` against the
-    default; see ``benches/README.md``). This cluster's workers start
-    without that variable. On a cluster of your own, set
-    ``distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_`` to
-    ``null`` in the Dask configuration of the machines that start the
-    workers to get the same.
-
-    Other keyword arguments go to ``LocalCluster`` (``env`` is added to the
-    workers' environment, and may set ``RAYON_NUM_THREADS``).
-
-    >>> from dask.distributed import Client
-    >>> from omkl.distributed import local_cluster
-    >>> import os
-    >>> cluster = local_cluster(1, dashboard_address=None)
-    >>> client = Client(cluster)
-    >>> env = client.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_", "unset"))
-    >>> list(env.values())
-    ['unset']
-    >>> client.close(); cluster.close()
-    """
-    import dask
-
-    if kwargs.pop("processes", True) is not True:
-        raise ValueError(
-            "processes: local_cluster starts worker processes; "
-            "use dask's LocalCluster(processes=False) for threads"
-        )
-    env = {"RAYON_NUM_THREADS": "1", **kwargs.pop("env", {})}
-    kwargs.setdefault("threads_per_worker", 1)
-    if n_workers is None:
-        n_workers = os.cpu_count() or 1
-    # A Nanny sets its pre-spawn variables in its own process, so that the
-    # worker inherits them: an earlier cluster of this process may have left
-    # the variable here, and the workers spawned now must not inherit it.
-    left = os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
-    try:
-        key = "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"
-        with dask.config.set({key: None}):
-            return LocalCluster(n_workers=n_workers, processes=True, env=env, **kwargs)
-    finally:
-        if left is not None:
-            os.environ["MALLOC_TRIM_THRESHOLD_"] = left
-
-
 def _connect(client: Client | str | None) -> tuple[Client, Callable[[], None]]:
     """A running client, and how to close what this call opened."""
     if client is None:
-        cluster = local_cluster()
+        # one single-threaded worker process per core, and the parser's own
+        # thread pool held to one thread in each: the cores are not shared
+        cluster = LocalCluster(
+            n_workers=os.cpu_count() or 1,
+            threads_per_worker=1,
+            processes=True,
+            env={"RAYON_NUM_THREADS": "1"},
+        )
         c = Client(cluster)
 
         def close() -> None:
@@ -673,13 +624,12 @@ def train(
         ``import`` (into the driver's model), the worker figures the
         slowest shard's.
 
-    With ``client=None`` the cluster is :func:`local_cluster`'s: one
-    single-threaded worker process per core, and the parser's own thread
-    pool (``RAYON_NUM_THREADS``) held to one thread in each, so that the
+    With ``client=None`` the ``LocalCluster`` has one single-threaded
+    worker process per core, and the parser's own thread pool
+    (``RAYON_NUM_THREADS``) is held to one thread in each, so that the
     workers do not share cores. On a cluster of your own, give each worker
     process one thread (``threads_per_worker=1``) and set
-    ``RAYON_NUM_THREADS`` in its environment to the cores it should use (and
-    see :func:`local_cluster` on Dask's ``MALLOC_TRIM_THRESHOLD_``).
+    ``RAYON_NUM_THREADS`` in its environment to the cores it should use.
     """
     check_mixable(estimator)
     if epochs is None:
