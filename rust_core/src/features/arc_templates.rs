@@ -44,9 +44,9 @@ pub use crate::features::arc_template::{
     default_templates, Attr, Conj, Multi, Pos, Side, Template, CONJ_CODES, MAX_BITS, MIN_BITS,
 };
 use crate::features::batch_hash::{gather_mix, mix_into, shift_into};
+use crate::features::try_room;
 pub use crate::features::word_atoms::WordAtoms;
 use crate::features::word_atoms::{IS_CCONJ, IS_PUNCT, IS_VERB};
-use crate::features::{recycle, try_room};
 
 /// Per-sentence feature extractor: the head-side and modifier-side hashes of
 /// every template are computed once, each arc combines them.
@@ -63,13 +63,6 @@ pub struct ArcFeaturizer<'a> {
     counts: Vec<[u16; 3]>,
 }
 
-impl Drop for ArcFeaturizer<'_> {
-    fn drop(&mut self) {
-        recycle::give(std::mem::take(&mut self.hpart));
-        recycle::give(std::mem::take(&mut self.mpart));
-    }
-}
-
 impl<'a> ArcFeaturizer<'a> {
     /// `words` are the sentence's words without the root.
     pub fn new(templates: &'a [Template], words: &[WordAtoms]) -> Self {
@@ -83,7 +76,7 @@ impl<'a> ArcFeaturizer<'a> {
         // the root and the words, sentence end), so an atom at offset
         // -1, 0 or +1 reads a contiguous slice
         let w = n1 + 2;
-        let mut cols = recycle::filled(N_ATTR * w, 0u64);
+        let mut cols = vec![0u64; N_ATTR * w];
         for a in 0..N_ATTR {
             let col = &mut cols[a * w..(a + 1) * w];
             col[0] = bos.attrs[a];
@@ -92,8 +85,8 @@ impl<'a> ArcFeaturizer<'a> {
             }
             col[n1 + 1] = eos.attrs[a];
         }
-        let mut hpart = recycle::filled(templates.len() * n1, 0u64);
-        let mut mpart = recycle::filled(templates.len() * n1, 0u64);
+        let mut hpart = vec![0u64; templates.len() * n1];
+        let mut mpart = vec![0u64; templates.len() * n1];
         for (t, tpl) in templates.iter().enumerate() {
             let hp = &mut hpart[t * n1..(t + 1) * n1];
             let mp = &mut mpart[t * n1..(t + 1) * n1];
@@ -114,7 +107,6 @@ impl<'a> ArcFeaturizer<'a> {
             }
             counts.push(c);
         }
-        recycle::give(cols);
         ArcFeaturizer {
             templates,
             words: all,

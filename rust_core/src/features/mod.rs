@@ -11,7 +11,6 @@ pub mod arc_template;
 pub mod arc_templates;
 pub mod batch_hash;
 pub mod hashing;
-pub mod recycle;
 pub mod space;
 pub mod sparse;
 pub mod word_atoms;

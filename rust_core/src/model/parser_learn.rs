@@ -8,7 +8,6 @@
 
 use crate::error::{OmklError, Result};
 use crate::features::arc_templates::ArcFeaturizer;
-use crate::features::recycle;
 use crate::learner::round::{prox_groups, NormScratch};
 use crate::model::parser_decode::DecodeFn;
 use crate::model::parser_input::{check_gold, ParserInput};
@@ -60,7 +59,7 @@ impl ArcParser {
         let aug: f64 = (1..n1).map(|m| scores[pred[m - 1] * n1 + m]).sum();
         let loss = (aug - gold_score).max(0.0);
         let eta = self.config.eta;
-        let mut grad: Vec<(u32, u32, f64)> = recycle::take_room(0);
+        let mut grad: Vec<(u32, u32, f64)> = Vec::new();
         if loss > 0.0 {
             for m in 1..n1 {
                 let (g, p) = (heads[m - 1], pred[m - 1]);
@@ -95,7 +94,7 @@ impl ArcParser {
             start[t + 1] += start[t];
         }
         let mut next = start.clone();
-        let mut by_t: Vec<(u32, f64)> = recycle::filled(grad.len(), (0, 0.0));
+        let mut by_t: Vec<(u32, f64)> = vec![(0, 0.0); grad.len()];
         for &(t, slot, c) in &grad {
             by_t[next[t as usize]] = (slot, c);
             next[t as usize] += 1;
@@ -110,8 +109,6 @@ impl ArcParser {
                 }
             }
         }
-        recycle::give(grad);
-        recycle::give(by_t);
         self.prox_step(eta)?;
         self.weights.end_step();
         self.averaged = None;
@@ -137,7 +134,7 @@ impl ArcParser {
         let mut arcs = Vec::new();
         let loss = grad(&scores, n1, &mut arcs);
         let eta = self.config.eta;
-        let mut g: Vec<(u32, u32, f64)> = recycle::take_room(0);
+        let mut g: Vec<(u32, u32, f64)> = Vec::new();
         for &(h, m, c) in &arcs {
             let (h, m) = (h as usize, m as usize);
             if h >= n1 || m == 0 || m >= n1 || h == m {
@@ -145,7 +142,6 @@ impl ArcParser {
             }
             fz.for_each_feature(h, m, |t, slot| g.push((t as u32, slot as u32, c)));
         }
-        drop(fz);
         self.apply_step(g, eta)?;
         Ok(loss)
     }

@@ -42,7 +42,7 @@ use std::ops::Range;
 
 use crate::error::{try_vec, Result};
 use crate::features::arc_templates::{ArcFeaturizer, Conj, Side, Template, WordAtoms, CONJ_CODES};
-use crate::features::{recycle, try_room};
+use crate::features::try_room;
 
 /// Slots reserved per entry beyond one per word between head and modifier
 /// (the morphological features of a word are far fewer).
@@ -91,12 +91,6 @@ pub struct SlotLists {
     maps: Vec<u32>,
 }
 
-impl Drop for SlotLists {
-    fn drop(&mut self) {
-        recycle::give(std::mem::take(&mut self.slots));
-    }
-}
-
 impl SlotLists {
     /// Slots of all arcs `h -> m` (`h != m`, `m >= 1`), or of those with
     /// `keep[h * n1 + m]` when `keep` is given, for every template but the
@@ -140,7 +134,7 @@ impl SlotLists {
         let batch = fz.batch(&arcs)?;
         let mut keys: Vec<u64> = Vec::new();
         let mut per_tpl = Vec::with_capacity(templates.len());
-        let mut slots: Vec<u32> = recycle::take_room(a * templates.len());
+        let mut slots: Vec<u32> = Vec::new();
         try_room(WHAT, &mut slots, a * templates.len())?;
         let mut ent_off: Vec<u32> = vec![0];
         let mut maps: Vec<u32> = Vec::new();
