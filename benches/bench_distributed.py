@@ -13,7 +13,9 @@ In one run:
   test UAS after each mixing round, seconds per round (wall-clock, and the
   longest worker's pass), megabytes of parameters sent per round, the
   first round within 0.3 UAS of the K = 1 run's last, and where an arc
-  round's time goes (the history's ``profile``).
+  round's time goes (the history's ``profile``), and how much a pass learns
+  and scores (hinge loss per training sentence of every epoch or round, and
+  the share of the test file's arcs that the final pruner keeps).
 
 The label stage is off (UAS only). Skips cleanly without the treebank.
 One process's ``fit`` prepares the next block of sentences on a second
@@ -227,6 +229,7 @@ def main() -> None:
     )
     client = Client(cluster)
     rows = []
+    models: dict[int, Any] = {}
     reference = None
     try:
         for k in [int(v) for v in args.shards.split(",")]:
@@ -240,6 +243,7 @@ def main() -> None:
                 reference = curve[-1]
             reach = next((i + 1 for i, u in enumerate(curve) if u >= reference - 0.3), None)
             rows.append((k, curve, arc, reach, total))
+            models[k] = model
             print(
                 f"K={k}: UAS by round {[round(u, 2) for u in curve]}, "
                 f"s/round {[round(h['seconds'], 2) for h in arc]}",
@@ -289,7 +293,34 @@ def main() -> None:
             f"| {k} | {s:.2f} | {mean('pass'):.2f} | {mean('load'):.3f} | {mean('export'):.3f} "
             f"| {mean('send'):.3f} | {wait:.3f} | {mean('mix'):.3f} | {mean('import'):.3f} |"
         )
+    work(single, models, rows, test_file)
     print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")
+
+
+def work(single: Any, models: dict[int, Any], rows: list[Any], test_file: pathlib.Path) -> None:
+    """How much a pass learns and scores: the hinge loss per training
+    sentence of each arc epoch or round (a sentence with a positive loss is
+    an update), and the share of the test file's arcs that the final
+    model's first-pass pruner keeps for the arc model to score (with its
+    recall of the gold arcs)."""
+    from omkl import _omkl
+
+    corpus = _omkl.ParseCorpus.from_path(str(test_file))
+
+    def kept(m: Any) -> str:
+        hit, gold, keep, cand = m._core.pruner_stats(corpus)
+        return f"{100 * keep / cand:.1f}% ({100 * hit / gold:.2f}%)"
+
+    n = sum(h["examples"] for h in rows[0][2][:1]) if rows else 0
+    arc_losses = [round(h["loss"] / n, 3) for h in single.history_] if n else []
+    print("\nWork per pass: hinge loss per training sentence of each arc epoch or round;")
+    print("share of test arcs the final pruner keeps (its recall of gold arcs):\n")
+    print("| run | loss per sentence by epoch or round | kept test arcs (recall) |")
+    print("|---|---|---|")
+    print(f"| 1 process | {arc_losses} | {kept(single)} |")
+    for k, _, arc, _, _ in rows:
+        per = [round(h["loss"] / h["examples"], 3) for h in arc]
+        print(f"| K={k} | {per} | {kept(models[k])} |")
 
 
 if __name__ == "__main__":
