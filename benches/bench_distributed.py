@@ -311,7 +311,7 @@ def work(single: Any, models: dict[int, Any], rows: list[Any], test_file: pathli
         hit, gold, keep, cand = m._core.pruner_stats(corpus)
         return f"{100 * keep / cand:.1f}% ({100 * hit / gold:.2f}%)"
 
-    n = sum(h["examples"] for h in rows[0][2][:1]) if rows else 0
+    n = rows[0][2][0]["examples"] if rows else 0  # the training sentences
     arc_losses = [round(h["loss"] / n, 3) for h in single.history_] if n else []
     print("\nWork per pass: hinge loss per training sentence of each arc epoch or round;")
     print("share of test arcs the final pruner keeps (its recall of gold arcs):\n")

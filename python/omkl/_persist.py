@@ -333,7 +333,7 @@ def encode(value: Any) -> Any:
         return {"dict": [[encode(k), encode(v)] for k, v in value.items()]}
     if isinstance(value, _omkl.Kernel):
         return {"kernel": list(value.args())}
-    if isinstance(value, GaussianFeatureMap):
+    if isinstance(value, GaussianFeatureMap) and value.saved_as:
         return {value.saved_as: [encode(v) for v in value._key()]}
     if type(value).__module__.startswith("river.") and hasattr(value, "_get_params"):
         # A river object (e.g. a drift detector) as its class and its

@@ -188,20 +188,18 @@ class NystroemFeatures(GaussianFeatureMap):
                 f"invalid value for `x`: expected {seen.shape[1]} columns, got {a.shape[1]}"
             )
         have = 0 if seen is None else len(seen)
-        new: list[npt.NDArray[np.float64]] = []
+        rows = np.empty((max(self.n_components, have), a.shape[1]), dtype=np.float64)
+        if seen is not None:
+            rows[:have] = seen
+        n = have
         for r in a:
-            if have + len(new) >= self.n_components:
+            if n >= self.n_components:
                 break
-            if not np.all(np.isfinite(r)):
-                continue
-            if seen is not None and bool((seen == r).all(axis=1).any()):
-                continue
-            if any(np.array_equal(r, s) for s in new):
-                continue
-            new.append(r.copy())
-        if new:
-            block = np.array(new, dtype=np.float64)
-            self._seen = block if seen is None else np.vstack([seen, block])
+            if np.all(np.isfinite(r)) and not (rows[:n] == r).all(axis=1).any():
+                rows[n] = r
+                n += 1
+        if n > have:
+            self._seen = rows[:n].copy()
 
     def _n_used(self) -> int:
         """The number of landmarks the map uses (the first ``2^k`` while
