@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import gzip
 import pathlib
 
@@ -272,6 +273,36 @@ def test_bad_inputs_raise_value_error(small):
     with pytest.raises(ValueError, match="explicit_groups"):
         SequenceTagger(kernels={"L": PrecomputedGram(g)}, explicit_groups={"U": fg.unit[:-1]})
     assert t.n_rounds_ == 0  # nothing was learned
+
+
+def test_precomputed_features_give_the_model_of_the_array(small):
+    """An explicit group given as one shared PrecomputedFeatures trains the
+    same model as the float32 array it was made from, beside a Gram group
+    and alone; copies share it, and bad matrices are refused by name."""
+    from omkl import PrecomputedFeatures
+
+    _, fg, split = small
+    pf = PrecomputedFeatures(fg.unit)
+    assert (pf.n_inputs, pf.n_features) == fg.unit.shape
+    assert copy.copy(pf) is pf and copy.deepcopy(pf) is pf
+    for grams in ([], [fg.base["Q"]]):
+        a = _tagger(split, grams, features=[fg.unit], epochs=2, average=True)
+        b = _tagger(split, grams, features=[pf], epochs=2, average=True)
+        for name, coef in a.coef_.items():
+            np.testing.assert_array_equal(b.coef_[name], coef)
+        assert a.transitions_.keys() == b.transitions_.keys()
+        for key, value in a.transitions_.items():
+            np.testing.assert_array_equal(b.transitions_[key], value)
+    clone = b.clone()
+    assert clone.explicit_groups["e0"] is pf
+    bad = fg.unit.copy()
+    bad[3, 5] = np.nan
+    with pytest.raises(ValueError, match="features"):
+        PrecomputedFeatures(bad)
+    with pytest.raises(ValueError, match="features.*float32"):
+        PrecomputedFeatures(fg.unit.astype(np.float64))
+    with pytest.raises(ValueError, match=r"explicit_groups\['e0'\].*rows"):
+        _tagger(split, [fg.base["Q"]], features=[PrecomputedFeatures(fg.unit[:-1])])
 
 
 def test_primal_linear_group_equals_kernelised_linear(small):

@@ -24,7 +24,7 @@ from omkl._omkl import ParseError
 from omkl.datasets import load_ocr
 from omkl.kernels import Kernel
 from omkl.linear import ProximalClassifier, ProximalRegressor
-from omkl.mkl import MKLClassifier, PrecomputedGram, SequenceTagger
+from omkl.mkl import MKLClassifier, PrecomputedFeatures, PrecomputedGram, SequenceTagger
 from omkl.morphology import MorphologyTagger
 from omkl.nystroem import NystroemFeatures
 from omkl.parsing import DependencyParser
@@ -41,6 +41,7 @@ __all__ = [
     "MorphologyTagger",
     "NystroemFeatures",
     "ParseError",
+    "PrecomputedFeatures",
     "PrecomputedGram",
     "ProximalClassifier",
     "ProximalRegressor",

@@ -147,6 +147,7 @@ __all__ = [
     "RANDOM_FEATURE_CONFIG",
     "RANDOM_FEATURE_FACTORS",
     "MKLClassifier",
+    "PrecomputedFeatures",
     "PrecomputedGram",
     "SequenceTagger",
     "random_feature_classifier",
@@ -162,9 +163,20 @@ __all__ = [
 #: input.
 PrecomputedGram = _omkl.PrecomputedGram
 
+#: A feature matrix over the same fixed set of inputs (a float32 ``m x d``
+#: array of finite values, one row per input), validated and stored sparsely
+#: once. Given as an explicit group of a model over
+#: :class:`PrecomputedGram` matrices (or of one with explicit groups only),
+#: it is shared by every model built on it, where a plain array is
+#: converted again by each model.
+PrecomputedFeatures = _omkl.PrecomputedFeatures
+
 SAVE_FORMAT_VERSION = 2
 
 KernelSpec = Kernel | PrecomputedGram | str | RandomFourierFeatures | NystroemFeatures
+#: An explicit group: feature names or column indices, or (over
+#: precomputed inputs) a feature matrix with one row per input.
+ExplicitGroup = Sequence[Hashable] | npt.NDArray[Any] | PrecomputedFeatures
 #: Explicit feature maps given among the kernels (each a dense group).
 _FEATURE_MAPS = (RandomFourierFeatures, NystroemFeatures)
 
@@ -231,14 +243,20 @@ UNBOUNDED_CONFIG: dict[str, Any] = {
 
 def _has_precomputed(
     kernels: Sequence[KernelSpec] | Mapping[str, KernelSpec] | None,
-    explicit_groups: Mapping[str, Sequence[Hashable] | npt.NDArray[Any]] | None,
+    explicit_groups: Mapping[str, ExplicitGroup] | None,
 ) -> bool:
     """Whether the model is given precomputed Gram matrices (no feature vectors)."""
     ks = list(kernels.values()) if isinstance(kernels, Mapping) else list(kernels or [])
     groups = list((explicit_groups or {}).values())
     return any(isinstance(k, _omkl.PrecomputedGram) for k in ks) or any(
-        isinstance(v, np.ndarray) and v.ndim == 2 for v in groups
+        _is_feature_matrix(v) for v in groups
     )
+
+
+def _is_feature_matrix(v: Any) -> bool:
+    """Whether the explicit group ``v`` is a feature matrix over precomputed
+    inputs (not a list of feature names or columns)."""
+    return isinstance(v, _omkl.PrecomputedFeatures) or (isinstance(v, np.ndarray) and v.ndim == 2)
 
 
 def _with_one(x: Any) -> Any:
@@ -340,7 +358,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
     def __init__(
         self,
         kernels: Sequence[KernelSpec] | Mapping[str, KernelSpec] | None = None,
-        explicit_groups: Mapping[str, Sequence[Hashable] | npt.NDArray[Any]] | None = None,
+        explicit_groups: Mapping[str, ExplicitGroup] | None = None,
         lam: float = 1e-4,
         eta0: float = 1.0,
         schedule: str = "inv_sqrt",
@@ -439,7 +457,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         )
         self._precomputed = any(
             isinstance(k, _omkl.PrecomputedGram) for _, k in self._kernel_specs
-        ) or any(isinstance(v, np.ndarray) and v.ndim == 2 for v in groups.values())
+        ) or any(_is_feature_matrix(v) for v in groups.values())
         if self._precomputed and (self._rff_specs or self._primal_names or intercept):
             raise ValueError(
                 "invalid value for `kernels`: omkl.RandomFourierFeatures need feature vectors, "
@@ -448,10 +466,14 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         if self._precomputed:
             self._check_precomputed(groups)
             self._group_members: list[Any] = [
-                np.ascontiguousarray(v, dtype=np.float32) for v in groups.values()
+                v
+                if isinstance(v, _omkl.PrecomputedFeatures)
+                else np.ascontiguousarray(v, dtype=np.float32)
+                for v in groups.values()
             ]
         else:
-            self._group_members = [list(v) for v in groups.values()]
+            # names or columns: a feature matrix makes the model precomputed
+            self._group_members = [list(cast(Iterable[Any], v)) for v in groups.values()]
         self._state: _omkl.StreamMkl | None = None
         # hashed dict features: the scale rule's d is the number of features
         # of the first example, not the number of columns
@@ -506,17 +528,22 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
                 "invalid value for `max_support`: expected None with precomputed Gram "
                 "matrices (the support is the fixed input set)"
             )
+
+        def shape(v: Any) -> tuple[int, ...]:
+            if isinstance(v, _omkl.PrecomputedFeatures):
+                return (v.n_inputs, v.n_features)
+            return tuple(np.shape(v))
+
         m = (
             self._kernel_specs[0][1].n_inputs
             if self._kernel_specs
-            else np.asarray(next(iter(groups.values()))).shape[0]
+            else shape(next(iter(groups.values())))[0]
         )
         for name, v in groups.items():
-            a = np.asarray(v)
-            if a.ndim != 2 or a.shape[0] != m:
+            if len(shape(v)) != 2 or shape(v)[0] != m:
                 raise ValueError(
                     f"invalid value for `explicit_groups[{name!r}]`: expected a feature matrix "
-                    f"with {m} rows (one per input of the Gram matrices), got shape {a.shape}"
+                    f"with {m} rows (one per input of the Gram matrices), got shape {shape(v)}"
                 )
 
     # --- state ------------------------------------------------------------
@@ -1419,7 +1446,10 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
     explicit_groups
         ``{group name: [feature names]}`` (dict inputs) or
         ``{group name: [column indices]}`` (array inputs): dense linear
-        groups on those features, regularised with the kernels.
+        groups on those features, regularised with the kernels. Over
+        precomputed inputs, ``{group name: feature matrix}``: a float32
+        array or an :class:`omkl.PrecomputedFeatures` with one row per
+        input.
     lam
         Regularisation strength ``lam``.
     eta0
@@ -1572,7 +1602,7 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
     def __init__(
         self,
         kernels: Sequence[KernelSpec] | Mapping[str, KernelSpec] | None = None,
-        explicit_groups: Mapping[str, Sequence[Hashable] | npt.NDArray[Any]] | None = None,
+        explicit_groups: Mapping[str, ExplicitGroup] | None = None,
         lam: float = 1e-4,
         eta0: float = 0.1,
         schedule: str = "constant",
@@ -1737,6 +1767,19 @@ class SequenceTagger(_StreamMkl):
     ...     tagger.learn_one(rng.normal(size=(n, 2)), ["ab"[p % 2] for p in range(n)])
     >>> tagger.predict_one(rng.normal(size=(5, 2)))
     ['a', 'b', 'a', 'b', 'a']
+
+    Over precomputed inputs, each position is an input id: here three
+    inputs, a linear kernel's Gram matrix and the same features as an
+    explicit group, both made once and shared by every model built on them.
+
+    >>> x = np.array([[1, 0], [0, 1], [1, 1]], dtype=np.float32)
+    >>> gram, feats = PrecomputedGram(x @ x.T), PrecomputedFeatures(x)
+    >>> gram.n_inputs, (feats.n_inputs, feats.n_features)
+    (3, (3, 2))
+    >>> tagger = SequenceTagger(kernels={"K": gram}, explicit_groups={"x": feats})
+    >>> ids, tags = [[0, 1], [1, 0], [2, 1]], [["a", "b"], ["b", "a"], ["c", "b"]]
+    >>> tagger.fit(ids, tags, epochs=3).predict([[2, 1], [1, 0]])
+    [['c', 'b'], ['b', 'a']]
     """
 
     _chain = True

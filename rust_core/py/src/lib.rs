@@ -15,6 +15,7 @@ mod name_cache;
 mod named;
 mod parser;
 mod persist;
+mod precomputed;
 mod prox;
 mod stream;
 mod stream_maps;
@@ -32,7 +33,7 @@ macro_rules! register_all {
 #[pymodule]
 fn _omkl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    register_all!(m: errors prox decode kernel learner parser stream persist mix tagger
+    register_all!(m: errors prox decode kernel learner parser stream precomputed persist mix tagger
         stream_mix stream_maps);
     Ok(())
 }

@@ -1,124 +1,22 @@
 //! Python binding for `omkl_core::learner::stream_mkl`: the streaming
 //! Alg. 3 learner behind `omkl.MKLClassifier` and `omkl.SequenceTagger`.
 
-use numpy::{
-    PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArray, PyUntypedArrayMethods,
-};
+use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use std::sync::Arc;
 
 use omkl_core::learner::spec::{parse_regularizer, parse_schedule};
 use omkl_core::learner::stream_mkl::{
-    FeatureMaps, FeatureRows, FitOptions, GramStorage, Iterate, MappedRows, PrecomputedGram,
-    StreamLoss, StreamMkl, StreamMklConfig,
+    FeatureMaps, FitOptions, Iterate, MappedRows, StreamLoss, StreamMkl, StreamMklConfig,
 };
 use omkl_core::OmklError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::{array2, each, ensure_shape, index_array, matrix, row_major};
+use crate::convert::{array2, each, ensure_shape, index_array, matrix};
 use crate::errors::IntoPyResult;
-use crate::kernel::{PyKernel, PySparseGram};
+use crate::kernel::PyKernel;
+use crate::precomputed::{PyPrecomputedFeatures, PyPrecomputedGram};
 use crate::stream_maps::PyFeatureMap;
-
-/// A Gram matrix precomputed over a fixed set of inputs `0..m`, validated
-/// (square, symmetric, finite) once and shared by every model built on it.
-#[pyclass(module = "omkl._omkl", name = "PrecomputedGram", frozen)]
-pub struct PyPrecomputedGram {
-    inner: PrecomputedGram,
-}
-
-/// The values of a C-contiguous float32 NumPy array that numpy will not
-/// let anyone write (the array and every array it views are read-only),
-/// read in place: the array is kept alive by the reference held here.
-struct NumpyGram {
-    _owner: Py<PyArray2<f32>>,
-    ptr: *const f32,
-    len: usize,
-}
-
-// SAFETY: the values are never written through this struct, and the owner
-// reference keeps the buffer alive and unmoved (numpy does not reallocate
-// the data of an array that is still referenced).
-unsafe impl Send for NumpyGram {}
-// SAFETY: as for `Send`: shared reads of immutable memory.
-unsafe impl Sync for NumpyGram {}
-
-impl GramStorage for NumpyGram {
-    fn values(&self) -> &[f32] {
-        // SAFETY: `ptr` points at `len` initialised f32 values of the
-        // C-contiguous array held by `_owner` (checked when it was made).
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-    }
-}
-
-/// `true` when numpy refuses writes to `a` and to every array it is a view
-/// of (a read-only view of a writeable array is not enough).
-fn read_only(a: &Bound<'_, PyAny>) -> PyResult<bool> {
-    let mut cur = a.clone();
-    loop {
-        if cur.getattr("flags")?.getattr("writeable")?.is_truthy()? {
-            return Ok(false);
-        }
-        let base = cur.getattr("base")?;
-        if base.is_none() || base.cast::<PyUntypedArray>().is_err() {
-            return Ok(true);
-        }
-        cur = base;
-    }
-}
-
-#[pymethods]
-impl PyPrecomputedGram {
-    /// `gram`: a float32 `m × m` array or a `SparseGram` (its CSR storage
-    /// is shared). A C-contiguous array that is read-only (and not a view
-    /// of a writeable one) is shared without a copy; any other is copied
-    /// once.
-    #[new]
-    fn new(py: Python<'_>, gram: Bound<'_, PyAny>) -> PyResult<Self> {
-        if let Ok(g) = gram.cast::<PySparseGram>() {
-            let sp = Arc::new(g.get().inner.clone());
-            let inner = py.detach(|| PrecomputedGram::sparse(sp)).py()?;
-            return Ok(PyPrecomputedGram { inner });
-        }
-        let a: PyReadonlyArray2<'_, f32> = gram
-            .extract()
-            .map_err(|_| OmklError::invalid("gram", "expected a 2-D float32 array or a SparseGram"))
-            .py()?;
-        let (rows, cols) = (a.shape()[0], a.shape()[1]);
-        ensure_shape(
-            rows == cols,
-            "gram",
-            "a square matrix",
-            format!("{rows} x {cols}"),
-        )?;
-        let data: Arc<dyn GramStorage> = match a.as_slice() {
-            Ok(v) if a.is_c_contiguous() && read_only(&gram)? => Arc::new(NumpyGram {
-                _owner: a.as_unbound().clone_ref(py),
-                ptr: v.as_ptr(),
-                len: v.len(),
-            }),
-            _ => Arc::new(row_major("gram", &a)?.into_owned()),
-        };
-        let inner = py.detach(|| PrecomputedGram::dense(data, rows)).py()?;
-        Ok(PyPrecomputedGram { inner })
-    }
-
-    /// Number of inputs `m`.
-    #[getter]
-    fn n_inputs(&self) -> usize {
-        self.inner.n_inputs()
-    }
-
-    /// The matrix is immutable: a copy is the same object.
-    fn __copy__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    /// The matrix is immutable: a deep copy is the same object.
-    fn __deepcopy__(slf: Py<Self>, _memo: Bound<'_, PyAny>) -> Py<Self> {
-        slf
-    }
-}
 
 /// Input ids as indices (negative values are refused).
 fn ids_of(name: &str, v: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<usize>> {
@@ -277,24 +175,29 @@ impl PyStreamMkl {
     }
 
     /// A model over precomputed inputs `0..m`: one kernel group per
-    /// `PrecomputedGram`, then one explicit group per float32 feature
-    /// matrix (`m` rows); examples are then int64 arrays of input ids. The
-    /// keyword options are those of the constructor but `max_support`,
-    /// `skip_zeros` and `kernel_columns`.
+    /// `PrecomputedGram`, then one explicit group per feature matrix (a
+    /// `PrecomputedFeatures`, or a float32 array with `m` rows, converted
+    /// here); examples are then int64 arrays of input ids. The keyword
+    /// options are those of the constructor but `max_support`, `skip_zeros`
+    /// and `kernel_columns`.
     #[staticmethod]
     #[pyo3(signature = (grams, features, n_labels, **options))]
     fn precomputed(
         py: Python<'_>,
         grams: Vec<PyRef<'_, PyPrecomputedGram>>,
-        features: Vec<PyReadonlyArray2<'_, f32>>,
+        features: Vec<Bound<'_, PyAny>>,
         n_labels: usize,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let config = config_from(options, false, None)?;
-        let rows = each("features", &features, |name, f| {
-            let (x, n, d) = matrix(name, f)?;
-            Ok(Arc::new(py.detach(|| FeatureRows::new(x, n, d)).py()?))
-        })?;
+        let rows = each(
+            "features",
+            &features,
+            |name, f| match f.cast::<PyPrecomputedFeatures>() {
+                Ok(p) => Ok(Arc::clone(&p.get().inner)),
+                Err(_) => PyPrecomputedFeatures::rows(py, name, f),
+            },
+        )?;
         let grams = grams.iter().map(|g| g.inner.clone()).collect();
         Ok(PyStreamMkl {
             inner: StreamMkl::new_precomputed(config, grams, rows, n_labels).py()?,
@@ -787,6 +690,5 @@ fn report_dict<'py>(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyStreamMkl>()?;
-    m.add_class::<PyPrecomputedGram>()?;
     Ok(())
 }
