@@ -14,6 +14,17 @@
 //!   the CRF loss `log Z − score(gold)` (gradient: marginals minus gold
 //!   parts, by forward-backward). A chain of length 1 without transitions
 //!   is the multiclass case.
+//! * The dependency tree (the parser's structure, with its own weight
+//!   store): a head for each word `1..=n` of a sentence, the nodes being
+//!   `0..n1` with `n1 = n + 1` and node 0 the root. Its parts are the arcs
+//!   `(h, m)`, scored by `s[h * n1 + m]` (the layout of
+//!   [`crate::decode::arcs::ArcScores`]). The argmax is the parser's
+//!   decoder ([`crate::decode::chu_liu_edmonds`] or
+//!   [`crate::decode::eisner`]); [`tree_hinge`] gives the structured hinge
+//!   with Hamming cost 1 by the same decoder on the loss-augmented scores;
+//!   the marginals of the CRF over trees are [`crate::decode::matrix_tree`]'s.
+//!   [`head_softmax`] is the log-loss of choosing each word's head as one
+//!   multiclass output (the loss of the parser's first-pass pruner).
 //!
 //! The transitions of a chain are stored by the learner as one more group
 //! of [`super::GroupedWeights`], with output `next label` (see
@@ -25,7 +36,7 @@ use super::loss::Loss;
 use crate::decode::chain::ChainScores;
 use crate::decode::forward_backward::{forward_backward, ForwardBackwardWorkspace};
 use crate::decode::viterbi::{viterbi, viterbi_hamming, ViterbiWorkspace};
-use crate::error::{check_finite, OmklError, Result};
+use crate::error::{check_count, check_finite, check_table, OmklError, Result};
 
 /// The output structure of a learner of Alg. 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -193,9 +204,152 @@ pub fn chain_marginals(chain: &ChainScores<'_>, ws: &mut ChainWorkspace) -> Resu
     Ok(node)
 }
 
+/// The structured hinge of the dependency tree `heads` (`heads[m - 1]` is
+/// the head of word `m`, for the nodes `0..n1`, node 0 the root) under the
+/// arc scores `scores[h * n1 + m]`: `max_y (score(y) + Hamming(y, heads)) −
+/// score(heads)`, clamped at 0, and the loss-augmented maximiser `y` (its
+/// heads, in the layout of `heads`) found by `decode` (given the scores and
+/// `n1`, it returns the best tree's heads). The Hamming cost is 1 per word
+/// whose head differs from the gold one.
+///
+/// `scores` is overwritten: the self-arcs and the arcs into the root are
+/// set to `-∞` and every other arc that is not gold gets `+1`; `decode` sees
+/// these augmented scores. The gold heads need not form a tree (the
+/// parser checks its gold trees before).
+///
+/// Errors if `scores` is not `n1 × n1`, `n1 < 2`, `heads` is not one head
+/// per word in `0..n1` other than the word itself, `decode` fails, or it
+/// returns a number of heads other than `n1 − 1`.
+///
+/// # Complexity
+/// `O(n1²)` plus the decoder.
+///
+/// # Example
+/// ```
+/// use omkl_core::learner::structure::tree_hinge;
+/// use omkl_core::model::parser_decode::TreeDecoder;
+/// // two words, all arcs score 0, gold tree 0 -> 1 -> 2: the augmented
+/// // maximiser 0 -> 2 -> 1 gets both heads wrong
+/// let mut s = [0.0; 9];
+/// let cle = |s: &[f64], n1: usize| TreeDecoder::ChuLiuEdmonds.decode(s, n1);
+/// let (loss, pred) = tree_hinge(&mut s, 3, &[0, 1], cle).unwrap();
+/// assert_eq!((loss, pred), (2.0, vec![2, 0]));
+/// ```
+pub fn tree_hinge(
+    scores: &mut [f64],
+    n1: usize,
+    heads: &[usize],
+    mut decode: impl FnMut(&[f64], usize) -> Result<Vec<usize>>,
+) -> Result<(f64, Vec<usize>)> {
+    if n1 < 2 {
+        return Err(OmklError::empty("sentence (n1 < 2 nodes)"));
+    }
+    check_table("scores", scores.len(), &[n1, n1], "n1 x n1")?;
+    check_count(
+        "heads",
+        heads.len(),
+        n1 - 1,
+        "heads",
+        " (n1 - 1, one per word)",
+    )?;
+    if let Some((i, &h)) = heads
+        .iter()
+        .enumerate()
+        .find(|&(i, &h)| h >= n1 || h == i + 1)
+    {
+        return Err(OmklError::invalid(
+            "heads",
+            format!(
+                "head {h} of word {} is not in 0..{n1} or is the word itself",
+                i + 1
+            ),
+        ));
+    }
+    for i in 0..n1 {
+        scores[i * n1 + i] = f64::NEG_INFINITY;
+        scores[i * n1] = f64::NEG_INFINITY;
+    }
+    let gold_score: f64 = (1..n1).map(|m| scores[heads[m - 1] * n1 + m]).sum();
+    for m in 1..n1 {
+        for h in 0..n1 {
+            if h != m && h != heads[m - 1] {
+                scores[h * n1 + m] += 1.0;
+            }
+        }
+    }
+    let pred = decode(scores, n1)?;
+    if pred.len() != heads.len() {
+        return Err(OmklError::shape(
+            "decoded heads",
+            heads.len().to_string(),
+            pred.len().to_string(),
+        ));
+    }
+    if let Some((i, &h)) = pred.iter().enumerate().find(|&(_, &h)| h >= n1) {
+        return Err(OmklError::invalid(
+            "decoded heads",
+            format!("head {h} of word {} is not in 0..{n1}", i + 1),
+        ));
+    }
+    let aug: f64 = (1..n1).map(|m| scores[pred[m - 1] * n1 + m]).sum();
+    Ok(((aug - gold_score).max(0.0), pred))
+}
+
+/// The log-loss of head selection under the arc scores `s[h * n1 + m]`: for
+/// every word `m`, the negative log of the softmax probability of its gold
+/// head `heads[m - 1]` among all candidate heads `h ≠ m`, summed over words.
+/// Pushes `(h, m, 1{h = gold} - p(h | m))` (the negative gradient) onto
+/// `arcs` for every candidate whose coefficient exceeds `1e-4` in absolute
+/// value. `s` holds `n1 × n1` scores and `heads` `n1 − 1` heads in `0..n1`
+/// (not checked: indexing panics otherwise).
+///
+/// # Complexity
+/// `O(n1²)`.
+///
+/// # Example
+/// ```
+/// use omkl_core::learner::structure::head_softmax;
+/// // two words, all arcs score 0: each word has two candidate heads
+/// let mut arcs = Vec::new();
+/// let loss = head_softmax(&[0.0; 9], 3, &[0, 1], &mut arcs);
+/// assert!((loss - 2.0 * 2f64.ln()).abs() < 1e-12);
+/// assert_eq!(arcs, [(0, 1, 0.5), (2, 1, -0.5), (0, 2, -0.5), (1, 2, 0.5)]);
+/// ```
+pub fn head_softmax(s: &[f64], n1: usize, heads: &[usize], arcs: &mut Vec<(u32, u32, f64)>) -> f64 {
+    let mut loss = 0.0;
+    let mut p = vec![0.0f64; n1];
+    for m in 1..n1 {
+        let g = heads[m - 1];
+        let best = (0..n1)
+            .filter(|&h| h != m)
+            .map(|h| s[h * n1 + m])
+            .fold(f64::NEG_INFINITY, f64::max);
+        let mut z = 0.0;
+        for (h, ph) in p.iter_mut().enumerate() {
+            *ph = if h == m {
+                0.0
+            } else {
+                (s[h * n1 + m] - best).exp()
+            };
+            z += *ph;
+        }
+        loss += z.ln() - (s[g * n1 + m] - best);
+        for (h, &ph) in p.iter().enumerate() {
+            let c = f64::from(h == g) - ph / z;
+            if h != m && c.abs() > 1e-4 {
+                arcs.push((h as u32, m as u32, c));
+            }
+        }
+    }
+    loss
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decode::arcs::ArcScores;
+    use crate::decode::chu_liu_edmonds::{chu_liu_edmonds, CleWorkspace};
+    use crate::lcg::Lcg;
 
     /// Every labelling of `n` positions with `l` labels.
     fn all_labellings(n: usize, l: usize) -> Vec<Vec<usize>> {
@@ -234,6 +388,119 @@ mod tests {
         }
         add_path(&mut v[n * l..], l, y, 1.0);
         v
+    }
+
+    /// Every tree over `n` words with one root child, as heads of words
+    /// `1..=n`.
+    fn all_trees(n: usize) -> Vec<Vec<usize>> {
+        let zeros = vec![0.0; (n + 1) * (n + 1)];
+        let arcs = ArcScores::new(&zeros, n).unwrap();
+        let mut out = Vec::new();
+        let mut heads = vec![0usize; n + 1];
+        loop {
+            if arcs.check_tree("t", &heads).is_ok()
+                && heads[1..].iter().filter(|&&h| h == 0).count() == 1
+            {
+                out.push(heads[1..].to_vec());
+            }
+            let Some(i) = (1..=n).find(|&i| heads[i] < n) else {
+                return out;
+            };
+            heads[i] += 1;
+            heads[1..i].fill(0);
+        }
+    }
+
+    /// Chu-Liu-Edmonds with one root child, as the parser decodes.
+    fn cle(s: &[f64], n1: usize) -> Result<Vec<usize>> {
+        let mut heads = vec![0; n1];
+        chu_liu_edmonds(
+            &ArcScores::new(s, n1 - 1)?,
+            true,
+            &mut CleWorkspace::new(),
+            &mut heads,
+        )?;
+        Ok(heads[1..].to_vec())
+    }
+
+    #[test]
+    fn tree_hinge_matches_brute_force_over_all_trees() {
+        let mut rng = Lcg(11);
+        for n in [3, 4] {
+            let n1 = n + 1;
+            let trees = all_trees(n);
+            assert_eq!(trees.len(), if n == 3 { 9 } else { 64 });
+            for round in 0..30 {
+                let mut s: Vec<f64> = (0..n1 * n1)
+                    .map(|_| f64::from(rng.next_u32()) / (1u64 << 30) as f64 - 2.0)
+                    .collect();
+                let gold = trees[round * 7 % trees.len()].clone();
+                if round % 3 == 0 {
+                    // a gold tree that wins by a margin above the cost
+                    for m in 1..n1 {
+                        s[gold[m - 1] * n1 + m] += 10.0;
+                    }
+                }
+                let score = |t: &[usize]| (1..n1).map(|m| s[t[m - 1] * n1 + m]).sum::<f64>();
+                let (best, aug) = trees
+                    .iter()
+                    .map(|t| {
+                        let ham = t.iter().zip(&gold).filter(|(a, b)| a != b).count() as f64;
+                        (t.clone(), score(t) + ham)
+                    })
+                    .fold(
+                        (vec![], f64::NEG_INFINITY),
+                        |a, b| if b.1 > a.1 { b } else { a },
+                    );
+                let (loss, pred) = tree_hinge(&mut s.clone(), n1, &gold, cle).unwrap();
+                let want = (aug - score(&gold)).max(0.0);
+                assert!((loss - want).abs() < 1e-12, "{loss} vs {want}");
+                assert_eq!(pred, best);
+                if round % 3 == 0 {
+                    assert_eq!((loss, &pred), (0.0, &gold));
+                }
+            }
+        }
+    }
+
+    type DecodeFnTest<'a> = &'a dyn Fn(&[f64], usize) -> Result<Vec<usize>>;
+
+    #[test]
+    fn tree_hinge_rejects_bad_shapes_and_decoded_heads() {
+        let s = vec![0.0; 16];
+        let gold = [0, 1, 2];
+        fn run(s: &[f64], n1: usize, gold: &[usize], dec: DecodeFnTest) -> String {
+            tree_hinge(&mut s.to_vec(), n1, gold, dec)
+                .unwrap_err()
+                .to_string()
+        }
+        assert!(run(&s[..15], 4, &gold, &cle).contains("scores"));
+        assert!(run(&s, 4, &gold[..2], &cle).contains("heads"));
+        assert!(run(&s, 4, &[0, 1, 3], &cle).contains("head 3 of word 3"));
+        assert!(run(&s, 4, &[0, 4, 1], &cle).contains("head 4 of word 2"));
+        assert!(run(&s[..1], 1, &[], &cle).contains("sentence"));
+        assert!(run(&s, 4, &gold, &|_, _| Ok(vec![0, 1])).contains("decoded heads"));
+        assert!(run(&s, 4, &gold, &|_, _| Ok(vec![0, 1, 7])).contains("head 7 of word 3"));
+    }
+
+    #[test]
+    fn head_softmax_is_the_log_loss_and_its_gradient() {
+        // 2 words, n1 = 3; scores s[h * 3 + m]
+        let s = [0.0, 0.5, -1.0, 0.0, 0.0, 2.0, 0.0, 0.3, 0.0];
+        let heads = [2usize, 0];
+        let mut arcs = Vec::new();
+        let loss = head_softmax(&s, 3, &heads, &mut arcs);
+        // word 1: candidates 0 (0.5), 2 (0.3), gold 2; word 2: 0 (-1), 1 (2), gold 0
+        let lse = |a: f64, b: f64| (a.exp() + b.exp()).ln();
+        let want = (lse(0.5, 0.3) - 0.3) + (lse(-1.0, 2.0) + 1.0);
+        assert!((loss - want).abs() < 1e-12, "{loss} vs {want}");
+        let p = |a: f64, b: f64| a.exp() / (a.exp() + b.exp());
+        let coef = |h: u32, m: u32| arcs.iter().find(|x| x.0 == h && x.1 == m).unwrap().2;
+        assert!((coef(2, 1) - (1.0 - p(0.3, 0.5))).abs() < 1e-12);
+        assert!((coef(0, 1) + p(0.5, 0.3)).abs() < 1e-12);
+        assert!((coef(0, 2) - (1.0 - p(-1.0, 2.0))).abs() < 1e-12);
+        assert!((coef(1, 2) + p(2.0, -1.0)).abs() < 1e-12);
+        assert_eq!(arcs.len(), 4);
     }
 
     #[test]

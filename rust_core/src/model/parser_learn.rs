@@ -6,9 +6,10 @@
 //! A step costs the scoring of its sentence, the decoder, `O(G)` for `G`
 //! gradient entries and `O(T)` for the prox.
 
-use crate::error::{OmklError, Result};
+use crate::error::Result;
 use crate::features::arc_templates::ArcFeaturizer;
 use crate::learner::round::{prox_groups, NormScratch};
+use crate::learner::structure::tree_hinge;
 use crate::model::parser_decode::DecodeFn;
 use crate::model::parser_input::{check_gold, ParserInput};
 use crate::model::parser_slots::ArcSlots;
@@ -36,28 +37,7 @@ impl ArcParser {
         }
         let ws = &self.weights;
         slots.add_scores(&mut scores, |t| ws.raw(t));
-        for i in 0..n1 {
-            scores[i * n1 + i] = f64::NEG_INFINITY;
-            scores[i * n1] = f64::NEG_INFINITY;
-        }
-        let gold_score: f64 = (1..n1).map(|m| scores[heads[m - 1] * n1 + m]).sum();
-        for m in 1..n1 {
-            for h in 0..n1 {
-                if h != m && h != heads[m - 1] {
-                    scores[h * n1 + m] += 1.0;
-                }
-            }
-        }
-        let pred = decode(&scores, n1)?;
-        if pred.len() != heads.len() {
-            return Err(OmklError::shape(
-                "decoded heads",
-                heads.len().to_string(),
-                pred.len().to_string(),
-            ));
-        }
-        let aug: f64 = (1..n1).map(|m| scores[pred[m - 1] * n1 + m]).sum();
-        let loss = (aug - gold_score).max(0.0);
+        let (loss, pred) = tree_hinge(&mut scores, n1, heads, decode)?;
         let eta = self.config.eta;
         let mut grad: Vec<(u32, u32, f64)> = Vec::new();
         if loss > 0.0 {

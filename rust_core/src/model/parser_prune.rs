@@ -28,6 +28,7 @@
 
 use crate::error::{try_vec, OmklError, Result};
 use crate::features::arc_templates::{default_templates, ArcFeaturizer, WordAtoms};
+use crate::learner::structure::head_softmax;
 use crate::model::parser_input::{Epochs, GoldSentence, ParserConfig, ParserInput};
 use crate::model::parser_score::abort_alloc;
 use crate::model::parser_state::ArcParser;
@@ -73,39 +74,6 @@ pub fn pruner_template_ids() -> Vec<usize> {
                 .expect("pruner template names are default templates")
         })
         .collect()
-}
-
-/// The log-loss of head selection: for every word `m`, the negative log
-/// of the softmax probability of its gold head among all candidate heads,
-/// summed over words; pushes `(h, m, 1{h = gold} - p(h | m))` for every
-/// candidate whose coefficient is not negligible.
-fn softmax_heads(s: &[f64], n1: usize, heads: &[usize], arcs: &mut Vec<(u32, u32, f64)>) -> f64 {
-    let mut loss = 0.0;
-    let mut p = vec![0.0f64; n1];
-    for m in 1..n1 {
-        let g = heads[m - 1];
-        let best = (0..n1)
-            .filter(|&h| h != m)
-            .map(|h| s[h * n1 + m])
-            .fold(f64::NEG_INFINITY, f64::max);
-        let mut z = 0.0;
-        for (h, ph) in p.iter_mut().enumerate() {
-            *ph = if h == m {
-                0.0
-            } else {
-                (s[h * n1 + m] - best).exp()
-            };
-            z += *ph;
-        }
-        loss += z.ln() - (s[g * n1 + m] - best);
-        for (h, &ph) in p.iter().enumerate() {
-            let c = f64::from(h == g) - ph / z;
-            if h != m && c.abs() > 1e-4 {
-                arcs.push((h as u32, m as u32, c));
-            }
-        }
-    }
-    loss
 }
 
 impl ArcPruner {
@@ -187,7 +155,7 @@ impl ArcPruner {
     /// what top-`k` recall needs. Returns the summed loss.
     pub fn learn_one(&mut self, sent: &ParserInput, heads: &[usize]) -> Result<f64> {
         self.model
-            .learn_one_by_gradient(sent, heads, |s, n1, arcs| softmax_heads(s, n1, heads, arcs))
+            .learn_one_by_gradient(sent, heads, |s, n1, arcs| head_softmax(s, n1, heads, arcs))
     }
 
     /// The kept arcs of a sentence: the `k` best heads of every word by the
@@ -392,26 +360,6 @@ mod tests {
         let q = ArcParser::from_bytes(&b).unwrap();
         assert_eq!(q.to_bytes().unwrap(), b);
         assert_eq!(q.pruner().unwrap().k(), 2);
-    }
-
-    #[test]
-    fn softmax_heads_is_the_log_loss_and_its_gradient() {
-        // 2 words, n1 = 3; scores s[h * 3 + m]
-        let s = [0.0, 0.5, -1.0, 0.0, 0.0, 2.0, 0.0, 0.3, 0.0];
-        let heads = [2usize, 0];
-        let mut arcs = Vec::new();
-        let loss = softmax_heads(&s, 3, &heads, &mut arcs);
-        // word 1: candidates 0 (0.5), 2 (0.3), gold 2; word 2: 0 (-1), 1 (2), gold 0
-        let lse = |a: f64, b: f64| (a.exp() + b.exp()).ln();
-        let want = (lse(0.5, 0.3) - 0.3) + (lse(-1.0, 2.0) + 1.0);
-        assert!((loss - want).abs() < 1e-12, "{loss} vs {want}");
-        let p = |a: f64, b: f64| a.exp() / (a.exp() + b.exp());
-        let coef = |h: u32, m: u32| arcs.iter().find(|x| x.0 == h && x.1 == m).unwrap().2;
-        assert!((coef(2, 1) - (1.0 - p(0.3, 0.5))).abs() < 1e-12);
-        assert!((coef(0, 1) + p(0.5, 0.3)).abs() < 1e-12);
-        assert!((coef(0, 2) - (1.0 - p(-1.0, 2.0))).abs() < 1e-12);
-        assert!((coef(1, 2) + p(2.0, -1.0)).abs() < 1e-12);
-        assert_eq!(arcs.len(), 4);
     }
 
     #[test]
