@@ -547,7 +547,12 @@ fn bad_input_leaves_the_model_unchanged() {
     let x = [0.5f32, -0.5, 0.25];
     let s0 = m.scores(&x, 1).unwrap();
     let mut g = m.clone();
-    g.grow_labels(3);
+    // labels that no memory could hold are refused, the model unchanged
+    let e = g.grow_labels(usize::MAX / 64).unwrap_err().to_string();
+    assert!(e.contains("cannot allocate"), "{e}");
+    assert_eq!(g, m);
+    assert_eq!(g.to_bytes(), bytes);
+    g.grow_labels(3).unwrap();
     g.grow_dim(4);
     let s1 = g.scores(&[0.5, -0.5, 0.25, 0.0], 1).unwrap();
     assert_eq!(&s1[..2], &s0[..]);

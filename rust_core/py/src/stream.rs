@@ -536,9 +536,10 @@ impl PyStreamMkl {
 
     /// Grows the dimension to `d` and the labels to `n_labels` (no score
     /// changes: new features are 0 in stored inputs, new labels score 0).
-    fn grow(&mut self, d: usize, n_labels: usize) {
+    fn grow(&mut self, d: usize, n_labels: usize) -> PyResult<()> {
+        self.inner.grow_labels(n_labels).py()?;
         self.inner.grow_dim(d);
-        self.inner.grow_labels(n_labels);
+        Ok(())
     }
 
     /// `β` over the kernel and explicit groups (current iterate).

@@ -36,7 +36,7 @@ impl StreamMkl {
         self.check_example(x, d, y, n_labels, grow_dim)?;
         if n_labels > self.l || d > self.d {
             let mut next = self.clone();
-            next.grow_labels(n_labels);
+            next.grow_labels(n_labels)?;
             next.grow_dim(d);
             let loss = next.round(Example::Vectors(x), y)?;
             *self = next;
@@ -93,11 +93,11 @@ impl StreamMkl {
             let ys = &y[off..off + n];
             // labels enter as they are met, as with one `learn` per example
             let top = ys.iter().max().map_or(0, |&v| v + 1);
-            self.grow_labels(top);
+            self.grow_labels(top)?;
             sum += self.round(Example::Vectors(&x[off * d..(off + n) * d]), ys)?;
             off += n;
         }
-        self.grow_labels(n_labels);
+        self.grow_labels(n_labels)?;
         Ok(sum)
     }
 }

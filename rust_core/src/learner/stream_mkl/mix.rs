@@ -329,7 +329,7 @@ mod tests {
         let e = StreamMkl::mixed(&[&a, &b], &[1.0, 1.0]).unwrap_err();
         assert!(e.to_string().contains("models[1]"), "{e}");
         let mut c = a.clone();
-        c.grow_labels(4);
+        c.grow_labels(4).unwrap();
         let e = StreamMkl::mixed(&[&a, &c], &[1.0, 1.0]).unwrap_err();
         assert!(e.to_string().contains("labels"), "{e}");
         assert!(StreamMkl::mixed(&[&a], &[-1.0]).is_err());

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::config::StreamMklConfig;
 use super::precomputed::{FeatureRows, PrecomputedGram};
 use super::scratch::ScratchSlot;
-use crate::error::{check_table_of, OmklError, Result};
+use crate::error::{check_table_of, try_vec, OmklError, Result};
 use crate::kernel::gram::check_finite_f32;
 use crate::kernel::SupportStore;
 use crate::learner::weights::ScaledBlock;
@@ -480,31 +480,62 @@ impl StreamMkl {
     }
 
     /// Adds labels up to `n_labels` (zero coefficients: scores unchanged).
+    /// Fails with [`OmklError::Alloc`], nothing changed, when the memory
+    /// cannot be had.
     ///
     /// # Complexity
     /// O(S K L + D_E L + L²).
-    pub fn grow_labels(&mut self, n_labels: usize) {
+    pub fn grow_labels(&mut self, n_labels: usize) -> Result<()> {
         let (old, new) = (self.l, n_labels);
         self.memo.clear();
         if new <= old {
-            return;
+            return Ok(());
         }
-        for b in &mut self.kgroups {
-            b.widen_rows(old, new);
+        let relaid = |bs: &[ScaledBlock]| -> Result<Vec<[Vec<f64>; 2]>> {
+            bs.iter().map(|b| b.relaid_rows(old, new)).collect()
+        };
+        let (kparts, eparts) = (relaid(&self.kgroups)?, relaid(&self.egroups)?);
+        // transitions: the `old` bigram rows widened, `new - old` zero rows
+        // for the new previous labels, then the start and stop rows
+        let tparts = match &self.trans {
+            Some(b) => {
+                let mut parts = b.relaid_rows(old, new)?;
+                for v in parts.iter_mut().filter(|v| !v.is_empty()) {
+                    let mut grown = try_vec("n_labels", &[new + 2, new], 0.0)?;
+                    grown[..old * new].copy_from_slice(&v[..old * new]);
+                    grown[new * new..].copy_from_slice(&v[old * new..]);
+                    *v = grown;
+                }
+                Some(parts)
+            }
+            None => None,
+        };
+        let caches = match &self.pre {
+            Some(pre) => pre
+                .caches
+                .iter()
+                .map(|c| {
+                    let mut v = try_vec("n_labels", &[new, pre.m], 0.0)?;
+                    v[..c.len()].copy_from_slice(c);
+                    Ok(v)
+                })
+                .collect::<Result<Vec<_>>>()?,
+            None => Vec::new(),
+        };
+        for (b, parts) in self.kgroups.iter_mut().zip(kparts) {
+            b.set_rows(parts, new);
         }
-        for b in &mut self.egroups {
-            b.widen_rows(old, new);
+        for (b, parts) in self.egroups.iter_mut().zip(eparts) {
+            b.set_rows(parts, new);
+        }
+        if let (Some(b), Some(parts)) = (&mut self.trans, tparts) {
+            b.set_rows(parts, new);
         }
         if let Some(pre) = &mut self.pre {
-            for c in &mut pre.caches {
-                c.resize(new * pre.m, 0.0);
-            }
-        }
-        if let Some(b) = &mut self.trans {
-            b.widen_rows(old, new);
-            b.insert_zeros(old * new, (new - old) * new);
+            pre.caches = caches;
         }
         self.l = new;
+        Ok(())
     }
 
     /// Grows the input dimension to `d ≥ dim()`: the new features are 0 in

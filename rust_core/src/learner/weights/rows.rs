@@ -1,9 +1,12 @@
 //! The row layout of a [`ScaledBlock`] (rows of `width` coefficients, one
 //! per support input or feature, each holding the outputs): removing,
-//! appending, widening and inserting rows, and restoring checked saved
+//! appending and re-laying out rows, and restoring checked saved
 //! rows.
 
+use std::mem::size_of;
+
 use super::{zeroed, Real, ScaledBlock};
+use crate::error::alloc_len;
 
 impl<T: Real> ScaledBlock<T> {
     /// Removes row `j` (coefficients `j·stride .. (j+1)·stride`) by moving
@@ -47,7 +50,10 @@ impl<T: Real> ScaledBlock<T> {
             if v.is_empty() {
                 return Ok(Vec::new());
             }
-            let mut w = zeroed(rows * new, "n_outputs")?;
+            let mut w = zeroed(
+                alloc_len("n_outputs", &[rows, new], size_of::<T>())?,
+                "n_outputs",
+            )?;
             let keep = old.min(new);
             for (dst, src) in w.chunks_exact_mut(new).zip(v.chunks_exact(old)) {
                 // zero rows stay unwritten, so untouched pages stay unmapped
@@ -66,28 +72,6 @@ impl<T: Real> ScaledBlock<T> {
         (self.a, self.b) = (a, b);
         if self.width > 0 {
             self.width = new;
-        }
-    }
-
-    /// Pads every row of `old` coefficients to `new ≥ old` with zeros.
-    ///
-    /// # Complexity
-    /// O(len).
-    pub fn widen_rows(&mut self, old: usize, new: usize) {
-        if old != new {
-            let parts = self.relaid_rows(old, new);
-            self.set_rows(parts.unwrap_or_else(|e| panic!("{e}")), new);
-        }
-    }
-
-    /// Inserts `count` zero coefficients before position `at`.
-    pub fn insert_zeros(&mut self, at: usize, count: usize) {
-        let avg = self.b.len() == self.a.len();
-        self.a
-            .splice(at..at, std::iter::repeat_n(T::default(), count));
-        if avg {
-            self.b
-                .splice(at..at, std::iter::repeat_n(T::default(), count));
         }
     }
 
