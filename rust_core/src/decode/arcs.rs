@@ -220,7 +220,7 @@ mod tests {
 
     #[test]
     fn every_used_arc_is_checked_and_no_other_entry() {
-        let n = 9; // rows longer than the 8 lanes of `all_finite`
+        let n = 34; // rows longer than the 32 lanes of `all_finite`
         let side = n + 1;
         for p in 0..side * side {
             for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {

@@ -130,21 +130,46 @@ impl<'a> ChainScores<'a> {
 }
 
 /// Whether every value is finite: `v · 0` is `0` for finite `v` and NaN
-/// for infinities and NaN, summed over 8 independent lanes (vectorised, no
-/// early exit). [`check_finite`] then names the first bad value.
+/// for infinities and NaN, summed over 32 independent lanes (vectorised,
+/// with AVX2 or AVX-512 when the CPU has it; no early exit).
+/// [`check_finite`] then names the first bad value.
 ///
 /// # Complexity
 /// O(len).
 pub(crate) fn all_finite(v: &[f64]) -> bool {
-    let mut acc = [0.0f64; 8];
-    let mut chunks = v.chunks_exact(8);
-    for c in &mut chunks {
-        for (a, &x) in acc.iter_mut().zip(c) {
-            *a += x * 0.0;
+    #[inline(always)]
+    fn lanes(v: &[f64]) -> bool {
+        let mut acc = [0.0f64; 32];
+        let mut chunks = v.chunks_exact(32);
+        for c in &mut chunks {
+            for (a, &x) in acc.iter_mut().zip(c) {
+                *a += x * 0.0;
+            }
         }
+        let rest: f64 = chunks.remainder().iter().map(|&x| x * 0.0).sum();
+        acc.iter().sum::<f64>() + rest == 0.0
     }
-    let rest: f64 = chunks.remainder().iter().map(|&x| x * 0.0).sum();
-    acc.iter().sum::<f64>() + rest == 0.0
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn lanes_avx512(v: &[f64]) -> bool {
+        lanes(v)
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn lanes_avx2(v: &[f64]) -> bool {
+        lanes(v)
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU supports AVX-512F, checked just above.
+        return unsafe { lanes_avx512(v) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        return unsafe { lanes_avx2(v) };
+    }
+    lanes(v)
 }
 
 /// The chain of 2 positions and 2 labels whose scores are all 0 (for the
@@ -157,6 +182,21 @@ pub(crate) fn zero_chain() -> ChainScores<'static> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn all_finite_finds_every_bad_value_in_every_lane_and_the_tail() {
+        for len in 0..100 {
+            let v = vec![1e300; len];
+            assert!(all_finite(&v));
+            for p in 0..len {
+                for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                    let mut w = v.clone();
+                    w[p] = bad;
+                    assert!(!all_finite(&w), "len {len}, {bad} at {p}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn rejects_bad_shapes_and_values() {
