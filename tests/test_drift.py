@@ -368,3 +368,33 @@ def test_a_detector_by_name_is_built_from_river_drift():
     assert MKLClassifier(drift_detector=None)._detector is None
     with pytest.raises(ValueError, match="`drift_detector`"):
         SequenceTagger(drift_detector="ADWIN")  # names are a classifier option
+
+
+@pytest.mark.parametrize(
+    ("reaction", "average", "shuffle"),
+    [("reset", True, False), ("restart", False, False), ("reset", False, True)],
+)
+def test_sequence_tagger_fit_follows_the_detector_as_learn_one_does(reaction, average, shuffle):
+    rng = np.random.default_rng(3)
+    seqs = [rng.normal(size=(int(rng.integers(2, 6)), 2)) for _ in range(300)]
+    # the labels of the second half are swapped
+    tags = [["ab"[int(v[0] > 0) ^ (k >= 150)] for v in s] for k, s in enumerate(seqs)]
+    kw = {
+        "drift_detector": drift.ADWIN(),
+        "drift_reaction": reaction,
+        "average": average,
+        "seed": 4,
+    }
+    fitted = SequenceTagger(**kw).fit(seqs, tags, epochs=2, shuffle=shuffle)
+    one = SequenceTagger(**kw)
+    order = np.random.default_rng(4)
+    for _ in range(2):
+        for i in order.permutation(len(seqs)) if shuffle else range(len(seqs)):
+            one.learn_one(seqs[i], tags[i])
+        one._state.record_beta()
+    if not shuffle:
+        assert one.n_drifts_ >= 2
+    assert fitted.n_drifts_ == one.n_drifts_
+    assert fitted._state.to_bytes() == one._state.to_bytes()
+    assert pickle.dumps(fitted._detector) == pickle.dumps(one._detector)
+    assert fitted.predict(seqs) == one.predict(seqs)

@@ -1,8 +1,9 @@
 """The drift defaults of MKLClassifier: the averaged iterate restarted on a
 detector's alarm (against the mean of the iterates computed in the test),
-the linear group's own step size (against a run with rate 1), and the
-hedging linear model (against a separate linear model and MKL model run
-side by side, with the weighted errors computed in the test)."""
+the linear group's own step size (against a run with rate 1), the hedging
+linear model (against a separate linear model and MKL model run side by
+side, with the weighted errors computed in the test), and ``fit`` with the
+detector and the hedge (against ``learn_one`` in the same order)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,36 @@ class SpyDetector(base.DriftDetector):
     def update(self, x):
         self.n += 1
         self._drift_detected = self.n % self.every == 0
+
+
+def learn_in_fit_order(model, X, y, epochs=1, shuffle=False):
+    """``learn_one`` on each example in the order that ``fit`` visits them
+    (with ``shuffle``, a permutation drawn from the model's seed per epoch),
+    with the record of ``beta`` that ``fit`` makes after each epoch; the
+    number of rounds after which the hedge predicted."""
+    rng = np.random.default_rng(model.seed)
+    hedged = 0
+    for _ in range(epochs):
+        for i in rng.permutation(len(X)) if shuffle else range(len(X)):
+            model.learn_one(X[i], y[i])
+            hedged += model.hedge_active_
+        model._state.record_beta()
+    return hedged
+
+
+def assert_same_model(a, b, X):
+    """``a`` and ``b`` hold the same MKL model, hedge, errors, detectors and
+    drift count, and predict alike."""
+    assert a._state.to_bytes() == b._state.to_bytes()
+    assert (a._hedge is None) == (b._hedge is None)
+    if a._hedge is not None:
+        assert a._hedge.to_bytes() == b._hedge.to_bytes()
+    assert a._hedge_errors == b._hedge_errors
+    assert a.n_drifts_ == b.n_drifts_
+    for name in ("_detector", "_hedge_detector"):
+        assert pickle.dumps(getattr(a, name)) == pickle.dumps(getattr(b, name))
+    assert a.predict(X) == b.predict(X)
+    assert [a.predict_proba_one(x) for x in X[:50]] == [b.predict_proba_one(x) for x in X[:50]]
 
 
 def stream(n, seed=0, switch_at=None, noise=0.1):
@@ -182,13 +213,16 @@ def test_the_hedge_survives_pickling_saving_copies_and_fit(tmp_path):
     ):
         assert [other.predict_one(x) for x in probes] == expected
         assert other._hedge_errors == model._hedge_errors
-    # fit trains the MKL model only and drops the hedge
+    # fit goes on with the hedge as learn_one on each example does
     X = [x for x, _ in data]
     y = [t for _, t in data]
+    one = copy.deepcopy(model)
     model.fit(X, y)
-    assert model._hedge is None and model._predictor() is model._state
-    model.learn_one(*data[0])
-    assert model._hedge is not None
+    learn_in_fit_order(one, X, y)
+    assert model._hedge is not None and model._hedge is not one._hedge
+    assert model._hedge.to_bytes() == one._hedge.to_bytes()
+    assert model._hedge_errors == one._hedge_errors
+    assert model._state.to_bytes() == one._state.to_bytes()
 
 
 def test_a_detector_alarm_keeps_a_hedged_model_that_predicts_and_pickles():
@@ -237,3 +271,86 @@ def test_precomputed_kernels_take_no_hedge():
 
 def test_default_detector_is_adwin():
     assert isinstance(MKLClassifier()._hedge_detector, drift.ADWIN)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "epochs", "shuffle"),
+    [
+        ({}, 1, False),
+        ({}, 2, True),
+        ({"drift_reaction": "reset"}, 1, False),
+        ({"average": True}, 2, True),
+        ({"average": True, "drift_reaction": "reset"}, 1, False),
+    ],
+)
+def test_fit_equals_learn_one_with_the_detector_and_the_hedge(kwargs, epochs, shuffle):
+    # the noisy linear concept, then XOR; shuffled, XOR from the start
+    data = list(stream(3000, switch_at=0 if shuffle else 1500))
+    X = np.array([list(x.values()) for x, _ in data])
+    y = [t for _, t in data]
+    fitted = MKLClassifier(seed=1, **kwargs).fit(X, y, epochs=epochs, shuffle=shuffle)
+    one = MKLClassifier(seed=1, **kwargs)
+    hedged = learn_in_fit_order(one, X, y, epochs, shuffle)
+    # the detector fired and the hedge predicted during the stream
+    assert one.n_drifts_ >= 1 and hedged >= 1
+    assert_same_model(fitted, one, X)
+
+
+def test_fit_equals_learn_one_on_dicts_after_learn_one_and_with_hashed_random_features():
+    data = list(stream(1200, switch_at=600))
+    X = [x for x, _ in data]
+    y = [t for _, t in data]
+    configs = {
+        "default": {},
+        "spy": {"drift_detector": SpyDetector(97), "drift_reaction": "reset"},
+        "fourier": {"kernels": ["linear", RandomFourierFeatures(16)], "hash_features": 8},
+    }
+    drifts = {}
+    for name, kwargs in configs.items():
+        fitted, one = MKLClassifier(**kwargs), MKLClassifier(**kwargs)
+        for m in (fitted, one):
+            for x, t in data[:100]:
+                m.learn_one(x, t)
+        fitted.fit(X, y, epochs=2)
+        learn_in_fit_order(one, X, y, epochs=2)
+        assert_same_model(fitted, one, X)
+        drifts[name] = fitted.n_drifts_
+    assert drifts["spy"] == (100 + 2400) // 97
+
+
+class FailingDetector(SpyDetector):
+    """A ``SpyDetector`` that raises on its ``fail_at``-th update."""
+
+    def __init__(self, every: int = 7, fail_at: int = 0):
+        super().__init__(every)
+        self.fail_at = fail_at
+
+    def update(self, x):
+        super().update(x)
+        if self.n == self.fail_at:
+            raise RuntimeError(f"update {self.n}")
+
+
+@pytest.mark.parametrize("reaction", ["restart", "reset"])
+def test_fit_changes_nothing_on_bad_data_and_keeps_completed_epochs_on_failure(reaction):
+    data = list(stream(400, switch_at=200))
+    X = np.array([list(x.values()) for x, _ in data])
+    y = [t for _, t in data]
+    model = MKLClassifier(drift_detector=FailingDetector(11, 700), drift_reaction=reaction)
+    model.fit(X[:150], y[:150])
+    before = pickle.dumps(model)
+    bad = X.copy()
+    bad[350, 1] = np.nan
+    with pytest.raises(ValueError, match="finite"):
+        model.fit(bad, y)
+    assert pickle.dumps(model) == before
+    # the detector raises in the first epoch: nothing changes
+    with pytest.raises(RuntimeError, match="update 700"):
+        model.fit(np.vstack([X, X]), y + y)
+    assert pickle.dumps(model) == before
+    # ... in the second epoch: the model of the first epoch
+    first = pickle.loads(before).fit(X, y)
+    with pytest.raises(RuntimeError, match="update 700"):
+        model.fit(X, y, epochs=3)
+    assert first.n_drifts_ == model.n_drifts_ == (150 + 400) // 11
+    assert_same_model(model, first, X)

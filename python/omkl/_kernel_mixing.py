@@ -88,11 +88,16 @@ def export_kernel(estimator: Any) -> Params:
 
 def layout_of(estimator: Any) -> dict[str, Any]:
     """The names the state depends on: input kind, features, labels and the
-    scale-rule dimension."""
+    scale-rule dimension (not the hedging linear model's errors, which are
+    not mixed)."""
     _check(estimator)
     with estimator._lock:
         state, _ = estimator._save_state()
-        return {k: (list(v) if isinstance(v, list) else v) for k, v in state.items()}
+        return {
+            k: (list(v) if isinstance(v, list) else v)
+            for k, v in state.items()
+            if k != "hedge_errors"
+        }
 
 
 def set_layout(estimator: Any, layout: Mapping[str, Any]) -> None:

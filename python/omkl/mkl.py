@@ -72,7 +72,8 @@ iterate is still the mean of the iterates), so a coefficient learned ``a``
 rounds ago weighs ``f ** a``. ``drift_detector`` takes any river detector
 (``river.drift.ADWIN()``, ``river.drift.binary.DDM()``, ...); a copy of it
 is fed the 0/1 error of each position's prediction made before the update
-(``learn_one`` only, not ``fit``). When it reports a drift,
+(by ``learn_one`` and ``fit`` alike; models over precomputed Gram matrices
+have no detector). When it reports a drift,
 ``drift_reaction="reset"`` (the default of :class:`SequenceTagger`) zeroes
 the model (and drops the support inputs unless ``average=True``) and
 restarts the step size; ``"restart"`` only restarts the step size
@@ -100,13 +101,12 @@ with a constant step lets the kernel expansion follow moving clusters
 nearly linear concept (SEA, 10% label noise) a decaying step wins instead,
 so ``linear_hedge=eta0`` learns a plain linear model (the input columns
 and the intercept, step ``eta0 / sqrt(t)`` restarted by its own copy of
-the drift detector) beside the MKL model on every ``learn_one``, and each
-prediction comes from the one of the two whose exponentially weighted
-prequential error (decay :data:`HEDGE_DECAY`, about the last 1,000
-examples) is smaller. ``coef_``, ``kernel_weights_`` and the drift
-detector are those of the MKL model; ``fit`` trains the MKL model only
-(and drops the linear one). Models over precomputed Gram matrices have no
-hedge.
+the drift detector) beside the MKL model on every example (``learn_one``
+or ``fit``), and each prediction comes from the one of the two whose
+exponentially weighted prequential error (decay :data:`HEDGE_DECAY`, about
+the last 1,000 examples) is smaller. ``coef_``, ``kernel_weights_`` and
+the drift detector are those of the MKL model. Models over precomputed
+Gram matrices have no hedge.
 
 **Constant cost.** :class:`omkl.RandomFourierFeatures` given among the
 ``kernels`` is a group of random features of a Gaussian kernel, weighed by
@@ -958,25 +958,8 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         of both models' weighted prequential errors."""
         if self._hedge_eta0 is None:
             return
-        hedge = self._hedge
-        base = self._base_dim()  # the input columns, without the random features
-        if hedge is not None and (hedge.dim > base or hedge.n_labels > state.n_labels):
-            # the MKL model was replaced (parameter mixing): start a new hedge
-            hedge, self._hedge_errors = None, [0.0, 0.0]
-        if hedge is None:
-            hyper = self._hyper()
-            hyper.update(
-                eta0=self._hedge_eta0,
-                schedule="inv_sqrt",
-                sigma=1.0,
-                average=False,
-                radius=None,
-                history_every=0,
-                forgetting=1.0,
-                passive_aggressive=False,
-                group_rates=[],
-            )
-            hedge = _omkl.StreamMkl([], [list(range(base))], base, state.n_labels, **hyper)
+        # the input columns, without the random features
+        hedge, self._hedge_errors = self._hedge_for(self._base_dim(), state.n_labels)
         hedge.learn(m, y, n_labels, grow_dim=grow)
         self._hedge = hedge
         n = len(y)
@@ -990,6 +973,31 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         det = self._hedge_detector
         if det is not None and feed_errors(det, n, wrong):
             hedge.restart_schedule()
+
+    def _hedge_for(self, base: int, n_labels: int) -> tuple[_omkl.StreamMkl, list[float]]:
+        """The hedging linear model to learn the next round, and its
+        weighted errors, once the MKL model has ``base`` input columns and
+        ``n_labels`` labels: the current one, or a new one (over the
+        ``base`` columns) when there is none or when it is larger than the
+        MKL model (which was replaced, as by parameter mixing)."""
+        assert self._hedge_eta0 is not None
+        hedge = self._hedge
+        if hedge is not None and hedge.dim <= base and hedge.n_labels <= n_labels:
+            return hedge, self._hedge_errors
+        hyper = self._hyper()
+        hyper.update(
+            eta0=self._hedge_eta0,
+            schedule="inv_sqrt",
+            sigma=1.0,
+            average=False,
+            radius=None,
+            history_every=0,
+            forgetting=1.0,
+            passive_aggressive=False,
+            group_rates=[],
+        )
+        errors = self._hedge_errors if hedge is None else [0.0, 0.0]
+        return _omkl.StreamMkl([], [list(range(base))], base, n_labels, **hyper), errors
 
     def _predictor(self) -> _omkl.StreamMkl:
         """The model that predicts: the hedging linear model when its
@@ -1026,11 +1034,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             return
         if feed_errors(det, n, state.last_mistakes):
             self.n_drifts_ += 1
-            if self.drift_reaction == "reset":
-                state.scale_groups(0.0)
-            state.restart_schedule()
-            if self.average:
-                state.restart_average()
+            state.react_to_drift(self.drift_reaction == "reset")
 
     def _fit(
         self,
@@ -1076,6 +1080,9 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             self._install_maps(state)
         rng = np.random.default_rng(self.seed)
         offsets = np.concatenate([[0], np.cumsum(lens)])
+        # with a drift detector or a hedge, each round is followed by what
+        # learn_one does after it
+        watched = self._detector is not None or self._hedge_eta0 is not None
         bar = None
         if progress:
             from tqdm.auto import tqdm
@@ -1087,22 +1094,93 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
                     order = rng.permutation(len(seqs))
                     rows = np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in order])
                     em, el, ey = m[rows], lens[order], y_all[rows]
+                    first = seqs[order[0]]
                 else:
                     em, el, ey = m, lens, y_all
-                loss = state.learn_many(np.ascontiguousarray(em), el, ey, n_labels)
+                    first = seqs[0]
+                em = np.ascontiguousarray(em)
+                if watched:
+                    if epoch > 0:
+                        # a failed epoch leaves the model of the epochs before
+                        state = copy.copy(state)
+                    loss = self._watched_epoch(state, em, el, ey, n_labels, first)
+                else:
+                    loss = state.learn_many(em, el, ey, n_labels)
                 state.record_beta()
+                self._state = state
                 if epoch == 0:
-                    self._state = state
                     self._commit_features(kind, new_features)
                     self._add_labels(new_labels)
-                    # the hedging linear model follows learn_one only
-                    self._hedge, self._hedge_errors = None, [0.0, 0.0]
                 if bar is not None:
                     bar.update(1)
                     bar.set_postfix(loss=f"{loss / len(seqs):.4g}", support=state.n_support)
         finally:
             if bar is not None:
                 bar.close()
+
+    def _watched_epoch(
+        self,
+        state: _omkl.StreamMkl,
+        m: npt.NDArray[np.float32],
+        lens: npt.NDArray[np.int64],
+        y: npt.NDArray[np.int64],
+        n_labels: int,
+        first: Sequence[Any],
+    ) -> float:
+        """One epoch of ``fit`` on the examples of ``m`` (``lens`` rows
+        each, labels ``y``), in order, as ``learn_one`` on each: the MKL
+        model ``state`` learns them in the core, its drift detector reacting
+        after each round, and so does the hedging linear model; then the
+        weighted errors follow both models' mistakes. Works on copies of
+        the hedge and detectors, which replace the model's only at the end;
+        ``first`` is the epoch's first example (its positions), whose round
+        starts a hedge. Returns the summed loss."""
+        detector = copy.deepcopy(self._detector)
+        drifts = self.n_drifts_
+        labels_before = state.n_labels
+
+        def on_round(n: int, wrong: int) -> bool:
+            nonlocal drifts
+            if feed_errors(detector, n, wrong):
+                drifts += 1
+                return True
+            return False
+
+        reset = self.drift_reaction == "reset"
+        loss, wrong = state.learn_many_watched(
+            m, lens, y, n_labels, None if detector is None else on_round, reset
+        )
+        hedge, errors = None, self._hedge_errors
+        hedge_detector = copy.deepcopy(self._hedge_detector)
+        if self._hedge_eta0 is not None:
+            # the hedge is started (or replaced) after the first round, with
+            # the columns and labels the MKL model has then (with dict
+            # features, only the first example's are new)
+            base = m.shape[1]
+            if isinstance(first[0], Mapping) and self.hash_features is None:
+                base = len(self._feature_index) + len(self._new_features(list(first)))
+            top = int(y[: lens[0]].max()) + 1
+            hedge, errors = self._hedge_for(base, max(labels_before, top))
+            if hedge is self._hedge:
+                hedge = copy.copy(hedge)
+            if hedge.dim < m.shape[1]:
+                hedge.grow(m.shape[1], hedge.n_labels)
+            on_hedge = None
+            if hedge_detector is not None:
+
+                def on_hedge(n: int, wrong: int) -> bool:
+                    return feed_errors(hedge_detector, n, wrong)
+
+            _, hedge_wrong = hedge.learn_many_watched(m, lens, y, n_labels, on_hedge, False)
+            d = HEDGE_DECAY
+            e_mkl, e_linear = errors
+            for n, a, b in zip(lens.tolist(), wrong.tolist(), hedge_wrong.tolist(), strict=True):
+                e_mkl = d * e_mkl + (1.0 - d) * (a / n)
+                e_linear = d * e_linear + (1.0 - d) * (b / n)
+            errors = [e_mkl, e_linear]
+        self._detector, self.n_drifts_ = detector, drifts
+        self._hedge, self._hedge_errors, self._hedge_detector = hedge, errors, hedge_detector
+        return loss
 
     def _flat_ids(
         self, seqs: Sequence[Sequence[Any]] | npt.NDArray[Any]
@@ -1700,9 +1778,14 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
     ) -> MKLClassifier:
         """Learns ``epochs`` passes over ``(X, y)`` (rows as dicts or a 2-D
         array), each pass in Rust with the GIL released; ``progress=True``
-        shows a tqdm bar per epoch. Same result as ``learn_one`` on each
-        example in order (without shuffling). Nothing is learned if the
-        data are invalid. ``kernel_weights_`` is recorded after each epoch.
+        shows a tqdm bar per epoch, and ``shuffle=True`` visits the rows in
+        a new order each epoch, drawn from ``seed``. Same result as
+        ``learn_one`` on each example in the order visited, drift detector
+        and hedging linear model included (the detector is called with the
+        GIL after each round). Nothing is learned if the data are invalid.
+        With a drift detector or a hedge, an epoch that fails (an interrupt,
+        an error of the detector) leaves the model of the epochs before it.
+        ``kernel_weights_`` is recorded after each epoch.
 
         >>> import numpy as np
         >>> X = np.array([[0.0, 1.0], [1.0, 0.0]] * 10)
@@ -1856,7 +1939,10 @@ class SequenceTagger(_StreamMkl):
         seqlearn), ``X_seqs`` and ``Y_seqs`` hold all positions of all
         sequences one after the other, and ``lengths`` the length of each
         sequence. ``shuffle=True`` visits the sequences in a new order each
-        epoch, drawn from ``seed``.
+        epoch, drawn from ``seed``. Same result as ``learn_one`` on each
+        sequence in the order visited, drift detector included (called
+        with the GIL after each round; with a detector, an epoch that fails
+        leaves the model of the epochs before it).
 
         >>> import numpy as np
         >>> rng = np.random.default_rng(0)

@@ -2,7 +2,7 @@
 //! Alg. 3 learner behind `omkl.MKLClassifier` and `omkl.SequenceTagger`.
 
 use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use omkl_core::learner::spec::{parse_regularizer, parse_schedule};
 use omkl_core::learner::stream_mkl::{
@@ -453,6 +453,79 @@ impl PyStreamMkl {
             .py();
         self.mapped.trim(0);
         out
+    }
+
+    /// `learn_many` that also returns the mistakes of each example's
+    /// prediction (made before its update; see `last_mistakes`). With
+    /// `on_round`, `on_round(n, wrong)` is called (with the GIL) after each
+    /// example of `n` positions, `wrong` of them mistaken, before the next
+    /// example; when it returns true the model reacts to a drift
+    /// (`react_to_drift(reset)`). An error of `on_round` stops learning,
+    /// with the examples so far learned, and is raised.
+    #[pyo3(signature = (x, lens, y, n_labels, on_round=None, reset=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn learn_many_watched<'py>(
+        &mut self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f32>,
+        lens: PyReadonlyArray1<'py, i64>,
+        y: PyReadonlyArray1<'py, i64>,
+        n_labels: usize,
+        on_round: Option<Bound<'py, PyAny>>,
+        reset: bool,
+    ) -> PyResult<(f64, Bound<'py, PyArray1<i64>>)> {
+        let (xs, _, d) = matrix("x", &x)?;
+        let (xs, d) = self.mapped.rows(&self.inner, xs, d).py()?;
+        let lens = labels("lens", &lens)?;
+        let ys = labels("y", &y)?;
+        let callback = on_round.map(|f| f.unbind());
+        // the Python error that stopped learning, raised as it is
+        let failure: Mutex<Option<PyErr>> = Mutex::new(None);
+        let mut wrong = Vec::with_capacity(lens.len());
+        let inner = &mut self.inner;
+        let out = py.detach(|| {
+            let stop = |e: PyErr| {
+                if let Ok(mut slot) = failure.lock() {
+                    *slot = Some(e);
+                }
+                OmklError::invalid("training", "interrupted")
+            };
+            inner.learn_many_watched(
+                xs,
+                d,
+                &lens,
+                &ys,
+                n_labels,
+                || Python::attach(|py| py.check_signals()).map_err(stop),
+                |i, m| {
+                    let k = m.last_mistakes();
+                    wrong.push(k);
+                    let Some(f) = &callback else {
+                        return Ok(());
+                    };
+                    let fired =
+                        Python::attach(|py| f.call1(py, (lens[i], k))?.bind(py).is_truthy())
+                            .map_err(stop)?;
+                    if fired {
+                        m.react_to_drift(reset)?;
+                    }
+                    Ok(())
+                },
+            )
+        });
+        self.mapped.trim(0);
+        if let Some(e) = failure.into_inner().ok().flatten() {
+            return Err(e);
+        }
+        let loss = out.py()?;
+        Ok((loss, index_array(py, wrong)))
+    }
+
+    /// The reaction to a drift alarm: with `reset`, every group is zeroed;
+    /// the step-size schedule restarts, and so does the averaged iterate
+    /// of a model that averages.
+    fn react_to_drift(&mut self, reset: bool) -> PyResult<()> {
+        self.inner.react_to_drift(reset).py()
     }
 
     /// The best labelling of `x` (n × d) as int64 labels.

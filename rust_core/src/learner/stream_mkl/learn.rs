@@ -59,10 +59,51 @@ impl StreamMkl {
         lens: &[usize],
         y: &[usize],
         n_labels: usize,
-        mut keep_going: F,
+        keep_going: F,
     ) -> Result<f64>
     where
         F: FnMut() -> Result<()>,
+    {
+        self.learn_many_watched(x, d, lens, y, n_labels, keep_going, |_, _| Ok(()))
+    }
+
+    /// [`StreamMkl::learn_many`] that calls `watch(i, model)` after the
+    /// round of example `i` (0-based), before the next one: it may read the
+    /// round's [`StreamMkl::last_mistakes`] and change the model (e.g.
+    /// [`StreamMkl::react_to_drift`]), as a caller of one
+    /// [`StreamMkl::learn_extending`] per example would between them. Stops
+    /// (with the examples so far learned) at the first error of `watch`.
+    ///
+    /// # Example
+    /// ```
+    /// use omkl_core::learner::stream_mkl::{StreamMkl, StreamMklConfig};
+    /// let mut cfg = StreamMklConfig::multiclass(vec![], 1e-3, 1.0);
+    /// cfg.explicit_groups = vec![vec![0, 1]];
+    /// cfg.count_mistakes = true;
+    /// let mut m = StreamMkl::new(cfg, 2, 2).unwrap();
+    /// let x = [1.0f32, 0.0, 0.0, 1.0, 1.0, 0.0];
+    /// let mut wrong = Vec::new();
+    /// m.learn_many_watched(&x, 2, &[1, 1, 1], &[0, 1, 0], 2, || Ok(()), |_, m| {
+    ///     wrong.push(m.last_mistakes());
+    ///     Ok(())
+    /// })
+    /// .unwrap();
+    /// assert_eq!(wrong.len(), 3);
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    pub fn learn_many_watched<F, W>(
+        &mut self,
+        x: &[f32],
+        d: usize,
+        lens: &[usize],
+        y: &[usize],
+        n_labels: usize,
+        mut keep_going: F,
+        mut watch: W,
+    ) -> Result<f64>
+    where
+        F: FnMut() -> Result<()>,
+        W: FnMut(usize, &mut Self) -> Result<()>,
     {
         let total: usize = lens.iter().sum();
         if y.len() != total {
@@ -96,8 +137,105 @@ impl StreamMkl {
             self.grow_labels(top)?;
             sum += self.round(Example::Vectors(&x[off * d..(off + n) * d]), ys)?;
             off += n;
+            watch(i, self)?;
         }
         self.grow_labels(n_labels)?;
         Ok(sum)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::Kernel;
+    use crate::learner::stream_mkl::StreamMklConfig;
+
+    fn model(average: bool) -> StreamMkl {
+        let cfg = StreamMklConfig {
+            explicit_groups: vec![vec![0, 1]],
+            count_mistakes: true,
+            average,
+            max_support: Some(5),
+            ..StreamMklConfig::multiclass(vec![Kernel::Gaussian { sigma2: 0.8 }], 1e-3, 0.5)
+        };
+        StreamMkl::new(cfg, 3, 1).unwrap()
+    }
+
+    /// Three-class examples of one row each (labels met in order).
+    fn data(n: usize) -> (Vec<f32>, Vec<usize>) {
+        let x = (0..3 * n).map(|i| (i as f32 * 0.37).sin()).collect();
+        let y = (0..n).map(|i| (i * 7 / 3) % 3).collect();
+        (x, y)
+    }
+
+    #[test]
+    fn watched_learning_equals_one_round_per_example_with_the_same_reactions() {
+        let (x, y) = data(40);
+        for (average, reset) in [(false, false), (true, false), (false, true), (true, true)] {
+            let (mut many, mut one) = (model(average), model(average));
+            let lens = vec![1; y.len()];
+            let mut seen = Vec::new();
+            many.learn_many_watched(
+                &x,
+                3,
+                &lens,
+                &y,
+                3,
+                || Ok(()),
+                |i, m| {
+                    seen.push(m.last_mistakes());
+                    if i % 9 == 4 {
+                        m.react_to_drift(reset)?;
+                    }
+                    Ok(())
+                },
+            )
+            .unwrap();
+            for (i, &t) in y.iter().enumerate() {
+                let top = y[..=i].iter().max().unwrap() + 1;
+                one.learn_extending(&x[3 * i..3 * i + 3], 3, &[t], top, false)
+                    .unwrap();
+                assert_eq!(one.last_mistakes(), seen[i]);
+                if i % 9 == 4 {
+                    one.react_to_drift(reset).unwrap();
+                }
+            }
+            assert!(seen.iter().any(|&k| k > 0) && seen.contains(&0));
+            assert_eq!(many.to_bytes(), one.to_bytes());
+        }
+    }
+
+    #[test]
+    fn an_error_of_the_watcher_stops_after_its_example() {
+        let (x, y) = data(10);
+        let (mut many, mut one) = (model(false), model(false));
+        let err = many
+            .learn_many_watched(
+                &x,
+                3,
+                &[1; 10],
+                &y,
+                3,
+                || Ok(()),
+                |i, _| {
+                    if i == 3 {
+                        Err(crate::error::OmklError::invalid("watch", "stop"))
+                    } else {
+                        Ok(())
+                    }
+                },
+            )
+            .unwrap_err();
+        assert!(err.to_string().contains("stop"));
+        one.learn_many(
+            &x[..12],
+            3,
+            &[1; 4],
+            &y[..4],
+            1 + y[..4].iter().max().unwrap(),
+            || Ok(()),
+        )
+        .unwrap();
+        assert_eq!(many.to_bytes(), one.to_bytes());
     }
 }

@@ -607,6 +607,21 @@ impl StreamMkl {
         }
         Ok(())
     }
+
+    /// The reaction to a drift alarm: with `reset`, every group is zeroed
+    /// ([`StreamMkl::scale_groups`]); the step-size schedule restarts and,
+    /// when the model predicts with the averaged iterate, so does the
+    /// average.
+    pub fn react_to_drift(&mut self, reset: bool) -> Result<()> {
+        if reset {
+            self.scale_groups(0.0)?;
+        }
+        self.restart_schedule();
+        if self.config.average {
+            self.restart_average();
+        }
+        Ok(())
+    }
 }
 
 /// `n_labels` if it is at least 1.
