@@ -3,8 +3,10 @@ bad input, pickling and saving."""
 
 from __future__ import annotations
 
+import _thread
 import os
 import pickle
+import threading
 
 import numpy as np
 import pytest
@@ -94,6 +96,29 @@ def test_fit_equals_learn_one_in_order():
     assert a.predict(X) == b.predict(X)
     assert a.n_support_ == b.n_support_
     assert a.kernel_weights_ == pytest.approx(b.kernel_weights_, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [{}, {"drift_detector": None, "linear_hedge": None}],
+    ids=["detector and hedge", "neither"],
+)
+def test_ctrl_c_during_fit_raises_keyboard_interrupt_and_keeps_whole_epochs(config):
+    """Ctrl-C stops a long ``fit`` in the core: ``KeyboardInterrupt`` is
+    raised, and the model holds whole epochs only (the interrupted one is
+    not kept), still usable."""
+    X, y = blobs(3000)  # the core checks for Ctrl-C every 256 examples
+    model = MKLClassifier(**config)
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            model.fit(X, y, epochs=1_000_000)
+    finally:
+        timer.cancel()
+    assert model.n_rounds_ % len(X) == 0
+    if model.n_rounds_:
+        assert set(model.predict(X)) <= set(y)
 
 
 def test_fit_with_progress_bar_and_shuffling(capsys):

@@ -1099,10 +1099,11 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
                     em, el, ey = m, lens, y_all
                     first = seqs[0]
                 em = np.ascontiguousarray(em)
+                if epoch > 0:
+                    # a failed (or interrupted) epoch leaves the model of the
+                    # epochs before
+                    state = copy.copy(state)
                 if watched:
-                    if epoch > 0:
-                        # a failed epoch leaves the model of the epochs before
-                        state = copy.copy(state)
                     loss = self._watched_epoch(state, em, el, ey, n_labels, first)
                 else:
                     loss = state.learn_many(em, el, ey, n_labels)
@@ -1783,8 +1784,8 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
         ``learn_one`` on each example in the order visited, drift detector
         and hedging linear model included (the detector is called with the
         GIL after each round). Nothing is learned if the data are invalid.
-        With a drift detector or a hedge, an epoch that fails (an interrupt,
-        an error of the detector) leaves the model of the epochs before it.
+        An epoch that fails (Ctrl-C, an error of the detector) leaves the
+        model of the epochs before it.
         ``kernel_weights_`` is recorded after each epoch.
 
         >>> import numpy as np
@@ -1941,8 +1942,9 @@ class SequenceTagger(_StreamMkl):
         sequence. ``shuffle=True`` visits the sequences in a new order each
         epoch, drawn from ``seed``. Same result as ``learn_one`` on each
         sequence in the order visited, drift detector included (called
-        with the GIL after each round; with a detector, an epoch that fails
-        leaves the model of the epochs before it).
+        with the GIL after each round). On feature vectors, an epoch that
+        fails (Ctrl-C, an error of the detector) leaves the model of the
+        epochs before it.
 
         >>> import numpy as np
         >>> rng = np.random.default_rng(0)

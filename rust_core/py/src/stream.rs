@@ -443,16 +443,21 @@ impl PyStreamMkl {
         let lens = labels("lens", &lens)?;
         let ys = labels("y", &y)?;
         let inner = &mut self.inner;
-        let out = py
-            .detach(|| {
-                inner.learn_many(xs, d, &lens, &ys, n_labels, || {
-                    Python::attach(|py| py.check_signals())
-                        .map_err(|e| OmklError::invalid("training", format!("interrupted: {e}")))
+        // Ctrl-C (or any error of the signal check) is raised as it is
+        let mut failure: Option<PyErr> = None;
+        let out = py.detach(|| {
+            inner.learn_many(xs, d, &lens, &ys, n_labels, || {
+                Python::attach(|py| py.check_signals()).map_err(|e| {
+                    failure = Some(e);
+                    OmklError::invalid("training", "interrupted")
                 })
             })
-            .py();
+        });
         self.mapped.trim(0);
-        out
+        match failure {
+            Some(e) => Err(e),
+            None => out.py(),
+        }
     }
 
     /// `learn_many` that also returns the mistakes of each example's
