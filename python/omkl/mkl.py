@@ -1106,7 +1106,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
                 if watched:
                     loss = self._watched_epoch(state, em, el, ey, n_labels, first)
                 else:
-                    loss = state.learn_many(em, el, ey, n_labels)
+                    loss, _ = state.learn_many(em, el, ey, n_labels)
                 state.record_beta()
                 self._state = state
                 if epoch == 0:
@@ -1148,7 +1148,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             return False
 
         reset = self.drift_reaction == "reset"
-        loss, wrong = state.learn_many_watched(
+        loss, wrong = state.learn_many(
             m, lens, y, n_labels, None if detector is None else on_round, reset
         )
         hedge, errors = None, self._hedge_errors
@@ -1172,7 +1172,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
                 def on_hedge(n: int, wrong: int) -> bool:
                     return feed_errors(hedge_detector, n, wrong)
 
-            _, hedge_wrong = hedge.learn_many_watched(m, lens, y, n_labels, on_hedge, False)
+            _, hedge_wrong = hedge.learn_many(m, lens, y, n_labels, on_hedge, False)
             d = HEDGE_DECAY
             e_mkl, e_linear = errors
             for n, a, b in zip(lens.tolist(), wrong.tolist(), hedge_wrong.tolist(), strict=True):

@@ -429,47 +429,16 @@ impl PyStreamMkl {
 
     /// Learns the examples stored one after the other in `x` (lengths
     /// `lens`), with the GIL released; all are validated first. Returns the
-    /// summed loss.
-    fn learn_many(
-        &mut self,
-        py: Python<'_>,
-        x: PyReadonlyArray2<'_, f32>,
-        lens: PyReadonlyArray1<'_, i64>,
-        y: PyReadonlyArray1<'_, i64>,
-        n_labels: usize,
-    ) -> PyResult<f64> {
-        let (xs, _, d) = matrix("x", &x)?;
-        let (xs, d) = self.mapped.rows(&self.inner, xs, d).py()?;
-        let lens = labels("lens", &lens)?;
-        let ys = labels("y", &y)?;
-        let inner = &mut self.inner;
-        // Ctrl-C (or any error of the signal check) is raised as it is
-        let mut failure: Option<PyErr> = None;
-        let out = py.detach(|| {
-            inner.learn_many(xs, d, &lens, &ys, n_labels, || {
-                Python::attach(|py| py.check_signals()).map_err(|e| {
-                    failure = Some(e);
-                    OmklError::invalid("training", "interrupted")
-                })
-            })
-        });
-        self.mapped.trim(0);
-        match failure {
-            Some(e) => Err(e),
-            None => out.py(),
-        }
-    }
-
-    /// `learn_many` that also returns the mistakes of each example's
-    /// prediction (made before its update; see `last_mistakes`). With
-    /// `on_round`, `on_round(n, wrong)` is called (with the GIL) after each
-    /// example of `n` positions, `wrong` of them mistaken, before the next
-    /// example; when it returns true the model reacts to a drift
-    /// (`react_to_drift(reset)`). An error of `on_round` stops learning,
-    /// with the examples so far learned, and is raised.
+    /// summed loss and the mistakes of each example's prediction (made
+    /// before its update; see `last_mistakes`). With `on_round`,
+    /// `on_round(n, wrong)` is called (with the GIL) after each example of
+    /// `n` positions, `wrong` of them mistaken, before the next example;
+    /// when it returns true the model reacts to a drift
+    /// (`react_to_drift(reset)`). An error of `on_round`, or Ctrl-C, stops
+    /// learning, with the examples so far learned, and is raised as it is.
     #[pyo3(signature = (x, lens, y, n_labels, on_round=None, reset=false))]
     #[allow(clippy::too_many_arguments)]
-    fn learn_many_watched<'py>(
+    fn learn_many<'py>(
         &mut self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f32>,
@@ -495,7 +464,7 @@ impl PyStreamMkl {
                 }
                 OmklError::invalid("training", "interrupted")
             };
-            inner.learn_many_watched(
+            inner.learn_many(
                 xs,
                 d,
                 &lens,

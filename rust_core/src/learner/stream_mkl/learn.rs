@@ -49,30 +49,13 @@ impl StreamMkl {
     /// the other, `lens` their lengths), after validating all of them. Labels
     /// beyond the current `L` are added when first met (labels are expected
     /// to be numbered in order of first appearance), so the result equals
-    /// one [`StreamMkl::learn_extending`] per example. Stops
-    /// early (with the examples so far learned) when `keep_going` returns
-    /// an error, checked every 256 examples. Returns the summed loss.
-    pub fn learn_many<F>(
-        &mut self,
-        x: &[f32],
-        d: usize,
-        lens: &[usize],
-        y: &[usize],
-        n_labels: usize,
-        keep_going: F,
-    ) -> Result<f64>
-    where
-        F: FnMut() -> Result<()>,
-    {
-        self.learn_many_watched(x, d, lens, y, n_labels, keep_going, |_, _| Ok(()))
-    }
-
-    /// [`StreamMkl::learn_many`] that calls `watch(i, model)` after the
-    /// round of example `i` (0-based), before the next one: it may read the
-    /// round's [`StreamMkl::last_mistakes`] and change the model (e.g.
-    /// [`StreamMkl::react_to_drift`]), as a caller of one
-    /// [`StreamMkl::learn_extending`] per example would between them. Stops
-    /// (with the examples so far learned) at the first error of `watch`.
+    /// one [`StreamMkl::learn_extending`] per example. `watch(i, model)` is
+    /// called after the round of example `i` (0-based), before the next
+    /// one: it may read the round's [`StreamMkl::last_mistakes`] and change
+    /// the model (e.g. [`StreamMkl::react_to_drift`]), as a caller of one
+    /// `learn_extending` per example would between them. Stops early (with
+    /// the examples so far learned) at the first error of `watch`, or of
+    /// `keep_going`, checked every 256 examples. Returns the summed loss.
     ///
     /// # Example
     /// ```
@@ -83,7 +66,7 @@ impl StreamMkl {
     /// let mut m = StreamMkl::new(cfg, 2, 2).unwrap();
     /// let x = [1.0f32, 0.0, 0.0, 1.0, 1.0, 0.0];
     /// let mut wrong = Vec::new();
-    /// m.learn_many_watched(&x, 2, &[1, 1, 1], &[0, 1, 0], 2, || Ok(()), |_, m| {
+    /// m.learn_many(&x, 2, &[1, 1, 1], &[0, 1, 0], 2, || Ok(()), |_, m| {
     ///     wrong.push(m.last_mistakes());
     ///     Ok(())
     /// })
@@ -91,7 +74,7 @@ impl StreamMkl {
     /// assert_eq!(wrong.len(), 3);
     /// ```
     #[allow(clippy::too_many_arguments)]
-    pub fn learn_many_watched<F, W>(
+    pub fn learn_many<F, W>(
         &mut self,
         x: &[f32],
         d: usize,
@@ -175,7 +158,7 @@ mod tests {
             let (mut many, mut one) = (model(average), model(average));
             let lens = vec![1; y.len()];
             let mut seen = Vec::new();
-            many.learn_many_watched(
+            many.learn_many(
                 &x,
                 3,
                 &lens,
@@ -210,7 +193,7 @@ mod tests {
         let (x, y) = data(10);
         let (mut many, mut one) = (model(false), model(false));
         let err = many
-            .learn_many_watched(
+            .learn_many(
                 &x,
                 3,
                 &[1; 10],
@@ -234,6 +217,7 @@ mod tests {
             &y[..4],
             1 + y[..4].iter().max().unwrap(),
             || Ok(()),
+            |_, _| Ok(()),
         )
         .unwrap();
         assert_eq!(many.to_bytes(), one.to_bytes());

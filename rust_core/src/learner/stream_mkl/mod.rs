@@ -10,7 +10,8 @@
 //! go through the same round.
 //!
 //! * [`config`]: hyperparameters ([`StreamMklConfig`], [`StreamLoss`]).
-//! * [`state`]: the model ([`StreamMkl`]), validation, growth, accessors.
+//! * [`state`]: the model ([`StreamMkl`]), validation, accessors.
+//! * [`adapt`]: more labels or columns, and the reactions to drift.
 //! * [`scoring`]: per-group scores and prediction.
 //! * [`learn`]: the entry points of a round.
 //! * [`round`]: one round (decode, step, prox, averaging).
@@ -30,6 +31,7 @@
 //! Weights are [`crate::learner::weights::ScaledBlock`]s. The support inputs are a [`crate::kernel::SupportStore`]; kernel values
 //! come from one dot product through [`crate::kernel::Kernel::from_dot`].
 
+pub mod adapt;
 pub mod average;
 pub mod budget;
 pub mod coefficients;
