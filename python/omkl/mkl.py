@@ -253,6 +253,17 @@ def _has_precomputed(
     )
 
 
+def _decayed_errors(errors: list[float], n: int, wrong_mkl: int, wrong_linear: int) -> list[float]:
+    """The weighted prequential errors ``[MKL, linear hedge]`` after a
+    round of ``n`` predictions, ``wrong_mkl`` and ``wrong_linear`` of them
+    wrong (decay :data:`HEDGE_DECAY`)."""
+    d = HEDGE_DECAY
+    return [
+        d * errors[0] + (1.0 - d) * (wrong_mkl / n),
+        d * errors[1] + (1.0 - d) * (wrong_linear / n),
+    ]
+
+
 def _is_feature_matrix(v: Any) -> bool:
     """Whether the explicit group ``v`` is a feature matrix over precomputed
     inputs (not a list of feature names or columns)."""
@@ -540,10 +551,11 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             else shape(next(iter(groups.values())))[0]
         )
         for name, v in groups.items():
-            if len(shape(v)) != 2 or shape(v)[0] != m:
+            got = shape(v)
+            if len(got) != 2 or got[0] != m:
                 raise ValueError(
                     f"invalid value for `explicit_groups[{name!r}]`: expected a feature matrix "
-                    f"with {m} rows (one per input of the Gram matrices), got shape {shape(v)}"
+                    f"with {m} rows (one per input of the Gram matrices), got shape {got}"
                 )
 
     # --- state ------------------------------------------------------------
@@ -963,13 +975,8 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         hedge.learn(m, y, n_labels, grow_dim=grow)
         self._hedge = hedge
         n = len(y)
-        d = HEDGE_DECAY
-        e_mkl, e_linear = self._hedge_errors
         wrong = hedge.last_mistakes
-        self._hedge_errors = [
-            d * e_mkl + (1.0 - d) * (state.last_mistakes / n),
-            d * e_linear + (1.0 - d) * (wrong / n),
-        ]
+        self._hedge_errors = _decayed_errors(self._hedge_errors, n, state.last_mistakes, wrong)
         det = self._hedge_detector
         if det is not None and feed_errors(det, n, wrong):
             hedge.restart_schedule()
@@ -1173,12 +1180,8 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
                     return feed_errors(hedge_detector, n, wrong)
 
             _, hedge_wrong = hedge.learn_many(m, lens, y, n_labels, on_hedge, False)
-            d = HEDGE_DECAY
-            e_mkl, e_linear = errors
             for n, a, b in zip(lens.tolist(), wrong.tolist(), hedge_wrong.tolist(), strict=True):
-                e_mkl = d * e_mkl + (1.0 - d) * (a / n)
-                e_linear = d * e_linear + (1.0 - d) * (b / n)
-            errors = [e_mkl, e_linear]
+                errors = _decayed_errors(errors, n, a, b)
         self._detector, self.n_drifts_ = detector, drifts
         self._hedge, self._hedge_errors, self._hedge_detector = hedge, errors, hedge_detector
         return loss
