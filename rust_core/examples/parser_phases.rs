@@ -136,7 +136,7 @@ fn main() {
         "per sentence: pruner keep {:.0} us, slots {:.0} us, learn_one (all serial) {:.0} us; kept arcs/sent {:.0}",
         1e6 * tk / m, 1e6 * ts / m, 1e6 * tl / m, kept_arcs as f64 / m
     );
-    p.finalize();
+    p.finalize().unwrap();
     let t = Instant::now();
     let out = p
         .predict_many(&dev.iter().map(|(s, _)| s.clone()).collect::<Vec<_>>())

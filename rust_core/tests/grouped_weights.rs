@@ -45,7 +45,7 @@ proptest! {
     #[test]
     fn scaled_storage_equals_dense_reference(ops in prop::collection::vec(op(3, 4, 2), 1..80)) {
         let (ng, nb, k) = (3, 4, 2);
-        let mut w = GroupedWeights::new(ng, nb, k, true);
+        let mut w = GroupedWeights::new(ng, nb, k, true).unwrap();
         let per = nb * k;
         let mut dense = vec![0.0; ng * per];
         let mut sum = vec![0.0; ng * per];
@@ -102,13 +102,13 @@ proptest! {
 
 #[test]
 fn growing_outputs_and_groups_keeps_weights_and_averages() {
-    let mut w = GroupedWeights::new(1, 3, 1, true);
+    let mut w = GroupedWeights::new(1, 3, 1, true).unwrap();
     w.axpy_bucket(0, 2, 1.0, &[2.0]);
     w.end_round();
     w.rescale_group(0, 0.5);
     w.end_round();
-    w.set_n_outputs(3);
-    w.add_groups(1);
+    w.resize_outputs(3, true).unwrap();
+    w.reserve(2, 3).unwrap();
     w.axpy_bucket(1, 0, 1.0, &[0.0, 0.0, 4.0]);
     w.end_round();
     assert_eq!(w.weight(0, 2, 0), 1.0);
@@ -116,4 +116,17 @@ fn growing_outputs_and_groups_keeps_weights_and_averages() {
     assert_eq!(w.weight(1, 0, 2), 4.0);
     assert!((w.averaged_weight(0, 2, 0) - (2.0 + 1.0 + 1.0) / 3.0).abs() < 1e-12);
     assert!((w.averaged_weight(1, 0, 2) - 4.0 / 3.0).abs() < 1e-12);
+}
+
+/// Weights too large for memory are refused with an allocation error naming
+/// what was asked, not a panic or an abort.
+#[test]
+fn weights_too_large_for_memory_are_an_allocation_error() {
+    match GroupedWeights::new(1, 1 << 60, 4, true) {
+        Err(omkl_core::OmklError::Alloc { what, bytes }) => {
+            assert_eq!(what, "n_buckets");
+            assert!(bytes >= 1 << 62, "{bytes}");
+        }
+        other => panic!("expected an allocation error, got {other:?}"),
+    }
 }

@@ -21,7 +21,7 @@ proptest! {
         )
     ) {
         let sizes = [4usize, 4, 4];
-        let mut w = TemplateWeights::new(&sizes);
+        let mut w = TemplateWeights::new(&sizes).unwrap();
         let mut d = Dense {
             theta: vec![vec![0.0; 4]; 3],
             sum: vec![vec![0.0; 4]; 3],
@@ -51,10 +51,10 @@ proptest! {
         let mut r = Reader::new(&bytes, "state");
         let back = TemplateWeights::read_from(&mut r).unwrap();
         prop_assert_eq!(r.remaining(), 0);
-        prop_assert_eq!(back.averaged(), w.averaged());
+        prop_assert_eq!(back.averaged().unwrap(), w.averaged().unwrap());
         prop_assert!(TemplateWeights::read_from(&mut Reader::new(&bytes[..bytes.len() - 1], "state")).is_err());
-        let avg = w.averaged();
-        let cur = w.current();
+        let avg = w.averaged().unwrap();
+        let cur = w.current().unwrap();
         let norms = w.group_norms();
         for g in 0..3 {
             let n: f64 = d.theta[g].iter().map(|x| x * x).sum::<f64>().sqrt();
@@ -74,7 +74,7 @@ proptest! {
 /// with its running sum kept.
 #[test]
 fn a_group_saved_as_zero_loads_as_zero_with_its_average() {
-    let mut w = TemplateWeights::new(&[4, 2]);
+    let mut w = TemplateWeights::new(&[4, 2]).unwrap();
     for step in 0..5 {
         w.add(0, step % 4, 1.0 + step as f64);
         w.add(1, 1, -2.0);
@@ -87,12 +87,25 @@ fn a_group_saved_as_zero_loads_as_zero_with_its_average() {
     bytes[head..head + 8].copy_from_slice(&0.0f64.to_le_bytes());
     bytes[head + 24] = 1;
     let back = TemplateWeights::read_from(&mut Reader::new(&bytes, "state")).unwrap();
-    for (a, b) in back.averaged().iter().zip(w.averaged()) {
+    for (a, b) in back.averaged().unwrap().iter().zip(w.averaged().unwrap()) {
         assert!((a - b).abs() <= 1e-6 * (1.0 + b.abs()), "{a} vs {b}");
     }
     assert_eq!(back.group_norms()[0], 0.0);
-    assert_eq!(&back.current()[..4], &[0.0; 4]);
-    assert_eq!(&back.current()[4..], &w.current()[4..]);
+    assert_eq!(&back.current().unwrap()[..4], &[0.0; 4]);
+    assert_eq!(&back.current().unwrap()[4..], &w.current().unwrap()[4..]);
     bytes[head + 24] = 2;
     assert!(TemplateWeights::read_from(&mut Reader::new(&bytes, "state")).is_err());
+}
+
+/// Tables too large for memory are refused with an allocation error naming
+/// the table size, not a panic or an abort.
+#[test]
+fn tables_too_large_for_memory_are_an_allocation_error() {
+    match TemplateWeights::new(&[4, 1 << 61]) {
+        Err(omkl_core::OmklError::Alloc { what, bytes }) => {
+            assert_eq!(what, "table size");
+            assert!(bytes >= 1 << 63, "{bytes}");
+        }
+        other => panic!("expected an allocation error, got {other:?}"),
+    }
 }

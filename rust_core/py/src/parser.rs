@@ -388,8 +388,7 @@ impl ArcParserCore {
             if first_pass {
                 self.inner.end_pruner_epoch()
             } else {
-                self.inner.end_epoch();
-                Ok(())
+                self.inner.end_epoch()
             }
         })
         .py()?;

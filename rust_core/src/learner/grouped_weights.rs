@@ -28,9 +28,14 @@ pub struct GroupedWeights {
 }
 
 impl GroupedWeights {
-    /// All-zero weights. Arguments must be valid (`n_buckets ≥ 1`), and the
-    /// memory must be available (see [`Self::reserve`]).
-    pub fn new(n_groups: usize, n_buckets: usize, n_outputs: usize, averaged: bool) -> Self {
+    /// All-zero weights (`n_buckets ≥ 1`), or [`crate::OmklError::Alloc`]
+    /// when the memory cannot be had (see [`Self::reserve`]).
+    pub fn new(
+        n_groups: usize,
+        n_buckets: usize,
+        n_outputs: usize,
+        averaged: bool,
+    ) -> crate::Result<Self> {
         let mut w = GroupedWeights {
             n_buckets,
             n_outputs,
@@ -38,9 +43,8 @@ impl GroupedWeights {
             blocks: Vec::new(),
             rounds: 0,
         };
-        w.reserve(n_groups, n_outputs)
-            .unwrap_or_else(|e| panic!("{e}"));
-        w
+        w.reserve(n_groups, n_outputs)?;
+        Ok(w)
     }
 
     /// Number of groups.
@@ -94,15 +98,6 @@ impl GroupedWeights {
         Ok(())
     }
 
-    /// Appends `n` all-zero groups.
-    ///
-    /// # Complexity
-    /// O(n · n_buckets · n_outputs).
-    pub fn add_groups(&mut self, n: usize) {
-        self.reserve(self.n_groups() + n, self.n_outputs)
-            .unwrap_or_else(|e| panic!("{e}"));
-    }
-
     /// Changes the number of outputs to `n_outputs ≥ 1`: new outputs have
     /// zero weights, dropped ones are forgotten (their squared norms are
     /// recomputed when `recompute`; a caller dropping outputs that were
@@ -136,14 +131,7 @@ impl GroupedWeights {
         Ok(())
     }
 
-    /// [`Self::resize_outputs`] that recomputes norms and panics when the
-    /// memory cannot be had.
-    pub fn set_n_outputs(&mut self, n_outputs: usize) {
-        self.resize_outputs(n_outputs, true)
-            .unwrap_or_else(|e| panic!("{e}"));
-    }
-
-    /// Drops the groups from `n_groups` on (undoes [`Self::add_groups`]).
+    /// Drops the groups from `n_groups` on (undoes [`Self::reserve`]).
     pub fn truncate_groups(&mut self, n_groups: usize) {
         self.blocks.truncate(n_groups);
     }

@@ -186,7 +186,7 @@ impl OnlineProximal {
         let averaged = config.averaged;
         Ok(OnlineProximal {
             config,
-            weights: GroupedWeights::new(n_groups, n_buckets, n_outputs, averaged),
+            weights: GroupedWeights::new(n_groups, n_buckets, n_outputs, averaged)?,
             intercept: vec![0.0; n_outputs],
             intercept_sum: vec![0.0; n_outputs],
             t: 0,

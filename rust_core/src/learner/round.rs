@@ -8,7 +8,7 @@
 //! use omkl_core::learner::round::{prox_groups, NormScratch};
 //! use omkl_core::model::template_weights::TemplateWeights;
 //! use omkl_core::prox::Regularizer;
-//! let mut w = TemplateWeights::new(&[1, 1]);
+//! let mut w = TemplateWeights::new(&[1, 1]).unwrap();
 //! w.add(0, 0, 3.0);
 //! w.add(1, 0, 0.5);
 //! let lasso = [Regularizer::GroupLasso { lam: 1.0 }];

@@ -87,8 +87,7 @@ impl ArcParser {
 
     /// Ends a first-pass epoch (the pruner is used from then on).
     pub fn end_pruner_epoch(&mut self) -> Result<()> {
-        self.pruner_or("prune_k", "")?.model_mut().end_epoch();
-        Ok(())
+        self.pruner_or("prune_k", "")?.model_mut().end_epoch()
     }
 
     fn kept_arcs(&self, sent: &ParserInput, gold: Option<&[usize]>) -> Result<Option<KeptArcs>> {
@@ -282,8 +281,8 @@ impl Epochs for ArcParser {
         Ok(())
     }
 
-    fn finish_epoch(&mut self) {
-        self.end_epoch();
+    fn finish_epoch(&mut self) -> Result<()> {
+        self.end_epoch()
     }
 }
 
@@ -350,7 +349,7 @@ mod tests {
             let fz = ArcFeaturizer::new(&p.templates, &s.words);
             assert_eq!(p.arc_scores(&fz).unwrap(), reference_scores(&p, &fz, false));
         }
-        p.end_epoch();
+        p.end_epoch().unwrap();
         for (s, _) in &data {
             let fz = ArcFeaturizer::new(&p.templates, &s.words);
             let got = p.arc_scores(&fz).unwrap();
@@ -399,7 +398,7 @@ mod tests {
                 p.learn_one(s, h).unwrap();
             }
             if averaged {
-                p.end_epoch();
+                p.end_epoch().unwrap();
             }
             let block = p.score_block(&sents[..40]).unwrap();
             for (s, got) in sents.iter().zip(&block) {
@@ -437,7 +436,7 @@ mod tests {
         for (s, h) in &toy() {
             p.learn_one(s, h).unwrap();
         }
-        p.end_epoch();
+        p.end_epoch().unwrap();
         let fz = ArcFeaturizer::new(&p.templates, &long.words);
         assert_eq!(p.arc_scores(&fz).unwrap(), reference_scores(&p, &fz, true));
         let short = sent(7, "short");

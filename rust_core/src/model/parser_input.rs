@@ -24,8 +24,9 @@ pub trait Epochs {
     /// `total`.
     fn learn_block(&mut self, block: &[GoldSentence], total: &mut f64) -> Result<()>;
 
-    /// Ends an epoch (averaged parameters and norms brought up to date).
-    fn finish_epoch(&mut self);
+    /// Ends an epoch (averaged parameters and norms brought up to date), or
+    /// fails with [`crate::OmklError::Alloc`].
+    fn finish_epoch(&mut self) -> Result<()>;
 
     /// One pass over `sents` in order, in blocks of 256 sentences;
     /// `tick(done)` is called after each block and may abort (e.g. on a
@@ -40,7 +41,7 @@ pub trait Epochs {
             self.learn_block(block, &mut total)?;
             tick(c * 256 + block.len())?;
         }
-        self.finish_epoch();
+        self.finish_epoch()?;
         Ok(total)
     }
 }

@@ -137,16 +137,20 @@ impl ArcParser {
         )
     }
 
-    /// Ends an epoch: exact norms, averaged parameters, β recorded.
-    pub fn end_epoch(&mut self) {
+    /// Ends an epoch: exact norms, averaged parameters, β recorded. Fails
+    /// with [`crate::OmklError::Alloc`] when the averaged table cannot be
+    /// had; then the parameters and β's history are as they were.
+    pub fn end_epoch(&mut self) -> Result<()> {
         self.weights.refresh_norms();
-        self.finalize();
+        self.finalize()?;
         self.beta_trajectory.push(self.template_weights());
+        Ok(())
     }
 
-    /// Computes the averaged parameters used by prediction.
-    pub fn finalize(&mut self) {
-        let avg = self.weights.averaged();
+    /// Computes the averaged parameters used by prediction, or fails with
+    /// [`crate::OmklError::Alloc`] (nothing changed).
+    pub fn finalize(&mut self) -> Result<()> {
+        let avg = self.weights.averaged()?;
         let off = self.weights.offsets();
         self.live = Some(
             (0..self.templates.len())
@@ -154,6 +158,7 @@ impl ArcParser {
                 .collect(),
         );
         self.averaged = Some(avg);
+        Ok(())
     }
 
     /// β_t = ‖θ_t‖ / Σ_s ‖θ_s‖ of the current iterate θ (the output of the

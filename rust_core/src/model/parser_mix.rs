@@ -38,7 +38,7 @@ impl ArcParser {
         import_blocks(&mut self.weights.blocks, true, prefix, p)?;
         let old = std::mem::replace(&mut self.weights.steps, steps);
         if steps > 0 && steps != old {
-            self.end_epoch();
+            self.end_epoch()?;
         }
         Ok(())
     }
@@ -141,7 +141,7 @@ impl ArcParser {
             import_blocks(&mut pr.model.weights.blocks, true, "pruner/", p)?;
             pr.model.weights.steps = s;
             if s > 0 {
-                pr.model.end_epoch();
+                pr.model.end_epoch()?;
             }
         }
         Ok(())
@@ -195,7 +195,7 @@ impl ArcParser {
             tpl.bits = b;
         }
         let sizes: Vec<usize> = self.templates.iter().map(|t| t.table_size()).collect();
-        self.weights = TemplateWeights::new(&sizes);
+        self.weights = TemplateWeights::new(&sizes)?;
         self.averaged = None;
         self.live = None;
         Ok(())

@@ -160,7 +160,7 @@ impl ArcParser {
                         r.remaining()
                     )));
                 }
-                let mut avg = zeroed_table(n);
+                let mut avg = zeroed_table(n)?;
                 r.f32s(n, &mut avg)?;
                 if avg.iter().any(|v| !v.is_finite()) {
                     return Err(r.error("non-finite averaged weight"));

@@ -276,8 +276,8 @@ impl Epochs for ArcPruner {
         Ok(())
     }
 
-    fn finish_epoch(&mut self) {
-        self.model.end_epoch();
+    fn finish_epoch(&mut self) -> Result<()> {
+        self.model.end_epoch()
     }
 }
 

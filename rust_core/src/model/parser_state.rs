@@ -103,7 +103,7 @@ impl ArcParser {
         Ok(ArcParser {
             config,
             template_ids: ids,
-            weights: TemplateWeights::new(&sizes),
+            weights: TemplateWeights::new(&sizes)?,
             templates: Arc::new(templates),
             averaged: None,
             live: None,
@@ -156,7 +156,7 @@ impl ArcParser {
         self.averaged = None;
         self.live = None;
         if averaged.is_some() {
-            self.finalize();
+            self.finalize()?;
         }
         Ok(())
     }

@@ -43,6 +43,6 @@ pub(crate) fn trained_toy(pruner: Option<usize>) -> (Vec<(ParserInput, Vec<usize
     for (s, h) in &data {
         p.learn_one(s, h).unwrap();
     }
-    p.end_epoch();
+    p.end_epoch().unwrap();
     (data, p)
 }

@@ -19,7 +19,7 @@
 //! # Example
 //! ```
 //! use omkl_core::model::template_weights::TemplateWeights;
-//! let mut w = TemplateWeights::new(&[4, 2]);
+//! let mut w = TemplateWeights::new(&[4, 2]).unwrap();
 //! w.add(0, 1, 2.0);
 //! w.scale_group(0, 0.5);
 //! w.end_step();
@@ -38,8 +38,10 @@ pub struct TemplateWeights {
 }
 
 impl TemplateWeights {
-    /// Zero tables with the given numbers of slots.
-    pub fn new(sizes: &[usize]) -> Self {
+    /// Zero tables with the given numbers of slots, or
+    /// [`crate::OmklError::Alloc`] naming the table size when the memory
+    /// cannot be had.
+    pub fn new(sizes: &[usize]) -> crate::Result<Self> {
         let mut offsets = Vec::with_capacity(sizes.len() + 1);
         let mut total = 0;
         offsets.push(0);
@@ -49,15 +51,13 @@ impl TemplateWeights {
         }
         let blocks = sizes
             .iter()
-            .map(|&s| {
-                ScaledBlock::tracked(s, 1, true, "table size").unwrap_or_else(|e| panic!("{e}"))
-            })
-            .collect();
-        TemplateWeights {
+            .map(|&s| ScaledBlock::tracked(s, 1, true, "table size"))
+            .collect::<crate::Result<_>>()?;
+        Ok(TemplateWeights {
             offsets,
             blocks,
             steps: 0,
-        }
+        })
     }
 
     /// Number of groups.
@@ -124,7 +124,8 @@ impl TemplateWeights {
 
     /// The average of θ over all completed steps, flattened (group `t` at
     /// `offsets()[t]..offsets()[t + 1]`); the current θ when no step is done.
-    pub fn averaged(&self) -> Vec<f32> {
+    /// Fails with [`crate::OmklError::Alloc`] when the memory cannot be had.
+    pub fn averaged(&self) -> crate::Result<Vec<f32>> {
         if self.steps == 0 {
             return self.current();
         }
@@ -133,19 +134,19 @@ impl TemplateWeights {
     }
 
     /// The current θ, flattened like [`TemplateWeights::averaged`].
-    pub fn current(&self) -> Vec<f32> {
+    pub fn current(&self) -> crate::Result<Vec<f32>> {
         self.flat(ScaledBlock::get)
     }
 
-    fn flat(&self, f: impl Fn(&ScaledBlock<f32>, usize) -> f64) -> Vec<f32> {
-        let mut out = zeroed_table(self.n_slots());
+    fn flat(&self, f: impl Fn(&ScaledBlock<f32>, usize) -> f64) -> crate::Result<Vec<f32>> {
+        let mut out = zeroed_table(self.n_slots())?;
         for (t, b) in self.blocks.iter().enumerate() {
             let (a, z) = (self.offsets[t], self.offsets[t + 1]);
             for (i, o) in out[a..z].iter_mut().enumerate() {
                 *o = f(b, i) as f32;
             }
         }
-        out
+        Ok(out)
     }
 
     /// Appends the state to `out` (little-endian, deterministic): the
@@ -203,7 +204,7 @@ impl TemplateWeights {
             )));
         }
         let sizes: Vec<usize> = sizes.into_iter().map(|s| s as usize).collect();
-        let mut w = TemplateWeights::new(&sizes);
+        let mut w = TemplateWeights::new(&sizes)?;
         w.steps = r.u64()?;
         let mut zeroed = Vec::new();
         for (g, b) in w.blocks.iter_mut().enumerate() {
@@ -252,7 +253,8 @@ impl TemplateWeights {
 
 crate::learner::round::group_set_over_blocks!(TemplateWeights);
 
-/// A zeroed table of `n` weights (see [`crate::learner::zeroed`]).
-pub fn zeroed_table(n: usize) -> Vec<f32> {
-    crate::learner::zeroed(n, "table size").unwrap_or_else(|e| panic!("{e}"))
+/// A zeroed table of `n` weights (see [`crate::learner::zeroed`]), or
+/// [`crate::OmklError::Alloc`] naming the table size.
+pub fn zeroed_table(n: usize) -> crate::Result<Vec<f32>> {
+    crate::learner::zeroed(n, "table size")
 }
