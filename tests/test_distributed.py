@@ -404,6 +404,9 @@ def test_parser_two_shards_with_a_pruner_mix_each_stage_to_the_weighted_average(
     base = copy.deepcopy(est)  # tables sized for the summed per-shard counts
     counts = np.sum([omkl._omkl.parser_key_counts(base._core, c) for c in corpora], axis=0)
     omkl._omkl.parser_set_table_counts(base._core, counts.tolist(), 1.0, est.max_table_bits)
+    # decoder="auto" chooses from the shards' trees, all projective here
+    assert est.decoder == "auto" and {c[0] for k in corpora for c in k.nonprojective_arcs()} == {0}
+    base._core.decoder = "eisner"
     workers = [copy.deepcopy(base) for _ in corpora]
     for m, c, o in zip(workers, corpora, orders(), strict=True):
         m._core.fit_epoch(c, o, None, True)
@@ -426,6 +429,7 @@ def test_parser_two_shards_with_a_pruner_mix_each_stage_to_the_weighted_average(
                 )
     model, history = train(est, paths, client=client, progress=False)
     assert [h["stage"] for h in history] == ["pruner", "arc", "arc"]
+    assert model.decoder_ == "eisner"
     got = export_params(model)
     for k in ("pruner/weights", "pruner/sums", "pruner/steps"):
         np.testing.assert_array_equal(got[k], pruner[k], err_msg=k)

@@ -178,7 +178,10 @@ def test_parser_defaults_equal_the_binding_defaults():
     py = _defaults(DependencyParser.__init__)
     core = _defaults(_omkl.ArcParserCore)
     assert core["eta"] == py["eta0"]
-    assert core["lam"] == py["lam"] and core["decoder"] == py["decoder"]
+    assert core["lam"] == py["lam"]
+    # "auto" is the core's decoder until the first fit measures the trees
+    assert py["decoder"] == "auto"
+    assert core["decoder"] == DependencyParser().decoder_ == "chu-liu-edmonds"
     assert core["prune_k"] == py["prune_k"] and core["templates"] == py["templates"]
     assert {"l2": "l2_squared", "mkl": "squared_l21"}[core["regularizer"]] == py["regularizer"]
     sizes = _defaults(_omkl.ArcParserCore.fit_table_sizes)

@@ -269,6 +269,45 @@ def test_eisner_decoder_gives_projective_single_root_trees(
     assert p.score(dev)["uas"] > 60.0
 
 
+def _with_heads(heads: list[int], copies: int) -> list[list[dict[str, Any]]]:
+    """``copies`` sentences of the toy's second tags with the given heads."""
+    words = _toy()[1]
+    return [[dict(t, head=h, deprel="dep") for t, h in zip(words, heads, strict=True)]] * copies
+
+
+def test_auto_decoder_is_eisner_only_on_nearly_projective_training_trees() -> None:
+    tpl = list(range(20))
+    # 0 -> 2, 2 -> 1, 2 -> 4, 4 -> 3: projective
+    projective = _with_heads([2, 0, 4, 2], 10)
+    # 0 -> 2, 2 -> 4, 4 -> 1, 2 -> 3: the arc 4 -> 1 passes over 2 and 3
+    crossing = _with_heads([4, 0, 2, 2], 1)
+    assert _is_projective([2, 0, 4, 2]) and not _is_projective([4, 0, 2, 2])
+    # 1 non-projective arc of 44 (2.3%) is too many; 1 of 404 (0.25%) is not
+    for data, want in (
+        (projective, "eisner"),
+        (projective + crossing, "chu-liu-edmonds"),
+        (projective * 10 + crossing, "eisner"),
+        (crossing, "chu-liu-edmonds"),
+    ):
+        p = DependencyParser(templates=tpl, prune_k=0, label_epochs=0)
+        assert p.decoder_ == "chu-liu-edmonds"
+        p.fit(data, epochs=1)
+        assert (p.decoder, p.decoder_) == ("auto", want)
+        assert pickle.loads(pickle.dumps(p)).decoder_ == want
+        # a later fit keeps the choice made before the first step
+        p.fit(crossing if want == "eisner" else projective, epochs=1)
+        assert p.decoder_ == want
+    # an explicit decoder is kept whatever the trees
+    for name in ("eisner", "chu-liu-edmonds"):
+        p = DependencyParser(decoder=name, templates=tpl, prune_k=0, label_epochs=0)
+        assert p.fit(crossing if name == "eisner" else projective, epochs=1).decoder_ == name
+    # learn_one before any fit has no training set to measure
+    p = DependencyParser(templates=tpl, prune_k=0, label_epochs=0)
+    p.learn_one(projective[0], [2, 0, 4, 2])
+    p.fit(projective, epochs=1)
+    assert p.decoder_ == "chu-liu-edmonds"
+
+
 def test_pruner_keeps_most_gold_arcs_and_is_saved(
     ewt_small: tuple[list[Any], list[Any]],
     ewt_parser: DependencyParser,
@@ -287,7 +326,10 @@ def test_pruner_keeps_most_gold_arcs_and_is_saved(
     import numpy as np
 
     from omkl import _omkl
-    from omkl.decode import chu_liu_edmonds
+    from omkl.decode import eisner
+
+    # "auto" chose Eisner: EWT's training trees are almost all projective
+    assert (p.decoder, p.decoder_) == ("auto", "eisner")
 
     corpus = _omkl.ParseCorpus.from_tokens(
         [str(i) for i in range(20)],
@@ -297,7 +339,7 @@ def test_pruner_keeps_most_gold_arcs_and_is_saved(
     for m, s, heads in zip(mats, dev[:20], p.parse(dev[:20]), strict=True):
         n1 = len(s) + 1
         assert len(m) == n1 * n1
-        got, _ = chu_liu_edmonds(np.array(m).reshape(n1, n1), single_root=True)
+        got, _ = eisner(np.array(m).reshape(n1, n1), single_root=True)
         assert got.tolist()[1:] == heads
     p.save(tmp_path / "m.bin")
     q = DependencyParser.load(tmp_path / "m.bin")

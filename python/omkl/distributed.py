@@ -44,7 +44,9 @@ and feature groups (classifiers, regressors), labels and templates (text
 tagger) or relation labels (parser)
 and registers them, in shard order, in the initial model that every worker
 starts from; the parser's table sizes are fitted to the summed per-shard
-counts of distinct features (an upper bound of the count on their union).
+counts of distinct features (an upper bound of the count on their union),
+and its ``decoder="auto"`` chooses from the shards' summed counts of
+non-projective arcs, as ``fit`` does from its training file.
 A classifier thus scores every class from the first round, where one process
 adds a class when it first sees it. With ``classes=``, a shard holding a
 label outside them is an error naming the shard. With one shard nothing is
@@ -201,6 +203,7 @@ def _scan(template: Any, data: Any, key: str, cache: str, several: bool) -> dict
             out["labels"] = list(dict.fromkeys(r for s in rels for r in s))
         if template._core.steps() == 0 and not template.history_:
             out["counts"] = _omkl.parser_key_counts(template._core, corpus)
+            out["nonprojective"] = corpus.nonprojective_arcs()
         return out
     if isinstance(template, TextTagger):
         return _scan_tagger(template, data, key, several)
@@ -437,6 +440,7 @@ def _layout(
     several = len(scans) > 1
     if isinstance(est, DependencyParser):
         if "counts" in scans[0]:
+            est._choose_decoder(c for s in scans for c in s["nonprojective"])
             counts = [sum(c) for c in zip(*(s["counts"] for s in scans), strict=True)]
             _omkl.parser_set_table_counts(
                 est._core, counts, float(est.slots_per_feature), est.max_table_bits

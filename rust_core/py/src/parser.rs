@@ -7,6 +7,7 @@ use omkl_core::features::arc_templates::{default_templates, WordAtoms, HASH_NAME
 use omkl_core::learner::spec::parse_regularizer;
 use omkl_core::model::conllu::{read_conllu_path, write_conllu, Sentence, Token};
 use omkl_core::model::parser::{ArcParser, ParserConfig, ParserInput, TreeDecoder, FORMAT_VERSION};
+use omkl_core::model::parser_decode::nonprojective_arcs;
 use omkl_core::model::parser_labels::ArcLabeler;
 use omkl_core::model::parser_prune::ArcPruner;
 use omkl_core::OmklError;
@@ -190,6 +191,15 @@ impl ParseCorpus {
             Some(s) => s.gold_tree(self.source.as_deref()).map(|_| ()).py(),
             None => Ok(()),
         }
+    }
+
+    /// `(non-projective arcs, arcs)` of each sentence's gold tree (`None`
+    /// where a head is missing; see `nonprojective_arcs` of the core).
+    fn nonprojective_arcs(&self) -> Vec<Option<(usize, usize)>> {
+        self.sentences
+            .iter()
+            .map(|s| s.heads().map(|h| (nonprojective_arcs(&h), h.len())))
+            .collect()
     }
 
     /// Gold relations of every sentence.
@@ -430,6 +440,19 @@ impl ArcParserCore {
     /// full model scores).
     fn pruner_stats(&self, py: Python<'_>, corpus: &ParseCorpus) -> PyResult<[usize; 4]> {
         self.on_trained_pruner(py, corpus, |p, gold| p.stats(gold))
+    }
+
+    /// The tree decoder's name.
+    #[getter]
+    fn decoder(&self) -> &'static str {
+        self.inner.config.decoder.name()
+    }
+
+    /// Sets the tree decoder (`"chu-liu-edmonds"` or `"eisner"`).
+    #[setter]
+    fn set_decoder(&mut self, name: &str) -> PyResult<()> {
+        self.inner.config.decoder = TreeDecoder::from_name(name).py()?;
+        Ok(())
     }
 
     /// Sets the pruner's score margin: a word keeps its candidate heads

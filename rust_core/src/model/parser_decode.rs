@@ -78,6 +78,48 @@ pub fn decode_tree(decoder: TreeDecoder, scores: &[f64], n1: usize) -> Result<Ve
     Ok(heads)
 }
 
+/// Number of non-projective arcs of a tree given by `heads[m - 1]`, the
+/// head of word `m` (0 is the root): arcs `h → m` with a word strictly
+/// between `h` and `m` that `h` does not dominate. A tree is projective when
+/// this is 0, and Eisner's decoder can then return it. On heads that do not
+/// form a tree it still ends: a word whose ancestor walk does not meet `h`
+/// within `n` steps is not dominated by `h`.
+///
+/// # Example
+/// ```
+/// use omkl_core::model::parser_decode::nonprojective_arcs;
+/// // 0 → 2, 2 → 1, 1 → 3: the arc 1 → 3 crosses 0 → 2 over word 2
+/// assert_eq!(nonprojective_arcs(&[2, 0, 1]), 1);
+/// assert_eq!(nonprojective_arcs(&[2, 0, 2]), 0);
+/// ```
+///
+/// # Complexity
+/// `O(n²)` in the worst case (one ancestor walk per word between an arc's
+/// ends, each at most `n` steps; usually short).
+pub fn nonprojective_arcs(heads: &[usize]) -> usize {
+    let n = heads.len();
+    // does `h` dominate `k` (k's ancestor walk meets h before the root)?
+    let dominates = |h: usize, mut k: usize| {
+        for _ in 0..=n {
+            if k == h {
+                return true;
+            }
+            if k == 0 || k > n {
+                return false;
+            }
+            k = heads[k - 1];
+        }
+        false
+    };
+    (1..=n)
+        .filter(|&m| {
+            let h = heads[m - 1];
+            let (lo, hi) = (h.min(m), h.max(m));
+            (lo + 1..hi).any(|k| !dominates(h, k))
+        })
+        .count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,5 +190,24 @@ mod tests {
                 assert!(score(&c) >= score(&e) - 1e-12);
             }
         }
+    }
+
+    #[test]
+    fn nonprojective_arcs_is_zero_exactly_for_projective_trees() {
+        for n in 1..=5 {
+            for t in all_trees(n) {
+                let bad = nonprojective_arcs(&t);
+                assert_eq!(bad == 0, projective(&t), "{t:?}");
+                assert!(bad <= n);
+            }
+        }
+        // 0 → 3, 3 → 1, 1 → 4, 4 → 2: 1 → 4 passes over 3 (the root's
+        // child) and 4 → 2 over 3; 3 → 1 passes over 2, which 3 dominates
+        assert_eq!(nonprojective_arcs(&[3, 4, 0, 1]), 2);
+        // heads with a cycle (among words 1, 2, 3, cut off from the root):
+        // the walks end; 0 → 4 passes over the cycle, which the root does
+        // not dominate; 1 → 4 passes over 2 and 3, which 1 does
+        assert_eq!(nonprojective_arcs(&[3, 1, 2, 0]), 1);
+        assert_eq!(nonprojective_arcs(&[2, 3, 1, 1]), 0);
     }
 }
