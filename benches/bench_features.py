@@ -21,7 +21,9 @@ time / model time.
         --extra '{"schedule": "constant", "eta0": 0.1}' --models exact,rff
 
 ``--models`` also takes ``recommended``: the model of
-``omkl.mkl.random_feature_classifier()`` (D = 999).
+``omkl.mkl.random_feature_classifier()`` (D = 999), to which ``--extra``
+is passed too. ``--seed s`` seeds the random-feature groups ``s``,
+``s + 1``, ... (default 0).
 
 Two times per sample are printed for each model, each the best of
 ``--repeat`` runs of a fresh model (run in turn, so that both models see the
@@ -72,6 +74,7 @@ def models(
     orthogonal: bool = False,
     linear: bool = True,
     extra: dict[str, Any] | None = None,
+    seed: int = 0,
 ) -> dict[str, Callable[[], Any]]:
     kw = extra or {}
     lin = ["linear"] if linear else []
@@ -82,7 +85,7 @@ def models(
 
     def rff() -> omkl.MKLClassifier:
         groups = [
-            omkl.RandomFourierFeatures(components, factor=f, seed=i, orthogonal=orthogonal)
+            omkl.RandomFourierFeatures(components, factor=f, seed=seed + i, orthogonal=orthogonal)
             for i, f in enumerate(factors)
         ]
         return omkl.MKLClassifier(kernels=[*lin, *groups], **kw)
@@ -91,7 +94,7 @@ def models(
         "exact (default)": omkl.MKLClassifier,
         "Nyström": nystroem,
         "RFF": rff,
-        "RFF recommended": random_feature_classifier,
+        "RFF recommended": lambda: random_feature_classifier(seed=seed, **kw),
     }
 
 
@@ -193,6 +196,9 @@ def main() -> None:
     parser.add_argument("--no-linear", action="store_true", help="no linear group")
     parser.add_argument("--extra", default="{}", help="more MKLClassifier arguments (JSON)")
     parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the first random-feature group (then +1, ...)"
+    )
+    parser.add_argument(
         "--models", default="exact,nystroem,rff", help="models to run (and recommended)"
     )
     parser.add_argument("--repeat", type=int, default=1, help="runs per model (best time)")
@@ -202,7 +208,12 @@ def main() -> None:
     args = parser.parse_args()
     factors = [float(f) for f in args.factors.split(",")]
     every = models(
-        args.components, factors, args.orthogonal, not args.no_linear, json.loads(args.extra)
+        args.components,
+        factors,
+        args.orthogonal,
+        not args.no_linear,
+        json.loads(args.extra),
+        args.seed,
     )
     keys = {
         "exact": "exact (default)",

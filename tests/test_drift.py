@@ -241,6 +241,68 @@ def test_sequence_tagger_budget_and_drift_options():
     assert set(tagger.kernel_weights_) == {"linear", "rff"}
 
 
+def test_forget_on_mistakes_keeps_the_model_through_rounds_it_gets_right():
+    """After a separable concept is learned with margin, rounds of zero
+    hinge loss change nothing with ``forget_on_mistakes`` (and halve the
+    model each round without it); a mistake still shrinks it."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, size=(400, 2))
+    X[:, 0] += np.where(X[:, 0] > 0, 2.0, -2.0)  # a gap of 4 around x0 = 0
+    X = X.astype(np.float32).astype(np.float64)  # the core's inputs are float32
+    y = [bool(v) for v in X[:, 0] > 0]
+    kw = dict(
+        kernels=["linear"],
+        lam=1e-12,
+        eta0=1.0,
+        forgetting=0.5,
+        linear_rate=1.0,
+        linear_hedge=None,
+        drift_detector=None,
+        intercept=False,
+        labels=[False, True],
+    )
+    coefs = {}
+    for on_mistakes in (True, False):
+        model = MKLClassifier(forget_on_mistakes=on_mistakes, **kw)
+        for xi, yi in zip(X[:300], y[:300], strict=True):
+            model.learn_one(xi, yi)
+        if on_mistakes:
+            # every later example has zero hinge loss: a margin of at least 1
+            scores = np.array([model._scores(xi) for xi in X[300:]])
+            margin = np.where(y[300:], 1.0, -1.0) * (scores[:, 1] - scores[:, 0])
+            assert model.classes_ == [False, True] and margin.min() >= 1.0
+        before = model.coef_["linear"]
+        for xi, yi in zip(X[300:], y[300:], strict=True):
+            model.learn_one(xi, yi)
+        coefs[on_mistakes] = (before, model.coef_["linear"])
+    kept_before, kept = coefs[True]
+    np.testing.assert_allclose(kept, kept_before, rtol=1e-9)
+    # forgetting after every round halves the model each round, which then
+    # errs and steps again: it is another model
+    lost_before, lost = coefs[False]
+    assert np.abs(lost - lost_before).max() > 0.1 * np.abs(lost_before).max()
+    # a mistake (the other label on a training input, hinge loss >= 2): the
+    # hinge step (eta0 = 1), then the model times 0.5
+    model = MKLClassifier(forget_on_mistakes=True, **kw)
+    for xi, yi in zip(X[:300], y[:300], strict=True):
+        model.learn_one(xi, yi)
+    want = model.coef_["linear"].copy()
+    wrong = not y[0]
+    want[int(wrong)] += X[0]
+    want[int(y[0])] -= X[0]
+    model.learn_one(X[0], wrong)
+    np.testing.assert_allclose(model.coef_["linear"], 0.5 * want, rtol=1e-9)
+
+
+def test_forget_on_mistakes_is_checked():
+    with pytest.raises(ValueError, match="`forget_on_mistakes`"):
+        MKLClassifier(forget_on_mistakes=1)
+    with pytest.raises(ValueError, match="`forget_on_mistakes`"):
+        MKLClassifier(forget_on_mistakes=True, loss="crf")
+    with pytest.raises(ValueError, match="`forget_on_mistakes`"):
+        SequenceTagger(forget_on_mistakes=True, loss="crf")
+
+
 @pytest.mark.parametrize(
     ("kwargs", "name"),
     [

@@ -1,6 +1,7 @@
 """The drift defaults of MKLClassifier: the averaged iterate restarted on a
 detector's alarm (against the mean of the iterates computed in the test),
-the linear group's own step size (against a run with rate 1), the hedging
+the linear group's own step size and the step size of named groups
+(against a run with rate 1), the hedging
 linear model (against a separate linear model and MKL model run side by
 side, with the weighted errors computed in the test), and ``fit`` with the
 detector and the hedge (against ``learn_one`` in the same order)."""
@@ -10,6 +11,7 @@ from __future__ import annotations
 import copy
 import math
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -139,6 +141,45 @@ def test_linear_rate_scales_the_first_step_of_the_linear_group_only():
     assert np.abs(coefs[1.0]["linear"]).max() > 0
 
 
+def test_rates_scale_the_first_step_of_the_named_groups_only():
+    coefs = {}
+    for rates in (None, {"gaussian": 0.25}, {"linear": 0.25}):
+        model = MKLClassifier(
+            kernels=["linear", "gaussian"],
+            lam=0.0,
+            linear_rate=1.0,
+            linear_hedge=None,
+            drift_detector=None,
+            rates=rates,
+        )
+        model.learn_one({"a": 1.0, "b": -2.0}, "x")
+        model.learn_one({"a": 0.5, "b": 1.0}, "y")  # the first step: from zero scores
+        coefs[str(rates)] = model.coef_
+    plain, gauss, lin = coefs["None"], coefs["{'gaussian': 0.25}"], coefs["{'linear': 0.25}"]
+    np.testing.assert_allclose(gauss["gaussian"], 0.25 * plain["gaussian"], rtol=1e-12)
+    np.testing.assert_allclose(gauss["linear"], plain["linear"], rtol=1e-12)
+    np.testing.assert_allclose(lin["linear"], 0.25 * plain["linear"], rtol=1e-12)
+    np.testing.assert_allclose(lin["gaussian"], plain["gaussian"], rtol=1e-12)
+    assert np.abs(plain["gaussian"]).max() > 0 and np.abs(plain["linear"]).max() > 0
+
+
+def test_rates_name_the_linear_group_as_linear_rate_does():
+    data = list(stream(400, switch_at=200))
+    preds = []
+    for kw in ({"linear_rate": 0.2}, {"linear_rate": 1.0, "rates": {"linear": 0.2}}):
+        model = MKLClassifier(kernels=["linear", "gaussian"], max_support=50, **kw)
+        out = []
+        for x, y in data:
+            out.append(model.predict_one(x))
+            model.learn_one(x, y)
+        preds.append((out, model.coef_["linear"]))
+    assert preds[0][0] == preds[1][0]
+    np.testing.assert_array_equal(preds[0][1], preds[1][1])
+    # a saved model keeps them
+    again = pickle.loads(pickle.dumps(model))
+    assert again.rates == {"linear": 0.2} and again._group_rates == [1.0, 0.2]
+
+
 @pytest.mark.parametrize(
     "groups",
     [
@@ -246,10 +287,14 @@ def test_a_detector_alarm_keeps_a_hedged_model_that_predicts_and_pickles():
         ({"linear_hedge": 0.0}, "linear_hedge"),
         ({"linear_hedge": float("inf")}, "linear_hedge"),
         ({"linear_hedge": "yes"}, "linear_hedge"),
+        ({"rates": {"rbf": 2.0}}, "rates"),
+        ({"rates": [2.0]}, "rates"),
+        ({"rates": {"linear": 0.0}}, "rates['linear']"),
+        ({"rates": {"gaussian_d": float("inf")}}, "rates['gaussian_d']"),
     ],
 )
 def test_bad_rates_name_the_argument(kwargs, name):
-    with pytest.raises(ValueError, match=f"`{name}`"):
+    with pytest.raises(ValueError, match=re.escape(f"`{name}`")):
         MKLClassifier(**kwargs)
 
 

@@ -25,9 +25,10 @@ from omkl.mkl import UNBOUNDED_CONFIG
     factor=st.sampled_from([0.0625, 0.25, 1.0, 4.0]),
     seed=st.integers(0, 2**16),
     spread=st.sampled_from([0.1, 1.0, 10.0]),
+    pairs=st.booleans(),
 )
-def test_core_fourier_map_equals_the_numpy_transform(d, n, factor, seed, spread):
-    rff = RandomFourierFeatures(n, factor=factor, seed=seed)
+def test_core_fourier_map_equals_the_numpy_transform(d, n, factor, seed, spread, pairs):
+    rff = RandomFourierFeatures(n, factor=factor, seed=seed, pairs=pairs)
     x = (np.random.default_rng(seed).standard_normal((5, d)) * spread).astype(np.float32)
     core, numpy_z = rff._core_map(d, None).transform(x), rff.transform(x)
     # both against the features computed in float64 from the same float32
@@ -278,3 +279,73 @@ def test_orthogonal_option_is_checked_kept_and_saved(tmp_path):
     loaded = MKLClassifier.load(tmp_path / "m.pkl")
     assert loaded.predict(X) == model.predict(X)
     assert loaded._rff_specs[0][1].orthogonal
+
+
+@pytest.mark.parametrize("n", [8, 9])
+@pytest.mark.parametrize("orthogonal", [False, True])
+def test_paired_features_are_cosines_and_sines_of_the_same_frequencies(n, orthogonal):
+    d, half = 3, n // 2
+    rff = RandomFourierFeatures(n, sigma2=1.5, seed=4, orthogonal=orthogonal, pairs=True)
+    w, b = rff.weights(d)
+    assert w.shape == (d, n) and b.shape == (n,)
+    np.testing.assert_array_equal(w[:, :half], w[:, half : 2 * half])
+    x = np.random.default_rng(2).standard_normal((7, d))
+    z = rff.transform(x).astype(np.float64)
+    t = x @ w[:, :half].astype(np.float64)
+    scale = np.sqrt(2.0 / n)
+    np.testing.assert_allclose(z[:, :half], scale * np.cos(t), atol=1e-5)
+    np.testing.assert_allclose(z[:, half : 2 * half], scale * np.sin(t), atol=1e-5)
+    if n % 2:
+        # the odd feature: a cosine of another frequency and a random phase
+        assert not np.allclose(w[:, -1], w[:, 0]) and 0.0 < b[-1] < 2 * np.pi
+    # the orthogonal draw covers the D // 2 (+ 1) frequencies
+    if orthogonal:
+        block = w[:, :d].astype(np.float64)
+        gram = block.T @ block
+        assert np.abs(gram - np.diag(np.diag(gram))).max() < 1e-4 * np.abs(gram).max()
+
+
+def test_paired_features_estimate_the_kernel_closer_than_random_phases():
+    d = 4
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, d)) * 0.5
+    sq = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    K = np.exp(-sq / 2.0)
+    errs = {}
+    for pairs in (False, True):
+        e = []
+        for seed in range(20):
+            Z = RandomFourierFeatures(60, sigma2=1.0, seed=seed, pairs=pairs).transform(X)
+            e.append(np.mean((Z.astype(np.float64) @ Z.T - K) ** 2))
+        errs[pairs] = float(np.mean(e))
+    assert errs[True] < errs[False]
+
+
+def test_pairs_option_is_checked_kept_and_saved(tmp_path):
+    with pytest.raises(ValueError, match="`pairs`"):
+        RandomFourierFeatures(4, pairs="yes")
+    a = RandomFourierFeatures(5, seed=2, orthogonal=True, pairs=True)
+    assert a != RandomFourierFeatures(5, seed=2, orthogonal=True)
+    assert a == pickle.loads(pickle.dumps(a))
+    assert repr(a) == "RandomFourierFeatures(5, factor=0.5, seed=2, orthogonal=True, pairs=True)"
+    # the draw without pairs is unchanged by the option's existence
+    old = RandomFourierFeatures(5, seed=2)
+    w, b = old.weights(3)
+    rng = np.random.default_rng(2)
+    want_w = rng.standard_normal((3, 5)) / np.sqrt(1.5)
+    np.testing.assert_allclose(w, want_w.astype(np.float32))
+    np.testing.assert_allclose(b, rng.uniform(0.0, 2.0 * np.pi, 5).astype(np.float32))
+    # a map pickled before the option loads without pairs
+    state = old.__getstate__()
+    del state["pairs"]
+    back = RandomFourierFeatures.__new__(RandomFourierFeatures)
+    back.__setstate__(state)
+    assert back == old and not back.pairs
+    X = np.random.default_rng(1).standard_normal((60, 3))
+    model = MKLClassifier(kernels=[a])
+    for i, xi in enumerate(X):
+        model.learn_one(xi, i % 3)
+    model.save(tmp_path / "m.pkl")
+    loaded = MKLClassifier.load(tmp_path / "m.pkl")
+    assert loaded.predict(X) == model.predict(X)
+    assert loaded._rff_specs[0][1].pairs

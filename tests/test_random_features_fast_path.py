@@ -16,6 +16,7 @@ from omkl import MKLClassifier, RandomFourierFeatures
 from omkl.mkl import (
     RANDOM_FEATURE_CONFIG,
     RANDOM_FEATURE_FACTORS,
+    RANDOM_FEATURE_RATES,
     random_feature_classifier,
 )
 
@@ -86,12 +87,19 @@ def test_random_feature_classifier_builds_the_documented_model():
     assert [g.n_components for g in groups] == [333, 333, 333]
     assert [g.factor for g in groups] == list(RANDOM_FEATURE_FACTORS)
     assert [g.seed for g in groups] == [0, 1, 2]
-    assert all(g.orthogonal for g in groups)
+    assert all(g.orthogonal and g.pairs for g in groups)
     for k, v in RANDOM_FEATURE_CONFIG.items():
         assert getattr(m, k) == v
-    m = random_feature_classifier(100, factors=(0.5,), seed=5, linear=False, forgetting=1.0)
+    assert m.rates == dict(zip(["rff", "rff_1", "rff_2"], RANDOM_FEATURE_RATES, strict=True))
+    assert m._group_rates == [m.linear_rate, *RANDOM_FEATURE_RATES]
+    m = random_feature_classifier(
+        100, factors=(0.5,), seed=5, linear=False, pairs=False, forgetting=1.0
+    )
     assert m.kernels == [RandomFourierFeatures(100, factor=0.5, seed=5, orthogonal=True)]
     assert m.forgetting == 1.0 and m.passive_aggressive is True
+    assert m.rates == {"rff": 1.0} and m._group_rates == []
+    m = random_feature_classifier(90, factors=(0.5, 1.0), factor_rates=(1.0, 3.0))
+    assert m._group_rates == [m.linear_rate, 1.0, 3.0]
 
 
 @pytest.mark.parametrize(
@@ -105,6 +113,9 @@ def test_random_feature_classifier_builds_the_documented_model():
         ({"seed": -1}, "seed"),
         ({"linear": 1}, "linear"),
         ({"forgetting": 1.5}, "forgetting"),
+        ({"pairs": 1}, "pairs"),
+        ({"factor_rates": (1.0, 2.0)}, "factor_rates"),
+        ({"factor_rates": (1.0, 2.0, 0.0)}, "rates['rff_2']"),
     ],
 )
 def test_random_feature_classifier_names_bad_arguments(kwargs, name):

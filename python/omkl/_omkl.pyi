@@ -394,6 +394,7 @@ class _StreamMklOptions(TypedDict, total=False):
     passive_aggressive: bool
     transition_lam: float | None
     forgetting: float
+    forget_on_mistakes: bool
     budget_rule: str
     count_mistakes: bool
 

@@ -69,33 +69,36 @@ the smallest one falls near chance (``benches/README.md``).
 ``forgetting=f`` in ``(0, 1]`` multiplies every group by ``f`` after each
 round (one scale change per group: the norms stay exact, the averaged
 iterate is still the mean of the iterates), so a coefficient learned ``a``
-rounds ago weighs ``f ** a``. ``drift_detector`` takes any river detector
-(``river.drift.ADWIN()``, ``river.drift.binary.DDM()``, ...); a copy of it
-is fed the 0/1 error of each position's prediction made before the update
-(by ``learn_one`` and ``fit`` alike; models over precomputed Gram matrices
-have no detector). When it reports a drift,
-``drift_reaction="reset"`` (the default of :class:`SequenceTagger`) zeroes
-the model (and drops the support inputs unless ``average=True``) and
-restarts the step size; ``"restart"`` only restarts the step size
-(``eta0 / sqrt(t)`` counts ``t`` from the drift). With ``average=True`` an
-alarm also restarts the average: the model predicts with the mean of the
-iterates since the last alarm. ``n_drifts_`` counts the
-alarms. With a budget, ``linear_group="primal"`` keeps the linear kernel as
-a dense group on the input columns, which the budget does not touch, and
-``intercept=True`` gives it an intercept; ``omkl.experiments.drift.DRIFT_CONFIG``
-is the configuration measured on river's drifting streams, and the default
-of :class:`MKLClassifier`: ``max_support=500``, ``budget_rule="oldest"``,
-``linear_group="primal"``, an intercept, ``drift_detector="ADWIN"`` and
-``drift_reaction="restart"``, with a constant step size
-(``schedule="constant", eta0=0.1``) of which the linear group takes
-``linear_rate=0.03`` times, and a hedging linear model
+rounds ago weighs ``f ** a``; with ``forget_on_mistakes=True`` (hinge
+loss) only the rounds whose hinge loss is at least ``cost`` shrink it (for
+one position, the mistakes), so a model forgets as fast as it errs.
+``drift_detector`` takes any river detector (``river.drift.ADWIN()``,
+``river.drift.binary.DDM()``, ...); a copy of it is fed the 0/1 error of
+each position's prediction made before the update (by ``learn_one`` and
+``fit`` alike; models over precomputed Gram matrices have no detector).
+When it reports a drift, ``drift_reaction="reset"`` (the default of
+:class:`SequenceTagger`) zeroes the model (and drops the support inputs
+unless ``average=True``) and restarts the step size; ``"restart"`` only
+restarts the step size (``eta0 / sqrt(t)`` counts ``t`` from the drift).
+With ``average=True`` an alarm also restarts the average: the model
+predicts with the mean of the iterates since the last alarm. ``n_drifts_``
+counts the alarms. With a budget, ``linear_group="primal"`` keeps the
+linear kernel as a dense group on the input columns, which the budget does
+not touch, and ``intercept=True`` gives it an intercept;
+``omkl.experiments.drift.DRIFT_CONFIG`` is the configuration measured on
+river's drifting streams, and the default of :class:`MKLClassifier`:
+``max_support=500``, ``budget_rule="oldest"``, ``linear_group="primal"``,
+an intercept, ``drift_detector="ADWIN"`` and ``drift_reaction="restart"``,
+with a constant step size (``schedule="constant", eta0=0.1``) of which the
+linear group takes ``linear_rate=0.03`` times, and a hedging linear model
 (``linear_hedge=0.1``). ``MKLClassifier(**UNBOUNDED_CONFIG)`` is the
 unbounded model of earlier versions.
 
 **Step size per group and the linear hedge.** ``linear_rate=r`` moves the
 linear kernel (or primal linear group, with the intercept) by ``r eta_t``
 times its subgradient where the other groups move by ``eta_t``; the prox
-steps on the group norms that follow are Alg. 3's. A small linear rate
+steps on the group norms that follow are Alg. 3's; ``rates={name: r}``
+does the same for any named group. A small linear rate
 with a constant step lets the kernel expansion follow moving clusters
 (RandomRBFDrift) without the linear part chasing the noise. On a noisy,
 nearly linear concept (SEA, 10% label noise) a decaying step wins instead,
@@ -113,9 +116,9 @@ Gram matrices have no hedge.
 Alg. 3 beside the exact kernels; a model whose kernels are all random
 features keeps no support set and costs ``O(D d L)`` per example.
 :func:`random_feature_classifier` builds the one
-measured against the exact default (999 orthogonal features, forgetting
-and the passive-aggressive step, which suit a linear model on the
-features).
+measured against the exact default (999 orthogonal features in cosine and
+sine pairs, forgetting after mistakes and the passive-aggressive step,
+which suit a linear model on the features).
 ``hash_features=n`` hashes dict feature names (xxh3-64 with a fixed seed,
 signed) into ``n`` columns, so that a stream that keeps bringing new names
 does not grow the model; random features with dict inputs need it.
@@ -146,6 +149,7 @@ __all__ = [
     "BANDWIDTH_GRID",
     "RANDOM_FEATURE_CONFIG",
     "RANDOM_FEATURE_FACTORS",
+    "RANDOM_FEATURE_RATES",
     "MKLClassifier",
     "PrecomputedFeatures",
     "PrecomputedGram",
@@ -280,6 +284,34 @@ def _with_one(x: Any) -> Any:
     return np.append(a, 1.0) if a.ndim == 1 else x
 
 
+def _group_rates_by_name(rates: Mapping[str, float] | None, labels: list[str]) -> dict[str, float]:
+    """``rates`` checked against the group names ``labels``: a dict of
+    finite multipliers > 0; ``ValueError`` naming ``rates`` otherwise.
+
+    >>> _group_rates_by_name({"rff": 2}, ["linear", "rff"])
+    {'rff': 2.0}
+    >>> _group_rates_by_name({"rbf": 2}, ["linear", "rff"])
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid value for `rates`: expected group names of ['linear', 'rff'], got 'rbf'
+    """
+    if rates is None:
+        return {}
+    if not isinstance(rates, Mapping):
+        raise ValueError(
+            f"invalid value for `rates`: expected None or a dict {{group name: multiplier}}, "
+            f"got {rates!r}"
+        )
+    out: dict[str, float] = {}
+    for name, r in rates.items():
+        if name not in labels:
+            raise ValueError(
+                f"invalid value for `rates`: expected group names of {labels}, got {name!r}"
+            )
+        out[name] = cast(float, check_rate(f"rates[{name!r}]", r))
+    return out
+
+
 def _kernel_list(
     kernels: Sequence[KernelSpec] | Mapping[str, KernelSpec] | None,
     default: list[tuple[str, Any]] = _LINEAR_GAUSSIAN,
@@ -385,6 +417,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         labels: Sequence[Hashable] | None = None,
         transition_lam: float | None = None,
         forgetting: float = 1.0,
+        forget_on_mistakes: bool = False,
         budget_rule: str = "oldest",
         drift_detector: base.DriftDetector | base.BinaryDriftDetector | None = None,
         drift_reaction: str = "reset",
@@ -393,6 +426,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         intercept: bool = False,
         linear_rate: float = 1.0,
         linear_hedge: float | None = None,
+        rates: Mapping[str, float] | None = None,
     ):
         self.kernels = kernels
         self.explicit_groups = explicit_groups
@@ -411,6 +445,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         self.labels = labels
         self.transition_lam = transition_lam
         self.forgetting = forgetting
+        self.forget_on_mistakes = forget_on_mistakes
         self.budget_rule = budget_rule
         self.drift_detector = drift_detector
         self.drift_reaction = drift_reaction
@@ -419,6 +454,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         self.intercept: bool | None = intercept
         self.linear_rate = linear_rate
         self.linear_hedge = linear_hedge
+        self.rates = rates
         if not isinstance(intercept, bool):
             raise ValueError(
                 f"invalid value for `intercept`: expected True or False, got {intercept!r}"
@@ -429,6 +465,11 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         if not 0.0 < f <= 1.0:
             raise ValueError(
                 f"invalid value for `forgetting`: expected a factor in (0, 1], got {forgetting!r}"
+            )
+        if not isinstance(forget_on_mistakes, bool):
+            raise ValueError(
+                f"invalid value for `forget_on_mistakes`: expected True or False, "
+                f"got {forget_on_mistakes!r}"
             )
         check_choice("budget_rule", budget_rule, BUDGET_RULES)
         check_choice("drift_reaction", drift_reaction, DRIFT_REACTIONS)
@@ -463,9 +504,10 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         self._group_names = [str(g) for g in groups]
         rate = check_rate("linear_rate", linear_rate)
         linear = {n for n, k in specs if isinstance(k, str) and k == "linear"}
-        self._group_rates = (
-            [] if rate == 1.0 else [rate if g in linear else 1.0 for g in self._group_labels()]
-        )
+        group_labels = self._group_labels()
+        named = _group_rates_by_name(rates, group_labels)
+        per_group = [named.get(g, rate if g in linear else 1.0) for g in group_labels]
+        self._group_rates = [] if all(r == 1.0 for r in per_group) else per_group
         self._precomputed = any(
             isinstance(k, _omkl.PrecomputedGram) for _, k in self._kernel_specs
         ) or any(_is_feature_matrix(v) for v in groups.values())
@@ -659,6 +701,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             radius=None if self.radius is None else float(self.radius),
             history_every=int(self.history_every),
             forgetting=float(self.forgetting),
+            forget_on_mistakes=self.forget_on_mistakes,
             budget_rule=self.budget_rule,
             count_mistakes=self.drift_detector is not None or self._hedge_eta0 is not None,
             group_rates=self._group_rates,
@@ -1000,6 +1043,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             radius=None,
             history_every=0,
             forgetting=1.0,
+            forget_on_mistakes=False,
             passive_aggressive=False,
             group_rates=[],
         )
@@ -1402,6 +1446,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         # pickles from before the drift options
         for key, value in (
             ("forgetting", 1.0),
+            ("forget_on_mistakes", False),
             ("budget_rule", "smallest"),
             ("drift_detector", None),
             ("drift_reaction", "reset"),
@@ -1415,6 +1460,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             ("_scale_d", None),
             ("linear_rate", 1.0),
             ("linear_hedge", None),
+            ("rates", None),
             ("_group_rates", []),
             ("_hedge_eta0", None),
             ("_hedge", None),
@@ -1575,6 +1621,11 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
     forgetting
         Factor in ``(0, 1]`` by which every group shrinks after each round
         (1: no forgetting).
+    forget_on_mistakes
+        Hinge loss only: shrink the groups by ``forgetting`` only after the
+        rounds whose hinge loss is at least ``cost`` (for one position, the
+        mistakes: a wrong label scores at least as high as the right one),
+        so that the model forgets as fast as it errs.
     budget_rule
         ``"oldest"`` or ``"smallest"``: which support input the budget
         removes (see the module documentation).
@@ -1616,6 +1667,12 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
         predictions while its weighted prequential error is the smaller
         (see the module documentation). The default of
         :class:`MKLClassifier` is ``0.1`` (:data:`DEFAULT_LINEAR_HEDGE`).
+    rates
+        ``None`` or ``{group name: multiplier}``: the step size of each
+        named group (the names of ``kernel_weights_``) times its
+        multiplier, a finite number > 0, as ``linear_rate`` does for the
+        linear group (which a name here overrides); the groups not named
+        keep theirs.
 
     ``predict_proba_one`` is the softmax of the class scores: it orders the
     classes like the scores but is not calibrated.
@@ -1700,6 +1757,7 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
         labels: Sequence[Hashable] | None = None,
         transition_lam: float | None = None,
         forgetting: float = 1.0,
+        forget_on_mistakes: bool = False,
         budget_rule: str = "oldest",
         drift_detector: base.DriftDetector | base.BinaryDriftDetector | str | None = "ADWIN",
         drift_reaction: str = "restart",
@@ -1708,6 +1766,7 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
         intercept: bool | None = None,
         linear_rate: float = DEFAULT_LINEAR_RATE,
         linear_hedge: float | None = DEFAULT_LINEAR_HEDGE,
+        rates: Mapping[str, float] | None = None,
     ):
         if intercept is not None and not isinstance(intercept, bool):
             raise ValueError(
@@ -1731,6 +1790,7 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
             labels=labels,
             transition_lam=transition_lam,
             forgetting=forgetting,
+            forget_on_mistakes=forget_on_mistakes,
             budget_rule=budget_rule,
             drift_detector=drift_detector,  # type: ignore[arg-type]  # or a name, see _DETECTOR_BY_NAME
             drift_reaction=drift_reaction,
@@ -1743,6 +1803,7 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
             ),
             linear_rate=linear_rate,
             linear_hedge=linear_hedge,
+            rates=rates,
         )
         self.intercept = intercept
 
@@ -2014,10 +2075,16 @@ class SequenceTagger(_StreamMkl):
 #: Bandwidth factors of :func:`random_feature_classifier`: ``sigma2 = d f``.
 RANDOM_FEATURE_FACTORS = (1 / 16, 1 / 8, 1 / 4)
 
+#: Step-size multipliers of the groups of :data:`RANDOM_FEATURE_FACTORS`
+#: in :func:`random_feature_classifier` (the ``rates`` of
+#: :class:`MKLClassifier`): the wider Gaussians move faster.
+RANDOM_FEATURE_RATES = (1.0, 1.5, 2.0)
+
 #: :class:`MKLClassifier` arguments of :func:`random_feature_classifier`
 #: (the rest are the classifier's defaults).
 RANDOM_FEATURE_CONFIG: dict[str, Any] = {
-    "forgetting": 0.999,
+    "forgetting": 0.994,
+    "forget_on_mistakes": True,
     "passive_aggressive": True,
     "drift_detector": None,
 }
@@ -2029,35 +2096,48 @@ def random_feature_classifier(
     orthogonal: bool = True,
     seed: int = 0,
     linear: bool = True,
+    pairs: bool = True,
+    factor_rates: Sequence[float] | None = None,
     **kwargs: Any,
 ) -> MKLClassifier:
     """An :class:`omkl.MKLClassifier` whose groups are explicit only (no
     support set, constant cost per example): the linear group (``linear``)
-    and ``n_components`` random Fourier features in all, split evenly over
-    the Gaussians at ``sigma2 = d f`` for ``f`` in ``factors`` (seeds
-    ``seed``, ``seed + 1``, ...), with :data:`RANDOM_FEATURE_CONFIG`;
-    ``kwargs`` override it and set the classifier's other arguments.
+    and ``n_components`` random Fourier features in all (cosine and sine
+    pairs with ``pairs``), split evenly over the Gaussians at
+    ``sigma2 = d f`` for ``f`` in ``factors`` (seeds ``seed``, ``seed + 1``,
+    ...), with :data:`RANDOM_FEATURE_CONFIG`; ``kwargs`` override it and set
+    the classifier's other arguments. ``factor_rates`` gives the step-size
+    multiplier of each factor's group (default: :data:`RANDOM_FEATURE_RATES`
+    with the default factors, else 1 for every group).
 
     This is the random-feature model measured against the exact default
     :class:`MKLClassifier` (``benches/README.md``, ``bench_features.py``).
     A linear model on the random features wants another step than the exact
-    expansion: forgetting (``forgetting=0.999``) lets it follow moving
-    concepts, as the exact model's budget does by dropping its oldest
-    support inputs, and the passive-aggressive step
-    (``passive_aggressive=True``) moves it no further than the example
-    needs. It has no drift detector (``drift_detector=None``): with
-    forgetting and a constant step, the detector's restart of the step size
-    changed no prediction on the measured streams, and cost time.
+    expansion: forgetting lets it follow moving concepts, as the exact
+    model's budget does by dropping its oldest support inputs. It forgets
+    after its mistakes only (``forget_on_mistakes=True``, by
+    ``forgetting=0.994`` each), so that a model that is right keeps what it
+    learned on a stationary stream and one that errs often forgets fast.
+    The passive-aggressive step (``passive_aggressive=True``) moves it no
+    further than the example needs, and the wider Gaussians take larger
+    steps (:data:`RANDOM_FEATURE_RATES`). It has no drift detector
+    (``drift_detector=None``): with forgetting and a constant step, the
+    detector's restart of the step size changed no prediction on the
+    measured streams, and cost time.
 
     Examples
     --------
     >>> model = random_feature_classifier()
     >>> model.kernels  # doctest: +NORMALIZE_WHITESPACE
-    ['linear', RandomFourierFeatures(333, factor=0.0625, seed=0, orthogonal=True),
-     RandomFourierFeatures(333, factor=0.125, seed=1, orthogonal=True),
-     RandomFourierFeatures(333, factor=0.25, seed=2, orthogonal=True)]
-    >>> model.forgetting, model.passive_aggressive, model.drift_detector
-    (0.999, True, None)
+    ['linear', RandomFourierFeatures(333, factor=0.0625, seed=0, orthogonal=True, pairs=True),
+     RandomFourierFeatures(333, factor=0.125, seed=1, orthogonal=True, pairs=True),
+     RandomFourierFeatures(333, factor=0.25, seed=2, orthogonal=True, pairs=True)]
+    >>> model.rates
+    {'rff': 1.0, 'rff_1': 1.5, 'rff_2': 2.0}
+    >>> model.forgetting, model.forget_on_mistakes, model.passive_aggressive
+    (0.994, True, True)
+    >>> model.drift_detector is None
+    True
 
     On array rows (dict rows need ``hash_features``), the sign of ``a * b``,
     which no linear model separates:
@@ -2082,6 +2162,10 @@ def random_feature_classifier(
     Traceback (most recent call last):
     ...
     ValueError: invalid value for `n_components`: expected an integer >= 3 ..., got 2
+    >>> random_feature_classifier(factor_rates=(1.0, 2.0))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid value for `factor_rates`: expected one multiplier per factor (3), ...
     """
     fs = tuple(factors)
     if not fs:
@@ -2102,10 +2186,20 @@ def random_feature_classifier(
     check_int("seed", seed, 0)
     if not isinstance(linear, bool):
         raise ValueError(f"invalid value for `linear`: expected True or False, got {linear!r}")
+    if factor_rates is None:
+        factor_rates = RANDOM_FEATURE_RATES if fs == RANDOM_FEATURE_FACTORS else (1.0,) * len(fs)
+    rs = tuple(factor_rates)
+    if len(rs) != len(fs):
+        raise ValueError(
+            f"invalid value for `factor_rates`: expected one multiplier per factor ({len(fs)}), "
+            f"got {factor_rates!r}"
+        )
     each = n_components // len(fs)
     groups = [
-        RandomFourierFeatures(each, factor=f, seed=seed + i, orthogonal=orthogonal)
+        RandomFourierFeatures(each, factor=f, seed=seed + i, orthogonal=orthogonal, pairs=pairs)
         for i, f in enumerate(fs)
     ]
     kernels: list[Any] = (["linear"] if linear else []) + groups
-    return MKLClassifier(kernels=kernels, **{**RANDOM_FEATURE_CONFIG, **kwargs})
+    # the names that MKLClassifier gives the groups: rff, rff_1, rff_2, ...
+    rates = {("rff" if i == 0 else f"rff_{i}"): r for i, r in enumerate(rs)}
+    return MKLClassifier(kernels=kernels, **{**RANDOM_FEATURE_CONFIG, "rates": rates, **kwargs})

@@ -940,6 +940,44 @@ fn forgetting_shrinks_every_group_and_the_average_is_the_mean_of_the_iterates() 
 }
 
 #[test]
+fn forgetting_on_mistakes_shrinks_the_groups_only_in_rounds_of_hinge_loss_at_least_cost() {
+    let (d, l, f) = (3, 3, 0.95);
+    for chain in [false, true] {
+        let mut cfg = config(gauss_linear(), vec![vec![0, 2]], chain, StreamLoss::Hinge);
+        cfg.forgetting = f;
+        cfg.forget_on_mistakes = true;
+        cfg.passive_aggressive = !chain;
+        let mut m = StreamMkl::new(cfg.clone(), d, l).unwrap();
+        let mut rng = Rng(Lcg(7));
+        let (mut forgot, mut kept) = (0, 0);
+        for t in 0..300 {
+            let (x, y) = example(&mut rng, d, l, chain);
+            // the same round without forgetting, from the same model
+            let text = payload_text(&m.to_bytes());
+            let text = text.replace("\"forgetting\":0.95", "\"forgetting\":1.0");
+            let mut plain = StreamMkl::from_bytes(&sealed(&text)).unwrap();
+            let loss = plain.learn(&x, &y).unwrap();
+            assert_eq!(m.learn(&x, &y).unwrap(), loss);
+            let c = if loss >= cfg.cost { f } else { 1.0 };
+            if c < 1.0 {
+                forgot += 1;
+            } else {
+                kept += 1;
+            }
+            let (na, nb) = (m.group_norms(), plain.group_norms());
+            for (a, b) in na.iter().zip(&nb) {
+                assert!(
+                    (a - c * b).abs() <= 1e-9 * b.max(1.0),
+                    "{t}: loss {loss}: {na:?} vs {nb:?}"
+                );
+            }
+        }
+        // both kinds of rounds occur (the check is not vacuous)
+        assert!(forgot > 10 && kept > 10, "{forgot} {kept}");
+    }
+}
+
+#[test]
 fn oldest_rule_keeps_the_most_recently_changed_inputs_and_exact_norms() {
     let (d, l, budget) = (3, 3, 25);
     let mut cfg = config(gauss_linear(), vec![], false, StreamLoss::Hinge);

@@ -96,6 +96,13 @@ pub struct StreamMklConfig {
     /// learned `a` rounds ago weighs `forgetting^a` of what it did.
     #[serde(default = "one")]
     pub forgetting: f64,
+    /// Forget only in rounds whose hinge loss is at least `cost` (for one
+    /// position: the rounds where a wrong label scores at least as high as
+    /// the right one, the mistakes), instead of after every round: a
+    /// model that is right keeps what it learned, and forgets as fast as
+    /// it errs.
+    #[serde(default)]
+    pub forget_on_mistakes: bool,
     /// The budget's removal rule.
     #[serde(default)]
     pub budget_rule: BudgetRule,
@@ -139,6 +146,7 @@ impl StreamMklConfig {
             passive_aggressive: false,
             transition_lam: None,
             forgetting: 1.0,
+            forget_on_mistakes: false,
             budget_rule: BudgetRule::Smallest,
             kernel_columns: None,
             count_mistakes: false,
@@ -200,6 +208,12 @@ impl StreamMklConfig {
             return Err(OmklError::invalid(
                 "passive_aggressive",
                 "expected False with loss='crf' (the passive-aggressive step is for the hinge loss)",
+            ));
+        }
+        if self.forget_on_mistakes && self.loss != StreamLoss::Hinge {
+            return Err(OmklError::invalid(
+                "forget_on_mistakes",
+                "expected False with loss='crf' (mistakes are rounds of hinge loss >= cost)",
             ));
         }
         if let Some(r) = self.radius {
@@ -278,6 +292,15 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("passive_aggressive"));
+        let mut c = good.clone();
+        c.forget_on_mistakes = true;
+        assert!(c.check(3).is_ok());
+        c.loss = StreamLoss::Crf;
+        assert!(c
+            .check(3)
+            .unwrap_err()
+            .to_string()
+            .contains("forget_on_mistakes"));
         for f in [0.0, -0.5, 1.5, f64::NAN] {
             let mut c = good.clone();
             c.forgetting = f;

@@ -378,7 +378,7 @@ impl StreamMkl {
         // Forgetting is one more factor on every new norm: each group is
         // rescaled once.
         let f = self.config.forgetting;
-        if f < 1.0 {
+        if f < 1.0 && (!self.config.forget_on_mistakes || loss >= self.config.cost) {
             s.shrunk.iter_mut().for_each(|v| *v *= f);
         }
         rescale_to(self, &s.norms, &s.shrunk);
