@@ -417,7 +417,6 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         labels: Sequence[Hashable] | None = None,
         transition_lam: float | None = None,
         forgetting: float = 1.0,
-        forget_on_mistakes: bool = False,
         budget_rule: str = "oldest",
         drift_detector: base.DriftDetector | base.BinaryDriftDetector | None = None,
         drift_reaction: str = "reset",
@@ -427,6 +426,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         linear_rate: float = 1.0,
         linear_hedge: float | None = None,
         rates: Mapping[str, float] | None = None,
+        forget_on_mistakes: bool = False,
     ):
         self.kernels = kernels
         self.explicit_groups = explicit_groups
@@ -1757,7 +1757,6 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
         labels: Sequence[Hashable] | None = None,
         transition_lam: float | None = None,
         forgetting: float = 1.0,
-        forget_on_mistakes: bool = False,
         budget_rule: str = "oldest",
         drift_detector: base.DriftDetector | base.BinaryDriftDetector | str | None = "ADWIN",
         drift_reaction: str = "restart",
@@ -1767,6 +1766,7 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
         linear_rate: float = DEFAULT_LINEAR_RATE,
         linear_hedge: float | None = DEFAULT_LINEAR_HEDGE,
         rates: Mapping[str, float] | None = None,
+        forget_on_mistakes: bool = False,
     ):
         if intercept is not None and not isinstance(intercept, bool):
             raise ValueError(
