@@ -363,6 +363,24 @@ def test_fit_equals_learn_one_on_dicts_after_learn_one_and_with_hashed_random_fe
     assert drifts["spy"] == (100 + 2400) // 97
 
 
+def test_fit_equals_learn_one_on_dicts_whose_features_appear_later():
+    # "z" first appears in the second half: the primal linear group takes
+    # it as learn_one meets it, and the bandwidths keep the first row's d
+    data = [
+        (dict(x, z=x["a"] - x["b"]) if i >= 600 else x, t) for i, (x, t) in enumerate(stream(1200))
+    ]
+    X = [x for x, _ in data]
+    y = [t for _, t in data]
+    fitted = MKLClassifier().fit(X, y)
+    one = MKLClassifier()
+    learn_in_fit_order(one, X, y)
+    assert_same_model(fitted, one, X)
+    # the new column joined the primal linear group, which learned it
+    w = one._state.explicit_coef(0, False)
+    assert w.shape[1] == len(one._features) == 5  # a, b, c, the intercept, z
+    assert np.abs(w[:, one._feature_index["z"]]).max() > 0
+
+
 class FailingDetector(SpyDetector):
     """A ``SpyDetector`` that raises on its ``fail_at``-th update."""
 

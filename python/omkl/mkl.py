@@ -122,6 +122,11 @@ which suit a linear model on the features).
 ``hash_features=n`` hashes dict feature names (xxh3-64 with a fixed seed,
 signed) into ``n`` columns, so that a stream that keeps bringing new names
 does not grow the model; random features with dict inputs need it.
+Without it, a dict feature name met for the first time gets the next
+column: the kernels see it, and it joins the primal linear group (and any
+explicit group over every input column) with zero weights, as in ``fit``
+over all the rows at once; the bandwidth rules keep the ``d`` of the first
+example.
 """
 
 from __future__ import annotations
@@ -636,11 +641,18 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
 
     def _scale_dim(self, x: Any) -> int | None:
         """The ``d`` of the bandwidth rules for a first example ``x``: its
-        number of features when dict features are hashed (``None``: the
-        number of columns)."""
-        if self.hash_features is not None and isinstance(x, Mapping):
+        number of features when dict features are hashed; for other dicts,
+        the feature names known once it is learned (those registered ahead
+        and its own), so that names met later change no bandwidth, in
+        ``fit`` as in ``learn_one``; ``None`` for arrays (the number of
+        columns)."""
+        if not isinstance(x, Mapping):
+            return None
+        if self.hash_features is not None:
             return max(len(x), 1)
-        return None
+        names = {*self._features, *x}
+        names.discard(INTERCEPT)
+        return max(len(names), 1)
 
     def _n_random(self) -> int:
         """Total number of random-feature columns (counted once: the maps

@@ -553,7 +553,7 @@ fn bad_input_leaves_the_model_unchanged() {
     assert_eq!(g, m);
     assert_eq!(g.to_bytes(), bytes);
     g.grow_labels(3).unwrap();
-    g.grow_dim(4);
+    g.grow_dim(4).unwrap();
     let s1 = g.scores(&[0.5, -0.5, 0.25, 0.0], 1).unwrap();
     assert_eq!(&s1[..2], &s0[..]);
     assert_eq!(s1[2], 0.0);
@@ -1169,4 +1169,43 @@ fn explicit_group_norms_tracked_while_written_match_recomputation() {
             }
         }
     }
+}
+
+/// Growing the input dimension extends an explicit group over every input
+/// column (the primal linear group) with the new columns, and no other
+/// group; scores do not change, and a model grown as it learns equals one
+/// that had every column from the start.
+#[test]
+fn growing_the_dimension_extends_the_groups_over_every_column() {
+    let narrow = config(
+        vec![Kernel::Gaussian { sigma2: 1.0 }],
+        vec![vec![0, 1], vec![1]],
+        false,
+        StreamLoss::Hinge,
+    );
+    let mut wide_cfg = narrow.clone();
+    wide_cfg.explicit_groups[0] = vec![0, 1, 2];
+    let mut grown = StreamMkl::new(narrow, 2, 2).unwrap();
+    let mut wide = StreamMkl::new(wide_cfg, 3, 2).unwrap();
+    let mut rng = Rng(Lcg(5));
+    for t in 0..80 {
+        let (x, y) = example(&mut rng, 2, 2, false);
+        let new = if t < 40 { 0.0 } else { x[0] - x[1] };
+        let x3 = [x[0], x[1], new];
+        if t < 40 {
+            grown.learn(&x, &y).unwrap();
+        } else {
+            if t == 40 {
+                let mut g = grown.clone();
+                g.grow_dim(3).unwrap();
+                assert_eq!(g.config().explicit_groups, vec![vec![0, 1, 2], vec![1]]);
+                let at_zero = [x[0], x[1], 0.0];
+                assert_eq!(g.scores(&at_zero, 1).unwrap(), grown.scores(&x, 1).unwrap());
+            }
+            grown.learn_extending(&x3, 3, &y, 2, true).unwrap();
+        }
+        wide.learn(&x3, &y).unwrap();
+    }
+    assert_eq!(grown.config().explicit_groups, vec![vec![0, 1, 2], vec![1]]);
+    assert_eq!(grown.to_bytes(), wide.to_bytes());
 }

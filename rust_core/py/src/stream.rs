@@ -587,8 +587,7 @@ impl PyStreamMkl {
     /// changes: new features are 0 in stored inputs, new labels score 0).
     fn grow(&mut self, d: usize, n_labels: usize) -> PyResult<()> {
         self.inner.grow_labels(n_labels).py()?;
-        self.inner.grow_dim(d);
-        Ok(())
+        self.inner.grow_dim(d).py()
     }
 
     /// `β` over the kernel and explicit groups (current iterate).

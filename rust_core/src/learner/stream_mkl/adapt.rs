@@ -67,15 +67,42 @@ impl StreamMkl {
     }
 
     /// Grows the input dimension to `d ≥ dim()`: the new features are 0 in
-    /// every stored support input, so no score changes.
-    pub fn grow_dim(&mut self, d: usize) {
+    /// every stored support input, so no score changes. An explicit group
+    /// over every input column (`0..dim()` in order, as the primal linear
+    /// group) keeps covering them: the new columns join it with zero
+    /// weights. Fails with [`OmklError::Alloc`], nothing changed, when the
+    /// memory cannot be had.
+    ///
+    /// # Complexity
+    /// O(S d) for the support inputs, O((d - dim()) L) per growing group.
+    pub fn grow_dim(&mut self, d: usize) -> Result<()> {
         self.memo.clear();
-        if d > self.d && self.pre.is_none() {
-            if self.config.kernel_columns.is_none() {
-                self.support.grow_dim(d);
-            }
-            self.d = d;
+        if d <= self.d || self.pre.is_some() {
+            return Ok(());
         }
+        let old = self.d;
+        let spans_all =
+            |cols: &[usize]| cols.len() == old && cols.iter().enumerate().all(|(i, &c)| i == c);
+        let growing: Vec<usize> = if self.config.kernel_columns.is_none() {
+            (0..self.egroups.len())
+                .filter(|&e| spans_all(&self.config.explicit_groups[e]))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let added = (d - old) * self.l;
+        for &e in &growing {
+            self.egroups[e].try_reserve_zeros(added, "d")?;
+        }
+        for &e in &growing {
+            self.egroups[e].push_zeros(added);
+            self.config.explicit_groups[e].extend(old..d);
+        }
+        if self.config.kernel_columns.is_none() {
+            self.support.grow_dim(d);
+        }
+        self.d = d;
+        Ok(())
     }
 
     /// Multiplies every group (kernel, explicit, transitions) by `c` in

@@ -37,7 +37,7 @@ impl StreamMkl {
         if n_labels > self.l || d > self.d {
             let mut next = self.clone();
             next.grow_labels(n_labels)?;
-            next.grow_dim(d);
+            next.grow_dim(d)?;
             let loss = next.round(Example::Vectors(x), y)?;
             *self = next;
             return Ok(loss);

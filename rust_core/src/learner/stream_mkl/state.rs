@@ -76,7 +76,7 @@ pub struct StreamMkl {
     pub(super) support: SupportStore,
     /// Per kernel group, `α[j, y]` at `j·L + y`.
     pub(super) kgroups: Vec<ScaledBlock>,
-    /// Per explicit group, `W[y, f]` at `y·|cols| + f`.
+    /// Per explicit group, `W[f, y]` at `f·L + y` (`f` indexes its columns).
     pub(super) egroups: Vec<ScaledBlock>,
     /// Chains: `(L + 2) × L`, rows `0..L` the bigrams `tr[prev, next]`,
     /// row `L` the start and row `L + 1` the stop weights.

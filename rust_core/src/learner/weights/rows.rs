@@ -28,6 +28,22 @@ impl<T: Real> ScaledBlock<T> {
         }
     }
 
+    /// Reserves room for `n` more coefficients (and their averaging sums),
+    /// so that [`ScaledBlock::push_zeros`] of `n` does not allocate; fails
+    /// with [`crate::OmklError::Alloc`] naming `what`, nothing changed.
+    pub fn try_reserve_zeros(&mut self, n: usize, what: &str) -> crate::Result<()> {
+        let avg = self.b.len() == self.a.len();
+        let fail = |_| crate::OmklError::Alloc {
+            what: what.to_string(),
+            bytes: (n as u128) * size_of::<T>() as u128,
+        };
+        self.a.try_reserve(n).map_err(fail)?;
+        if avg {
+            self.b.try_reserve(n).map_err(fail)?;
+        }
+        Ok(())
+    }
+
     /// Appends `n` zero coefficients.
     pub fn push_zeros(&mut self, n: usize) {
         let avg = self.b.len() == self.a.len();
