@@ -123,39 +123,29 @@ def test_without_a_detector_the_average_is_over_the_whole_stream():
     np.testing.assert_allclose(model.coef_["linear"], np.mean(iterates, axis=0), rtol=1e-9)
 
 
+def _first_step(**kwargs):
+    """``coef_`` after the first step (taken from zero scores) of a linear
+    and Gaussian model without λ, hedge or detector, with ``kwargs``."""
+    model = MKLClassifier(
+        kernels=["linear", "gaussian"], lam=0.0, linear_hedge=None, drift_detector=None, **kwargs
+    )
+    model.learn_one({"a": 1.0, "b": -2.0}, "x")
+    model.learn_one({"a": 0.5, "b": 1.0}, "y")  # the first step: from zero scores
+    return model.coef_
+
+
 def test_linear_rate_scales_the_first_step_of_the_linear_group_only():
-    coefs = {}
-    for rate in (1.0, 0.25):
-        model = MKLClassifier(
-            kernels=["linear", "gaussian"],
-            lam=0.0,
-            linear_rate=rate,
-            linear_hedge=None,
-            drift_detector=None,
-        )
-        model.learn_one({"a": 1.0, "b": -2.0}, "x")
-        model.learn_one({"a": 0.5, "b": 1.0}, "y")  # the first step: from zero scores
-        coefs[rate] = model.coef_
+    coefs = {rate: _first_step(linear_rate=rate) for rate in (1.0, 0.25)}
     np.testing.assert_allclose(coefs[0.25]["linear"], 0.25 * coefs[1.0]["linear"], rtol=1e-12)
     np.testing.assert_allclose(coefs[0.25]["gaussian"], coefs[1.0]["gaussian"], rtol=1e-12)
     assert np.abs(coefs[1.0]["linear"]).max() > 0
 
 
 def test_rates_scale_the_first_step_of_the_named_groups_only():
-    coefs = {}
-    for rates in (None, {"gaussian": 0.25}, {"linear": 0.25}):
-        model = MKLClassifier(
-            kernels=["linear", "gaussian"],
-            lam=0.0,
-            linear_rate=1.0,
-            linear_hedge=None,
-            drift_detector=None,
-            rates=rates,
-        )
-        model.learn_one({"a": 1.0, "b": -2.0}, "x")
-        model.learn_one({"a": 0.5, "b": 1.0}, "y")  # the first step: from zero scores
-        coefs[str(rates)] = model.coef_
-    plain, gauss, lin = coefs["None"], coefs["{'gaussian': 0.25}"], coefs["{'linear': 0.25}"]
+    plain, gauss, lin = (
+        _first_step(linear_rate=1.0, rates=rates)
+        for rates in (None, {"gaussian": 0.25}, {"linear": 0.25})
+    )
     np.testing.assert_allclose(gauss["gaussian"], 0.25 * plain["gaussian"], rtol=1e-12)
     np.testing.assert_allclose(gauss["linear"], plain["linear"], rtol=1e-12)
     np.testing.assert_allclose(lin["linear"], 0.25 * plain["linear"], rtol=1e-12)

@@ -283,24 +283,19 @@ mod tests {
         let mut c = good.clone();
         c.max_support = Some(0);
         assert!(c.check(3).is_err());
-        let mut c = good.clone();
-        c.passive_aggressive = true;
-        assert!(c.check(3).is_ok());
-        c.loss = StreamLoss::Crf;
-        assert!(c
-            .check(3)
-            .unwrap_err()
-            .to_string()
-            .contains("passive_aggressive"));
-        let mut c = good.clone();
-        c.forget_on_mistakes = true;
-        assert!(c.check(3).is_ok());
-        c.loss = StreamLoss::Crf;
-        assert!(c
-            .check(3)
-            .unwrap_err()
-            .to_string()
-            .contains("forget_on_mistakes"));
+        // options of the hinge loss, refused with the CRF loss by name
+        type Set = fn(&mut StreamMklConfig);
+        let hinge_only: [(Set, &str); 2] = [
+            (|c| c.passive_aggressive = true, "passive_aggressive"),
+            (|c| c.forget_on_mistakes = true, "forget_on_mistakes"),
+        ];
+        for (set, name) in hinge_only {
+            let mut c = good.clone();
+            set(&mut c);
+            assert!(c.check(3).is_ok());
+            c.loss = StreamLoss::Crf;
+            assert!(c.check(3).unwrap_err().to_string().contains(name));
+        }
         for f in [0.0, -0.5, 1.5, f64::NAN] {
             let mut c = good.clone();
             c.forgetting = f;
