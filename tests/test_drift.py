@@ -294,6 +294,54 @@ def test_forget_on_mistakes_keeps_the_model_through_rounds_it_gets_right():
     np.testing.assert_allclose(model.coef_["linear"], 0.5 * want, rtol=1e-9)
 
 
+def test_forget_after_waits_for_that_many_mistakes_and_survives_pickling():
+    """With ``forget_after=n`` (and ``forget_on_mistakes``) the first ``n``
+    mistakes do not shrink the model: until then it is the model without
+    forgetting, bit for bit; later ones do. A pickled model keeps its count
+    of the mistakes waited for."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 3))
+    y = [int(a * b > 0) for a, b in X[:, :2]]
+    kw = dict(
+        kernels=["linear", "gaussian"],
+        forget_on_mistakes=True,
+        linear_hedge=None,
+        drift_detector=None,
+        labels=[0, 1],
+    )
+    wait = 15
+    waiting = MKLClassifier(forgetting=0.9, forget_after=wait, **kw)
+    plain = MKLClassifier(forgetting=1.0, **kw)
+    mistakes, copied = 0, None
+    for t, (xi, yi) in enumerate(zip(X, y, strict=True)):
+        before = plain._scores(xi)
+        waiting.learn_one(xi, yi)
+        plain.learn_one(xi, yi)
+        # a hinge loss >= cost (1): the right label's score leads by <= 0
+        mistakes += before is None or before[yi] <= before[1 - yi]
+        if mistakes <= wait:
+            assert waiting._state.group_norms() == plain._state.group_norms(), t
+            assert [waiting._scores(p) for p in X[:5]] == [plain._scores(p) for p in X[:5]], t
+        if t == 40:
+            copied = pickle.loads(pickle.dumps(waiting))
+            twin = copy.deepcopy(waiting)
+    assert mistakes > wait + 10
+    assert waiting._state.group_norms() != plain._state.group_norms()
+    # the pickled copy goes on as the original did
+    for xi, yi in zip(X[41:], y[41:], strict=True):
+        copied.learn_one(xi, yi)
+        twin.learn_one(xi, yi)
+    assert copied._state.to_bytes() == waiting._state.to_bytes() == twin._state.to_bytes()
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "10", None])
+def test_forget_after_is_checked(bad):
+    with pytest.raises(ValueError, match="`forget_after`"):
+        MKLClassifier(forget_after=bad)
+    with pytest.raises(ValueError, match="`forget_after`"):
+        SequenceTagger(forget_after=bad)
+
+
 def test_forget_on_mistakes_is_checked():
     with pytest.raises(ValueError, match="`forget_on_mistakes`"):
         MKLClassifier(forget_on_mistakes=1)

@@ -395,6 +395,7 @@ class _StreamMklOptions(TypedDict, total=False):
     transition_lam: float | None
     forgetting: float
     forget_on_mistakes: bool
+    forget_after: int
     budget_rule: str
     count_mistakes: bool
 

@@ -71,7 +71,8 @@ round (one scale change per group: the norms stay exact, the averaged
 iterate is still the mean of the iterates), so a coefficient learned ``a``
 rounds ago weighs ``f ** a``; with ``forget_on_mistakes=True`` (hinge
 loss) only the rounds whose hinge loss is at least ``cost`` shrink it (for
-one position, the mistakes), so a model forgets as fast as it errs.
+one position, the mistakes), so a model forgets as fast as it errs;
+``forget_after=n`` skips the first ``n`` rounds that would shrink it.
 ``drift_detector`` takes any river detector (``river.drift.ADWIN()``,
 ``river.drift.binary.DDM()``, ...); a copy of it is fed the 0/1 error of
 each position's prediction made before the update (by ``learn_one`` and
@@ -432,6 +433,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         linear_hedge: float | None = None,
         rates: Mapping[str, float] | None = None,
         forget_on_mistakes: bool = False,
+        forget_after: int = 0,
     ):
         self.kernels = kernels
         self.explicit_groups = explicit_groups
@@ -451,6 +453,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         self.transition_lam = transition_lam
         self.forgetting = forgetting
         self.forget_on_mistakes = forget_on_mistakes
+        self.forget_after = forget_after
         self.budget_rule = budget_rule
         self.drift_detector = drift_detector
         self.drift_reaction = drift_reaction
@@ -476,6 +479,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
                 f"invalid value for `forget_on_mistakes`: expected True or False, "
                 f"got {forget_on_mistakes!r}"
             )
+        check_int("forget_after", forget_after, 0)
         check_choice("budget_rule", budget_rule, BUDGET_RULES)
         check_choice("drift_reaction", drift_reaction, DRIFT_REACTIONS)
         check_int("hash_features", hash_features, 1, allow_none=True)
@@ -714,6 +718,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             history_every=int(self.history_every),
             forgetting=float(self.forgetting),
             forget_on_mistakes=self.forget_on_mistakes,
+            forget_after=int(self.forget_after),
             budget_rule=self.budget_rule,
             count_mistakes=self.drift_detector is not None or self._hedge_eta0 is not None,
             group_rates=self._group_rates,
@@ -1056,6 +1061,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             history_every=0,
             forgetting=1.0,
             forget_on_mistakes=False,
+            forget_after=0,
             passive_aggressive=False,
             group_rates=[],
         )
@@ -1459,6 +1465,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         for key, value in (
             ("forgetting", 1.0),
             ("forget_on_mistakes", False),
+            ("forget_after", 0),
             ("budget_rule", "smallest"),
             ("drift_detector", None),
             ("drift_reaction", "reset"),
@@ -1638,6 +1645,12 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
         rounds whose hinge loss is at least ``cost`` (for one position, the
         mistakes: a wrong label scores at least as high as the right one),
         so that the model forgets as fast as it errs.
+    forget_after
+        Integer ``>= 0``: the first ``forget_after`` rounds that would
+        shrink the groups (every round, or the mistakes with
+        ``forget_on_mistakes``) do not, so that the model forgets only once
+        it has learned from that many, as a support budget of that size
+        drops inputs only once it is full (0: from the first round).
     budget_rule
         ``"oldest"`` or ``"smallest"``: which support input the budget
         removes (see the module documentation).
@@ -1779,6 +1792,7 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
         linear_hedge: float | None = DEFAULT_LINEAR_HEDGE,
         rates: Mapping[str, float] | None = None,
         forget_on_mistakes: bool = False,
+        forget_after: int = 0,
     ):
         if intercept is not None and not isinstance(intercept, bool):
             raise ValueError(
@@ -1803,6 +1817,7 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
             transition_lam=transition_lam,
             forgetting=forgetting,
             forget_on_mistakes=forget_on_mistakes,
+            forget_after=forget_after,
             budget_rule=budget_rule,
             drift_detector=drift_detector,  # type: ignore[arg-type]  # or a name, see _DETECTOR_BY_NAME
             drift_reaction=drift_reaction,
@@ -2095,10 +2110,10 @@ RANDOM_FEATURE_RATES = (1.0, 1.5, 2.0)
 #: :class:`MKLClassifier` arguments of :func:`random_feature_classifier`
 #: (the rest are the classifier's defaults).
 RANDOM_FEATURE_CONFIG: dict[str, Any] = {
-    "forgetting": 0.994,
+    "forgetting": 0.993,
     "forget_on_mistakes": True,
+    "forget_after": DEFAULT_MAX_SUPPORT,
     "passive_aggressive": True,
-    "drift_detector": None,
 }
 
 
@@ -2128,14 +2143,18 @@ def random_feature_classifier(
     expansion: forgetting lets it follow moving concepts, as the exact
     model's budget does by dropping its oldest support inputs. It forgets
     after its mistakes only (``forget_on_mistakes=True``, by
-    ``forgetting=0.994`` each), so that a model that is right keeps what it
-    learned on a stationary stream and one that errs often forgets fast.
+    ``forgetting=0.993`` each), so that a model that is right keeps what it
+    learned on a stationary stream and one that errs often forgets fast,
+    and only after its first 500 mistakes (``forget_after``): the exact
+    default's budget of 500 support inputs (each mistake adds one) drops
+    none until it is full.
     The passive-aggressive step (``passive_aggressive=True``) moves it no
     further than the example needs, and the wider Gaussians take larger
-    steps (:data:`RANDOM_FEATURE_RATES`). It has no drift detector
-    (``drift_detector=None``): with forgetting and a constant step, the
-    detector's restart of the step size changed no prediction on the
-    measured streams, and cost time.
+    steps (:data:`RANDOM_FEATURE_RATES`). It keeps the classifier's drift
+    detector: the alarms restart the step size of the hedging linear model
+    (``linear_hedge``), whose ``1/sqrt(t)`` step would otherwise shrink
+    until, on a long drifting stream, the hedge no longer follows the
+    concept.
 
     Examples
     --------
@@ -2146,10 +2165,12 @@ def random_feature_classifier(
      RandomFourierFeatures(333, factor=0.25, seed=2, orthogonal=True, pairs=True)]
     >>> model.rates
     {'rff': 1.0, 'rff_1': 1.5, 'rff_2': 2.0}
-    >>> model.forgetting, model.forget_on_mistakes, model.passive_aggressive
-    (0.994, True, True)
-    >>> model.drift_detector is None
+    >>> model.forgetting, model.forget_on_mistakes, model.forget_after
+    (0.993, True, 500)
+    >>> model.passive_aggressive
     True
+    >>> model.drift_detector
+    'ADWIN'
 
     On array rows (dict rows need ``hash_features``), the sign of ``a * b``,
     which no linear model separates:

@@ -978,6 +978,48 @@ fn forgetting_on_mistakes_shrinks_the_groups_only_in_rounds_of_hinge_loss_at_lea
 }
 
 #[test]
+fn forgetting_waits_for_forget_after_rounds_that_would_forget_and_the_count_is_saved() {
+    let (d, l, f, wait) = (3, 3, 0.95, 12);
+    for on_mistakes in [false, true] {
+        let mut cfg = config(gauss_linear(), vec![vec![0, 2]], false, StreamLoss::Hinge);
+        cfg.forgetting = f;
+        cfg.forget_on_mistakes = on_mistakes;
+        cfg.forget_after = wait;
+        let mut m = StreamMkl::new(cfg.clone(), d, l).unwrap();
+        let mut plain_cfg = cfg.clone();
+        plain_cfg.forgetting = 1.0;
+        let mut plain = StreamMkl::new(plain_cfg, d, l).unwrap();
+        let mut rng = Rng(Lcg(11));
+        let mut would = 0;
+        for t in 0..200 {
+            let (x, y) = example(&mut rng, d, l, false);
+            let loss = m.learn(&x, &y).unwrap();
+            let plain_loss = plain.learn(&x, &y).unwrap();
+            would += u64::from(!on_mistakes || loss >= cfg.cost);
+            if would <= wait {
+                // no forgetting yet: the model without it, bit for bit
+                assert_eq!(plain_loss, loss, "{t}");
+                assert_eq!(m.group_norms(), plain.group_norms(), "{t}");
+            }
+            if t == 100 {
+                // the count of waited rounds is saved with the model
+                let back = StreamMkl::from_bytes(&m.to_bytes()).unwrap();
+                assert_eq!(back, m);
+            }
+        }
+        assert!(would > wait + 10, "{would}");
+        // after the wait, forgetting makes another model
+        assert_ne!(m.group_norms(), plain.group_norms());
+        // bytes of a model saved without the count load with none waited
+        let text = payload_text(&m.to_bytes());
+        let waited = format!("\"forget_waited\":{wait},");
+        assert!(text.contains(&waited), "{text:.300}");
+        let old = StreamMkl::from_bytes(&sealed(&text.replace(&waited, ""))).unwrap();
+        assert_ne!(old, m);
+    }
+}
+
+#[test]
 fn oldest_rule_keeps_the_most_recently_changed_inputs_and_exact_norms() {
     let (d, l, budget) = (3, 3, 25);
     let mut cfg = config(gauss_linear(), vec![], false, StreamLoss::Hinge);

@@ -136,6 +136,7 @@ fn config_from<'py>(
         transition_lam: o.get("transition_lam", None, "None or a float")?,
         forgetting: o.get("forgetting", 1.0, "a float in (0, 1]")?,
         forget_on_mistakes: o.get("forget_on_mistakes", false, "a bool")?,
+        forget_after: o.get("forget_after", 0, "an integer >= 0")?,
         budget_rule: budget_rule.parse().py()?,
         count_mistakes: o.get("count_mistakes", false, "a bool")?,
         group_rates: o.get("group_rates", Vec::new(), "a list of floats")?,
@@ -155,7 +156,8 @@ impl PyStreamMkl {
     /// A model over feature vectors of dimension `d`; the keyword options
     /// (`chain`, `loss`, `regularizer`, `lam`, `schedule`, `eta0`, `sigma`,
     /// `cost`, `average`, `radius`, `history_every`, `passive_aggressive`,
-    /// `transition_lam`, `forgetting`, `forget_on_mistakes`, `budget_rule`, `count_mistakes`,
+    /// `transition_lam`, `forgetting`, `forget_on_mistakes`, `forget_after`, `budget_rule`,
+    /// `count_mistakes`,
     /// `group_rates`, `max_support`,
     /// `skip_zeros`, `kernel_columns`) default as in `StreamMklConfig`.
     #[new]

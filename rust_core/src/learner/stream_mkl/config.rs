@@ -103,6 +103,13 @@ pub struct StreamMklConfig {
     /// it errs.
     #[serde(default)]
     pub forget_on_mistakes: bool,
+    /// The first `forget_after` rounds that would forget (every round, or
+    /// with `forget_on_mistakes` the mistakes) do not: the model forgets
+    /// only once it has learned from that many, as a support budget of
+    /// that size starts dropping inputs only once it is full. `0`: from
+    /// the first.
+    #[serde(default)]
+    pub forget_after: u64,
     /// The budget's removal rule.
     #[serde(default)]
     pub budget_rule: BudgetRule,
@@ -147,6 +154,7 @@ impl StreamMklConfig {
             transition_lam: None,
             forgetting: 1.0,
             forget_on_mistakes: false,
+            forget_after: 0,
             budget_rule: BudgetRule::Smallest,
             kernel_columns: None,
             count_mistakes: false,

@@ -212,6 +212,9 @@ impl StreamMkl {
         out.average_start = average(&ws, |m| models[m].average_start as f64)
             .round()
             .min(out.t as f64) as u64;
+        out.forget_waited = average(&ws, |m| models[m].forget_waited as f64)
+            .round()
+            .min(out.config.forget_after as f64) as u64;
         if let Some(budget) = out.config.max_support {
             while out.support.len() > budget {
                 out.remove_support(BudgetRule::Smallest);

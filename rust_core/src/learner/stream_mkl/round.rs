@@ -379,7 +379,11 @@ impl StreamMkl {
         // rescaled once.
         let f = self.config.forgetting;
         if f < 1.0 && (!self.config.forget_on_mistakes || loss >= self.config.cost) {
-            s.shrunk.iter_mut().for_each(|v| *v *= f);
+            if self.forget_waited < self.config.forget_after {
+                self.forget_waited += 1;
+            } else {
+                s.shrunk.iter_mut().for_each(|v| *v *= f);
+            }
         }
         rescale_to(self, &s.norms, &s.shrunk);
         if let Some(budget) = self.config.max_support {

@@ -91,6 +91,10 @@ pub struct StreamMkl {
     /// average of the iterates of rounds `average_start + 1 ..= t`.
     #[serde(default)]
     pub(super) average_start: u64,
+    /// The rounds that would have forgotten but did not, up to
+    /// `config.forget_after`.
+    #[serde(default)]
+    pub(super) forget_waited: u64,
     /// Per support input, the last round that changed its coefficients
     /// (the budget's `Oldest` rule removes the smallest).
     #[serde(default)]
@@ -176,6 +180,7 @@ impl StreamMkl {
             t: 0,
             schedule_start: 0,
             average_start: 0,
+            forget_waited: 0,
             support_stamp: Vec::new(),
             history_rounds: Vec::new(),
             history: Vec::new(),
