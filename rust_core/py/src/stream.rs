@@ -586,10 +586,10 @@ impl PyStreamMkl {
     }
 
     /// Grows the dimension to `d` and the labels to `n_labels` (no score
-    /// changes: new features are 0 in stored inputs, new labels score 0).
+    /// changes: new features are 0 in stored inputs, new labels score 0);
+    /// on error (an allocation too large) the model is unchanged.
     fn grow(&mut self, d: usize, n_labels: usize) -> PyResult<()> {
-        self.inner.grow_labels(n_labels).py()?;
-        self.inner.grow_dim(d).py()
+        self.inner.grow(d, n_labels).py()
     }
 
     /// `β` over the kernel and explicit groups (current iterate).

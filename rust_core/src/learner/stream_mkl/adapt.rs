@@ -66,6 +66,35 @@ impl StreamMkl {
         Ok(())
     }
 
+    /// [`StreamMkl::grow_labels`] to `n_labels`, then
+    /// [`StreamMkl::grow_dim`] to `d`, as one change: when either fails
+    /// (an allocation too large), the model is unchanged.
+    ///
+    /// # Example
+    /// ```
+    /// use omkl_core::learner::stream_mkl::{StreamMkl, StreamMklConfig};
+    /// let mut cfg = StreamMklConfig::multiclass(vec![], 1e-3, 1.0);
+    /// cfg.explicit_groups = vec![vec![0, 1]];
+    /// let mut m = StreamMkl::new(cfg, 2, 2).unwrap();
+    /// let before = m.to_bytes();
+    /// // three labels fit, but not 2^60 weight rows: nothing changes
+    /// assert!(m.grow(1 << 60, 3).is_err());
+    /// assert_eq!(m.to_bytes(), before);
+    /// m.grow(4, 3).unwrap();
+    /// assert_eq!((m.dim(), m.n_labels()), (4, 3));
+    /// ```
+    pub fn grow(&mut self, d: usize, n_labels: usize) -> Result<()> {
+        if n_labels > self.l && d > self.d && self.pre.is_none() {
+            let mut next = self.clone();
+            next.grow_labels(n_labels)?;
+            next.grow_dim(d)?;
+            *self = next;
+            return Ok(());
+        }
+        self.grow_labels(n_labels)?;
+        self.grow_dim(d)
+    }
+
     /// Grows the input dimension to `d ≥ dim()`: the new features are 0 in
     /// every stored support input, so no score changes. An explicit group
     /// over every input column (`0..dim()` in order, as the primal linear
