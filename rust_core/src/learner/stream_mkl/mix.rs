@@ -284,6 +284,23 @@ mod tests {
     }
 
     #[test]
+    fn the_rounds_waited_before_forgetting_are_averaged_up_to_the_wait() {
+        let mut cfg = config(None);
+        cfg.forgetting = 0.9;
+        cfg.forget_after = 1000;
+        let (a, b) = (trained(&cfg, 0, 30), trained(&cfg, 1, 20));
+        // every round would forget: each waited all of its rounds
+        assert_eq!((a.forget_waited, b.forget_waited), (30, 20));
+        let m = StreamMkl::mixed(&[&a, &b], &[30.0, 20.0]).unwrap();
+        assert_eq!(m.forget_waited, 26);
+        cfg.forget_after = 22;
+        let (a, b) = (trained(&cfg, 0, 30), trained(&cfg, 1, 20));
+        assert_eq!((a.forget_waited, b.forget_waited), (22, 20));
+        let m = StreamMkl::mixed(&[&a, &b], &[1.0, 3.0]).unwrap();
+        assert_eq!(m.forget_waited, 21); // 20.5, rounded
+    }
+
+    #[test]
     fn the_budget_holds_after_mixing() {
         let cfg = config(Some(4));
         let (a, b) = (trained(&cfg, 0, 30), trained(&cfg, 2, 30));
