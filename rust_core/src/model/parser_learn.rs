@@ -150,7 +150,18 @@ impl ArcParser {
     /// Computes the averaged parameters used by prediction, or fails with
     /// [`crate::OmklError::Alloc`] (nothing changed).
     pub fn finalize(&mut self) -> Result<()> {
-        let avg = self.weights.averaged()?;
+        // the table of an earlier epoch is rewritten in place: ending an
+        // epoch then allocates nothing large, and cannot fail
+        let avg = match self.averaged.take() {
+            Some(mut table) if table.len() == self.weights.n_slots() => {
+                self.weights.average_into(&mut table)?; // the sizes agree
+                table
+            }
+            old => {
+                self.averaged = old;
+                self.weights.averaged()?
+            }
+        };
         let off = self.weights.offsets();
         self.live = Some(
             (0..self.templates.len())

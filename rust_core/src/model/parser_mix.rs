@@ -34,10 +34,39 @@ impl ArcParser {
         take_count(p, &format!("{prefix}steps"))
     }
 
-    fn import_own(&mut self, prefix: &str, p: &Params, steps: u64) -> Result<()> {
+    /// Whether importing a stage with `steps` steps ends an epoch.
+    fn import_ends_epoch(&self, steps: u64) -> bool {
+        steps > 0 && steps != self.weights.steps
+    }
+
+    /// The averaged table that ending the epoch of an import with `steps`
+    /// steps needs, zeroed, when the parser has none of the right size to
+    /// rewrite (`None` otherwise), so that the import itself allocates
+    /// nothing large. Fails with [`OmklError::Alloc`] (nothing changed).
+    fn table_for_import(&self, steps: u64) -> Result<Option<Vec<f32>>> {
+        let n = self.weights.n_slots();
+        let reusable = self.averaged.as_ref().is_some_and(|a| a.len() == n);
+        if self.import_ends_epoch(steps) && !reusable {
+            return crate::model::template_weights::zeroed_table(n).map(Some);
+        }
+        Ok(None)
+    }
+
+    /// Imports a checked stage; `table` is [`ArcParser::table_for_import`]'s.
+    fn import_own(
+        &mut self,
+        prefix: &str,
+        p: &Params,
+        steps: u64,
+        table: Option<Vec<f32>>,
+    ) -> Result<()> {
+        let ends = self.import_ends_epoch(steps);
         import_blocks(&mut self.weights.blocks, true, prefix, p)?;
-        let old = std::mem::replace(&mut self.weights.steps, steps);
-        if steps > 0 && steps != old {
+        self.weights.steps = steps;
+        if ends {
+            if table.is_some() {
+                self.averaged = table;
+            }
             self.end_epoch()?;
         }
         Ok(())
@@ -63,9 +92,15 @@ impl ArcParser {
             Some(pr) => Some(pr.model.check_own("pruner/", p)?),
             None => None,
         };
-        self.import_own("arc/", p, steps)?;
+        // the averaged tables first: after them nothing can fail
+        let table = self.table_for_import(steps)?;
+        let pruner_table = match (&self.pruner, pruner_steps) {
+            (Some(pr), Some(s)) => pr.model.table_for_import(s)?,
+            _ => None,
+        };
+        self.import_own("arc/", p, steps, table)?;
         if let (Some(pr), Some(s)) = (self.pruner.as_deref_mut(), pruner_steps) {
-            pr.model.import_own("pruner/", p, s)?;
+            pr.model.import_own("pruner/", p, s, pruner_table)?;
         }
         Ok(())
     }
@@ -283,6 +318,32 @@ mod tests {
             .to_string()
             .contains("arc/steps"));
         assert_eq!(b.export_params(), before);
+    }
+
+    #[test]
+    fn an_import_rewrites_the_averaged_tables_in_place() {
+        let (data, a) = trained_toy(Some(2));
+        let (_, mut b) = trained_toy(Some(2));
+        for (s, h) in &data {
+            b.learn_one(s, h).unwrap();
+        }
+        b.end_epoch().unwrap();
+        let table = |p: &ArcParser| p.averaged().map(<[f32]>::as_ptr);
+        let arc = table(&b);
+        assert!(arc.is_some());
+        b.import_params(&a.export_params()).unwrap();
+        // the same table, holding the imported model's averages
+        assert_eq!(table(&b), arc);
+        assert_eq!(b.averaged(), a.averaged());
+        for (s, _) in &data {
+            assert_eq!(b.predict(s).unwrap(), a.predict(s).unwrap());
+        }
+        // a parser without tables gets new ones
+        let mut c = ArcParser::new(ParserConfig::default()).unwrap();
+        c.set_pruner(2).unwrap();
+        assert!(table(&c).is_none());
+        c.import_params(&a.export_params()).unwrap();
+        assert_eq!(c.averaged(), a.averaged());
     }
 
     #[test]

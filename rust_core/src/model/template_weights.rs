@@ -126,27 +126,48 @@ impl TemplateWeights {
     /// `offsets()[t]..offsets()[t + 1]`); the current θ when no step is done.
     /// Fails with [`crate::OmklError::Alloc`] when the memory cannot be had.
     pub fn averaged(&self) -> crate::Result<Vec<f32>> {
+        let mut out = zeroed_table(self.n_slots())?;
+        self.average_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// [`TemplateWeights::averaged`] written into `out`, a table of
+    /// `n_slots()` values (as one of an earlier epoch): no allocation. Fails,
+    /// `out` unchanged, when `out` has another size.
+    pub fn average_into(&self, out: &mut [f32]) -> crate::Result<()> {
         if self.steps == 0 {
-            return self.current();
+            return self.fill(out, ScaledBlock::get);
         }
         let k = self.steps as f64;
-        self.flat(|b, i| b.average_sum(i) / k)
+        self.fill(out, |b, i| b.average_sum(i) / k)
     }
 
     /// The current θ, flattened like [`TemplateWeights::averaged`].
     pub fn current(&self) -> crate::Result<Vec<f32>> {
-        self.flat(ScaledBlock::get)
+        let mut out = zeroed_table(self.n_slots())?;
+        self.fill(&mut out, ScaledBlock::get)?;
+        Ok(out)
     }
 
-    fn flat(&self, f: impl Fn(&ScaledBlock<f32>, usize) -> f64) -> crate::Result<Vec<f32>> {
-        let mut out = zeroed_table(self.n_slots())?;
+    fn fill(
+        &self,
+        out: &mut [f32],
+        f: impl Fn(&ScaledBlock<f32>, usize) -> f64,
+    ) -> crate::Result<()> {
+        if out.len() != self.n_slots() {
+            return Err(crate::OmklError::shape(
+                "averaged table",
+                format!("{} values", self.n_slots()),
+                format!("{} values", out.len()),
+            ));
+        }
         for (t, b) in self.blocks.iter().enumerate() {
             let (a, z) = (self.offsets[t], self.offsets[t + 1]);
             for (i, o) in out[a..z].iter_mut().enumerate() {
                 *o = f(b, i) as f32;
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Appends the state to `out` (little-endian, deterministic): the
