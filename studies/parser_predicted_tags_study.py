@@ -16,11 +16,20 @@ the dev file again with some predicted columns replaced by the gold ones
 ``make`` writes the predicted files first, with the recipe of
 ``omkl reproduce parsing --predicted-tags`` (``MorphologyTagger(epochs=5)``,
 10 jackknife parts, seed 0); the jackknife trains ten taggers and takes
-about 40 minutes on two cores, the rest a few minutes.
+about 40 minutes on two cores, the rest a few minutes. ``--folds K`` splits
+the training set into K jackknife parts instead (each tagger learns from
+(K-1)/K of it, so fewer parts give less accurate training tags), and
+``--jackknife-epochs E`` trains the jackknife taggers for E epochs while
+the tagger of the dev (and test) file keeps ``--tagger-epochs``. Files
+already in ``--out`` are kept, not written again: copying a
+``dev.pred.conllu`` made with the same ``--tagger-epochs`` into a new
+``--out`` saves training the dev tagger. ``make`` prints the tag accuracies
+of the jackknifed training file and of the dev file against the gold ones.
 
 Example::
 
     python studies/parser_predicted_tags_study.py make --out /tmp/pred
+    python studies/parser_predicted_tags_study.py make --out /tmp/pred-f3 --folds 3
     python studies/parser_predicted_tags_study.py run \\
         /tmp/pred/train.pred.conllu /tmp/pred/dev.pred.conllu \\
         --configs base,no-xpos,no-feats,no-lemma --ensemble --oracle
@@ -65,31 +74,54 @@ CONFIGS = [*SETTINGS, *DROPS, "pred+gold"]
 
 
 def make(args: argparse.Namespace) -> None:
-    """Writes ``train.pred.conllu`` (jackknifed), ``dev.pred.conllu`` and,
-    with ``--test``, ``test.pred.conllu`` to ``--out``."""
-    from omkl.morphology import MorphologyTagger
+    """Writes ``train.pred.conllu`` (jackknifed over ``--folds`` parts),
+    ``dev.pred.conllu`` and, with ``--test``, ``test.pred.conllu`` to
+    ``--out`` (keeping those already there), then prints the tag accuracies
+    of the training and dev files."""
+    from omkl.morphology import MorphologyTagger, tag_accuracies
     from omkl.pipeline import jackknife
 
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     train = read_conllu(args.train)
+    epochs = args.tagger_epochs if args.jackknife_epochs is None else args.jackknife_epochs
     t0 = time.perf_counter()
     if not (out / "train.pred.conllu").exists():
-        pred = jackknife(train, MorphologyTagger(epochs=args.tagger_epochs), 10, 0, progress=True)
+        tagger = MorphologyTagger(epochs=epochs)
+        pred = jackknife(train, tagger, args.folds, 0, progress=True)
         write_conllu(pred, out / "train.pred.conllu")
-        print(f"jackknife: {time.perf_counter() - t0:.0f} s", flush=True)
-    tagger = MorphologyTagger(epochs=args.tagger_epochs).fit(train)
-    for name, path in (("dev", args.dev), ("test", args.test)):
-        if path is None:
-            continue
-        gold = read_conllu(path)
-        tagged = tagger.tag([[{"id": t["id"], "form": t["form"]} for t in s] for s in gold])
-        merged = [
-            [{**g, **{c: t.get(c, "_") for c in MORPHOLOGY}} for g, t in zip(gs, ts, strict=True)]
-            for gs, ts in zip(gold, tagged, strict=True)
-        ]
-        write_conllu(merged, out / f"{name}.pred.conllu")
-    print(f"tagged in {time.perf_counter() - t0:.0f} s", flush=True)
+        print(
+            f"jackknife ({args.folds} parts, {epochs} epochs): {time.perf_counter() - t0:.0f} s",
+            flush=True,
+        )
+    todo = [
+        (name, path)
+        for name, path in (("dev", args.dev), ("test", args.test))
+        if path is not None and not (out / f"{name}.pred.conllu").exists()
+    ]
+    if todo:
+        full = MorphologyTagger(epochs=args.tagger_epochs).fit(train)
+        for name, path in todo:
+            gold = read_conllu(path)
+            tagged = full.tag([[{"id": t["id"], "form": t["form"]} for t in s] for s in gold])
+            merged = [
+                [
+                    {**g, **{c: t.get(c, "_") for c in MORPHOLOGY}}
+                    for g, t in zip(gs, ts, strict=True)
+                ]
+                for gs, ts in zip(gold, tagged, strict=True)
+            ]
+            write_conllu(merged, out / f"{name}.pred.conllu")
+        print(f"tagged in {time.perf_counter() - t0:.0f} s", flush=True)
+    print("| file | UPOS | XPOS | UFeats | AllTags | Lemma |")
+    print("|---|---|---|---|---|---|")
+    keys = ("UPOS", "XPOS", "UFeats", "AllTags", "Lemma")
+    for label, name, path in (
+        ("train (jackknifed)", "train", args.train),
+        ("dev", "dev", args.dev),
+    ):
+        acc = tag_accuracies(read_conllu(path), read_conllu(str(out / f"{name}.pred.conllu")))
+        print(f"| {label} | " + " | ".join(f"{acc[k]:.2f}" for k in keys) + " |", flush=True)
 
 
 def _scores(
@@ -182,6 +214,13 @@ def main() -> None:
     mk = sub.add_parser("make", help="write the predicted-tag files")
     mk.add_argument("--out", required=True)
     mk.add_argument("--tagger-epochs", type=int, default=5)
+    mk.add_argument("--folds", type=int, default=10, help="jackknife parts of the training set")
+    mk.add_argument(
+        "--jackknife-epochs",
+        type=int,
+        default=None,
+        help="epochs of the jackknife taggers only (default: --tagger-epochs)",
+    )
     mk.add_argument("--test", default=None, help="also tag this file (never scored here)")
     rn = sub.add_parser("run", help="train and score the parsers")
     rn.add_argument("train_pred", help="training file with jackknifed predicted morphology")
