@@ -318,19 +318,24 @@ def find_maturin() -> list[str]:
 def build_wheel(key: str, commit: str | None) -> pathlib.Path:
     """The release wheel of build inputs ``key``: from the cache, else built
     from ``commit`` (exported with ``git archive``) or, with ``None``, from
-    this checkout. Cargo's target directory is shared by all builds."""
+    this checkout. Each build has a Cargo target directory of its own,
+    removed afterwards: in a shared one, the extension module that Cargo
+    copies out after a build of one source tree could be packaged again for
+    another tree whose build Cargo judged fresh (two wheels of different
+    sources with the same module)."""
     done = CACHE / key / "wheel"
     wheels = sorted(done.glob("omkl-*.whl"))
     if wheels:
         return wheels[0]
     partial = CACHE / key / "wheel.partial"
     shutil.rmtree(partial, ignore_errors=True)
-    env = dict(os.environ, CARGO_TARGET_DIR=str(CACHE / "cargo-target"))
     maturin = find_maturin()
     with tempfile.TemporaryDirectory(prefix="omkl-compare-") as tmp:
+        env = dict(os.environ, CARGO_TARGET_DIR=str(pathlib.Path(tmp) / "target"))
         src = ROOT
         if commit is not None:
-            src = pathlib.Path(tmp)
+            src = pathlib.Path(tmp) / "src"
+            src.mkdir()
             archive = subprocess.run(
                 ["git", "archive", "--format=tar", commit],
                 cwd=ROOT,
