@@ -320,13 +320,20 @@ mod tests {
         assert_eq!(b.export_params(), before);
     }
 
-    #[test]
-    fn an_import_rewrites_the_averaged_tables_in_place() {
+    /// The toy data, the parser trained on it (with a pruner of 2), and the
+    /// same parser after one more pass (another model, its epoch open).
+    fn toy_and_one_more_pass() -> (Vec<(ParserInput, Vec<usize>)>, ArcParser, ArcParser) {
         let (data, a) = trained_toy(Some(2));
-        let (_, mut b) = trained_toy(Some(2));
+        let mut b = a.clone();
         for (s, h) in &data {
             b.learn_one(s, h).unwrap();
         }
+        (data, a, b)
+    }
+
+    #[test]
+    fn an_import_rewrites_the_averaged_tables_in_place() {
+        let (data, a, mut b) = toy_and_one_more_pass();
         b.end_epoch().unwrap();
         let table = |p: &ArcParser| p.averaged().map(<[f32]>::as_ptr);
         let arc = table(&b);
@@ -348,11 +355,7 @@ mod tests {
 
     #[test]
     fn importing_stages_sets_their_arrays_and_can_keep_the_running_sums() {
-        let (_, a) = trained_toy(Some(2));
-        let (data, mut b) = trained_toy(Some(2));
-        for (s, h) in &data {
-            b.learn_one(s, h).unwrap();
-        }
+        let (_, a, mut b) = toy_and_one_more_pass();
         let before = b.export_params();
         assert_ne!(before["arc/weights"], a.export_params()["arc/weights"]);
         // the arc model's weights and steps only: its sums stay
