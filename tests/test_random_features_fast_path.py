@@ -12,7 +12,7 @@ import pickle
 import numpy as np
 import pytest
 
-from omkl import MKLClassifier, RandomFourierFeatures
+from omkl import MKLClassifier, NystroemFeatures, RandomFourierFeatures
 from omkl.mkl import (
     RANDOM_FEATURE_CONFIG,
     RANDOM_FEATURE_FACTORS,
@@ -121,3 +121,66 @@ def test_random_feature_classifier_builds_the_documented_model():
 def test_random_feature_classifier_names_bad_arguments(kwargs, name):
     with pytest.raises(ValueError, match=f"`{name}`".replace("[", r"\[").replace("]", r"\]")):
         random_feature_classifier(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: random_feature_classifier(40),
+        lambda: MKLClassifier(max_support=25),
+        lambda: MKLClassifier(kernels=["linear", NystroemFeatures(12)], max_support=25),
+    ],
+)
+def test_float32_and_strided_rows_are_learned_as_lists(make):
+    """The core reads float32 and non-contiguous float64 rows itself (or,
+    with Nyström maps, the array path converts them): the same model as
+    lists give."""
+    a, b, c = make(), make(), make()
+    for i, (x, y) in enumerate(_stream(300, 4)):
+        wide = np.repeat(x, 2)  # every other value is the row
+        assert a.predict_one(x.astype(np.float32)) == b.predict_one(wide[::2])
+        assert b.predict_one(wide[::2]) == c.predict_one(x.astype(np.float32).tolist())
+        a.learn_one(x.astype(np.float32), y)
+        b.learn_one(wide[::2], y)
+        c.learn_one(x.astype(np.float32).tolist(), y)
+        if i == 150:
+            assert a._state.to_bytes() == c._state.to_bytes()
+    assert pickle.dumps(a) == pickle.dumps(c)
+    assert pickle.dumps(b) == pickle.dumps(c)
+
+
+@pytest.mark.parametrize("make", [lambda: random_feature_classifier(40), MKLClassifier])
+def test_a_bad_row_raises_as_on_the_general_path_and_changes_nothing(make):
+    m = make()
+    for x, y in _stream(60, 1):
+        m.learn_one(x, y)
+    before = pickle.dumps(m)
+    with pytest.raises(ValueError, match=r"`x`.* finite"):
+        m.learn_one(np.array([0.0, np.nan, 1.0, 2.0]), "a")
+    with pytest.raises(ValueError, match=r"`x`.* finite"):
+        m.predict_one(np.array([0.0, 1.0, np.inf, 2.0]))
+    with pytest.raises(ValueError, match="expected 4 features"):
+        m.learn_one(np.zeros(3), "a")
+    with pytest.raises(ValueError, match="expected 4 features"):
+        m.predict_one(np.zeros(5))
+    with pytest.raises(ValueError, match="expected a array as in earlier examples"):
+        m.learn_one({"a": 1.0}, "a")
+    assert pickle.dumps(m) == before
+    # a row of another float type, or of integers, takes the general path
+    assert m.predict_one(np.ones(4, dtype=np.float16)) == m.predict_one(np.ones(4))
+    assert m.predict_one(np.ones(4, dtype=np.int64)) == m.predict_one(np.ones(4))
+
+
+def test_the_core_reads_only_float_rows_of_its_width():
+    m = MKLClassifier(max_support=10)
+    for x, y in _stream(30, 3):
+        m.learn_one(x, y)
+    state = m._state
+    before = state.to_bytes()
+    for bad in ([1.0, 2.0, 3.0, 4.0], np.ones(5), np.ones(3), np.ones((1, 4)), np.ones(4, int)):
+        assert state.predict_row(bad, True) is None
+        assert state.learn_row(bad, True, 0, 3) is None
+    assert state.to_bytes() == before
+    assert state.predict_row(np.ones(4), True) == state.predict(np.ones((1, 5), np.float32))[0]
+    assert state.learn_row(np.ones(4), True, 0, 3) is not None
+    assert state.to_bytes() != before

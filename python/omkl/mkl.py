@@ -133,7 +133,7 @@ example.
 from __future__ import annotations
 
 import copy
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -508,6 +508,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             if isinstance(k, _FEATURE_MAPS)
         ]
         self._n_rand = sum(k.n_components for _, k in self._rff_specs)
+        self._fourier_only = all(isinstance(k, RandomFourierFeatures) for _, k in self._rff_specs)
         check_int("max_support", max_support, 1, allow_none=True)
         check_int("history_every", history_every, 0)
         self._group_names = [str(g) for g in groups]
@@ -992,7 +993,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         self._state = state
         self._commit_features(kind, new_features)
         self._add_labels(new_labels)
-        self._learn_hedge(m, y, n_labels, grow, state)
+        self._learn_hedge(lambda h: h.learn(m, y, n_labels, grow_dim=grow), len(xs), state)
         self._watch_drift(state, len(xs))
 
     def _learn_array_row(self, x: Any, y: Hashable) -> bool:
@@ -1005,36 +1006,54 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         k = self._label_index.get(y)
         if k is None:
             return False
-        one = self._one_row([x])
-        if one is None:
-            return False
-        m = self._augment(one, self._intercept)
         state = self._state
-        ys = np.array([k], dtype=np.int64)
         n_labels = len(self._labels)
-        state.learn(m, ys, n_labels, grow_dim=False)
-        self._learn_hedge(m, ys, n_labels, False, state)
+        one = self._intercept
+        if self._takes_rows():
+            # the core reads the row itself
+            if state.learn_row(x, one, k, n_labels) is None:
+                return False
+            self._learn_hedge(lambda h: h.learn_row(x, one, k, n_labels), 1, state)
+        else:
+            row = self._one_row([x])
+            if row is None:
+                return False
+            m = self._augment(row, one)
+            ys = np.array([k], dtype=np.int64)
+            state.learn(m, ys, n_labels, grow_dim=False)
+            self._learn_hedge(lambda h: h.learn(m, ys, n_labels, grow_dim=False), 1, state)
         self._watch_drift(state, 1)
         return True
 
+    def _takes_rows(self) -> bool:
+        """Whether the core reads a single array row as it is
+        (``StreamMkl.predict_row``, ``learn_row``): the model has learned
+        from arrays, and its feature maps, if any, are random Fourier
+        features the core already has (Nyström maps may still take
+        landmarks from the row)."""
+        if self._input != "array" or self._state is None:
+            return False
+        specs = self._rff_specs
+        if not specs:
+            return True
+        return self._fourier_only and self._state.feature_maps_input_dim is not None
+
     def _learn_hedge(
         self,
-        m: npt.NDArray[np.float32],
-        y: npt.NDArray[np.int64],
-        n_labels: int,
-        grow: bool,
+        learn: Callable[[_omkl.StreamMkl], object],
+        n: int,
         state: _omkl.StreamMkl,
     ) -> None:
-        """One round of the hedging linear model (``linear_hedge``) on the
-        rows ``m`` the MKL model ``state`` has just learned, and the update
-        of both models' weighted prequential errors."""
+        """One round of the hedging linear model (``linear_hedge``),
+        ``learn(hedge)``, on the ``n`` rows the MKL model ``state`` has just
+        learned, and the update of both models' weighted prequential
+        errors."""
         if self._hedge_eta0 is None:
             return
         # the input columns, without the random features
         hedge, self._hedge_errors = self._hedge_for(self._base_dim(), state.n_labels)
-        hedge.learn(m, y, n_labels, grow_dim=grow)
+        learn(hedge)
         self._hedge = hedge
-        n = len(y)
         wrong = hedge.last_mistakes
         self._hedge_errors = _decayed_errors(self._hedge_errors, n, state.last_mistakes, wrong)
         det = self._hedge_detector
@@ -1489,6 +1508,10 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             state.setdefault(key, value)
         state.setdefault("_intercept", bool(state["intercept"]))
         state.setdefault("_n_rand", sum(k.n_components for _, k in state["_rff_specs"]))
+        state.setdefault(
+            "_fourier_only",
+            all(isinstance(k, RandomFourierFeatures) for _, k in state["_rff_specs"]),
+        )
         for key in ("_state", "_hedge"):
             if state[key] is not None:
                 state[key] = _omkl.StreamMkl.from_bytes(state[key])
@@ -1857,6 +1880,10 @@ class MKLClassifier(SoftmaxClassifier, _StreamMkl, base.Classifier):  # type: ig
             return None
         if self._precomputed:
             return self._labels[int(self._state.predict_ids(self._ids([x]))[0])]
+        if self._takes_rows():
+            k = self._predictor().predict_row(x, self._intercept)
+            if k is not None:
+                return self._labels[k]
         return self._labels[int(self._predictor().predict(self._predict_rows([x]))[0])]
 
     @synchronized

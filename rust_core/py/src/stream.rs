@@ -1,7 +1,7 @@
 //! Python binding for `omkl_core::learner::stream_mkl`: the streaming
 //! Alg. 3 learner behind `omkl.MKLClassifier` and `omkl.SequenceTagger`.
 
-use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use std::sync::{Arc, Mutex};
 
 use omkl_core::learner::spec::{parse_regularizer, parse_schedule};
@@ -522,6 +522,42 @@ impl PyStreamMkl {
         Ok(index_array(py, out))
     }
 
+    /// The best label of one input given as a 1-D float64 or float32
+    /// array `x` of the model's input columns (with `one`, all but the
+    /// last, an intercept's, which is 1), as `predict` gives it for the
+    /// row; its scores are kept for a `learn_row` of the same input next.
+    /// `None` when `x` is another object or another length: the caller
+    /// then converts it itself.
+    fn predict_row(&mut self, x: &Bound<'_, PyAny>, one: bool) -> PyResult<Option<usize>> {
+        let Some(row) = array_row(x, one, self.input_width()) else {
+            return Ok(None);
+        };
+        let (xs, d) = self.mapped.rows(&self.inner, &row, row.len()).py()?;
+        check_dim(&self.inner, d)?;
+        let out = self.inner.predict_remembering(xs).py()?;
+        Ok(out.first().copied())
+    }
+
+    /// One round on one input given as `predict_row` takes it, labelled
+    /// `y`; adds labels up to `n_labels`. Returns the loss, or `None`
+    /// (nothing learned) when `x` is not such an array.
+    fn learn_row(
+        &mut self,
+        x: &Bound<'_, PyAny>,
+        one: bool,
+        y: usize,
+        n_labels: usize,
+    ) -> PyResult<Option<f64>> {
+        let Some(row) = array_row(x, one, self.input_width()) else {
+            return Ok(None);
+        };
+        let (xs, d) = self.mapped.rows(&self.inner, &row, row.len()).py()?;
+        self.inner
+            .learn_extending(xs, d, &[y], n_labels, false)
+            .py()
+            .map(Some)
+    }
+
     /// The labellings of the examples stored one after the other in `x`
     /// (lengths `lens`), concatenated; GIL released.
     fn predict_many<'py>(
@@ -691,12 +727,44 @@ impl PyStreamMkl {
 }
 
 /// A shape error naming `x` unless it has `d` = `dim` columns.
+/// The row of `width` values a model takes for the 1-D float64 or
+/// float32 array `x` (any strides): its values as float32, then `1.0` when
+/// `one`; `None` when `x` is another object or does not hold
+/// `width - one` values.
+fn array_row(x: &Bound<'_, PyAny>, one: bool, width: usize) -> Option<Vec<f32>> {
+    fn take<T: numpy::Element + Copy>(
+        x: &Bound<'_, PyAny>,
+        n: usize,
+        row: &mut Vec<f32>,
+        f: fn(T) -> f32,
+    ) -> Option<()> {
+        let a = x.cast::<PyArray1<T>>().ok()?.try_readonly().ok()?;
+        let v = a.as_array();
+        (v.len() == n).then(|| row.extend(v.iter().map(|&e| f(e))))
+    }
+    let n = width.checked_sub(usize::from(one))?;
+    let mut row = Vec::with_capacity(width);
+    take::<f64>(x, n, &mut row, |v| v as f32).or_else(|| take::<f32>(x, n, &mut row, |v| v))?;
+    if one {
+        row.push(1.0);
+    }
+    Some(row)
+}
+
 fn check_dim(inner: &StreamMkl, d: usize) -> PyResult<()> {
     let dim = inner.dim();
     ensure_shape(d == dim, "x", format!("{dim} columns"), d)
 }
 
 impl PyStreamMkl {
+    /// The columns of an input row before the feature maps widen it: the
+    /// maps' input dimension, or the model's dimension without maps.
+    fn input_width(&self) -> usize {
+        self.inner
+            .feature_maps()
+            .map_or(self.inner.dim(), FeatureMaps::input_dim)
+    }
+
     /// Coefficients laid out label by label as an `L × (len / L)` array.
     fn by_label<'py>(&self, py: Python<'py>, v: Vec<f64>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let l = self.inner.n_labels();
