@@ -22,7 +22,10 @@ time / model time.
 
 ``--models`` also takes ``recommended``: the model of
 ``omkl.mkl.random_feature_classifier()`` (D = 999), to which ``--extra``
-is passed too. ``--seed s`` seeds the random-feature groups ``s``,
+is passed too; and ``linear``: ``MKLClassifier(kernels=["linear"])``, the
+default without its Gaussian groups (the linear group, the hedging linear
+model and the drift detector), whose time is what any model with the
+default's hedge and detector pays per sample besides its kernel groups. ``--seed s`` seeds the random-feature groups ``s``,
 ``s + 1``, ... (default 0).
 
 Two times per sample are printed for each model, each the best of
@@ -95,6 +98,7 @@ def models(
         "Nyström": nystroem,
         "RFF": rff,
         "RFF recommended": lambda: random_feature_classifier(seed=seed, **kw),
+        "linear only": lambda: omkl.MKLClassifier(kernels=["linear"]),
     }
 
 
@@ -220,6 +224,7 @@ def main() -> None:
         "nystroem": "Nyström",
         "rff": "RFF",
         "recommended": "RFF recommended",
+        "linear": "linear only",
     }
     makers = {keys[m]: every[keys[m]] for m in args.models.split(",")}
     sources: dict[str, Callable[[int], Iterable[Any]]] = {"segments": image_segments, **STREAMS}

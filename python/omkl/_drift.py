@@ -94,6 +94,9 @@ def feed_errors(detector: Any, n: int, wrong: int) -> bool:
     >>> feed_errors(drift.DummyDriftDetector(t_0=10), n=4, wrong=1)
     False
     """
+    if n == 1:  # a stream's round: one prediction
+        detector.update(wrong > 0)
+        return bool(detector.drift_detected)
     fired = False
     for p in range(n):
         detector.update(p < wrong)
