@@ -14,8 +14,8 @@ configuration of ``omkl reproduce drift``), ``rff`` (500 random Fourier
 features, no support set), ``recommended``
 (``omkl.mkl.random_feature_classifier()``: 999 orthogonal random
 features with forgetting, no support set), ``default``
-(``MKLClassifier()``, whose support grows with the stream; run it with fewer
-``--samples``).
+(``MKLClassifier()``, which ``DRIFT_CONFIG`` spells out: the same model as
+``drift``).
 
     python benches/flat_cost_drift.py --model drift
     python benches/flat_cost_drift.py --model rff
