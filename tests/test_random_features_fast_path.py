@@ -184,3 +184,24 @@ def test_the_core_reads_only_float_rows_of_its_width():
     assert state.predict_row(np.ones(4), True) == state.predict(np.ones((1, 5), np.float32))[0]
     assert state.learn_row(np.ones(4), True, 0, 3) is not None
     assert state.to_bytes() != before
+
+
+@pytest.mark.parametrize("intercept", [True, False])
+def test_complex_rows_are_refused_not_cut_to_their_real_parts(intercept):
+    from omkl import SequenceTagger
+
+    m = MKLClassifier(max_support=10, intercept=intercept)
+    for x, y in _stream(20, 5):
+        m.learn_one(x, y)
+    before = pickle.dumps(m)
+    row = np.array([1.0 + 2.0j, 0.0, 1.0, 0.5])
+    with pytest.raises(ValueError, match="`x`: expected real numbers, got an array of complex128"):
+        m.learn_one(row, "a")
+    with pytest.raises(ValueError, match="imaginary parts are not dropped"):
+        m.predict_one(row)
+    with pytest.raises(ValueError, match="complex"):
+        MKLClassifier(intercept=intercept).learn_one(row, "a")
+    assert pickle.dumps(m) == before
+    t = SequenceTagger(kernels=["linear"], intercept=intercept)
+    with pytest.raises(ValueError, match="complex"):
+        t.learn_one(np.ones((3, 2), dtype=complex), [0, 1, 0])

@@ -280,9 +280,27 @@ def _is_feature_matrix(v: Any) -> bool:
     return isinstance(v, _omkl.PrecomputedFeatures) or (isinstance(v, np.ndarray) and v.ndim == 2)
 
 
+def _check_real(x: Any) -> None:
+    """Refuses an array row ``x`` of complex numbers, whose imaginary parts
+    a conversion to float would drop.
+
+    >>> _check_real(np.array([1.0 + 2.0j, 0.0]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid value for `x`: expected real numbers, got an array of complex128 ...
+    """
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None and getattr(dtype, "kind", None) == "c":
+        raise ValueError(
+            f"invalid value for `x`: expected real numbers, got an array of {dtype} "
+            "(imaginary parts are not dropped)"
+        )
+
+
 def _with_one(x: Any) -> Any:
     """The array row ``x`` with a last entry 1 (the intercept's column);
     anything but a 1-D row is returned as it is, for the checks to name."""
+    _check_real(x)
     try:
         a = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError):
@@ -836,6 +854,7 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
         if kind == "array":
             for x in xs:
                 self._kind_of(x)
+                _check_real(x)
             try:
                 m: npt.NDArray[Any] = np.asarray(xs, dtype=np.float64)
             except (TypeError, ValueError):
