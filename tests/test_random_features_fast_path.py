@@ -187,7 +187,7 @@ def test_the_core_reads_only_float_rows_of_its_width():
 
 
 @pytest.mark.parametrize("intercept", [True, False])
-def test_complex_rows_are_refused_not_cut_to_their_real_parts(intercept):
+def test_complex_and_string_rows_are_refused_not_cut_or_parsed(intercept):
     from omkl import SequenceTagger
 
     m = MKLClassifier(max_support=10, intercept=intercept)
@@ -201,7 +201,14 @@ def test_complex_rows_are_refused_not_cut_to_their_real_parts(intercept):
         m.predict_one(row)
     with pytest.raises(ValueError, match="complex"):
         MKLClassifier(intercept=intercept).learn_one(row, "a")
+    for text in ([1.0, "2", 3.0, 4.0], np.array(["1", "2", "3", "4"]), ("1", 2, 3, 4)):
+        with pytest.raises(ValueError, match="`x`: expected real numbers, got strings"):
+            m.learn_one(text, "a")
+        with pytest.raises(ValueError, match="got strings"):
+            m.predict_one(text)
     assert pickle.dumps(m) == before
+    # booleans and integers are numbers
+    assert m.predict_one([True, 0, 1, 2]) == m.predict_one(np.array([1.0, 0.0, 1.0, 2.0]))
     t = SequenceTagger(kernels=["linear"], intercept=intercept)
     with pytest.raises(ValueError, match="complex"):
         t.learn_one(np.ones((3, 2), dtype=complex), [0, 1, 0])

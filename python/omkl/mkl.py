@@ -281,20 +281,35 @@ def _is_feature_matrix(v: Any) -> bool:
 
 
 def _check_real(x: Any) -> None:
-    """Refuses an array row ``x`` of complex numbers, whose imaginary parts
-    a conversion to float would drop.
+    """Refuses an array row ``x`` (an array, list or tuple) of complex
+    numbers, whose imaginary parts a conversion to float would drop, or
+    of strings, which it would parse; anything else is left to the
+    conversion's checks.
 
     >>> _check_real(np.array([1.0 + 2.0j, 0.0]))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: invalid value for `x`: expected real numbers, got an array of complex128 ...
+    >>> _check_real([1.0, "2"])
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid value for `x`: expected real numbers, got strings
+    >>> _check_real([1, 2.5, True])
     """
+    if isinstance(x, list | tuple):
+        try:
+            x = np.asarray(x)
+        except (TypeError, ValueError):
+            return
     dtype = getattr(x, "dtype", None)
-    if dtype is not None and getattr(dtype, "kind", None) == "c":
+    kind = getattr(dtype, "kind", None)
+    if kind == "c":
         raise ValueError(
             f"invalid value for `x`: expected real numbers, got an array of {dtype} "
             "(imaginary parts are not dropped)"
         )
+    if kind in ("U", "S"):
+        raise ValueError("invalid value for `x`: expected real numbers, got strings")
 
 
 def _with_one(x: Any) -> Any:
