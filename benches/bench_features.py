@@ -25,8 +25,9 @@ time / model time.
 is passed too; and ``linear``: ``MKLClassifier(kernels=["linear"])``, the
 default without its Gaussian groups (the linear group, the hedging linear
 model and the drift detector), whose time is what any model with the
-default's hedge and detector pays per sample besides its kernel groups. ``--seed s`` seeds the random-feature groups ``s``,
-``s + 1``, ... (default 0).
+default's hedge and detector pays per sample besides its kernel groups.
+``--seed s`` seeds the random-feature groups ``s``, ``s + 1``, ...
+(default 0).
 
 Two times per sample are printed for each model, each the best of
 ``--repeat`` runs of a fresh model (run in turn, so that both models see the
