@@ -26,6 +26,17 @@ already in ``--out`` are kept, not written again: copying a
 ``--out`` saves training the dev tagger. ``make`` prints the tag accuracies
 of the jackknifed training file and of the dev file against the gold ones.
 
+``make --upos-alternatives`` also writes each word's alternative UPOS into
+FEATS, as the pseudo-feature ``UposAlt=tag:p``: the label other than the
+predicted UPOS with the largest marginal of the UPOS stage (forward-backward
+on its scores, ``TextTagger.predict_marginals_one``). ``run`` drops these
+pseudo-features from every configuration but ``alt-TAU``, which keeps
+``UposAlt=tag`` (without ``p``) on the words whose alternative has
+``p >= TAU``, in the training and the dev file, so that the parser's
+templates and the label stage read it beside the predicted UPOS; ``run``
+first prints, per threshold, how many dev words get one and how many of
+the UPOS errors they cover.
+
 Example::
 
     python studies/parser_predicted_tags_study.py make --out /tmp/pred
@@ -33,6 +44,11 @@ Example::
     python studies/parser_predicted_tags_study.py run \\
         /tmp/pred/train.pred.conllu /tmp/pred/dev.pred.conllu \\
         --configs base,no-xpos,no-feats,no-lemma --ensemble --oracle
+    python studies/parser_predicted_tags_study.py make --out /tmp/pred-alt --folds 5 \\
+        --upos-alternatives
+    python studies/parser_predicted_tags_study.py run \\
+        /tmp/pred-alt/train.pred.conllu /tmp/pred-alt/dev.pred.conllu \\
+        --configs base,alt-1e-09,alt-1e-06
 """
 
 from __future__ import annotations
@@ -73,6 +89,63 @@ SETTINGS: dict[str, dict[str, Any]] = {
 CONFIGS = [*SETTINGS, *DROPS, "pred+gold"]
 
 
+#: The pseudo-feature of FEATS that carries a token's alternative UPOS.
+ALT = "UposAlt"
+
+
+def _with_alt(feats: str, alt: str, p: float | None) -> str:
+    """``feats`` with the pseudo-feature ``UposAlt=alt`` (``:p`` appended
+    when ``p`` is given) as its last item."""
+    item = f"{ALT}={alt}" if p is None else f"{ALT}={alt}:{p:.4g}"
+    return item if feats in ("", "_") else f"{feats}|{item}"
+
+
+def _alternatives(sentences: list[Sentence], tau: float | None) -> list[Sentence]:
+    """Copies of ``sentences`` without the ``UposAlt=tag:p`` pseudo-features
+    of ``make --upos-alternatives``, except, with ``tau``, ``UposAlt=tag``
+    (no probability) on the tokens whose alternative has ``p >= tau``."""
+    out = []
+    for sent in sentences:
+        new = []
+        for tok in sent:
+            items = [v for v in str(tok.get("feats", "_")).split("|") if v not in ("", "_")]
+            keep = [v for v in items if not v.startswith(ALT + "=")]
+            feats = "|".join(keep) or "_"
+            for v in items:
+                if v.startswith(ALT + "=") and tau is not None:
+                    tag, _, prob = v[len(ALT) + 1 :].rpartition(":")
+                    if float(prob) >= tau:
+                        feats = _with_alt(feats, tag, None)
+            new.append({**tok, "feats": feats})
+        out.append(new)
+    return out
+
+
+def _alt_tagger() -> type:
+    """A ``MorphologyTagger`` whose ``tag`` also writes, into FEATS, each
+    token's alternative UPOS: the label other than the predicted UPOS with
+    the largest marginal of the UPOS stage (forward-backward on its
+    scores), as ``UposAlt=tag:p``."""
+    from omkl.morphology import MorphologyTagger, _forms
+
+    class AltTagger(MorphologyTagger):
+        def tag(self, sentences: Sequence[Sentence]) -> list[Sentence]:
+            out = super().tag(sentences)
+            words = [_forms(s, i) for i, s in enumerate(sentences)]
+            casing = self._casing
+            X_1 = [self._stage_features(ws, self._amb_xpos, None, casing) for ws in words]
+            first = [[str(x) for x in xs] for xs in self.xpos1_.predict(X_1)]
+            for sent, ws, xs in zip(out, words, first, strict=True):
+                X = self._stage_features(ws, self._amb_upos, ("xpos", xs), casing)
+                for tok, mu in zip(sent, self.upos_.predict_marginals_one(X), strict=True):
+                    others = [(p, str(t)) for t, p in mu.items() if str(t) != tok["upos"]]
+                    p, alt = max(others) if others else (0.0, tok["upos"])
+                    tok["feats"] = _with_alt(tok["feats"], alt, p)
+            return out
+
+    return AltTagger
+
+
 def make(args: argparse.Namespace) -> None:
     """Writes ``train.pred.conllu`` (jackknifed over ``--folds`` parts),
     ``dev.pred.conllu`` and, with ``--test``, ``test.pred.conllu`` to
@@ -81,13 +154,15 @@ def make(args: argparse.Namespace) -> None:
     from omkl.morphology import MorphologyTagger, tag_accuracies
     from omkl.pipeline import jackknife
 
+    cls = _alt_tagger() if args.upos_alternatives else MorphologyTagger
+
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     train = read_conllu(args.train)
     epochs = args.tagger_epochs if args.jackknife_epochs is None else args.jackknife_epochs
     t0 = time.perf_counter()
     if not (out / "train.pred.conllu").exists():
-        tagger = MorphologyTagger(epochs=epochs)
+        tagger = cls(epochs=epochs)
         pred = jackknife(train, tagger, args.folds, 0, progress=True)
         write_conllu(pred, out / "train.pred.conllu")
         print(
@@ -100,7 +175,7 @@ def make(args: argparse.Namespace) -> None:
         if path is not None and not (out / f"{name}.pred.conllu").exists()
     ]
     if todo:
-        full = MorphologyTagger(epochs=args.tagger_epochs).fit(train)
+        full = cls(epochs=args.tagger_epochs).fit(train)
         for name, path in todo:
             gold = read_conllu(path)
             tagged = full.tag([[{"id": t["id"], "form": t["form"]} for t in s] for s in gold])
@@ -120,7 +195,8 @@ def make(args: argparse.Namespace) -> None:
         ("train (jackknifed)", "train", args.train),
         ("dev", "dev", args.dev),
     ):
-        acc = tag_accuracies(read_conllu(path), read_conllu(str(out / f"{name}.pred.conllu")))
+        pred = _alternatives(read_conllu(str(out / f"{name}.pred.conllu")), None)
+        acc = tag_accuracies(read_conllu(path), pred)
         print(f"| {label} | " + " | ".join(f"{acc[k]:.2f}" for k in keys) + " |", flush=True)
 
 
@@ -140,26 +216,63 @@ def _sentences(data: str | list[Sentence]) -> list[Sentence]:
     return read_conllu(data) if isinstance(data, str) else data
 
 
+def _alt_coverage(gold: Sequence[Sentence], pred: Sequence[Sentence], taus: list[float]) -> None:
+    """Prints, for each threshold, the share of the words of ``pred`` (with
+    ``UposAlt=tag:p`` pseudo-features) whose alternative UPOS has
+    ``p >= tau``, the share of the UPOS errors among them, and how often
+    the alternative is the gold UPOS where the prediction is wrong."""
+    rows = []
+    for gs, ps in zip(gold, pred, strict=True):
+        for g, t in zip(gs, ps, strict=True):
+            alt = [v for v in str(t["feats"]).split("|") if v.startswith(ALT + "=")]
+            if alt:
+                tag, _, prob = alt[0][len(ALT) + 1 :].rpartition(":")
+                rows.append((float(prob), t["upos"] != g["upos"], tag == g["upos"]))
+    if not rows:
+        return
+    errors = sum(w for _, w, _ in rows)
+    print("| p(alternative) >= | words | their UPOS errors | errors covered | alternative right |")
+    print("|---|---|---|---|---|")
+    for tau in taus:
+        sel = [(w, r) for p, w, r in rows if p >= tau]
+        wrong = sum(w for w, _ in sel)
+        right = sum(w and r for w, r in sel)
+        print(
+            f"| {tau:g} | {100 * len(sel) / len(rows):.2f}% | "
+            f"{100 * wrong / max(len(sel), 1):.1f}% | {100 * wrong / max(errors, 1):.1f}% | "
+            f"{100 * right / max(wrong, 1):.1f}% |",
+            flush=True,
+        )
+
+
 def run(args: argparse.Namespace) -> None:
     """Prints one Markdown row per configuration (and per ensemble)."""
     gold = read_conllu(args.dev)
-    dev = read_conllu(args.dev_pred)
+    dev_alt = read_conllu(args.dev_pred)
+    dev = _alternatives(dev_alt, None)
     if [len(s) for s in gold] != [len(s) for s in dev]:
         raise SystemExit(f"{args.dev_pred} and {args.dev} do not have the same sentences")
+    taus = [float(c[4:]) for c in args.configs.split(",") if c.startswith("alt-")]
+    _alt_coverage(gold, dev_alt, sorted({1e-6, 1e-4, 1e-3, 0.01, 0.1, 0.3, *taus}))
     names = DependencyParser().template_names_
     corpus = _corpus(dev)
     print("| configuration | templates | dev UAS | dev LAS | seconds |")
     print("|---|---|---|---|---|")
     kept: dict[str, DependencyParser] = {}
-    train_pred: str | list[Sentence] = args.train_pred
+    train_alt = read_conllu(args.train_pred)
     train_gold: str | list[Sentence] = args.train
     if args.max_train:
-        train_pred = read_conllu(args.train_pred)[: args.max_train]
+        train_alt = train_alt[: args.max_train]
         train_gold = read_conllu(args.train)[: args.max_train]
+    train_pred: list[Sentence] = _alternatives(train_alt, None)
     for config in args.configs.split(","):
         train = train_pred
+        parse = dev
         kw: dict[str, Any] = {}
-        if config in DROPS:
+        if config.startswith("alt-"):
+            tau = float(config[4:])
+            train, parse = _alternatives(train_alt, tau), _alternatives(dev_alt, tau)
+        elif config in DROPS:
             kw["templates"] = [
                 i for i, n in enumerate(names) if not any(d in n for d in DROPS[config])
             ]
@@ -168,10 +281,12 @@ def run(args: argparse.Namespace) -> None:
         elif config in SETTINGS:
             kw = dict(SETTINGS[config])
         else:
-            raise SystemExit(f"unknown configuration {config!r}; expected one of {CONFIGS}")
+            raise SystemExit(
+                f"unknown configuration {config!r}; expected one of {CONFIGS} or alt-TAU"
+            )
         t0 = time.perf_counter()
         parser = DependencyParser(**kw).fit(train)
-        heads, rels = parser.parse_with_labels(dev)
+        heads, rels = parser.parse_with_labels(parse)
         s = _scores(gold, heads, rels)
         n = len(kw.get("templates") or names)
         print(
@@ -222,6 +337,11 @@ def main() -> None:
         help="epochs of the jackknife taggers only (default: --tagger-epochs)",
     )
     mk.add_argument("--test", default=None, help="also tag this file (never scored here)")
+    mk.add_argument(
+        "--upos-alternatives",
+        action="store_true",
+        help="also write each word's alternative UPOS and its marginal into FEATS",
+    )
     rn = sub.add_parser("run", help="train and score the parsers")
     rn.add_argument("train_pred", help="training file with jackknifed predicted morphology")
     rn.add_argument("dev_pred", help="dev file with predicted morphology")
