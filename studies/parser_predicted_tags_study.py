@@ -33,7 +33,8 @@ on its scores, ``TextTagger.predict_marginals_one``). ``run`` drops these
 pseudo-features from every configuration but ``alt-TAU``, which keeps
 ``UposAlt=tag`` (without ``p``) on the words whose alternative has
 ``p >= TAU``, in the training and the dev file, so that the parser's
-templates and the label stage read it beside the predicted UPOS; ``run``
+templates and the label stage read it beside the predicted UPOS
+(``alt-TAU/S``: with the parser's ``seed=S``); ``run``
 first prints, per threshold, how many dev words get one and how many of
 the UPOS errors they cover.
 
@@ -252,7 +253,7 @@ def run(args: argparse.Namespace) -> None:
     dev = _alternatives(dev_alt, None)
     if [len(s) for s in gold] != [len(s) for s in dev]:
         raise SystemExit(f"{args.dev_pred} and {args.dev} do not have the same sentences")
-    taus = [float(c[4:]) for c in args.configs.split(",") if c.startswith("alt-")]
+    taus = [float(c[4:].partition("/")[0]) for c in args.configs.split(",") if c.startswith("alt-")]
     _alt_coverage(gold, dev_alt, sorted({1e-6, 1e-4, 1e-3, 0.01, 0.1, 0.3, *taus}))
     names = DependencyParser().template_names_
     corpus = _corpus(dev)
@@ -270,8 +271,10 @@ def run(args: argparse.Namespace) -> None:
         parse = dev
         kw: dict[str, Any] = {}
         if config.startswith("alt-"):
-            tau = float(config[4:])
-            train, parse = _alternatives(train_alt, tau), _alternatives(dev_alt, tau)
+            tau, _, seed = config[4:].partition("/")
+            train, parse = _alternatives(train_alt, float(tau)), _alternatives(dev_alt, float(tau))
+            if seed:
+                kw["seed"] = int(seed)
         elif config in DROPS:
             kw["templates"] = [
                 i for i, n in enumerate(names) if not any(d in n for d in DROPS[config])
