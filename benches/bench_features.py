@@ -42,9 +42,9 @@ arrays for every model. The ratios are the exact model's time over the
 model's, from the same run. After each model's times it prints how many
 support inputs the model alone kept at the end of the stream (0 for a
 model without kernel groups): the exact models' cost per sample grows
-with that number, the explicit-feature models' does not. The accuracy of the "alone" run differs a
-little from the pipeline's (the pipeline predicts with the statistics
-before the input is learned).
+with that number, the explicit-feature models' does not. The accuracy of
+the "alone" run differs a little from the pipeline's (the pipeline
+predicts with the statistics before the input is learned).
 
     python benches/bench_features.py --samples 10000 --models exact,recommended \\
         --repeat 3

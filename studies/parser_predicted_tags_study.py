@@ -101,6 +101,19 @@ def _with_alt(feats: str, alt: str, p: float | None) -> str:
     return item if feats in ("", "_") else f"{feats}|{item}"
 
 
+def _split_alt(feats: str) -> tuple[str, tuple[str, float] | None]:
+    """``feats`` without its ``UposAlt=tag:p`` pseudo-feature, and that
+    feature's ``(tag, p)`` (``None`` without one)."""
+    keep, alt = [], None
+    for v in str(feats).split("|"):
+        if v.startswith(ALT + "="):
+            tag, _, prob = v[len(ALT) + 1 :].rpartition(":")
+            alt = (tag, float(prob))
+        elif v not in ("", "_"):
+            keep.append(v)
+    return "|".join(keep) or "_", alt
+
+
 def _alternatives(sentences: list[Sentence], tau: float | None) -> list[Sentence]:
     """Copies of ``sentences`` without the ``UposAlt=tag:p`` pseudo-features
     of ``make --upos-alternatives``, except, with ``tau``, ``UposAlt=tag``
@@ -109,14 +122,9 @@ def _alternatives(sentences: list[Sentence], tau: float | None) -> list[Sentence
     for sent in sentences:
         new = []
         for tok in sent:
-            items = [v for v in str(tok.get("feats", "_")).split("|") if v not in ("", "_")]
-            keep = [v for v in items if not v.startswith(ALT + "=")]
-            feats = "|".join(keep) or "_"
-            for v in items:
-                if v.startswith(ALT + "=") and tau is not None:
-                    tag, _, prob = v[len(ALT) + 1 :].rpartition(":")
-                    if float(prob) >= tau:
-                        feats = _with_alt(feats, tag, None)
+            feats, alt = _split_alt(tok.get("feats", "_"))
+            if alt is not None and tau is not None and alt[1] >= tau:
+                feats = _with_alt(feats, alt[0], None)
             new.append({**tok, "feats": feats})
         out.append(new)
     return out
@@ -225,10 +233,9 @@ def _alt_coverage(gold: Sequence[Sentence], pred: Sequence[Sentence], taus: list
     rows = []
     for gs, ps in zip(gold, pred, strict=True):
         for g, t in zip(gs, ps, strict=True):
-            alt = [v for v in str(t["feats"]).split("|") if v.startswith(ALT + "=")]
-            if alt:
-                tag, _, prob = alt[0][len(ALT) + 1 :].rpartition(":")
-                rows.append((float(prob), t["upos"] != g["upos"], tag == g["upos"]))
+            _, alt = _split_alt(t["feats"])
+            if alt is not None:
+                rows.append((alt[1], t["upos"] != g["upos"], alt[0] == g["upos"]))
     if not rows:
         return
     errors = sum(w for _, w, _ in rows)
