@@ -6,8 +6,10 @@ and scores it on a dev file whose morphology was predicted by a tagger
 trained on all of the training set, against the gold dev file's heads and
 relations (punctuation by its gold UPOS, as ``TextParser.score`` does). One
 row per configuration: the default parser, template sets without the
-templates that read XPOS, FEATS or the lemma, other parser settings, and
-training on the predicted and the gold training sentences together. With
+templates that read XPOS, FEATS or the lemma, other parser settings (among
+them the stacked parser, ``stack-5``: ``DependencyParser(stack_folds=5)``,
+which trains seven parsers), and training on the predicted and the gold
+training sentences together. With
 ``--ensemble`` it also decodes the sum of the arc scores of the default
 parser and of one trained on the gold tags, and with ``--oracle`` it parses
 the dev file again with some predicted columns replaced by the gold ones
@@ -50,6 +52,9 @@ Example::
     python studies/parser_predicted_tags_study.py run \\
         /tmp/pred-alt/train.pred.conllu /tmp/pred-alt/dev.pred.conllu \\
         --configs base,alt-1e-09,alt-1e-06
+    python studies/parser_predicted_tags_study.py run \\
+        /tmp/pred-alt/train.pred.conllu /tmp/pred-alt/dev.pred.conllu \\
+        --configs stack-5,stack-5-seed-1
 """
 
 from __future__ import annotations
@@ -86,6 +91,9 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "eta-0.006": {"eta0": 0.006},
     "label-epochs-5": {"label_epochs": 5},
     "label-epochs-20": {"label_epochs": 20},
+    "stack-5": {"stack_folds": 5},
+    "stack-5-seed-1": {"stack_folds": 5, "seed": 1},
+    "stack-10": {"stack_folds": 10},
 }
 CONFIGS = [*SETTINGS, *DROPS, "pred+gold"]
 

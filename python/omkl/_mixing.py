@@ -59,12 +59,18 @@ MIXABLE: tuple[type, ...] = (
 
 
 def check_mixable(estimator: Any) -> None:
-    """Raises ``TypeError`` unless ``estimator`` is one of :data:`MIXABLE`."""
+    """Raises ``TypeError`` unless ``estimator`` is one of :data:`MIXABLE`
+    (and not a stacked parser)."""
     if not isinstance(estimator, MIXABLE):
         names = ", ".join(t.__name__ for t in MIXABLE)
         raise TypeError(
             f"estimator: expected one of {names} (their parameters can be mixed), "
             f"got {type(estimator).__name__}"
+        )
+    if isinstance(estimator, DependencyParser) and estimator.stack_folds:
+        raise TypeError(
+            f"estimator: a stacked DependencyParser (stack_folds={estimator.stack_folds}) "
+            "has two stages whose parameters are not mixed; expected stack_folds=0"
         )
 
 

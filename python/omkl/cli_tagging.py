@@ -59,7 +59,7 @@ def _train_parser(args: argparse.Namespace) -> int:
     dev = read_conllu(args.dev) if args.dev else None
     model = TextParser(
         MorphologyTagger(epochs=args.tagger_epochs, seed=args.seed),
-        DependencyParser(epochs=args.epochs, seed=args.seed),
+        DependencyParser(epochs=args.epochs, seed=args.seed, stack_folds=args.stack_folds),
         folds=args.folds,
         seed=args.seed,
     )
@@ -129,6 +129,12 @@ def add_commands(commands: Any) -> None:
     parser.add_argument("--epochs", type=int, default=5, help="epochs of the parser")
     parser.add_argument("--tagger-epochs", type=int, default=15)
     parser.add_argument("--folds", type=int, default=10, help="jackknife parts (0: gold tags)")
+    parser.add_argument(
+        "--stack-folds",
+        type=int,
+        default=5,
+        help="parts of the stacked parser's jackknife (0: a single parser)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--progress", action="store_true", help="show progress bars")
     parser.set_defaults(handler=_train_parser)

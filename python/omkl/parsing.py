@@ -124,7 +124,9 @@ def _tuples(sentence: Sentence, sid: str) -> list[tuple[str, str, str, str, str]
     return out
 
 
-def _corpus(data: PathLike | Sequence[Sentence]) -> _omkl.ParseCorpus:
+def _corpus(data: PathLike | Sequence[Sentence] | _omkl.ParseCorpus) -> _omkl.ParseCorpus:
+    if isinstance(data, _omkl.ParseCorpus):
+        return data
     if isinstance(data, str | os.PathLike):
         return _omkl.ParseCorpus.from_path(data)
     ids = [str(i + 1) for i in range(len(data))]
@@ -144,13 +146,30 @@ def _corpus(data: PathLike | Sequence[Sentence]) -> _omkl.ParseCorpus:
     return _omkl.ParseCorpus.from_tokens(ids, toks, heads, rels)
 
 
-def _training_corpus(data: PathLike | Sequence[Sentence]) -> _omkl.ParseCorpus:
+def _training_corpus(data: PathLike | Sequence[Sentence] | _omkl.ParseCorpus) -> _omkl.ParseCorpus:
     """:func:`_corpus`, refused with ``ValueError`` when it has no sentence."""
     corpus = _corpus(data)
     if len(corpus) == 0:
         where = f"{os.fspath(data)!r} has" if isinstance(data, str | os.PathLike) else "data has"
         raise ValueError(f"{where} no sentences; expected at least one sentence with gold heads")
     return corpus
+
+
+def split_parts(n: int, folds: int, seed: int) -> list[int]:
+    """The part (``0..folds``) of each of ``n`` items in a random split by
+    ``seed`` into ``folds`` parts whose sizes differ by at most one, as the
+    jackknives of :func:`omkl.pipeline.jackknife` and of a stacked
+    :class:`DependencyParser` split their sentences.
+
+    >>> split_parts(5, 2, seed=0)
+    [0, 1, 0, 0, 1]
+    """
+    order = list(range(n))
+    random.Random(seed).shuffle(order)
+    part = [0] * n
+    for k, i in enumerate(order):
+        part[i] = k % folds
+    return part
 
 
 def attachment_scores(
@@ -235,6 +254,20 @@ class DependencyParser(Persistent):
         the two words, their neighbours and the rest of the tree; it trains
         on the gold trees at the end of :meth:`fit` when every word has a
         relation, and gives :meth:`score` its LAS (0 disables the stage).
+    stack_folds
+        0 (the default) or the number of parts ``K >= 2`` of a stacked
+        parser (Martins, Das, Smith and Xing 2008): a first-stage parser with
+        the same settings predicts a tree and its relations, and this parser
+        reads them as extra FEATS of every word (its head's offset, relation
+        and tag, the tag and relation of the head's head, and the relations of
+        its dependents; ``omkl_core::features::stacked``), so that its
+        arc-factored templates see the rest of the tree. :meth:`fit` trains
+        the first stage on all the data and, for the second stage's training
+        trees, jackknifes it over ``K`` random parts (by ``seed``): each part
+        is parsed by a first stage trained on the other parts, as at
+        prediction time the first stage parses text it never saw. Training
+        costs about ``K + 2`` parsers; parsing two. :meth:`learn_one` lets the
+        first stage parse the sentence before either stage learns it.
     slots_per_feature, max_table_bits
         At the start of :meth:`fit`, each template's table gets the smallest
         power of two of at least ``slots_per_feature`` times its number of
@@ -307,6 +340,13 @@ class DependencyParser(Persistent):
     >>> len(parser.template_names_), parser.template_names_[:3]
     (346, ['h.form', 'h.lemma', 'h.upos'])
 
+    A stacked parser reads the tree of a first parser trained like itself
+    (jackknifed here over 3 parts, one sentence each):
+
+    >>> stacked = DependencyParser(stack_folds=3).fit(path)
+    >>> stacked.parse(path)
+    [[2, 0, 2], [2, 3, 0], [2, 0, 2]]
+
     The MKL parser weighs the templates by β, a distribution over them:
 
     >>> mkl = DependencyParser(regularizer="squared_l21").fit(path)
@@ -336,6 +376,7 @@ class DependencyParser(Persistent):
         slots_per_feature: float = 1.0,
         max_table_bits: int = 15,
         label_epochs: int = 10,
+        stack_folds: int = 0,
         **kwargs: Any,
     ) -> None:
         eta0 = renamed(type(self), kwargs, {"eta": "eta0"}, locals()).get("eta0", eta0)
@@ -353,6 +394,7 @@ class DependencyParser(Persistent):
         self.slots_per_feature = slots_per_feature
         self.max_table_bits = max_table_bits
         self.label_epochs = label_epochs
+        self.stack_folds = stack_folds
         if not isinstance(epochs, int) or epochs < 1:
             raise ValueError(f"epochs must be an integer >= 1, got {epochs!r}")
         for name, v, lo in (
@@ -362,6 +404,13 @@ class DependencyParser(Persistent):
         ):
             if not isinstance(v, int) or v < lo:
                 raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
+        if (
+            isinstance(stack_folds, bool)
+            or not isinstance(stack_folds, int)
+            or stack_folds == 1
+            or stack_folds < 0
+        ):
+            raise ValueError(f"stack_folds must be 0 or an integer >= 2, got {stack_folds!r}")
         if not isinstance(max_table_bits, int) or not 8 <= max_table_bits <= 18:
             raise ValueError(
                 f"max_table_bits must be an integer in [8, 18], got {max_table_bits!r}"
@@ -387,6 +436,27 @@ class DependencyParser(Persistent):
         self.history_: list[dict[str, float]] = []
         self.pruner_history_: list[dict[str, float]] = []
         self.label_history_: list[dict[str, float]] = []
+        #: The first stage of a stacked parser (``stack_folds >= 2``).
+        self._first: DependencyParser | None = (
+            DependencyParser(**self._first_stage_params()) if stack_folds else None
+        )
+
+    def _first_stage_params(self) -> dict[str, Any]:
+        from omkl._persist import constructor_params
+
+        return {**constructor_params(self), "stack_folds": 0}
+
+    def _input(self, corpus: _omkl.ParseCorpus) -> _omkl.ParseCorpus:
+        """What this parser's stages read: ``corpus``, with the first
+        stage's tree in FEATS when the parser is stacked."""
+        if self._first is None:
+            return corpus
+        return corpus.stacked(*self._first._parse_corpus(corpus))
+
+    def _parse_corpus(self, corpus: _omkl.ParseCorpus) -> tuple[list[list[int]], list[list[str]]]:
+        corpus = self._input(corpus)
+        heads = self._core.predict_corpus(corpus)
+        return heads, self._labeler.predict_corpus(corpus, heads)
 
     # --- online interface -------------------------------------------------
 
@@ -396,15 +466,27 @@ class DependencyParser(Persistent):
         sid = sentence_id or "<learn_one>"
         toks = _tuples(sentence, sid)
         hs = _heads(heads, sid, len(toks))
-        self._core.learn_one(sid, toks, hs)
         rels = [str(t.get("deprel", "_")) for t in sentence]
-        if self.label_epochs > 0 and all(r not in ("", "_") for r in rels):
+        labelled = self.label_epochs > 0 and all(r not in ("", "_") for r in rels)
+        if self._first is not None:
+            one = _omkl.ParseCorpus.from_tokens([sid], [toks], [list(hs)], [rels])
+            stacked = self._input(one)
+            self._core.fit_epoch(stacked, [0], None, False)
+            if labelled:
+                self._labeler.fit_epoch(stacked, [0])
+            self._first.learn_one(sentence, hs, sid)
+            return
+        self._core.learn_one(sid, toks, hs)
+        if labelled:
             self._labeler.learn_one(sid, toks, hs, rels)
 
     @synchronized
     def predict_one(self, sentence: Sentence, sentence_id: str = "") -> list[int]:
         """Predicted head of each word (0 = root)."""
         sid = sentence_id or "<predict_one>"
+        if self._first is not None:
+            one = _omkl.ParseCorpus.from_tokens([sid], [_tuples(sentence, sid)])
+            return self._core.predict_corpus(self._input(one))[0]
         return self._core.predict_one(sid, _tuples(sentence, sid))
 
     # --- batch interface --------------------------------------------------
@@ -412,7 +494,7 @@ class DependencyParser(Persistent):
     @synchronized
     def fit(
         self,
-        data: PathLike | Sequence[Sentence],
+        data: PathLike | Sequence[Sentence] | _omkl.ParseCorpus,
         epochs: int | None = None,
         progress: bool = False,
         on_epoch: Callable[[int, DependencyParser], None] | None = None,
@@ -427,6 +509,8 @@ class DependencyParser(Persistent):
         import time
 
         corpus = _training_corpus(data)
+        if self._first is not None:
+            corpus = self._stacked_training(corpus, epochs, progress)
         n = len(corpus)
         rng = random.Random(self.seed)
 
@@ -464,6 +548,31 @@ class DependencyParser(Persistent):
                 )
         return self
 
+    def _stacked_training(
+        self, corpus: _omkl.ParseCorpus, epochs: int | None, progress: bool
+    ) -> _omkl.ParseCorpus:
+        """Trains the first stage on ``corpus`` and returns ``corpus`` with
+        the trees of the jackknifed first stages in FEATS."""
+        from tqdm.auto import tqdm
+
+        assert self._first is not None
+        n, folds = len(corpus), self.stack_folds
+        if n < folds:
+            raise ValueError(
+                f"stack_folds: {folds} parts of {n} sentences; expected at least one per part"
+            )
+        part = split_parts(n, folds, self.seed)
+        heads: list[list[int]] = [[] for _ in range(n)]
+        rels: list[list[str]] = [[] for _ in range(n)]
+        for k in tqdm(range(folds), desc="stacking", unit="part", disable=not progress):
+            held = [i for i in range(n) if part[i] == k]
+            stage = DependencyParser(**self._first_stage_params())
+            stage.fit(corpus.select([i for i in range(n) if part[i] != k]), epochs)
+            for i, h, r in zip(held, *stage._parse_corpus(corpus.select(held)), strict=True):
+                heads[i], rels[i] = h, r
+        self._first.fit(corpus, epochs, progress)
+        return corpus.stacked(heads, rels)
+
     def _run_epoch(
         self,
         corpus: _omkl.ParseCorpus,
@@ -493,13 +602,13 @@ class DependencyParser(Persistent):
     @synchronized
     def pruner_recall(self, data: PathLike | Sequence[Sentence]) -> float:
         """Percentage of gold arcs kept by the trained first-pass pruner."""
-        hit, total = self._core.pruner_recall(_training_corpus(data))
+        hit, total = self._core.pruner_recall(self._input(_training_corpus(data)))
         return 100.0 * hit / total
 
     @synchronized
     def parse(self, data: PathLike | Sequence[Sentence]) -> list[list[int]]:
         """Predicted heads of every sentence (parsed in parallel)."""
-        return self._core.predict_corpus(_corpus(data))
+        return self._core.predict_corpus(self._input(_corpus(data)))
 
     @synchronized
     def parse_with_labels(
@@ -507,9 +616,7 @@ class DependencyParser(Persistent):
     ) -> tuple[list[list[int]], list[list[str]]]:
         """Predicted heads and relations of every sentence (relations are
         ``"_"`` before the label stage is trained)."""
-        corpus = _corpus(data)
-        heads = self._core.predict_corpus(corpus)
-        return heads, self._labeler.predict_corpus(corpus, heads)
+        return self._parse_corpus(_corpus(data))
 
     @synchronized
     def score(self, data: PathLike | Sequence[Sentence]) -> dict[str, float | None]:
@@ -518,10 +625,9 @@ class DependencyParser(Persistent):
         corpus = _corpus(data)
         corpus.require_gold_heads()
         gold = corpus.gold_heads()
-        pred = self._core.predict_corpus(corpus)
+        pred, labels = self._parse_corpus(corpus)
         if not self._labeler.labels():
             return attachment_scores([g or [] for g in gold], pred, corpus.upos())
-        labels = self._labeler.predict_corpus(corpus, pred)
         return attachment_scores(
             [g or [] for g in gold], pred, corpus.upos(), corpus.deprels(), labels
         )
@@ -537,8 +643,8 @@ class DependencyParser(Persistent):
         from omkl._persist import save_bytes
 
         corpus = _corpus(data)
-        heads = self._core.predict_corpus(corpus)
-        labels = self._labeler.predict_corpus(corpus, heads) if self._labeler.labels() else None
+        heads, rels = self._parse_corpus(corpus)
+        labels = rels if self._labeler.labels() else None
         with tempfile.TemporaryDirectory() as folder:
             staged = os.path.join(folder, "parsed.conllu")
             corpus.write_conllu(staged, heads, labels)
@@ -616,19 +722,31 @@ class DependencyParser(Persistent):
         self.__dict__.update(state)
 
     _SAVE_VERSION = _omkl.PARSER_FORMAT_VERSION
-    _SAVE_SECTIONS = (2,)
+    _SAVE_SECTIONS = (2, 4)
 
     def _save_state(self) -> tuple[dict[str, Any], list[bytes]]:
-        state = {
+        state: dict[str, Any] = {
             "history": self.history_,
             "pruner_history": self.pruner_history_,
             "label_history": self.label_history_,
         }
-        return state, [self._core.__getstate__(), self._labeler.__getstate__()]
+        sections = [self._core.__getstate__(), self._labeler.__getstate__()]
+        if self._first is not None:
+            state["first_stage"], first = self._first._save_state()
+            sections += first
+        return state, sections
 
     def _load_state(self, state: dict[str, Any], sections: list[bytes]) -> None:
+        expected = 2 if self._first is None else 4
+        if len(sections) != expected:
+            raise ValueError(
+                f"expected {expected} sections for stack_folds={self.stack_folds}, "
+                f"got {len(sections)}"
+            )
         self._core.__setstate__(sections[0])
         self._labeler.__setstate__(sections[1])
+        if self._first is not None:
+            self._first._load_state(state["first_stage"], sections[2:])
         for key, attr in (
             ("history", "history_"),
             ("pruner_history", "pruner_history_"),

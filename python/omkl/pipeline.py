@@ -16,7 +16,6 @@ training set.
 from __future__ import annotations
 
 import os
-import random
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -25,7 +24,13 @@ from omkl._persist import decode as decode_value
 from omkl._persist import encode as encode_value
 from omkl._sync import synchronized
 from omkl.datasets.text import read_sentences, write_conllu
-from omkl.parsing import DependencyParser, Sentence, attachment_scores, read_conllu
+from omkl.parsing import (
+    DependencyParser,
+    Sentence,
+    attachment_scores,
+    read_conllu,
+    split_parts,
+)
 
 __all__ = ["TextParser", "Tagger", "jackknife", "MORPHOLOGY"]
 
@@ -83,11 +88,7 @@ def jackknife(
     n = len(sentences)
     if n < folds:
         raise ValueError(f"folds: {folds} parts of {n} sentences; expected at least one per part")
-    order = list(range(n))
-    random.Random(seed).shuffle(order)
-    part = [0] * n
-    for k, i in enumerate(order):
-        part[i] = k % folds
+    part = split_parts(n, folds, seed)
     out: list[Sentence | None] = [None] * n
     from tqdm.auto import tqdm
 

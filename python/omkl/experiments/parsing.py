@@ -145,6 +145,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--folds", type=int, default=10, help="jackknife parts (--predicted-tags)")
     parser.add_argument(
+        "--stack-folds",
+        type=int,
+        default=5,
+        help="parts of the jackknife of the stacked parser (--predicted-tags; 0: one parser)",
+    )
+    parser.add_argument(
         "--tagger-epochs", type=int, default=15, help="epochs of each tagger (--predicted-tags)"
     )
 
@@ -237,6 +243,7 @@ def run_predicted(args: argparse.Namespace) -> int:
         pruner_epochs=args.pruner_epochs,
         prune_margin=args.prune_margin,
         lam=args.svm_lam,
+        stack_folds=args.stack_folds,
     )
     pipe = TextParser(MorphologyTagger(epochs=args.tagger_epochs), parser, folds=args.folds)
     t0 = time.perf_counter()
@@ -255,6 +262,7 @@ def run_predicted(args: argparse.Namespace) -> int:
         "test": args.test,
         "max_train": args.max_train,
         "folds": args.folds,
+        "stack_folds": args.stack_folds,
         "tagger_epochs": args.tagger_epochs,
         "epochs": args.epochs,
         "predicted": scores,
@@ -277,7 +285,8 @@ def run_predicted(args: argparse.Namespace) -> int:
         "| gold morphology (the same parser) | | | | | | "
         f"{_fmt(gold_scores['uas'])} | {_fmt(gold_scores['las'])} |",
         "",
-        f"{len(train)} training sentences, {args.folds} jackknife parts, tagger epochs "
+        f"{len(train)} training sentences, {args.folds} jackknife parts, stacked parser's "
+        f"jackknife {args.stack_folds} parts, tagger epochs "
         f"{args.tagger_epochs}, parser epochs {args.epochs}; training {secs:.0f} s; tagging and "
         f"parsing {len(test) / tag_parse_secs:.0f} sentences/s; peak memory {peak_mb:.0f} MB; "
         f"wall {wall:.0f} s, CPU {cpu:.0f} s",

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use omkl_core::features::arc_templates::{default_templates, WordAtoms, HASH_NAME, HASH_SEED};
+use omkl_core::features::stacked::{tree_feats, with_tree_feats};
 use omkl_core::learner::spec::parse_regularizer;
 use omkl_core::model::conllu::{read_conllu_path, write_conllu, Sentence, Token};
 use omkl_core::model::parser::{ArcParser, ParserConfig, ParserInput, TreeDecoder, FORMAT_VERSION};
@@ -171,6 +172,49 @@ impl ParseCorpus {
 
     fn __len__(&self) -> usize {
         self.sentences.len()
+    }
+
+    /// The sentences at `indices`, in that order (an index may repeat).
+    fn select(&self, indices: Vec<usize>) -> PyResult<Self> {
+        let n = self.sentences.len();
+        if let Some(&i) = indices.iter().find(|&&i| i >= n) {
+            return Err(OmklError::invalid(
+                "indices",
+                format!("sentence index {i}; expected 0..{n}"),
+            ))
+            .py();
+        }
+        Ok(ParseCorpus {
+            sentences: indices.iter().map(|&i| self.sentences[i].clone()).collect(),
+            inputs: indices.iter().map(|&i| self.inputs[i].clone()).collect(),
+            source: self.source.clone(),
+        })
+    }
+
+    /// The same sentences, each word's FEATS extended with the features of
+    /// a first-stage tree (`omkl_core::features::stacked`): `heads` and
+    /// `deprels` per sentence, as predicted by the first stage.
+    fn stacked(&self, heads: Vec<Vec<usize>>, deprels: Vec<Vec<String>>) -> PyResult<Self> {
+        self.check_heads_len(heads.len())?;
+        let m = self.sentences.len();
+        ensure_shape(
+            deprels.len() == m,
+            "deprels",
+            format!("{m} sentences"),
+            deprels.len(),
+        )?;
+        let mut sentences = self.sentences.clone();
+        for (k, sent) in sentences.iter_mut().enumerate() {
+            let upos: Vec<&str> = sent.tokens.iter().map(|t| t.upos.as_str()).collect();
+            let rels: Vec<&str> = deprels[k].iter().map(String::as_str).collect();
+            let extra = tree_feats(&upos, &heads[k], &rels)
+                .map_err(|e| OmklError::invalid("heads", format!("sentence {:?}: {e}", sent.id)))
+                .py()?;
+            for (t, x) in sent.tokens.iter_mut().zip(&extra) {
+                t.feats = with_tree_feats(&t.feats, x);
+            }
+        }
+        Ok(build_corpus(sentences, self.source.clone()))
     }
 
     /// Sentence ids.

@@ -4,6 +4,7 @@
 //! * [`sparse`]: sparse examples as lists of `(group, index, value)`.
 //! * [`space`]: the registry that maps feature names to groups and buckets.
 //! * [`arc_templates`]: the dependency parser's arc feature templates.
+//! * [`stacked`]: atoms of a first-stage tree for a stacked parser.
 
 pub mod arc_distance;
 pub mod arc_hash;
@@ -13,6 +14,7 @@ pub mod batch_hash;
 pub mod hashing;
 pub mod space;
 pub mod sparse;
+pub mod stacked;
 pub mod word_atoms;
 
 pub use hashing::{bucket_of, hash_name, HASH_NAME, HASH_SEED};
