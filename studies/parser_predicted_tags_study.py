@@ -91,6 +91,8 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "eta-0.006": {"eta0": 0.006},
     "label-epochs-5": {"label_epochs": 5},
     "label-epochs-20": {"label_epochs": 20},
+    "stack-2": {"stack_folds": 2},
+    "stack-3": {"stack_folds": 3},
     "stack-5": {"stack_folds": 5},
     "stack-5-seed-1": {"stack_folds": 5, "seed": 1},
     "stack-10": {"stack_folds": 10},
