@@ -266,8 +266,10 @@ class DependencyParser(Persistent):
         trees, jackknifes it over ``K`` random parts (by ``seed``): each part
         is parsed by a first stage trained on the other parts, as at
         prediction time the first stage parses text it never saw. Training
-        costs about ``K + 2`` parsers; parsing two. :meth:`learn_one` lets the
-        first stage parse the sentence before either stage learns it.
+        costs about ``K + 2`` parsers; parsing two. A second :meth:`fit`
+        jackknifes with fresh first stages and continues training the kept
+        first stage and the second stage. :meth:`learn_one` lets the first
+        stage parse the sentence before either stage learns it.
     slots_per_feature, max_table_bits
         At the start of :meth:`fit`, each template's table gets the smallest
         power of two of at least ``slots_per_feature`` times its number of
