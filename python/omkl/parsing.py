@@ -37,7 +37,7 @@ from typing import Any, cast
 
 from omkl import _omkl
 from omkl._params import check_choice, check_positive, renamed, renamed_value
-from omkl._persist import Persistent
+from omkl._persist import Persistent, constructor_params
 from omkl._sync import synchronized
 
 __all__ = ["DependencyParser", "read_conllu", "attachment_scores"]
@@ -444,8 +444,6 @@ class DependencyParser(Persistent):
         )
 
     def _first_stage_params(self) -> dict[str, Any]:
-        from omkl._persist import constructor_params
-
         return {**constructor_params(self), "stack_folds": 0}
 
     def _input(self, corpus: _omkl.ParseCorpus) -> _omkl.ParseCorpus:

@@ -27,20 +27,15 @@
 //! ```
 
 use crate::error::{OmklError, Result};
+use crate::features::arc_distance::distance_bin;
 
-/// The signed head offset `head - word`, binned as
-/// [`distance_bin`](crate::features::arc_distance::distance_bin) bins
-/// distances (exact up to 5, then 6–10 and beyond), or `root`.
+/// The signed head offset `head - word`, its distance binned by
+/// [`distance_bin`] as the arc templates bin it, or `root`.
 fn offset_feat(word: usize, head: usize) -> String {
     if head == 0 {
         return "@off=root".to_string();
     }
-    let d = head.abs_diff(word);
-    let bin = match d {
-        0..=5 => d,
-        6..=10 => 6,
-        _ => 7,
-    };
+    let bin = distance_bin(head, word);
     format!("@off={}{bin}", if head > word { '+' } else { '-' })
 }
 
