@@ -100,69 +100,68 @@ SETTINGS: dict[str, dict[str, Any]] = {
 CONFIGS = [*SETTINGS, *DROPS, "pred+gold"]
 
 
-#: The pseudo-feature of FEATS that carries a token's alternative UPOS.
+#: The pseudo-features of FEATS that carry a token's alternative UPOS and XPOS.
 ALT = "UposAlt"
+XALT = "XposAlt"
 
 
-def _with_alt(feats: str, alt: str, p: float | None) -> str:
-    """``feats`` with the pseudo-feature ``UposAlt=alt`` (``:p`` appended
+def _with_alt(feats: str, alt: str, p: float | None, name: str = "UposAlt") -> str:
+    """``feats`` with the pseudo-feature ``name=alt`` (``:p`` appended
     when ``p`` is given) as its last item."""
-    item = f"{ALT}={alt}" if p is None else f"{ALT}={alt}:{p:.4g}"
+    item = f"{name}={alt}" if p is None else f"{name}={alt}:{p:.4g}"
     return item if feats in ("", "_") else f"{feats}|{item}"
 
 
-def _split_alt(feats: str) -> tuple[str, tuple[str, float] | None]:
-    """``feats`` without its ``UposAlt=tag:p`` pseudo-feature, and that
-    feature's ``(tag, p)`` (``None`` without one)."""
-    keep, alt = [], None
+def _split_alt(feats: str) -> tuple[str, dict[str, tuple[str, float]]]:
+    """``feats`` without its ``UposAlt=tag:p`` and ``XposAlt=tag:p``
+    pseudo-features, and those features' ``(tag, p)`` by name."""
+    keep, alts = [], {}
     for v in str(feats).split("|"):
-        if v.startswith(ALT + "="):
-            tag, _, prob = v[len(ALT) + 1 :].rpartition(":")
-            alt = (tag, float(prob))
+        name, _, value = v.partition("=")
+        if name in (ALT, XALT):
+            tag, _, prob = value.rpartition(":")
+            alts[name] = (tag, float(prob))
         elif v not in ("", "_"):
             keep.append(v)
-    return "|".join(keep) or "_", alt
+    return "|".join(keep) or "_", alts
 
 
-def _alternatives(sentences: list[Sentence], tau: float | None) -> list[Sentence]:
-    """Copies of ``sentences`` without the ``UposAlt=tag:p`` pseudo-features
-    of ``make --upos-alternatives``, except, with ``tau``, ``UposAlt=tag``
-    (no probability) on the tokens whose alternative has ``p >= tau``."""
+def _alternatives(
+    sentences: list[Sentence], tau: float | None, names: tuple[str, ...] = (ALT,)
+) -> list[Sentence]:
+    """Copies of ``sentences`` without the ``UposAlt=tag:p`` and
+    ``XposAlt=tag:p`` pseudo-features of ``make --upos-alternatives``,
+    except, with ``tau``, ``name=tag`` (no probability) for each of
+    ``names`` on the tokens whose alternative has ``p >= tau``."""
     out = []
     for sent in sentences:
         new = []
         for tok in sent:
-            feats, alt = _split_alt(tok.get("feats", "_"))
-            if alt is not None and tau is not None and alt[1] >= tau:
-                feats = _with_alt(feats, alt[0], None)
+            feats, alts = _split_alt(tok.get("feats", "_"))
+            for name in names:
+                alt = alts.get(name)
+                if alt is not None and tau is not None and alt[1] >= tau:
+                    feats = _with_alt(feats, alt[0], None, name)
             new.append({**tok, "feats": feats})
         out.append(new)
     return out
 
 
-def _alt_tagger() -> type:
-    """A ``MorphologyTagger`` whose ``tag`` also writes, into FEATS, each
-    token's alternative UPOS: the label other than the predicted UPOS with
-    the largest marginal of the UPOS stage (forward-backward on its
-    scores), as ``UposAlt=tag:p``."""
-    from omkl.morphology import MorphologyTagger, _forms
-
-    class AltTagger(MorphologyTagger):
-        def tag(self, sentences: Sequence[Sentence]) -> list[Sentence]:
-            out = super().tag(sentences)
-            words = [_forms(s, i) for i, s in enumerate(sentences)]
-            casing = self._casing
-            X_1 = [self._stage_features(ws, self._amb_xpos, None, casing) for ws in words]
-            first = [[str(x) for x in xs] for xs in self.xpos1_.predict(X_1)]
-            for sent, ws, xs in zip(out, words, first, strict=True):
-                X = self._stage_features(ws, self._amb_upos, ("xpos", xs), casing)
-                for tok, mu in zip(sent, self.upos_.predict_marginals_one(X), strict=True):
-                    others = [(p, str(t)) for t, p in mu.items() if str(t) != tok["upos"]]
-                    p, alt = max(others) if others else (0.0, tok["upos"])
-                    tok["feats"] = _with_alt(tok["feats"], alt, p)
-            return out
-
-    return AltTagger
+def _with_alternatives(sentences: Sequence[Sentence]) -> list[Sentence]:
+    """``sentences`` tagged with ``alternatives=True``, their ``upos_alt``
+    and ``xpos_alt`` written into FEATS as ``UposAlt=tag:p`` and
+    ``XposAlt=tag:p``."""
+    out = []
+    for sent in sentences:
+        new = []
+        for tok in sent:
+            t = {k: v for k, v in tok.items() if k not in ("upos_alt", "xpos_alt")}
+            for key, name in (("upos_alt", ALT), ("xpos_alt", XALT)):
+                if key in tok:
+                    t["feats"] = _with_alt(t["feats"], *tok[key], name=name)
+            new.append(t)
+        out.append(new)
+    return out
 
 
 def make(args: argparse.Namespace) -> None:
@@ -173,7 +172,10 @@ def make(args: argparse.Namespace) -> None:
     from omkl.morphology import MorphologyTagger, tag_accuracies
     from omkl.pipeline import jackknife
 
-    cls = _alt_tagger() if args.upos_alternatives else MorphologyTagger
+    def with_alternatives(model: MorphologyTagger, sents: list[Sentence]) -> list[Sentence]:
+        return _with_alternatives(model.tag(sents, alternatives=True))
+
+    tag = with_alternatives if args.upos_alternatives else None
 
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -181,8 +183,8 @@ def make(args: argparse.Namespace) -> None:
     epochs = args.tagger_epochs if args.jackknife_epochs is None else args.jackknife_epochs
     t0 = time.perf_counter()
     if not (out / "train.pred.conllu").exists():
-        tagger = cls(epochs=epochs)
-        pred = jackknife(train, tagger, args.folds, 0, progress=True)
+        tagger = MorphologyTagger(epochs=epochs)
+        pred = jackknife(train, tagger, args.folds, 0, progress=True, tag=tag)
         write_conllu(pred, out / "train.pred.conllu")
         print(
             f"jackknife ({args.folds} parts, {epochs} epochs): {time.perf_counter() - t0:.0f} s",
@@ -194,10 +196,11 @@ def make(args: argparse.Namespace) -> None:
         if path is not None and not (out / f"{name}.pred.conllu").exists()
     ]
     if todo:
-        full = cls(epochs=args.tagger_epochs).fit(train)
+        full = MorphologyTagger(epochs=args.tagger_epochs).fit(train)
         for name, path in todo:
             gold = read_conllu(path)
-            tagged = full.tag([[{"id": t["id"], "form": t["form"]} for t in s] for s in gold])
+            words = [[{"id": t["id"], "form": t["form"]} for t in s] for s in gold]
+            tagged = full.tag(words) if tag is None else tag(full, words)
             merged = [
                 [
                     {**g, **{c: t.get(c, "_") for c in MORPHOLOGY}}
@@ -243,7 +246,7 @@ def _alt_coverage(gold: Sequence[Sentence], pred: Sequence[Sentence], taus: list
     rows = []
     for gs, ps in zip(gold, pred, strict=True):
         for g, t in zip(gs, ps, strict=True):
-            _, alt = _split_alt(t["feats"])
+            alt = _split_alt(t["feats"])[1].get(ALT)
             if alt is not None:
                 rows.append((alt[1], t["upos"] != g["upos"], alt[0] == g["upos"]))
     if not rows:
@@ -270,7 +273,11 @@ def run(args: argparse.Namespace) -> None:
     dev = _alternatives(dev_alt, None)
     if [len(s) for s in gold] != [len(s) for s in dev]:
         raise SystemExit(f"{args.dev_pred} and {args.dev} do not have the same sentences")
-    taus = [float(c[4:].partition("/")[0]) for c in args.configs.split(",") if c.startswith("alt-")]
+    taus = [
+        float(c[4:].partition("+")[0].partition("/")[0])
+        for c in args.configs.split(",")
+        if c.startswith("alt-")
+    ]
     _alt_coverage(gold, dev_alt, sorted({1e-6, 1e-4, 1e-3, 0.01, 0.1, 0.3, *taus}))
     names = DependencyParser().template_names_
     corpus = _corpus(dev)
@@ -283,7 +290,8 @@ def run(args: argparse.Namespace) -> None:
         train_alt = train_alt[: args.max_train]
         train_gold = read_conllu(args.train)[: args.max_train]
     train_pred: list[Sentence] = _alternatives(train_alt, None)
-    for config in args.configs.split(","):
+    for label in args.configs.split(","):
+        config, _, stack = label.partition("+stack-")
         train = train_pred
         parse = dev
         kw: dict[str, Any] = {}
@@ -304,17 +312,18 @@ def run(args: argparse.Namespace) -> None:
             raise SystemExit(
                 f"unknown configuration {config!r}; expected one of {CONFIGS} or alt-TAU"
             )
+        if stack:
+            kw["stack_folds"] = int(stack)
         t0 = time.perf_counter()
         parser = DependencyParser(**kw).fit(train)
         heads, rels = parser.parse_with_labels(parse)
         s = _scores(gold, heads, rels)
         n = len(kw.get("templates") or names)
         print(
-            f"| {config} | {n} | {s['uas']:.2f} | {s['las']:.2f} | "
-            f"{time.perf_counter() - t0:.0f} |",
+            f"| {label} | {n} | {s['uas']:.2f} | {s['las']:.2f} | {time.perf_counter() - t0:.0f} |",
             flush=True,
         )
-        if config == "base":
+        if label == "base":
             kept["base"] = parser
     if args.oracle:
         base = kept.setdefault("base", DependencyParser().fit(train_pred))

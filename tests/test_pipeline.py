@@ -191,3 +191,74 @@ def test_train_parser_and_parse_commands(tmp_path):
     again.tagger.save(tagger_file)
     with pytest.raises(ValueError, match='tagger.omkl.*expected a saved "omkl.TextParser"'):
         TextParser.load(tagger_file)
+
+
+def _ambiguous_treebank() -> list[list[dict[str, Any]]]:
+    """``_treebank`` plus sentences where "runs" is a noun, so that the
+    tagger's UPOS stage has a second choice for it."""
+    gold = _treebank(24)
+    for i in range(6):
+        noun = _NOUNS[i]
+        gold.append(
+            [
+                {"id": 1, "form": "the", "lemma": "the", "upos": "DET", "xpos": "DT",
+                 "feats": "Definite=Def", "head": 2, "deprel": "det"},
+                {"id": 2, "form": "runs", "lemma": "run", "upos": "NOUN", "xpos": "NNS",
+                 "feats": "Number=Plur", "head": 3, "deprel": "nsubj"},
+                {"id": 3, "form": "tire", "lemma": "tire", "upos": "VERB", "xpos": "VBP",
+                 "feats": "_", "head": 0, "deprel": "root"},
+                {"id": 4, "form": noun, "lemma": noun, "upos": "NOUN", "xpos": "NN",
+                 "feats": "Number=Sing", "head": 3, "deprel": "obj"},
+            ]
+        )  # fmt: skip
+    return gold
+
+
+def test_the_parser_reads_the_taggers_second_choice_of_upos(tmp_path):
+    parser = omkl.DependencyParser(templates=list(range(60)), epochs=2)
+    pipe = TextParser(omkl.MorphologyTagger(folds=2, epochs=3), parser, folds=2)
+    assert pipe.alternatives == "auto" and pipe._threshold == 1e-9
+    seen: list[list[dict[str, Any]]] = []
+    fit = parser.fit
+
+    def spy(data: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.extend(data)
+        return fit(data, *args, **kwargs)
+
+    parser.fit = spy  # type: ignore[method-assign]
+    pipe.fit(_ambiguous_treebank())
+    # the parser learned from jackknifed tags with the tagger's second choices
+    runs = [t for s in seen for t in s if t["form"] == "runs"]
+    assert runs and any("UposAlt=" in t["feats"] for t in runs)
+    tagged = pipe._tag(pipe.tagger, [[{"form": "the"}, {"form": "runs"}]])
+    alt, p = tagged[0][1]["upos_alt"]
+    assert {alt, tagged[0][1]["upos"]} == {"NOUN", "VERB"} and 1e-9 <= p <= 0.5
+    assert f"UposAlt={alt}" in pipe._parser_input(tagged)[0][1]["feats"].split("|")
+    # below the threshold, no alternative
+    sure = [[{**tagged[0][1], "upos_alt": ("ADJ", 1e-12), "feats": "_"}]]
+    assert pipe._parser_input(sure)[0][0]["feats"] == "_"
+    # the output keeps the tagger's FEATS and no alternative
+    out = pipe.predict([[{"form": "the"}, {"form": "runs"}, {"form": "tire"}]])
+    assert all("Alt" not in t["feats"] and "upos_alt" not in t for t in out[0])
+    assert [t["feats"] for t in out[0]] == [t["feats"] for t in pipe.tag(out)[0]]
+    pipe.save(tmp_path / "pipe.omkl")
+    back = TextParser.load(tmp_path / "pipe.omkl")
+    assert back.alternatives == "auto" and back.predict(out) == out
+    # None: the tags alone
+    plain = TextParser(omkl.MorphologyTagger(folds=2, epochs=3), alternatives=None)
+    assert plain._threshold is None
+    assert plain._parser_input(tagged) == tagged
+
+
+def test_alternatives_bad_values():
+    assert TextParser(LookupTagger())._threshold is None  # "auto" without alternatives
+    assert TextParser(omkl.MorphologyTagger(), folds=0)._threshold is None
+    assert TextParser(omkl.MorphologyTagger(), alternatives=0.01)._threshold == 0.01
+    with pytest.raises(ValueError, match=r"alternatives: expected 'auto', None or .* got 2"):
+        TextParser(omkl.MorphologyTagger(), alternatives=2)
+    with pytest.raises(ValueError, match=r"alternatives: .* got 'yes'"):
+        TextParser(omkl.MorphologyTagger(), alternatives="yes")
+    with pytest.raises(ValueError, match=r"a LookupTagger gives no alternative tags"):
+        TextParser(LookupTagger(), alternatives=1e-9)
+    with pytest.raises(ValueError, match=r"`alternatives`: expected a bool, got 1e-09"):
+        omkl.MorphologyTagger().tag([[{"form": "a"}]], alternatives=1e-9)  # type: ignore[arg-type]

@@ -19,6 +19,7 @@ import argparse
 from typing import Any
 
 from omkl.datasets.text import read_sentences, write_conllu
+from omkl.pipeline import alternatives_option
 
 __all__ = ["add_commands"]
 
@@ -62,6 +63,7 @@ def _train_parser(args: argparse.Namespace) -> int:
         DependencyParser(epochs=args.epochs, seed=args.seed, stack_folds=args.stack_folds),
         folds=args.folds,
         seed=args.seed,
+        alternatives=args.alternatives,
     )
     model.fit(train, progress=args.progress)
     model.save(args.out)
@@ -134,6 +136,13 @@ def add_commands(commands: Any) -> None:
         type=int,
         default=5,
         help="parts of the stacked parser's jackknife (0: a single parser)",
+    )
+    parser.add_argument(
+        "--alternatives",
+        type=alternatives_option,
+        default="auto",
+        help="the parser reads the tagger's second-best UPOS where its marginal reaches "
+        "this threshold (auto: 1e-9; none: the tags alone)",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--progress", action="store_true", help="show progress bars")

@@ -364,6 +364,16 @@ def _add_case(feats: Features, words: Sequence[str], casing: Mapping[str, str]) 
         f["share|title"] = f"{share}|{w[:1].isupper()}|{i == 0}"
 
 
+def _second(marginals: Mapping[Any, float], tag: Any) -> tuple[str, float]:
+    """The label other than ``tag`` with the largest marginal, and that
+    marginal (``(tag, 0.0)`` when there is no other label)."""
+    others = [(p, str(t)) for t, p in marginals.items() if str(t) != str(tag)]
+    if not others:
+        return str(tag), 0.0
+    p, alt = max(others)
+    return alt, p
+
+
 def _most(counts: Mapping[str, int]) -> str:
     """The most frequent key (the smallest on a tie, so that the choice
     does not depend on the order seen)."""
@@ -690,8 +700,12 @@ class MorphologyTagger(Persistent, Synchronized):
                 pass
         return word
 
-    def _tag_many(self, words: list[list[str]]) -> list[list[tuple[str, str, str, str]]]:
-        """``(upos, xpos, feats, lemma)`` of every word of every sentence."""
+    def _tag_many(
+        self, words: list[list[str]], alternatives: list[list[dict[str, Any]]] | None = None
+    ) -> list[list[tuple[str, str, str, str]]]:
+        """``(upos, xpos, feats, lemma)`` of every word of every sentence;
+        with ``alternatives`` (an empty list), also appends per sentence one
+        dict per word with its ``upos_alt`` and ``xpos_alt``."""
         self._check_fitted()
         casing = None if self.xpos1_ is None else self._casing
         if self.xpos1_ is None:  # a model of version 1
@@ -699,19 +713,30 @@ class MorphologyTagger(Persistent, Synchronized):
         else:
             X_1 = [self._stage_features(ws, self._amb_xpos, None, casing) for ws in words]
             first = [[str(x) for x in xs] for xs in self.xpos1_.predict(X_1)]
-        upos = self.upos_.predict(
-            [
-                self._stage_features(
-                    ws, self._amb_upos, None if xs is None else ("xpos", xs), casing
-                )
-                for ws, xs in zip(words, first, strict=True)
-            ]
-        )
+        X_u = [
+            self._stage_features(ws, self._amb_upos, None if xs is None else ("xpos", xs), casing)
+            for ws, xs in zip(words, first, strict=True)
+        ]
+        upos = self.upos_.predict(X_u)
         X_x = [
             self._stage_features(ws, self._amb_xpos, ("upos", [str(u) for u in us]), casing)
             for ws, us in zip(words, upos, strict=True)
         ]
         xpos = self.xpos_.predict(X_x)
+        if alternatives is not None:
+            for xu, us, xx, xs in zip(X_u, upos, X_x, xpos, strict=True):
+                alternatives.append(
+                    [
+                        {"upos_alt": _second(mu, u), "xpos_alt": _second(mx, x)}
+                        for mu, u, mx, x in zip(
+                            self.upos_.predict_marginals_one(xu),
+                            us,
+                            self.xpos_.predict_marginals_one(xx),
+                            xs,
+                            strict=True,
+                        )
+                    ]
+                )
         X_l = [
             _lemma_features(ws, [str(u) for u in us], [str(x) for x in xs])
             for ws, us, xs in zip(words, upos, xpos, strict=True)
@@ -739,22 +764,47 @@ class MorphologyTagger(Persistent, Synchronized):
         return out
 
     @synchronized
-    def tag(self, sentences: Sequence[Sequence[Mapping[str, Any]]]) -> list[Sentence]:
+    def tag(
+        self, sentences: Sequence[Sequence[Mapping[str, Any]]], alternatives: bool = False
+    ) -> list[Sentence]:
         """Copies of ``sentences`` (lists of token dicts with at least
         ``form``) with ``upos``, ``xpos``, ``feats`` and ``lemma`` predicted;
-        the input is left untouched and other keys are copied."""
+        the input is left untouched and other keys are copied.
+
+        With ``alternatives=True`` each token also gets ``upos_alt`` and
+        ``xpos_alt``: the tag other than the predicted one with the largest
+        marginal of its stage (forward-backward on the stage's scores,
+        :meth:`~omkl.tagging.TextTagger.predict_marginals_one`), as a pair
+        ``(tag, marginal)``; a parser can read it as a sign that the tag may
+        be wrong (:class:`~omkl.TextParser`).
+
+        >>> def tok(upos, xpos):
+        ...     return {"form": "runs", "lemma": "run", "upos": upos, "xpos": xpos, "feats": "_"}
+        >>> t = MorphologyTagger(folds=2).fit(
+        ...     [[tok("VERB", "VBZ")], [tok("NOUN", "NNS")], [tok("VERB", "VBZ")]] * 2, epochs=2)
+        >>> tok = t.tag([[{"form": "runs"}]], alternatives=True)[0][0]
+        >>> sorted([tok["upos"], tok["upos_alt"][0]]), 0.0 < tok["upos_alt"][1] < 0.5
+        (['NOUN', 'VERB'], True)
+        """
         if isinstance(sentences, (str, bytes)) or not isinstance(sentences, Sequence):
             raise ValueError(
                 f"invalid value for `sentences`: expected a list of sentences, got {sentences!r}"
             )
+        if not isinstance(alternatives, bool):
+            raise ValueError(
+                f"invalid value for `alternatives`: expected a bool, got {alternatives!r}"
+            )
         words = [_forms(s, i) for i, s in enumerate(sentences)]
-        tags = self._tag_many(words)
+        alts: list[list[dict[str, Any]]] | None = [] if alternatives else None
+        tags = self._tag_many(words, alts)
         out = []
-        for sent, ts in zip(sentences, tags, strict=True):
+        for i, (sent, ts) in enumerate(zip(sentences, tags, strict=True)):
             new = []
-            for tok, (u, x, f, lem) in zip(sent, ts, strict=True):
+            for j, (tok, (u, x, f, lem)) in enumerate(zip(sent, ts, strict=True)):
                 t = copy.deepcopy(dict(tok))
                 t.update(upos=u, xpos=x, feats=f, lemma=lem)
+                if alts is not None:
+                    t.update(alts[i][j])
                 new.append(t)
             out.append(new)
         return out

@@ -32,12 +32,24 @@ from omkl.parsing import (
     split_parts,
 )
 
-__all__ = ["TextParser", "Tagger", "jackknife", "MORPHOLOGY"]
+__all__ = ["TextParser", "Tagger", "jackknife", "alternatives_option", "MORPHOLOGY"]
 
 PathLike = str | os.PathLike[str]
 
 #: The CoNLL-U columns a tagger fills.
 MORPHOLOGY = ("lemma", "upos", "xpos", "feats")
+
+#: The token keys of a tagger's alternative tags (``tag(...,
+#: alternatives=True)``) and the FEATS pseudo-features the parser reads
+#: them as.
+ALTERNATIVES = {"upos_alt": "UposAlt"}
+
+#: Every key of an alternative tag, read by the parser or not.
+_ALTERNATIVE_KEYS = ("upos_alt", "xpos_alt")
+
+#: The default threshold of ``TextParser(alternatives="auto")``: screened on
+#: EWT dev (``docs/parser.md``).
+DEFAULT_ALTERNATIVES = 1e-9
 
 
 class Tagger(Protocol):
@@ -48,6 +60,32 @@ class Tagger(Protocol):
     def fit(self, sentences: Sequence[Sentence], *args: Any, **kwargs: Any) -> Any: ...
 
     def tag(self, sentences: Sequence[Sentence]) -> list[Sentence]: ...
+
+
+def alternatives_option(text: str) -> float | str | None:
+    """``TextParser``'s ``alternatives`` from a command-line value:
+    ``auto``, ``none`` or a threshold.
+
+    >>> alternatives_option("auto"), alternatives_option("none"), alternatives_option("1e-6")
+    ('auto', None, 1e-06)
+    """
+    if text in ("auto", "none"):
+        return None if text == "none" else text
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"expected 'auto', 'none' or a threshold, got {text!r}") from None
+
+
+def _gives_alternatives(tagger: Any) -> bool:
+    """Whether ``tagger.tag`` takes ``alternatives`` (as
+    :meth:`MorphologyTagger.tag <omkl.MorphologyTagger.tag>` does)."""
+    import inspect
+
+    try:
+        return "alternatives" in inspect.signature(tagger.tag).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _fresh(model: Any) -> Any:
@@ -63,13 +101,16 @@ def jackknife(
     seed: int = 0,
     fit: Callable[[Any, list[Sentence]], Any] | None = None,
     progress: bool = False,
+    tag: Callable[[Any, list[Sentence]], list[Sentence]] | None = None,
 ) -> list[Sentence]:
     """The sentences with :data:`MORPHOLOGY` predicted by taggers that never
     saw them: the sentences are split into ``folds`` parts at random (by
     ``seed``), and each part is tagged by a fresh copy of ``tagger`` trained
-    on the other parts (``fit(copy, sentences)``, default ``copy.fit``). Gold
-    heads and relations are kept, so the result trains a parser on the tags
-    it will see at prediction time.
+    on the other parts (``fit(copy, sentences)``, default ``copy.fit``) and
+    tagging it (``tag(copy, sentences)``, default ``copy.tag``). Gold
+    heads and relations are kept, as are the keys the tagger adds to a
+    token (such as ``MorphologyTagger``'s ``upos_alt``), so the result trains
+    a parser on the tags it will see at prediction time.
 
     >>> class Majority:  # predicts each column's most frequent value
     ...     def fit(self, sents):
@@ -100,11 +141,16 @@ def jackknife(
             model.fit(train)
         else:
             fit(model, train)
-        tagged = model.tag([sentences[i] for i in held])
+        some = [sentences[i] for i in held]
+        tagged = model.tag(some) if tag is None else tag(model, some)
         for i, s in zip(held, tagged, strict=True):
             gold = sentences[i]
             out[i] = [
-                {**g, **{c: t.get(c, "_") for c in MORPHOLOGY}}
+                {
+                    **g,
+                    **{c: t.get(c, "_") for c in MORPHOLOGY},
+                    **{k: v for k, v in t.items() if k not in g},
+                }
                 for g, t in zip(gold, s, strict=True)
             ]
     return [s for s in out if s is not None]
@@ -129,6 +175,18 @@ class TextParser:
         gold tags, which it will never see at prediction time).
     seed
         Seed of the split into parts.
+    alternatives
+        The parser also reads, for each word whose second-best UPOS has a
+        marginal of at least this threshold in the tagger's UPOS stage, that
+        tag, as the FEATS item ``UposAlt=TAG`` (only in its own input; the
+        output keeps the tagger's FEATS). It tells the parser where the tag
+        may be wrong and what it would then be; on EWT dev it gains about
+        0.2 UAS and LAS (``docs/parser.md``). ``"auto"`` (the default):
+        ``1e-9`` with a tagger whose ``tag`` takes ``alternatives=True``
+        (:meth:`MorphologyTagger.tag <omkl.MorphologyTagger.tag>`), else
+        ``None``; ``None``: the parser reads the tags alone. With
+        ``folds=0`` the parser learns from gold tags, which have no
+        alternatives, so it reads none.
 
     Examples
     --------
@@ -157,6 +215,7 @@ class TextParser:
         parser: DependencyParser | None = None,
         folds: int = 10,
         seed: int = 0,
+        alternatives: float | str | None = "auto",
     ) -> None:
         if isinstance(folds, bool) or not isinstance(folds, int) or folds == 1 or folds < 0:
             raise ValueError(f"folds: expected 0 or an integer >= 2, got {folds!r}")
@@ -165,10 +224,61 @@ class TextParser:
                 raise TypeError(
                     f"tagger: expected an object with fit() and tag(), got {type(tagger).__name__}"
                 )
+        gives = _gives_alternatives(tagger)
+        if alternatives is not None and alternatives != "auto":
+            if (
+                isinstance(alternatives, bool)
+                or not isinstance(alternatives, (int, float))
+                or not 0.0 <= alternatives <= 1.0
+            ):
+                raise ValueError(
+                    "alternatives: expected 'auto', None or a threshold in [0, 1], "
+                    f"got {alternatives!r}"
+                )
+            if not gives:
+                raise ValueError(
+                    f"alternatives: a {type(tagger).__name__} gives no alternative tags "
+                    "(its tag() takes no `alternatives`); expected 'auto' or None"
+                )
         self.tagger = tagger
         self.parser = parser if parser is not None else DependencyParser(stack_folds=5)
         self.folds = folds
         self.seed = seed
+        self.alternatives = alternatives
+
+    @property
+    def _threshold(self) -> float | None:
+        """The threshold of the alternatives the parser reads, if any."""
+        if self.folds == 0 or self.alternatives is None:
+            return None
+        if self.alternatives == "auto":
+            return DEFAULT_ALTERNATIVES if _gives_alternatives(self.tagger) else None
+        return float(self.alternatives)
+
+    def _tag(self, model: Any, sentences: Sequence[Sentence]) -> list[Sentence]:
+        """``model``'s tags, with its alternatives when the parser reads them."""
+        if self._threshold is None:
+            return list(model.tag(sentences))
+        return list(model.tag(sentences, alternatives=True))
+
+    def _parser_input(self, tagged: Sequence[Sentence]) -> list[Sentence]:
+        """``tagged`` as the parser reads it: each alternative whose
+        marginal reaches the threshold as a FEATS pseudo-feature."""
+        tau = self._threshold
+        if tau is None:
+            return list(tagged)
+        out = []
+        for sent in tagged:
+            new = []
+            for tok in sent:
+                feats = [f for f in str(tok.get("feats", "_")).split("|") if f not in ("", "_")]
+                for key, name in ALTERNATIVES.items():
+                    alt = tok.get(key)
+                    if alt is not None and alt[1] >= tau:
+                        feats.append(f"{name}={alt[0]}")
+                new.append({**tok, "feats": "|".join(feats) or "_"})
+            out.append(new)
+        return out
 
     @synchronized
     def fit(self, data: PathLike | Sequence[Sentence], progress: bool = False) -> TextParser:
@@ -179,10 +289,12 @@ class TextParser:
         if not sentences:
             raise ValueError("data: expected at least one sentence, got none")
         if self.folds:
-            predicted = jackknife(sentences, self.tagger, self.folds, self.seed, progress=progress)
+            predicted = jackknife(
+                sentences, self.tagger, self.folds, self.seed, progress=progress, tag=self._tag
+            )
         else:
             predicted = sentences
-        self.parser.fit(predicted, progress=progress)
+        self.parser.fit(self._parser_input(predicted), progress=progress)
         self.tagger.fit(sentences)
         return self
 
@@ -197,10 +309,17 @@ class TextParser:
         ``head`` and ``deprel`` from the parser."""
         if not sentences:
             return []
-        tagged = self.tagger.tag(sentences)
-        heads, rels = self.parser.parse_with_labels(tagged)
+        tagged = self._tag(self.tagger, sentences)
+        heads, rels = self.parser.parse_with_labels(self._parser_input(tagged))
         return [
-            [{**t, "head": h, "deprel": r} for t, h, r in zip(s, hs, rs, strict=True)]
+            [
+                {
+                    **{k: v for k, v in t.items() if k not in _ALTERNATIVE_KEYS},
+                    "head": h,
+                    "deprel": r,
+                }
+                for t, h, r in zip(s, hs, rs, strict=True)
+            ]
             for s, hs, rs in zip(tagged, heads, rels, strict=True)
         ]
 
@@ -250,13 +369,19 @@ class TextParser:
     # --- persistence --------------------------------------------------------
 
     _FORMAT = "omkl.TextParser"
-    _VERSION = 1
+    #: Version 2 records ``alternatives``; a file of version 1 loads with
+    #: ``alternatives=None``, as its parser was trained.
+    _VERSION = 2
 
     @synchronized
     def save(self, path: PathLike) -> None:
         """Saves the tagger and the parser atomically in one checksummed file."""
         parts: list[bytes] = []
-        header: dict[str, Any] = {"folds": self.folds, "seed": self.seed}
+        header: dict[str, Any] = {
+            "folds": self.folds,
+            "seed": self.seed,
+            "alternatives": self.alternatives,
+        }
         for name, model in (("tagger", self.tagger), ("parser", self.parser)):
             state, sections = model._save_state()
             header[name] = {
@@ -275,7 +400,7 @@ class TextParser:
         saved pipeline or is damaged)."""
         import importlib
 
-        _, header, sections = load_model(path, cls._FORMAT, [cls._VERSION])
+        _, header, sections = load_model(path, cls._FORMAT, [1, cls._VERSION])
         with named_errors(path):
             models = {}
             at = 0
@@ -292,6 +417,13 @@ class TextParser:
                 models[name] = model
             if at != len(sections):
                 raise ValueError(f"expected {at} sections, got {len(sections)}")
+            alternatives = header.get("alternatives")
+            if alternatives is not None and alternatives != "auto":
+                alternatives = float(alternatives)
             return cls(
-                models["tagger"], models["parser"], int(header["folds"]), int(header["seed"])
+                models["tagger"],
+                models["parser"],
+                int(header["folds"]),
+                int(header["seed"]),
+                alternatives,
             )

@@ -53,6 +53,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from omkl.parsing import DependencyParser
+from omkl.pipeline import alternatives_option
 
 #: λ of the MKL parser (chosen on the dev set, see ``docs/parser.md``).
 MKL_LAM = 1e-6
@@ -153,6 +154,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--tagger-epochs", type=int, default=15, help="epochs of each tagger (--predicted-tags)"
     )
+    parser.add_argument(
+        "--alternatives",
+        type=alternatives_option,
+        default="auto",
+        help="the parser reads the tagger's second-best UPOS where its marginal reaches "
+        "this threshold (--predicted-tags; auto: 1e-9; none: the tags alone)",
+    )
 
 
 def _train(
@@ -245,7 +253,12 @@ def run_predicted(args: argparse.Namespace) -> int:
         lam=args.svm_lam,
         stack_folds=args.stack_folds,
     )
-    pipe = TextParser(MorphologyTagger(epochs=args.tagger_epochs), parser, folds=args.folds)
+    pipe = TextParser(
+        MorphologyTagger(epochs=args.tagger_epochs),
+        parser,
+        folds=args.folds,
+        alternatives=args.alternatives,
+    )
     t0 = time.perf_counter()
     pipe.fit(train, progress=True)
     secs = time.perf_counter() - t0
@@ -263,6 +276,7 @@ def run_predicted(args: argparse.Namespace) -> int:
         "max_train": args.max_train,
         "folds": args.folds,
         "stack_folds": args.stack_folds,
+        "alternatives": args.alternatives,
         "tagger_epochs": args.tagger_epochs,
         "epochs": args.epochs,
         "predicted": scores,
@@ -286,7 +300,7 @@ def run_predicted(args: argparse.Namespace) -> int:
         f"{_fmt(gold_scores['uas'])} | {_fmt(gold_scores['las'])} |",
         "",
         f"{len(train)} training sentences, {args.folds} jackknife parts, stacked parser's "
-        f"jackknife {args.stack_folds} parts, tagger epochs "
+        f"jackknife {args.stack_folds} parts, alternatives {args.alternatives}, tagger epochs "
         f"{args.tagger_epochs}, parser epochs {args.epochs}; training {secs:.0f} s; tagging and "
         f"parsing {len(test) / tag_parse_secs:.0f} sentences/s; peak memory {peak_mb:.0f} MB; "
         f"wall {wall:.0f} s, CPU {cpu:.0f} s",
