@@ -28,17 +28,20 @@ already in ``--out`` are kept, not written again: copying a
 ``--out`` saves training the dev tagger. ``make`` prints the tag accuracies
 of the jackknifed training file and of the dev file against the gold ones.
 
-``make --upos-alternatives`` also writes each word's alternative UPOS into
-FEATS, as the pseudo-feature ``UposAlt=tag:p``: the label other than the
-predicted UPOS with the largest marginal of the UPOS stage (forward-backward
-on its scores, ``TextTagger.predict_marginals_one``). ``run`` drops these
-pseudo-features from every configuration but ``alt-TAU``, which keeps
-``UposAlt=tag`` (without ``p``) on the words whose alternative has
-``p >= TAU``, in the training and the dev file, so that the parser's
-templates and the label stage read it beside the predicted UPOS
-(``alt-TAU/S``: with the parser's ``seed=S``); ``run``
-first prints, per threshold, how many dev words get one and how many of
-the UPOS errors they cover.
+``make --upos-alternatives`` also writes each word's alternative UPOS and
+XPOS into FEATS, as the pseudo-features ``UposAlt=tag:p`` and
+``XposAlt=tag:p``: the label other than the predicted one with the largest
+marginal of the UPOS (XPOS) stage (``MorphologyTagger.tag(...,
+alternatives=["upos", "xpos"])``). ``run`` drops these pseudo-features from every
+configuration but ``alt-TAU``, which keeps ``UposAlt=tag`` (without ``p``)
+on the words whose alternative has ``p >= TAU``, in the training and the
+dev file, so that the parser's templates and the label stage read it beside
+the predicted UPOS, as ``TextParser(alternatives=TAU)`` does, and
+``altx-TAU``, which keeps ``XposAlt=tag`` as well (``alt-TAU/S``: with the
+parser's ``seed=S``). A suffix ``+stack-K`` trains the configuration's
+parser with ``stack_folds=K``. ``run`` first prints, per threshold, how
+many dev words get an alternative UPOS and how many of the UPOS errors
+they cover.
 
 Example::
 
@@ -55,6 +58,9 @@ Example::
     python studies/parser_predicted_tags_study.py run \\
         /tmp/pred-alt/train.pred.conllu /tmp/pred-alt/dev.pred.conllu \\
         --configs stack-5,stack-5-seed-1
+    python studies/parser_predicted_tags_study.py run \\
+        /tmp/pred-alt/train.pred.conllu /tmp/pred-alt/dev.pred.conllu \\
+        --configs alt-1e-09+stack-5,alt-1e-09/1+stack-5
 """
 
 from __future__ import annotations
@@ -148,7 +154,7 @@ def _alternatives(
 
 
 def _with_alternatives(sentences: Sequence[Sentence]) -> list[Sentence]:
-    """``sentences`` tagged with ``alternatives=True``, their ``upos_alt``
+    """``sentences`` tagged with ``alternatives=["upos", "xpos"]``, their ``upos_alt``
     and ``xpos_alt`` written into FEATS as ``UposAlt=tag:p`` and
     ``XposAlt=tag:p``."""
     out = []
@@ -173,7 +179,7 @@ def make(args: argparse.Namespace) -> None:
     from omkl.pipeline import jackknife
 
     def with_alternatives(model: MorphologyTagger, sents: list[Sentence]) -> list[Sentence]:
-        return _with_alternatives(model.tag(sents, alternatives=True))
+        return _with_alternatives(model.tag(sents, alternatives=["upos", "xpos"]))
 
     tag = with_alternatives if args.upos_alternatives else None
 
@@ -274,9 +280,9 @@ def run(args: argparse.Namespace) -> None:
     if [len(s) for s in gold] != [len(s) for s in dev]:
         raise SystemExit(f"{args.dev_pred} and {args.dev} do not have the same sentences")
     taus = [
-        float(c[4:].partition("+")[0].partition("/")[0])
+        float(c.partition("-")[2].partition("+")[0].partition("/")[0])
         for c in args.configs.split(",")
-        if c.startswith("alt-")
+        if c.startswith(("alt-", "altx-"))
     ]
     _alt_coverage(gold, dev_alt, sorted({1e-6, 1e-4, 1e-3, 0.01, 0.1, 0.3, *taus}))
     names = DependencyParser().template_names_
@@ -295,9 +301,12 @@ def run(args: argparse.Namespace) -> None:
         train = train_pred
         parse = dev
         kw: dict[str, Any] = {}
-        if config.startswith("alt-"):
-            tau, _, seed = config[4:].partition("/")
-            train, parse = _alternatives(train_alt, float(tau)), _alternatives(dev_alt, float(tau))
+        if config.startswith(("alt-", "altx-")):
+            kind, _, rest = config.partition("-")
+            tau, _, seed = rest.partition("/")
+            alts = (ALT, XALT) if kind == "altx" else (ALT,)
+            train = _alternatives(train_alt, float(tau), alts)
+            parse = _alternatives(dev_alt, float(tau), alts)
             if seed:
                 kw["seed"] = int(seed)
         elif config in DROPS:
@@ -310,7 +319,7 @@ def run(args: argparse.Namespace) -> None:
             kw = dict(SETTINGS[config])
         else:
             raise SystemExit(
-                f"unknown configuration {config!r}; expected one of {CONFIGS} or alt-TAU"
+                f"unknown configuration {config!r}; expected one of {CONFIGS}, alt-TAU or altx-TAU"
             )
         if stack:
             kw["stack_folds"] = int(stack)

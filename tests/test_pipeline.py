@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 import omkl
+from omkl._persist import load_model, save_model
 from omkl.datasets import read_sentences, read_text, write_conllu
 from omkl.parsing import read_conllu
 from omkl.pipeline import MORPHOLOGY, TextParser, jackknife
@@ -244,6 +245,11 @@ def test_the_parser_reads_the_taggers_second_choice_of_upos(tmp_path):
     pipe.save(tmp_path / "pipe.omkl")
     back = TextParser.load(tmp_path / "pipe.omkl")
     assert back.alternatives == "auto" and back.predict(out) == out
+    # a file of format version 1 (before `alternatives`) loads without them
+    _, header, sections = load_model(tmp_path / "pipe.omkl", TextParser._FORMAT, [2])
+    del header["alternatives"]
+    save_model(tmp_path / "v1.omkl", TextParser._FORMAT, 1, header, sections)
+    assert TextParser.load(tmp_path / "v1.omkl").alternatives is None
     # None: the tags alone
     plain = TextParser(omkl.MorphologyTagger(folds=2, epochs=3), alternatives=None)
     assert plain._threshold is None
@@ -260,5 +266,7 @@ def test_alternatives_bad_values():
         TextParser(omkl.MorphologyTagger(), alternatives="yes")
     with pytest.raises(ValueError, match=r"a LookupTagger gives no alternative tags"):
         TextParser(LookupTagger(), alternatives=1e-9)
-    with pytest.raises(ValueError, match=r"`alternatives`: expected a bool, got 1e-09"):
-        omkl.MorphologyTagger().tag([[{"form": "a"}]], alternatives=1e-9)  # type: ignore[arg-type]
+    with pytest.raises(
+        ValueError, match=r"`alternatives`: expected a list of columns .* got \[.lemma.\]"
+    ):
+        omkl.MorphologyTagger().tag([[{"form": "a"}]], alternatives=["lemma"])

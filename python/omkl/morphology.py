@@ -364,16 +364,6 @@ def _add_case(feats: Features, words: Sequence[str], casing: Mapping[str, str]) 
         f["share|title"] = f"{share}|{w[:1].isupper()}|{i == 0}"
 
 
-def _second(marginals: Mapping[Any, float], tag: Any) -> tuple[str, float]:
-    """The label other than ``tag`` with the largest marginal, and that
-    marginal (``(tag, 0.0)`` when there is no other label)."""
-    others = [(p, str(t)) for t, p in marginals.items() if str(t) != str(tag)]
-    if not others:
-        return str(tag), 0.0
-    p, alt = max(others)
-    return alt, p
-
-
 def _most(counts: Mapping[str, int]) -> str:
     """The most frequent key (the smallest on a tie, so that the choice
     does not depend on the order seen)."""
@@ -701,11 +691,15 @@ class MorphologyTagger(Persistent, Synchronized):
         return word
 
     def _tag_many(
-        self, words: list[list[str]], alternatives: list[list[dict[str, Any]]] | None = None
+        self,
+        words: list[list[str]],
+        alternatives: Sequence[str] = (),
+        alts: list[list[dict[str, Any]]] | None = None,
     ) -> list[list[tuple[str, str, str, str]]]:
         """``(upos, xpos, feats, lemma)`` of every word of every sentence;
-        with ``alternatives`` (an empty list), also appends per sentence one
-        dict per word with its ``upos_alt`` and ``xpos_alt``."""
+        for each column of ``alternatives`` (``"upos"``, ``"xpos"``), also
+        appends to ``alts`` per sentence one dict per word with its
+        ``{column}_alt``."""
         self._check_fitted()
         casing = None if self.xpos1_ is None else self._casing
         if self.xpos1_ is None:  # a model of version 1
@@ -723,20 +717,17 @@ class MorphologyTagger(Persistent, Synchronized):
             for ws, us in zip(words, upos, strict=True)
         ]
         xpos = self.xpos_.predict(X_x)
-        if alternatives is not None:
-            for xu, us, xx, xs in zip(X_u, upos, X_x, xpos, strict=True):
-                alternatives.append(
-                    [
-                        {"upos_alt": _second(mu, u), "xpos_alt": _second(mx, x)}
-                        for mu, u, mx, x in zip(
-                            self.upos_.predict_marginals_one(xu),
-                            us,
-                            self.xpos_.predict_marginals_one(xx),
-                            xs,
-                            strict=True,
-                        )
-                    ]
-                )
+        if alts is not None:
+            stages = {"upos": (self.upos_, X_u, upos), "xpos": (self.xpos_, X_x, xpos)}
+            for i, ws in enumerate(words):
+                sent: list[dict[str, Any]] = [{} for _ in ws]
+                for col in alternatives:
+                    tagger, X, tags = stages[col]
+                    for d, (alt, p) in zip(
+                        sent, tagger._second_choices(X[i], tags[i]), strict=True
+                    ):
+                        d[f"{col}_alt"] = (str(alt), p)
+                alts.append(sent)
         X_l = [
             _lemma_features(ws, [str(u) for u in us], [str(x) for x in xs])
             for ws, us, xs in zip(words, upos, xpos, strict=True)
@@ -765,24 +756,26 @@ class MorphologyTagger(Persistent, Synchronized):
 
     @synchronized
     def tag(
-        self, sentences: Sequence[Sequence[Mapping[str, Any]]], alternatives: bool = False
+        self, sentences: Sequence[Sequence[Mapping[str, Any]]], alternatives: Sequence[str] = ()
     ) -> list[Sentence]:
         """Copies of ``sentences`` (lists of token dicts with at least
         ``form``) with ``upos``, ``xpos``, ``feats`` and ``lemma`` predicted;
         the input is left untouched and other keys are copied.
 
-        With ``alternatives=True`` each token also gets ``upos_alt`` and
-        ``xpos_alt``: the tag other than the predicted one with the largest
-        marginal of its stage (forward-backward on the stage's scores,
+        For each column of ``alternatives`` (``"upos"``, ``"xpos"``), each
+        token also gets ``upos_alt`` (``xpos_alt``): the tag other than the
+        predicted one with the largest marginal of that stage
+        (forward-backward on the stage's scores,
         :meth:`~omkl.tagging.TextTagger.predict_marginals_one`), as a pair
         ``(tag, marginal)``; a parser can read it as a sign that the tag may
-        be wrong (:class:`~omkl.TextParser`).
+        be wrong (:class:`~omkl.TextParser`). Each column costs about as much
+        tagging time again as the five stages together.
 
         >>> def tok(upos, xpos):
         ...     return {"form": "runs", "lemma": "run", "upos": upos, "xpos": xpos, "feats": "_"}
         >>> t = MorphologyTagger(folds=2).fit(
         ...     [[tok("VERB", "VBZ")], [tok("NOUN", "NNS")], [tok("VERB", "VBZ")]] * 2, epochs=2)
-        >>> tok = t.tag([[{"form": "runs"}]], alternatives=True)[0][0]
+        >>> tok = t.tag([[{"form": "runs"}]], alternatives=["upos"])[0][0]
         >>> sorted([tok["upos"], tok["upos_alt"][0]]), 0.0 < tok["upos_alt"][1] < 0.5
         (['NOUN', 'VERB'], True)
         """
@@ -790,13 +783,18 @@ class MorphologyTagger(Persistent, Synchronized):
             raise ValueError(
                 f"invalid value for `sentences`: expected a list of sentences, got {sentences!r}"
             )
-        if not isinstance(alternatives, bool):
+        if (
+            isinstance(alternatives, (str, bytes))
+            or not isinstance(alternatives, Sequence)
+            or not set(alternatives) <= {"upos", "xpos"}
+        ):
             raise ValueError(
-                f"invalid value for `alternatives`: expected a bool, got {alternatives!r}"
+                "invalid value for `alternatives`: expected a list of columns among "
+                f"'upos' and 'xpos', got {alternatives!r}"
             )
         words = [_forms(s, i) for i, s in enumerate(sentences)]
         alts: list[list[dict[str, Any]]] | None = [] if alternatives else None
-        tags = self._tag_many(words, alts)
+        tags = self._tag_many(words, alternatives, alts)
         out = []
         for i, (sent, ts) in enumerate(zip(sentences, tags, strict=True)):
             new = []

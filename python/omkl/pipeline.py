@@ -39,10 +39,9 @@ PathLike = str | os.PathLike[str]
 #: The CoNLL-U columns a tagger fills.
 MORPHOLOGY = ("lemma", "upos", "xpos", "feats")
 
-#: The token keys of a tagger's alternative tags (``tag(...,
-#: alternatives=True)``) and the FEATS pseudo-features the parser reads
-#: them as.
-ALTERNATIVES = {"upos_alt": "UposAlt"}
+#: The columns whose alternative tags (``tag(..., alternatives=[column])``)
+#: the parser reads, and the FEATS pseudo-feature of each.
+_ALTERNATIVE_COLUMNS = (("upos", "UposAlt"),)
 
 #: Every key of an alternative tag, read by the parser or not.
 _ALTERNATIVE_KEYS = ("upos_alt", "xpos_alt")
@@ -182,7 +181,7 @@ class TextParser:
         output keeps the tagger's FEATS). It tells the parser where the tag
         may be wrong and what it would then be; on EWT dev it gains about
         0.2 UAS and LAS (``docs/parser.md``). ``"auto"`` (the default):
-        ``1e-9`` with a tagger whose ``tag`` takes ``alternatives=True``
+        ``1e-9`` with a tagger whose ``tag`` takes ``alternatives=["upos"]``
         (:meth:`MorphologyTagger.tag <omkl.MorphologyTagger.tag>`), else
         ``None``; ``None``: the parser reads the tags alone. With
         ``folds=0`` the parser learns from gold tags, which have no
@@ -259,7 +258,7 @@ class TextParser:
         """``model``'s tags, with its alternatives when the parser reads them."""
         if self._threshold is None:
             return list(model.tag(sentences))
-        return list(model.tag(sentences, alternatives=True))
+        return list(model.tag(sentences, alternatives=[c for c, _ in _ALTERNATIVE_COLUMNS]))
 
     def _parser_input(self, tagged: Sequence[Sentence]) -> list[Sentence]:
         """``tagged`` as the parser reads it: each alternative whose
@@ -272,8 +271,8 @@ class TextParser:
             new = []
             for tok in sent:
                 feats = [f for f in str(tok.get("feats", "_")).split("|") if f not in ("", "_")]
-                for key, name in ALTERNATIVES.items():
-                    alt = tok.get(key)
+                for col, name in _ALTERNATIVE_COLUMNS:
+                    alt = tok.get(f"{col}_alt")
                     if alt is not None and alt[1] >= tau:
                         feats.append(f"{name}={alt[0]}")
                 new.append({**tok, "feats": "|".join(feats) or "_"})

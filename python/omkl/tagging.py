@@ -283,6 +283,20 @@ class TextTagger(LabelIndex, _HashedGroups):
             return [{} for _ in range(mu.shape[0])]
         return [dict(zip(self._labels, map(float, row), strict=False)) for row in mu]
 
+    def _second_choices(
+        self, xs: Sequence[Token], ys: Sequence[Hashable]
+    ) -> list[tuple[Hashable, float]]:
+        """For each token, the label other than ``ys[i]`` with the largest
+        marginal (:meth:`predict_marginals_one`) and that marginal; ``(ys[i],
+        0.0)`` where there is no other label."""
+        mu = np.array(self._state.marginals(xs), dtype=np.float64)
+        if not self._labels or mu.shape[1] < 2:
+            return [(y, 0.0) for y in ys]
+        rows = np.arange(mu.shape[0])
+        mu[rows, [self._label_index[y] for y in ys]] = -1.0
+        best = mu.argmax(axis=1)
+        return [(self._labels[k], float(p)) for k, p in zip(best, mu[rows, best], strict=True)]
+
     # --- inspection ------------------------------------------------------
 
     @property
