@@ -720,14 +720,14 @@ class MorphologyTagger(Persistent, Synchronized):
         if alts is not None:
             stages = {"upos": (self.upos_, X_u, upos), "xpos": (self.xpos_, X_x, xpos)}
             for i, ws in enumerate(words):
-                sent: list[dict[str, Any]] = [{} for _ in ws]
+                words_alts: list[dict[str, Any]] = [{} for _ in ws]
                 for col in alternatives:
                     tagger, X, tags = stages[col]
                     for d, (alt, p) in zip(
-                        sent, tagger._second_choices(X[i], tags[i]), strict=True
+                        words_alts, tagger._second_choices(X[i], tags[i]), strict=True
                     ):
                         d[f"{col}_alt"] = (str(alt), p)
-                alts.append(sent)
+                alts.append(words_alts)
         X_l = [
             _lemma_features(ws, [str(u) for u in us], [str(x) for x in xs])
             for ws, us, xs in zip(words, upos, xpos, strict=True)
