@@ -59,7 +59,7 @@ def main() -> None:
     print(f"  training {fit_s:.1f} s ({fit_cpu:.1f} s CPU) for the five taggers and lexicons")
     print(f"  tagging (all columns, features included) {n_test / tag_s:,.0f} tokens/s")
     bare = [[{"form": t["form"]} for t in s] for s in test]
-    for cols in ([], ["upos"]):
+    for cols in ([], ["upos"], ["upos", "xpos"]):
         _, alt_s, _ = timed(lambda cols=cols: model.tag(bare, alternatives=cols))
         print(f"  tag(alternatives={cols}) {n_test / alt_s:,.0f} tokens/s")
     print(f"  model {model.__sizeof__() / 2**20:.0f} MB; peak RSS {fit_rss:.0f} MB")

@@ -240,6 +240,30 @@ def _scores(
     )
 
 
+def _breakdown(
+    gold: Sequence[Sentence],
+    pred: Sequence[Sentence],
+    heads: list[list[int]],
+    rels: list[list[str]],
+) -> list[tuple[tuple[str, str, str], float]]:
+    """The share (percent) of the non-punctuation words of ``gold`` by
+    whether their predicted UPOS, head and relation are right."""
+    counts: dict[tuple[str, str, str], int] = {}
+    n = 0
+    for gs, ps, hs, rs in zip(gold, pred, heads, rels, strict=True):
+        for g, p, h, r in zip(gs, ps, hs, rs, strict=True):
+            if g["upos"] == "PUNCT":
+                continue
+            n += 1
+            key = (_right(p["upos"] == g["upos"]), _right(h == g["head"]), _right(r == g["deprel"]))
+            counts[key] = counts.get(key, 0) + 1
+    return [(k, 100 * v / n) for k, v in sorted(counts.items())]
+
+
+def _right(ok: bool) -> str:
+    return "right" if ok else "wrong"
+
+
 def _sentences(data: str | list[Sentence]) -> list[Sentence]:
     return read_conllu(data) if isinstance(data, str) else data
 
@@ -290,6 +314,7 @@ def run(args: argparse.Namespace) -> None:
     print("| configuration | templates | dev UAS | dev LAS | seconds |")
     print("|---|---|---|---|---|")
     kept: dict[str, DependencyParser] = {}
+    errors: list[tuple[str, list[tuple[tuple[str, str, str], float]]]] = []
     train_alt = read_conllu(args.train_pred)
     train_gold: str | list[Sentence] = args.train
     if args.max_train:
@@ -332,8 +357,16 @@ def run(args: argparse.Namespace) -> None:
             f"| {label} | {n} | {s['uas']:.2f} | {s['las']:.2f} | {time.perf_counter() - t0:.0f} |",
             flush=True,
         )
+        if args.errors:
+            errors.append((label, _breakdown(gold, parse, heads, rels)))
         if label == "base":
             kept["base"] = parser
+    for label, rows in errors:
+        print(f"\nWords of dev (no punctuation) by outcome, {label}:\n")
+        print("| UPOS | head | relation | words |")
+        print("|---|---|---|---|")
+        for row, share in rows:
+            print(f"| {' | '.join(row)} | {share:.2f}% |")
     if args.oracle:
         base = kept.setdefault("base", DependencyParser().fit(train_pred))
         for r in range(1, len(MORPHOLOGY) + 1):
@@ -391,6 +424,11 @@ def main() -> None:
         "--oracle",
         action="store_true",
         help="also parse the dev file with some predicted columns replaced by gold ones",
+    )
+    rn.add_argument(
+        "--errors",
+        action="store_true",
+        help="also print the share of dev words by whether UPOS, head and relation are right",
     )
     args = _ewt.parse_dev_only(ap)
     if args.command == "make":

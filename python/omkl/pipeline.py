@@ -10,7 +10,8 @@ The parser is trained on **predicted** tags, jackknifed over ``folds`` parts
 of the training set: the tags of each part come from a tagger trained on the
 other parts, so the parser learns how far the tags it will see can be
 trusted. The tagger that the pipeline keeps is then trained on the whole
-training set.
+training set. Where the tagger is unsure of a word's UPOS, the parser also
+reads its second choice (``alternatives``).
 """
 
 from __future__ import annotations
