@@ -44,8 +44,8 @@ MORPHOLOGY = ("lemma", "upos", "xpos", "feats")
 #: the parser reads, and the FEATS pseudo-feature of each.
 _ALTERNATIVE_COLUMNS = (("upos", "UposAlt"),)
 
-#: Every key of an alternative tag, read by the parser or not.
-_ALTERNATIVE_KEYS = ("upos_alt", "xpos_alt")
+#: The token keys of those alternative tags.
+_ALTERNATIVE_KEYS = tuple(f"{col}_alt" for col, _ in _ALTERNATIVE_COLUMNS)
 
 #: The default threshold of ``TextParser(alternatives="auto")``: screened on
 #: EWT dev (``docs/parser.md``).

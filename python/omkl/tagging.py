@@ -289,7 +289,7 @@ class TextTagger(LabelIndex, _HashedGroups):
         """For each token, the label other than ``ys[i]`` with the largest
         marginal (:meth:`predict_marginals_one`) and that marginal; ``(ys[i],
         0.0)`` where there is no other label."""
-        mu = np.array(self._state.marginals(xs), dtype=np.float64)
+        mu = self._state.marginals(xs)  # a new array, overwritten below
         if not self._labels or mu.shape[1] < 2:
             return [(y, 0.0) for y in ys]
         rows = np.arange(mu.shape[0])
