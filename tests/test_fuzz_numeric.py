@@ -196,8 +196,13 @@ def close(a: Any, b: Any, rtol: float = 1e-9, atol: float = 0.0) -> None:
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     assert a.shape == b.shape, (a.shape, b.shape)
     assert np.isfinite(a).all(), a
+    # A reference that overflowed (or a tolerance that did) would accept any
+    # output: an accepted call must have a finite true value.
+    assert np.isfinite(b).all(), ("the true value is not finite; the call must refuse", a, b)
     scale = max(float(np.abs(b).max(initial=0.0)), 1e-300)
-    assert np.abs(a - b).max(initial=0.0) <= rtol * scale + atol + 1e-300, (a, b)
+    bound = rtol * scale + atol + 1e-300
+    assert math.isfinite(bound), ("tolerance overflowed", rtol, scale, atol)
+    assert np.abs(a - b).max(initial=0.0) <= bound, (a, b)
 
 
 def prob_tol(n: int, magnitude: float) -> float:
@@ -373,6 +378,7 @@ def test_chain_decoders(data: Any, n: int, L: int) -> None:
 
     def check_viterbi(out: Any) -> None:
         y, s = out
+        assert math.isfinite(tol), ("tolerance overflowed", tol)
         assert abs(s - best) <= tol, (s, best)
         assert abs(dict((yy, ss) for ss, yy in brute)[tuple(y.tolist())] - s) <= tol
 
@@ -409,6 +415,7 @@ def test_chain_decoders(data: Any, n: int, L: int) -> None:
     def check_fb(out: Any) -> None:
         log_z, node, _ = out
         ref = lse([s for s, _ in brute])
+        assert math.isfinite(ref) and math.isfinite(tol), ("reference overflowed", ref, tol)
         assert abs(log_z - ref) <= 1e-12 * max(10.0, abs(ref)) + tol, (log_z, ref)
         close(node.sum(axis=1), np.ones(n), 0, 1e-9)
         total = sum(math.exp(s - best) for s, _ in brute)
@@ -454,6 +461,7 @@ def test_tree_decoders_and_argmax(data: Any, n: int, gold: Any) -> None:
     def check_mt(out: Any) -> None:
         log_z, mu = out
         ref = lse([score(h) for h in ts])
+        assert math.isfinite(ref) and math.isfinite(tol), ("reference overflowed", ref, tol)
         assert abs(log_z - ref) <= 1e-12 * max(10.0, abs(ref)) + tol, (log_z, ref)
         close(mu[:, 1:].sum(axis=0), np.ones(n), 0, 1e-9)
         # Probabilities relative to the best tree: log Z itself may round away

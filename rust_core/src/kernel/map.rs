@@ -44,7 +44,7 @@ impl Prepared {
                 offset,
                 normalize,
             } => {
-                let degree = degree.min(i32::MAX as u32) as i32;
+                let degree = super::spec::i32_degree(degree);
                 let offset = offset as f32;
                 if normalize {
                     Prepared::PolyNormalized { degree, offset }

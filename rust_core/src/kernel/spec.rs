@@ -175,7 +175,7 @@ impl Kernel {
                 offset,
                 normalize,
             } => {
-                let p = |v: f64| (v + offset).powi(degree as i32);
+                let p = |v: f64| pow_u32(v + offset, degree);
                 if normalize {
                     normalise(p(dot), p(sxx), p(syy))
                 } else {
@@ -260,9 +260,57 @@ fn sq_dist(x: &[f32], y: &[f32]) -> f64 {
         .sum()
 }
 
+/// `x` to the power `n`, exact in sign and to rounding for every `u32`
+/// degree (`powi` takes an `i32`: a cast would wrap 2^31 to −2^31).
+pub(crate) fn pow_u32(x: f64, n: u32) -> f64 {
+    match i32::try_from(n) {
+        Ok(e) => x.powi(e),
+        Err(_) => {
+            let half = x.powi((n / 2) as i32);
+            let even = half * half;
+            if n % 2 == 1 {
+                even * x
+            } else {
+                even
+            }
+        }
+    }
+}
+
+/// The `i32` exponent of the f32 kernel loops for a `u32` degree: degrees
+/// beyond `i32::MAX` clamp to the largest `i32` of the same parity, which
+/// keeps the sign of a negative base and the limits 0, ±1 and ±inf.
+pub(crate) fn i32_degree(n: u32) -> i32 {
+    i32::try_from(n).unwrap_or(if n % 2 == 1 { i32::MAX } else { i32::MAX - 1 })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn powers_beyond_i32_keep_their_sign_and_value() {
+        let big = 1u32 << 31;
+        for n in [1u32, 2, 7, 1000, i32::MAX as u32] {
+            assert_eq!(pow_u32(1.5, n), 1.5f64.powi(n as i32));
+        }
+        assert_eq!(pow_u32(-1.0, big), 1.0);
+        assert_eq!(pow_u32(-1.0, big + 1), -1.0);
+        assert_eq!(pow_u32(6.0, big), f64::INFINITY);
+        assert_eq!(pow_u32(0.5, big), 0.0);
+        let x: f64 = 1.0 + 1e-10;
+        let want = (f64::from(big) * x.ln()).exp();
+        assert!((pow_u32(x, big) / want - 1.0).abs() < 1e-9);
+        assert_eq!(i32_degree(big), i32::MAX - 1);
+        assert_eq!(i32_degree(big + 1), i32::MAX);
+        assert_eq!(i32_degree(3), 3);
+        let k = Kernel::Polynomial {
+            degree: big,
+            offset: 1.0,
+            normalize: false,
+        };
+        assert_eq!(k.eval(&[1.0, 2.0], &[1.0, 2.0]), f64::INFINITY);
+    }
 
     #[test]
     fn check_rejects_bad_hyperparameters() {
