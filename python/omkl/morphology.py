@@ -490,12 +490,14 @@ class MorphologyTagger(Persistent, Synchronized):
         amb: Mapping[str, str],
         tags: tuple[str, Sequence[str]] | None = None,
         casing: Mapping[str, str] | None = None,
+        base: Features | None = None,
     ) -> Features:
-        """Features of a UPOS or XPOS stage: the token features, the
+        """Features of a UPOS or XPOS stage: the token features (copied
+        from ``base``, :func:`token_features` of ``words``, when given), the
         ambiguity classes ``amb`` of the words and their neighbours, the
         tags ``(name, tags)`` another stage gave them, and the casing
         features (see :func:`_add_case`)."""
-        feats = token_features(words)
+        feats = token_features(words) if base is None else [dict(f) for f in base]
         _add_classes(feats, words, amb, "amb")
         if tags is not None:
             _add_tags(feats, tags[1], tags[0])
@@ -698,20 +700,29 @@ class MorphologyTagger(Persistent, Synchronized):
         ``alternatives`` (``"upos"``, ``"xpos"``; empty without)."""
         self._check_fitted()
         casing = None if self.xpos1_ is None else self._casing
+        # the token features of the three stages are computed once
+        base = [token_features(ws) for ws in words]
         if self.xpos1_ is None:  # a model of version 1
             first: list[list[str]] | list[None] = [None] * len(words)
         else:
-            X_1 = [self._stage_features(ws, self._amb_xpos, None, casing) for ws in words]
+            X_1 = [
+                self._stage_features(ws, self._amb_xpos, None, casing, b)
+                for ws, b in zip(words, base, strict=True)
+            ]
             first = [[str(x) for x in xs] for xs in self.xpos1_.predict(X_1)]
+            del X_1
         X_u = [
-            self._stage_features(ws, self._amb_upos, None if xs is None else ("xpos", xs), casing)
-            for ws, xs in zip(words, first, strict=True)
+            self._stage_features(
+                ws, self._amb_upos, None if xs is None else ("xpos", xs), casing, b
+            )
+            for ws, xs, b in zip(words, first, base, strict=True)
         ]
         upos = self.upos_.predict(X_u)
         X_x = [
-            self._stage_features(ws, self._amb_xpos, ("upos", [str(u) for u in us]), casing)
-            for ws, us in zip(words, upos, strict=True)
+            self._stage_features(ws, self._amb_xpos, ("upos", [str(u) for u in us]), casing, b)
+            for ws, us, b in zip(words, upos, base, strict=True)
         ]
+        del base
         xpos = self.xpos_.predict(X_x)
         alts: list[list[dict[str, Any]]] = [[{} for _ in ws] for ws in words]
         stages = {"upos": (self.upos_, X_u, upos), "xpos": (self.xpos_, X_x, xpos)}
