@@ -31,6 +31,7 @@ import numpy as np
 
 from omkl.morphology import MorphologyTagger
 from omkl.parsing import read_conllu
+from omkl.tagging import token_features
 
 
 def _upos_stage(model: MorphologyTagger, words: list[list[str]]) -> tuple[list[Any], list[Any]]:
@@ -38,14 +39,7 @@ def _upos_stage(model: MorphologyTagger, words: list[list[str]]) -> tuple[list[A
     UPOS stage's marginals as ``{tag: array over the words}``."""
     tagged = model.tag([[{"form": w} for w in ws] for ws in words])
     tags = [[t["upos"] for t in s] for s in tagged]
-    casing = model._casing
-    assert model.xpos1_ is not None
-    X1 = [model._stage_features(ws, model._amb_xpos, None, casing) for ws in words]
-    first = [[str(x) for x in xs] for xs in model.xpos1_.predict(X1)]
-    Xu = [
-        model._stage_features(ws, model._amb_upos, ("xpos", xs), casing)
-        for ws, xs in zip(words, first, strict=True)
-    ]
+    Xu = model._upos_features(words, [token_features(ws) for ws in words])
     labels = [str(label) for label in model.upos_.labels_]
     margs = [dict(zip(labels, np.asarray(model.upos_._state.marginals(x)).T, strict=False))
              for x in Xu]  # fmt: skip

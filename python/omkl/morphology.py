@@ -692,6 +692,27 @@ class MorphologyTagger(Persistent, Synchronized):
                 pass
         return word
 
+    def _upos_features(self, words: list[list[str]], base: list[Features]) -> list[Features]:
+        """The UPOS stage's features of the sentences ``words`` (``base``:
+        their :func:`token_features`), with the tags of the first XPOS stage
+        (none in a model of version 1)."""
+        self._check_fitted()
+        casing = None if self.xpos1_ is None else self._casing
+        if self.xpos1_ is None:
+            first: list[list[str]] | list[None] = [None] * len(words)
+        else:
+            X_1 = [
+                self._stage_features(ws, self._amb_xpos, None, casing, b)
+                for ws, b in zip(words, base, strict=True)
+            ]
+            first = [[str(x) for x in xs] for xs in self.xpos1_.predict(X_1)]
+        return [
+            self._stage_features(
+                ws, self._amb_upos, None if xs is None else ("xpos", xs), casing, b
+            )
+            for ws, xs, b in zip(words, first, base, strict=True)
+        ]
+
     def _tag_many(
         self, words: list[list[str]], alternatives: Sequence[str] = ()
     ) -> tuple[list[list[tuple[str, str, str, str]]], list[list[dict[str, Any]]]]:
@@ -702,21 +723,7 @@ class MorphologyTagger(Persistent, Synchronized):
         casing = None if self.xpos1_ is None else self._casing
         # the token features of the three stages are computed once
         base = [token_features(ws) for ws in words]
-        if self.xpos1_ is None:  # a model of version 1
-            first: list[list[str]] | list[None] = [None] * len(words)
-        else:
-            X_1 = [
-                self._stage_features(ws, self._amb_xpos, None, casing, b)
-                for ws, b in zip(words, base, strict=True)
-            ]
-            first = [[str(x) for x in xs] for xs in self.xpos1_.predict(X_1)]
-            del X_1
-        X_u = [
-            self._stage_features(
-                ws, self._amb_upos, None if xs is None else ("xpos", xs), casing, b
-            )
-            for ws, xs, b in zip(words, first, base, strict=True)
-        ]
+        X_u = self._upos_features(words, base)
         upos = self.upos_.predict(X_u)
         X_x = [
             self._stage_features(ws, self._amb_xpos, ("upos", [str(u) for u in us]), casing, b)
