@@ -39,7 +39,10 @@ dev file, so that the parser's templates and the label stage read it beside
 the predicted UPOS, as ``TextParser(alternatives=TAU)`` does, and
 ``altx-TAU``, which keeps ``XposAlt=tag`` as well (``alt-TAU/S``: with the
 parser's ``seed=S``). A suffix ``+stack-K`` trains the configuration's
-parser with ``stack_folds=K``. ``run`` first prints, per threshold, how
+parser with ``stack_folds=K``, and a final ``+labgold`` lets its label
+stage learn from the gold-tagged training sentences as well
+(``DependencyParser.fit(..., label_variant=gold)``, as ``TextParser`` does
+with ``label_gold=True``). ``run`` first prints, per threshold, how
 many dev words get an alternative UPOS and how many of the UPOS errors
 they cover.
 
@@ -322,7 +325,8 @@ def run(args: argparse.Namespace) -> None:
         train_gold = read_conllu(args.train)[: args.max_train]
     train_pred: list[Sentence] = _alternatives(train_alt, None)
     for label in args.configs.split(","):
-        config, _, stack = label.partition("+stack-")
+        config, gold_labels = label.removesuffix("+labgold"), label.endswith("+labgold")
+        config, _, stack = config.partition("+stack-")
         train = train_pred
         parse = dev
         kw: dict[str, Any] = {}
@@ -349,7 +353,8 @@ def run(args: argparse.Namespace) -> None:
         if stack:
             kw["stack_folds"] = int(stack)
         t0 = time.perf_counter()
-        parser = DependencyParser(**kw).fit(train)
+        variant = _sentences(train_gold) if gold_labels else None
+        parser = DependencyParser(**kw).fit(train, label_variant=variant)
         heads, rels = parser.parse_with_labels(parse)
         s = _scores(gold, heads, rels)
         n = len(kw.get("templates") or names)

@@ -246,8 +246,8 @@ def test_the_parser_reads_the_taggers_second_choice_of_upos(tmp_path):
     back = TextParser.load(tmp_path / "pipe.omkl")
     assert back.alternatives == "auto" and back.predict(out) == out
     # a file of format version 1 (before `alternatives`) loads without them
-    _, header, sections = load_model(tmp_path / "pipe.omkl", TextParser._FORMAT, [2])
-    del header["alternatives"]
+    _, header, sections = load_model(tmp_path / "pipe.omkl", TextParser._FORMAT, [3])
+    del header["alternatives"], header["label_gold"]
     save_model(tmp_path / "v1.omkl", TextParser._FORMAT, 1, header, sections)
     assert TextParser.load(tmp_path / "v1.omkl").alternatives is None
     # None: the tags alone

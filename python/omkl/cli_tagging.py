@@ -64,6 +64,7 @@ def _train_parser(args: argparse.Namespace) -> int:
         folds=args.folds,
         seed=args.seed,
         alternatives=args.alternatives,
+        label_gold=args.label_gold,
     )
     model.fit(train, progress=args.progress)
     model.save(args.out)
@@ -143,6 +144,12 @@ def add_commands(commands: Any) -> None:
         default="auto",
         help="the parser reads the tagger's second-best UPOS where its marginal reaches "
         "this threshold (auto: 1e-9; none: the tags alone)",
+    )
+    parser.add_argument(
+        "--label-gold",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the parser's label stage also learns from the gold-tagged training sentences",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--progress", action="store_true", help="show progress bars")

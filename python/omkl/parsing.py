@@ -155,6 +155,29 @@ def _training_corpus(data: PathLike | Sequence[Sentence] | _omkl.ParseCorpus) ->
     return corpus
 
 
+def _variant(
+    corpus: _omkl.ParseCorpus, data: PathLike | Sequence[Sentence] | _omkl.ParseCorpus
+) -> _omkl.ParseCorpus:
+    """``data`` as a corpus, refused with ``ValueError`` unless it has the
+    sentences of ``corpus`` with the same heads and relations."""
+    variant = _corpus(data)
+    if len(variant) != len(corpus):
+        raise ValueError(
+            f"label_variant: expected the {len(corpus)} sentences of data, got {len(variant)}"
+        )
+    for name, mine, theirs in (
+        ("heads", corpus.gold_heads(), variant.gold_heads()),
+        ("relations", corpus.deprels(), variant.deprels()),
+    ):
+        for i, (a, b) in enumerate(zip(mine, theirs, strict=True)):
+            if a != b:
+                raise ValueError(
+                    f"label_variant: sentence {i} has other {name} than in data; expected "
+                    f"{a!r}, got {b!r}"
+                )
+    return variant
+
+
 def split_parts(n: int, folds: int, seed: int) -> list[int]:
     """The part (``0..folds``) of each of ``n`` items in a random split by
     ``seed`` into ``folds`` parts whose sizes differ by at most one, as the
@@ -285,7 +308,8 @@ class DependencyParser(Persistent):
         One dict per arc-model epoch of :meth:`fit`: ``epoch``, ``loss``,
         ``seconds`` and ``sentences_per_s``.
     pruner_history_, label_history_
-        The same for the first-pass pruner's epochs and the label stage's.
+        The same for the first-pass pruner's epochs and the label stage's
+        (whose dicts also give the ``sentences`` it learned from per epoch).
     template_names_
         Name of each feature template, in index order (``templates`` selects
         among these indices).
@@ -348,6 +372,16 @@ class DependencyParser(Persistent):
     >>> stacked = DependencyParser(stack_folds=3).fit(path)
     >>> stacked.parse(path)
     [[2, 0, 2], [2, 3, 0], [2, 0, 2]]
+
+    A parser trained on predicted tags can let its label stage learn from
+    the gold tags of the same sentences as well (``fit``'s
+    ``label_variant``):
+
+    >>> gold = read_conllu(path)
+    >>> noisy = [[{**t, "upos": "X"} for t in s] for s in gold]
+    >>> both = DependencyParser(label_epochs=2).fit(noisy, label_variant=gold)
+    >>> both.label_history_[0]["sentences"], len(both.label_history_)
+    (6, 2)
 
     The MKL parser weighs the templates by β, a distribution over them:
 
@@ -498,6 +532,7 @@ class DependencyParser(Persistent):
         epochs: int | None = None,
         progress: bool = False,
         on_epoch: Callable[[int, DependencyParser], None] | None = None,
+        label_variant: PathLike | Sequence[Sentence] | _omkl.ParseCorpus | None = None,
     ) -> DependencyParser:
         """Trains for ``epochs`` passes (default ``self.epochs``) over a CoNLL-U
         file or a list of sentences with gold ``head`` in every token.
@@ -505,12 +540,26 @@ class DependencyParser(Persistent):
         ``on_epoch(epoch, parser)``, when given, is called after each arc-model
         epoch (1-based), when the averaged parameters used by prediction are
         up to date, so a learning curve can be measured in one run (the label
-        stage is trained only after the last epoch)."""
+        stage is trained only after the last epoch).
+
+        ``label_variant``, when given, is another copy of ``data``: the same
+        sentences with the same words, heads and relations, but other tags
+        (for example the gold tags of training sentences whose tags in
+        ``data`` were predicted, as :class:`omkl.TextParser` passes). The
+        label stage then learns from both copies, shuffled together; the arc
+        model from ``data`` only. In a stacked parser, the second stage's
+        label stage reads the first stage's tree of each sentence in both
+        copies, and the first stage learns from ``data`` alone (its
+        relations are features of the second stage's arc model).
+        """
         import time
 
         corpus = _training_corpus(data)
+        variant = None if label_variant is None else _variant(corpus, label_variant)
         if self._first is not None:
-            corpus = self._stacked_training(corpus, epochs, progress)
+            trees = self._stacked_training(corpus, epochs, progress)
+            corpus = corpus.stacked(*trees)
+            variant = None if variant is None else variant.stacked(*trees)
         n = len(corpus)
         rng = random.Random(self.seed)
 
@@ -537,22 +586,26 @@ class DependencyParser(Persistent):
         if self.label_epochs > 0 and all(
             r not in ("", "_") for rels in corpus.deprels() for r in rels
         ):
+            labelled = corpus if variant is None else corpus.concat(variant)
+            m = len(labelled)
             for epoch in range(self.label_epochs):
-                order = list(range(n))
+                order = list(range(m))
                 rng.shuffle(order)
                 t0 = time.perf_counter()
-                loss = self._labeler.fit_epoch(corpus, order)
+                loss = self._labeler.fit_epoch(labelled, order)
                 dt = time.perf_counter() - t0
                 self.label_history_.append(
-                    {"epoch": epoch + 1, "loss": loss, "seconds": dt, "sentences_per_s": n / dt}
-                )
+                    {"epoch": epoch + 1, "loss": loss, "seconds": dt, "sentences": m,
+                     "sentences_per_s": m / dt}
+                )  # fmt: skip
         return self
 
     def _stacked_training(
         self, corpus: _omkl.ParseCorpus, epochs: int | None, progress: bool
-    ) -> _omkl.ParseCorpus:
-        """Trains the first stage on ``corpus`` and returns ``corpus`` with
-        the trees of the jackknifed first stages in FEATS."""
+    ) -> tuple[list[list[int]], list[list[str]]]:
+        """Trains the first stage on ``corpus`` and returns the trees and
+        relations of the jackknifed first stages, for the second stage to
+        read."""
         from tqdm.auto import tqdm
 
         assert self._first is not None
@@ -571,7 +624,7 @@ class DependencyParser(Persistent):
             for i, h, r in zip(held, *stage._parse_corpus(corpus.select(held)), strict=True):
                 heads[i], rels[i] = h, r
         self._first.fit(corpus, epochs, progress)
-        return corpus.stacked(heads, rels)
+        return heads, rels
 
     def _run_epoch(
         self,

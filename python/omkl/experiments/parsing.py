@@ -161,6 +161,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the parser reads the tagger's second-best UPOS where its marginal reaches "
         "this threshold (--predicted-tags; auto: 1e-9; none: the tags alone)",
     )
+    parser.add_argument(
+        "--label-gold",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the parser's label stage also learns from the gold-tagged training sentences "
+        "(--predicted-tags)",
+    )
 
 
 def _train(
@@ -258,6 +265,7 @@ def run_predicted(args: argparse.Namespace) -> int:
         parser,
         folds=args.folds,
         alternatives=args.alternatives,
+        label_gold=args.label_gold,
     )
     t0 = time.perf_counter()
     pipe.fit(train, progress=True)
@@ -277,6 +285,7 @@ def run_predicted(args: argparse.Namespace) -> int:
         "folds": args.folds,
         "stack_folds": args.stack_folds,
         "alternatives": args.alternatives,
+        "label_gold": args.label_gold,
         "tagger_epochs": args.tagger_epochs,
         "epochs": args.epochs,
         "predicted": scores,
@@ -300,7 +309,8 @@ def run_predicted(args: argparse.Namespace) -> int:
         f"{_fmt(gold_scores['uas'])} | {_fmt(gold_scores['las'])} |",
         "",
         f"{len(train)} training sentences, {args.folds} jackknife parts, stacked parser's "
-        f"jackknife {args.stack_folds} parts, alternatives {args.alternatives}, tagger epochs "
+        f"jackknife {args.stack_folds} parts, alternatives {args.alternatives}, label stage "
+        f"also on gold tags {'yes' if args.label_gold else 'no'}, tagger epochs "
         f"{args.tagger_epochs}, parser epochs {args.epochs}; training {secs:.0f} s; tagging and "
         f"parsing {len(test) / tag_parse_secs:.0f} sentences/s; peak memory {peak_mb:.0f} MB; "
         f"wall {wall:.0f} s, CPU {cpu:.0f} s",

@@ -191,6 +191,20 @@ impl ParseCorpus {
         })
     }
 
+    /// This corpus's sentences followed by `other`'s (the source of this
+    /// corpus is kept).
+    fn concat(&self, other: &ParseCorpus) -> Self {
+        let mut sentences = self.sentences.clone();
+        sentences.extend(other.sentences.iter().cloned());
+        let mut inputs = self.inputs.clone();
+        inputs.extend(other.inputs.iter().cloned());
+        ParseCorpus {
+            sentences,
+            inputs,
+            source: self.source.clone(),
+        }
+    }
+
     /// The same sentences, each word's FEATS extended with the features of
     /// a first-stage tree (`omkl_core::features::stacked`): `heads` and
     /// `deprels` per sentence, as predicted by the first stage.
