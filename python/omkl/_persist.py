@@ -15,13 +15,25 @@ Python values go into the header through :func:`encode`, which keeps the
 types of labels and feature names (``str``, ``int``, ``float``, ``bool``,
 ``None``, tuples, lists, dicts, numpy scalars, :class:`omkl.Kernel`); no
 pickle is involved.
+
+A model file is data, never code. Loading one builds only the estimator
+class that the loader was called on (or, inside a saved
+:class:`omkl.TextParser`, one of its two closed component classes); the
+few objects a model may hold beside plain values (kernels, random feature
+maps, river drift detectors) come from closed lists of omkl's and river's
+own classes, with plain, validated parameters. Nothing that a file names is
+imported, called or unpickled. Every entry of the header is required and
+accounted for: a missing or an unknown one is refused, naming the file.
+``pickle`` serves in-process copies only; like river's and scikit-learn's
+models, a pickle is for data you trust, and :meth:`Persistent.load` is the
+path for files from elsewhere.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import importlib
+import functools
 import inspect
 import json
 import math
@@ -50,6 +62,9 @@ __all__ = [
     "save_bytes",
     "save_estimator",
     "save_model",
+    "SavedEntries",
+    "build_estimator",
+    "restore_state",
 ]
 
 _TMP_MARK = ".omkl-tmp-"
@@ -336,68 +351,256 @@ def encode(value: Any) -> Any:
     if isinstance(value, GaussianFeatureMap) and value.saved_as:
         return {value.saved_as: [encode(v) for v in value._key()]}
     if type(value).__module__.startswith("river.") and hasattr(value, "_get_params"):
-        # A river object (e.g. a drift detector) as its class and its
-        # constructor parameters: a fresh one is built on load.
+        # A river drift detector as its class and its constructor
+        # parameters: a fresh one is built on load.
         name = f"{type(value).__module__}:{type(value).__qualname__}"
-        return {"river": [name, encode(value._get_params())]}
+        if _river_classes().get(type(value).__qualname__) is not type(value):
+            raise TypeError(
+                f"cannot save {value!r}: of river's objects, a model file holds only the drift "
+                f"detectors {', '.join(sorted(_river_classes()))}"
+            )
+        params = cast(Any, value)._get_params()
+        _check_plain(params, f"the parameters of {name}")
+        return {"river": [name, encode(params)]}
     raise TypeError(
         f"cannot save {value!r} of type {type(value).__name__}: labels, feature names and "
         "parameters must be str, int, float, bool, None, numpy scalars, omkl.Kernel, "
-        "omkl.RandomFourierFeatures, omkl.NystroemFeatures, river objects (saved by their "
-        "parameters), "
-        "or tuples, lists and dicts of these"
+        "omkl.RandomFourierFeatures, omkl.NystroemFeatures, river drift detectors (saved by "
+        "their parameters), or tuples, lists and dicts of these"
     )
 
 
 def decode(value: Any) -> Any:
-    """The inverse of :func:`encode`."""
+    """The inverse of :func:`encode`. It builds only the closed set of
+    objects that :func:`encode` writes, from plain values: a kernel, a
+    random feature map or a river drift detector named by anything else,
+    a numpy type other than a number, or any other object marker is a
+    ``ValueError``; nothing is imported or called by the name a file gives.
+
+    >>> decode({"river": ["river.drift.adwin:ADWIN", {"dict": [["delta", 0.01]]}]}).delta
+    0.01
+    >>> decode({"river": ["river.datasets.base:os.system", {"dict": []}]})
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown encoded object 'river.datasets.base:os.system': a model file names only \
+the drift detectors of river.drift
+    """
     if isinstance(value, list):
         return [decode(v) for v in value]
     if not isinstance(value, dict):
         return value
     if len(value) == 1:
         ((key, inner),) = value.items()
-        if key == "tuple":
+        if key == "tuple" and isinstance(inner, list):
             return tuple(decode(v) for v in inner)
-        if key == "dict":
+        if key == "dict" and isinstance(inner, list):
+            if not all(isinstance(kv, list) and len(kv) == 2 for kv in inner):
+                raise ValueError("an encoded dict must be a list of [key, value] pairs")
             return {decode(k): decode(v) for k, v in inner}
-        if key == "float":
+        if key == "float" and inner in _NON_FINITE:
             return float(inner)
-        if key == "kernel":
+        if key == "kernel" and isinstance(inner, list):
+            _check_plain(inner, "a saved kernel's arguments")
             return _omkl.Kernel(*inner)
-        if key in SAVED_AS:
-            return SAVED_AS[key](*(decode(v) for v in inner))
-        if key == "river":
+        if key in SAVED_AS and isinstance(inner, list):
+            args = [decode(v) for v in inner]
+            _check_plain(args, f"the arguments of a saved {SAVED_AS[key].__name__}")
+            return SAVED_AS[key](*args)
+        if key == "river" and isinstance(inner, list) and len(inner) == 2:
             return _river_object(*inner)
-    if set(value) == {"numpy", "value"}:
-        return np.dtype(value["numpy"]).type(decode(value["value"]))
-    raise ValueError(f"unknown encoded value {value!r}")
+    if set(value) == {"numpy", "value"} and value["numpy"] in _NUMPY_SCALARS:
+        item = decode(value["value"])
+        if isinstance(item, (bool, int, float)):
+            return np.dtype(value["numpy"]).type(item)
+    raise ValueError(f"unknown encoded value {_short(value)}")
 
 
-def _river_object(name: str, params: Any) -> Any:
-    """A fresh river object of class ``name`` (``"module:QualName"``, a
-    module of river only) built from its encoded constructor parameters."""
-    module, _, qualname = str(name).partition(":")
-    if not module.startswith("river.") or not qualname:
-        raise ValueError(f"unknown encoded value {{'river': {name!r}}}: not a river class")
-    obj: Any = importlib.import_module(module)
-    for part in qualname.split("."):
-        obj = getattr(obj, part)
-    return obj(**decode(params))
+#: The ``repr`` of the floats that JSON cannot hold.
+_NON_FINITE = ("nan", "inf", "-inf")
+#: The numpy scalar types a header may hold (``dtype.str`` of numbers).
+_NUMPY_SCALARS = frozenset(
+    np.dtype(t).str
+    for t in (
+        np.bool_,
+        np.int8,
+        np.int16,
+        np.int32,
+        np.int64,
+        np.uint8,
+        np.uint16,
+        np.uint32,
+        np.uint64,
+        np.float16,
+        np.float32,
+        np.float64,
+    )
+)
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    """``repr`` of ``value``, cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _check_plain(value: Any, what: str) -> None:
+    """``ValueError`` naming ``what`` unless ``value`` is a plain value:
+    ``None``, ``bool``, ``int``, ``float``, ``str``, or lists, tuples and
+    dicts (with ``str`` keys) of these."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if v is None or isinstance(v, (bool, int, float, str)):
+            continue
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, dict) and all(isinstance(k, str) for k in v):
+            stack.extend(v.values())
+        else:
+            raise ValueError(f"{what} must be plain values, got {_short(v)}")
+
+
+@functools.cache
+def _river_classes() -> dict[str, type]:
+    """The river classes that a model file may name, by class name: the
+    drift detectors of ``river.drift`` and ``river.drift.binary``."""
+    from river import drift
+    from river.drift import binary
+
+    names = ("ADWIN", "KSWIN", "PageHinkley", "DummyDriftDetector", "NoDrift")
+    binary_names = ("DDM", "EDDM", "FHDDM", "HDDM_A", "HDDM_W", "HDDMA", "HDDMW")
+    classes = [getattr(drift, n) for n in names if isinstance(getattr(drift, n, None), type)]
+    classes += [
+        getattr(binary, n) for n in binary_names if isinstance(getattr(binary, n, None), type)
+    ]
+    return {c.__qualname__: c for c in classes}
+
+
+def _river_object(name: Any, params: Any) -> Any:
+    """A fresh river drift detector of class ``name`` (``"module:QualName"``
+    of a module of ``river.drift``, the class one of :func:`_river_classes`,
+    looked up there and never imported by the name) built from its encoded
+    plain constructor parameters; ``ValueError`` for any other name or
+    parameter."""
+    module, _, qualname = name.partition(":") if isinstance(name, str) else ("", "", "")
+    in_drift = module == "river.drift" or module.startswith("river.drift.")
+    cls = _river_classes().get(qualname) if in_drift else None
+    if cls is None:
+        raise ValueError(
+            f"unknown encoded object {_short(name)}: a model file names only the drift "
+            "detectors of river.drift"
+        )
+    kwargs = decode(params)
+    if not isinstance(kwargs, dict):
+        raise ValueError(f"the parameters of {name} must be a dict, got {_short(kwargs)}")
+    _check_plain(kwargs, f"the parameters of {name}")
+    allowed = set(inspect.signature(cls).parameters)
+    unknown = sorted(set(kwargs) - allowed)
+    if unknown:
+        raise ValueError(f"unknown parameters of {name}: {', '.join(map(repr, unknown))}")
+    return cls(**kwargs)
 
 
 # --- estimators -------------------------------------------------------------
 
 
+def _param_names(cls: type) -> list[str]:
+    """The names of the constructor parameters of ``cls``."""
+    sig = inspect.signature(cast(Any, cls).__init__)
+    return [
+        n
+        for n, p in sig.parameters.items()
+        if n != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+
+
 def constructor_params(model: Any) -> dict[str, Any]:
     """``{name: value}`` of the constructor parameters of ``model`` (stored
     as same-named attributes)."""
-    sig = inspect.signature(type(model).__init__)
-    return {
-        n: getattr(model, n)
-        for n, p in sig.parameters.items()
-        if n != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    }
+    return {n: getattr(model, n) for n in _param_names(type(model))}
+
+
+class SavedEntries(dict[str, Any]):
+    """The entries of a saved header or state, read from a file, that keep
+    account of what the loader reads: :meth:`check_all_read` refuses an
+    entry nobody read (an unknown one), and reading a missing entry is a
+    ``ValueError`` naming it. In a file of an older format version
+    (``strict=False``) a missing entry read with ``get`` takes the default
+    that the loader gives, as that version was written without it.
+
+    >>> e = SavedEntries({"a": 1, "b": 2}, "the saved state")
+    >>> e["a"]
+    1
+    >>> e.check_all_read()
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown entries in the saved state: 'b'
+    >>> e.get("c", 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: the saved state has no entry 'c'
+    """
+
+    def __init__(self, entries: Any, what: str, strict: bool = True) -> None:
+        if not isinstance(entries, dict):
+            raise ValueError(f"{what} must be a dict, got {_short(entries)}")
+        super().__init__(entries)
+        self.what = what
+        self.strict = strict
+        #: the file's format version, where the loader records it
+        self.version: int | None = None
+        self._read: set[Any] = set()
+        self._children: list[SavedEntries] = []
+
+    def __getitem__(self, key: Any) -> Any:
+        self._read.add(key)
+        if not dict.__contains__(self, key):
+            raise ValueError(f"{self.what} has no entry {key!r}")
+        return dict.__getitem__(self, key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self._read.add(key)
+        if dict.__contains__(self, key):
+            return dict.__getitem__(self, key)
+        if self.strict:
+            raise ValueError(f"{self.what} has no entry {key!r}")
+        return default
+
+    def entries(self, key: str, what: str) -> SavedEntries:
+        """The dict entry ``key`` as entries of its own, checked by this
+        one's :meth:`check_all_read`."""
+        child = SavedEntries(self[key], what, self.strict)
+        self._children.append(child)
+        return child
+
+    def check_all_read(self) -> None:
+        """``ValueError`` naming the entries (here and in the entries taken
+        with :meth:`entries`) that were never read."""
+        unknown = [k for k in self if k not in self._read]
+        if unknown:
+            raise ValueError(f"unknown entries in {self.what}: {', '.join(map(repr, unknown))}")
+        for child in self._children:
+            child.check_all_read()
+
+
+def build_estimator(cls: type, params: Any, strict: bool = True) -> Any:
+    """``cls(**params)`` from the saved constructor parameters; a
+    ``ValueError`` naming any parameter that ``cls`` does not take and, with
+    ``strict`` (a file of the current format), any it takes that the file
+    lacks. The values are what :func:`decode` gives: plain values and the
+    closed set of objects it builds, validated by the constructor."""
+    if not isinstance(params, dict):
+        raise ValueError(f"the saved parameters of {cls.__name__} must be a dict")
+    names = _param_names(cls)
+    unknown = [k for k in params if k not in names]
+    if unknown:
+        raise ValueError(f"unknown parameters of {cls.__name__}: {', '.join(map(repr, unknown))}")
+    missing = [n for n in names if n not in params]
+    if strict and missing:
+        raise ValueError(
+            f"the saved parameters of {cls.__name__} lack {', '.join(map(repr, missing))}"
+        )
+    return cls(**params)
 
 
 def save_estimator(
@@ -416,21 +619,36 @@ def save_estimator(
 
 def load_estimator(
     cls: type, path: str | os.PathLike[str], versions: Sequence[int], n_sections: Sequence[int]
-) -> tuple[Any, dict[str, Any], list[bytes]]:
+) -> tuple[Any, SavedEntries, list[bytes]]:
     """Reads a file of :func:`save_estimator`: a new ``cls`` built from the
-    saved parameters, the Python state and the sections (as many as one of
+    saved parameters, the Python state (:class:`SavedEntries`, whose
+    ``version`` is the file's format version, and which is strict when that
+    is the newest of ``versions``) and the sections (as many as one of
     ``n_sections``); ``ValueError`` naming the file for anything wrong."""
-    _, header, sections = load_model(path, f"omkl.{cls.__name__}", versions)
+    version, header, sections = load_model(path, f"omkl.{cls.__name__}", versions)
     with named_errors(path):
+        strict = version == max(versions)
+        head = SavedEntries(header, "the header", strict)
         if len(sections) not in n_sections:
             want = " or ".join(map(str, n_sections))
             raise ValueError(f"expected {want} sections, got {len(sections)}")
-        params = decode(header["params"])
-        state = decode(header["state"])
-        if not isinstance(params, dict) or not isinstance(state, dict):
-            raise ValueError("the header's params and state must be dicts")
-        model = cls(**params)
+        params = decode(head["params"])
+        state = SavedEntries(decode(head["state"]), "the saved state", strict)
+        head.check_all_read()
+        state.version = version
+        model = build_estimator(cls, params, strict)
     return model, state, sections
+
+
+def restore_state(
+    model: Any, path: str | os.PathLike[str], state: SavedEntries, sections: list[bytes]
+) -> None:
+    """``model._load_state(state, sections)``, then a check that every entry
+    of ``state`` was read; any error becomes a ``ValueError`` naming the
+    file."""
+    with named_errors(path):
+        model._load_state(state, sections)
+        state.check_all_read()
 
 
 def index_of(values: list[Any], what: str) -> dict[Any, int]:
@@ -517,6 +735,5 @@ class Persistent:
         'y'
         """
         model, state, sections = load_estimator(cls, path, [cls._SAVE_VERSION], cls._SAVE_SECTIONS)
-        with named_errors(path):
-            model._load_state(state, sections)
+        restore_state(model, path, state, sections)
         return cast(_P, model)

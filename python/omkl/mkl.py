@@ -255,8 +255,15 @@ def _has_precomputed(
     kernels: Sequence[KernelSpec] | Mapping[str, KernelSpec] | None,
     explicit_groups: Mapping[str, ExplicitGroup] | None,
 ) -> bool:
-    """Whether the model is given precomputed Gram matrices (no feature vectors)."""
+    """Whether the model is given precomputed Gram matrices (no feature
+    vectors). ``ValueError`` if ``explicit_groups`` is neither ``None`` nor a
+    mapping."""
     ks = list(kernels.values()) if isinstance(kernels, Mapping) else list(kernels or [])
+    if explicit_groups is not None and not isinstance(explicit_groups, Mapping):
+        raise ValueError(
+            "invalid value for `explicit_groups`: expected None or a dict {group name: "
+            f"features}}, got {explicit_groups!r}"
+        )
     groups = list((explicit_groups or {}).values())
     return any(isinstance(k, _omkl.PrecomputedGram) for k in ks) or any(
         _is_feature_matrix(v) for v in groups
@@ -1584,6 +1591,10 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             raise ValueError("the saved features and labels must be lists")
         if kind not in (None, "dict", "array"):
             raise ValueError(f"unknown input kind {kind!r}")
+        # the MKL model once it has learned, and the hedging linear model beside it
+        # once it has learned too (only with `linear_hedge`)
+        if len(sections) == 2 and self._hedge_eta0 is None:
+            raise ValueError("a hedging linear model was saved for `linear_hedge=None`")
         core = _omkl.StreamMkl.from_bytes(sections[0]) if sections else None
         hedge = _omkl.StreamMkl.from_bytes(sections[1]) if len(sections) > 1 else None
         errors = state.get("hedge_errors", [0.0, 0.0])

@@ -60,7 +60,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from omkl._params import check_int
-from omkl._persist import Persistent, load_estimator, named_errors
+from omkl._persist import Persistent, load_estimator, restore_state
 from omkl._sync import Synchronized, synchronized
 from omkl.tagging import TextTagger, token_features
 
@@ -845,8 +845,7 @@ class MorphologyTagger(Persistent, Synchronized):
         naming the file if it is not a saved ``MorphologyTagger`` or is
         truncated or corrupted."""
         model, state, sections = load_estimator(cls, path, [1, cls._SAVE_VERSION], (4, 5))
-        with named_errors(path):
-            model._load_state(state, sections)
+        restore_state(model, path, state, sections)
         return cast(MorphologyTagger, model)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -891,6 +890,8 @@ class MorphologyTagger(Persistent, Synchronized):
         labels = state["labels"]
         if not isinstance(labels, list) or len(labels) != len(sections):
             raise ValueError(f"expected the labels of {len(sections)} taggers")
+        if len(sections) == 4 and getattr(state, "strict", False):
+            raise ValueError("expected 5 sections in a file of format version 2, got 4")
         if len(sections) == 4:  # version 1: no first XPOS tagger
             self.xpos1_ = None
         taggers = self._taggers()

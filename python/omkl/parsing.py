@@ -37,7 +37,7 @@ from typing import Any, cast
 
 from omkl import _omkl
 from omkl._params import check_choice, check_positive, renamed, renamed_value
-from omkl._persist import Persistent, constructor_params
+from omkl._persist import Persistent, SavedEntries, constructor_params
 from omkl._sync import synchronized
 
 __all__ = ["DependencyParser", "read_conllu", "attachment_scores"]
@@ -799,7 +799,10 @@ class DependencyParser(Persistent):
         self._core.__setstate__(sections[0])
         self._labeler.__setstate__(sections[1])
         if self._first is not None:
-            self._first._load_state(state["first_stage"], sections[2:])
+            first = state["first_stage"]
+            if isinstance(state, SavedEntries):
+                first = state.entries("first_stage", "the saved first stage's state")
+            self._first._load_state(first, sections[2:])
         for key, attr in (
             ("history", "history_"),
             ("pruner_history", "pruner_history_"),

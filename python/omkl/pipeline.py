@@ -18,13 +18,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
-from omkl._persist import constructor_params, load_model, named_errors, save_model
+from omkl._params import check_int
+from omkl._persist import (
+    SavedEntries,
+    build_estimator,
+    constructor_params,
+    load_model,
+    named_errors,
+    save_model,
+)
 from omkl._persist import decode as decode_value
 from omkl._persist import encode as encode_value
 from omkl._sync import synchronized
 from omkl.datasets.text import read_sentences, write_conllu
+from omkl.morphology import MorphologyTagger
 from omkl.parsing import (
     DependencyParser,
     Sentence,
@@ -156,6 +165,14 @@ def jackknife(
     return [s for s in out if s is not None]
 
 
+#: The classes that a saved :class:`TextParser` may name for its tagger and
+#: its parser, by the name its file gives (``"module:QualName"``).
+_COMPONENTS: dict[str, dict[str, type]] = {
+    "tagger": {"omkl.morphology:MorphologyTagger": MorphologyTagger},
+    "parser": {"omkl.parsing:DependencyParser": DependencyParser},
+}
+
+
 class TextParser:
     """Tags and parses text that has no gold tags.
 
@@ -251,6 +268,7 @@ class TextParser:
                 )
         if not isinstance(label_gold, bool):
             raise ValueError(f"label_gold: expected True or False, got {label_gold!r}")
+        check_int("seed", seed, 0)
         self.tagger = tagger
         self.parser = parser if parser is not None else DependencyParser(stack_folds=5)
         self.folds = folds
@@ -389,7 +407,9 @@ class TextParser:
 
     @synchronized
     def save(self, path: PathLike) -> None:
-        """Saves the tagger and the parser atomically in one checksummed file."""
+        """Saves the tagger and the parser atomically in one checksummed file.
+        ``TypeError`` if the tagger is not a :class:`~omkl.MorphologyTagger`
+        (the one tagger class a saved pipeline can hold)."""
         parts: list[bytes] = []
         header: dict[str, Any] = {
             "folds": self.folds,
@@ -397,10 +417,17 @@ class TextParser:
             "alternatives": self.alternatives,
             "label_gold": self.label_gold,
         }
-        for name, model in (("tagger", self.tagger), ("parser", self.parser)):
-            state, sections = model._save_state()
+        components: list[tuple[str, Any]] = [("tagger", self.tagger), ("parser", self.parser)]
+        for name, model in components:
+            saved_as = f"{type(model).__module__}:{type(model).__qualname__}"
+            if _COMPONENTS[name].get(saved_as) is not type(model):
+                raise TypeError(
+                    f"cannot save a TextParser whose {name} is a {type(model).__name__}: "
+                    f"expected {' or '.join(c.__name__ for c in _COMPONENTS[name].values())}"
+                )
+            state, sections = cast(Any, model)._save_state()
             header[name] = {
-                "class": f"{type(model).__module__}:{type(model).__qualname__}",
+                "class": saved_as,
                 "params": encode_value(constructor_params(model)),
                 "state": encode_value(state),
                 "sections": len(sections),
@@ -412,34 +439,47 @@ class TextParser:
     def load(cls, path: PathLike) -> TextParser:
         """Loads a pipeline saved by :meth:`save` (``FileNotFoundError`` if
         ``path`` is missing, ``ValueError`` naming the file if it is not a
-        saved pipeline or is damaged)."""
-        import importlib
-
-        _, header, sections = load_model(path, cls._FORMAT, [1, 2, cls._VERSION])
+        saved pipeline or is damaged). The file names its tagger and parser
+        classes from a closed set (:class:`~omkl.MorphologyTagger`,
+        :class:`~omkl.parsing.DependencyParser`); nothing it names is
+        imported or called."""
+        version, header, sections = load_model(path, cls._FORMAT, [1, 2, cls._VERSION])
         with named_errors(path):
+            strict = version == cls._VERSION
+            head = SavedEntries(header, "the header", strict)
             models = {}
             at = 0
             for name in ("tagger", "parser"):
-                part = header[name]
-                module, _, qual = str(part["class"]).partition(":")
-                if not module.startswith("omkl."):
-                    raise ValueError(f"the saved {name} is not an omkl model: {part['class']!r}")
-                model_cls = getattr(importlib.import_module(module), qual)
-                model = model_cls(**decode_value(part["params"]))
-                n = int(part["sections"])
-                model._load_state(decode_value(part["state"]), sections[at : at + n])
+                part = head.entries(name, f"the saved {name}")
+                model_cls = _COMPONENTS[name].get(part["class"])
+                if model_cls is None:
+                    raise ValueError(
+                        f"the saved {name} class {part['class']!r} is not one of "
+                        f"{', '.join(map(repr, _COMPONENTS[name]))}"
+                    )
+                model = build_estimator(model_cls, decode_value(part["params"]), strict)
+                n = part["sections"]
+                if (
+                    isinstance(n, bool)
+                    or not isinstance(n, int)
+                    or not 0 <= n <= len(sections) - at
+                ):
+                    raise ValueError(
+                        f"the saved {name} has {n!r} sections, {len(sections) - at} left"
+                    )
+                state = SavedEntries(
+                    decode_value(part["state"]), f"the saved {name}'s state", strict
+                )
+                model._load_state(state, sections[at : at + n])
+                state.check_all_read()
                 at += n
                 models[name] = model
             if at != len(sections):
                 raise ValueError(f"expected {at} sections, got {len(sections)}")
-            alternatives = header.get("alternatives")
+            alternatives = head.get("alternatives")
             if alternatives is not None and alternatives != "auto":
                 alternatives = float(alternatives)
-            return cls(
-                models["tagger"],
-                models["parser"],
-                int(header["folds"]),
-                int(header["seed"]),
-                alternatives,
-                bool(header.get("label_gold", False)),
-            )
+            label_gold = head.get("label_gold", False)
+            folds, seed = head["folds"], head["seed"]
+            head.check_all_read()
+            return cls(models["tagger"], models["parser"], folds, seed, alternatives, label_gold)
