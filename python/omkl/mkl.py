@@ -146,7 +146,7 @@ from omkl._drift import DRIFT_REACTIONS, check_rate, detector_from, feed_errors
 from omkl._labels import LabelIndex
 from omkl._omkl import Kernel
 from omkl._params import SCHEDULES, check_choice, check_int, check_positive, check_real
-from omkl._persist import Persistent, index_of
+from omkl._persist import IndependentCopies, Persistent, index_of
 from omkl._sync import synchronized
 from omkl.nystroem import NystroemFeatures
 from omkl.random_features import RandomFourierFeatures
@@ -429,7 +429,7 @@ def _sort_key(k: Hashable) -> tuple[str, str]:
     return (type(k).__name__, str(k))
 
 
-class _StreamMkl(LabelIndex, Persistent, base.Base):
+class _StreamMkl(LabelIndex, Persistent, IndependentCopies, base.Base):
     """Shared state handling of :class:`MKLClassifier` and :class:`SequenceTagger`."""
 
     _chain = False
@@ -1486,18 +1486,16 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
     @synchronized
     def __deepcopy__(self, memo: dict[int, Any]) -> Any:
         """An independent model: the vocabularies, labels and the Rust state
-        are copied (precomputed Gram matrices, immutable, are shared)."""
+        are copied (precomputed Gram matrices, immutable, are shared). The
+        attributes are copied one by one rather than through
+        ``__getstate__``, which refuses a model over precomputed Gram
+        matrices; ``copy.copy`` is this copy too (see
+        :class:`~omkl._persist.IndependentCopies`)."""
         new = object.__new__(type(self))
         memo[id(self)] = new
         for k, v in self.__dict__.items():
             new.__dict__[k] = copy.deepcopy(v, memo)
         return new
-
-    def __copy__(self) -> Any:
-        """As ``copy.deepcopy``: a copy that shared the vocabularies with
-        the original but not the Rust state would let the two fall out of
-        step."""
-        return copy.deepcopy(self)
 
     @synchronized
     def __getstate__(self) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from typing import Any, cast
 
 from omkl import _omkl
 from omkl._params import check_choice, check_positive, renamed, renamed_value
-from omkl._persist import Persistent, constructor_params
+from omkl._persist import IndependentCopies, Persistent, constructor_params
 from omkl._sync import synchronized
 
 __all__ = ["DependencyParser", "read_conllu", "attachment_scores"]
@@ -229,7 +229,7 @@ def attachment_scores(
     return {"uas": 100.0 * uas / total, "las": 100.0 * las / total if has_labels else None}
 
 
-class DependencyParser(Persistent):
+class DependencyParser(Persistent, IndependentCopies):
     """Arc-factored non-projective dependency parser (see the module docstring).
 
     Parameters

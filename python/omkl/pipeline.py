@@ -20,7 +20,13 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from omkl._persist import constructor_params, load_model, named_errors, save_model
+from omkl._persist import (
+    IndependentCopies,
+    constructor_params,
+    load_model,
+    named_errors,
+    save_model,
+)
 from omkl._persist import decode as decode_value
 from omkl._persist import encode as encode_value
 from omkl._sync import synchronized
@@ -156,7 +162,7 @@ def jackknife(
     return [s for s in out if s is not None]
 
 
-class TextParser:
+class TextParser(IndependentCopies):
     """Tags and parses text that has no gold tags.
 
     Parameters
