@@ -1,10 +1,13 @@
-"""Copies of an estimator are independent models.
+"""Copies of an estimator are independent models, and a refused call leaves a
+model as it was.
 
 Every estimator with ``save``, copied by ``copy.copy``, ``copy.deepcopy``,
 river's ``clone(include_attributes=True)`` (where it has one) or a pickle
 round trip, gives a copy that learns a new label and a new feature while the
 original's saved bytes and predictions stay the same, and the original goes
-on learning (labels of its own too) without the copy's label."""
+on learning (labels of its own too) without the copy's label. A call that
+fails with ``ValueError`` or ``TypeError`` leaves a model, fresh or trained,
+with the same pickle."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import pytest
 from test_persistence import ESTIMATORS, WORDS, _sentence, make_model, predictions
 
 import omkl
+from omkl._persist import constructor_params
 
 #: The label that only a copy learns.
 NEW = "copy-only"
@@ -152,3 +156,103 @@ def test_a_copy_has_a_lock_of_its_own(how):
         with ThreadPoolExecutor(1) as pool:
             assert not pool.submit(_free, m._lock).result()
             assert pool.submit(_free, c._lock).result()
+
+
+# --- refused calls ---------------------------------------------------------------
+
+
+def fresh_model(name: str) -> Any:
+    """A model that has learned nothing, with the parameters of
+    ``make_model(name)``."""
+    m = make_model(name)
+    params = constructor_params(m)
+    if isinstance(m, omkl.TextParser):
+        params.update(
+            tagger=fresh_model("MorphologyTagger"), parser=fresh_model("DependencyParser")
+        )
+    return type(m)(**params)
+
+
+NAN = float("nan")
+#: Overflows float32, the MKL models' input type: the core refuses it.
+HUGE = 1e300
+
+#: Calls that every model of each estimator, fresh or trained, refuses.
+REFUSED: dict[str, list[Callable[[Any], object]]] = {
+    "ProximalClassifier": [
+        lambda m: m.learn_one({"a_x": NAN, "new_f": 1.0}, NEW),
+        lambda m: m.learn_one({"a_x": "text"}, NEW),
+    ],
+    "ProximalRegressor": [
+        lambda m: m.learn_one({"x": NAN, "new_f": 1.0}, 1.0),
+        lambda m: m.learn_one({"x": 1.0}, NAN),
+        lambda m: m.learn_one({"x": 1.0}, "y"),
+    ],
+    "MKLClassifier": [
+        lambda m: m.learn_one({"a": HUGE}, NEW),
+        lambda m: m.learn_one(np.array([HUGE, 0.0, 0.0]), NEW),
+        lambda m: m.learn_one(np.array([1.0, NAN, 0.0]), 1),
+        lambda m: m.fit([{"a": 1.0}, {"b": HUGE}], [0, NEW]),
+    ],
+    "SequenceTagger": [
+        lambda m: m.learn_one([{"a": HUGE}], [NEW]),
+        lambda m: m.learn_one([{"a": NAN, "new": 1.0}], [NEW]),
+        lambda m: m.learn_one([{"a": 1.0}], ["x", "y"]),
+        lambda m: m.fit([[{"a": 1.0}], [{"a": HUGE}]], [["x"], [NEW]]),
+    ],
+    "TextTagger": [
+        lambda m: m.learn_one([{"w": "new", "x": NAN}], [NEW]),
+        lambda m: m.learn_one([{"w": "a"}], ["x", "y"]),
+        lambda m: m.learn_one([], []),
+        lambda m: m.fit([[{"w": "a"}], [{"w": "new", "x": NAN}]], [["x"], [NEW]]),
+    ],
+    "DependencyParser": [
+        lambda m: m.learn_one(_zebra(NEW), [2, 3, 2]),
+        lambda m: m.learn_one(_zebra(NEW), [2, 0]),
+        lambda m: m.learn_one([], []),
+        lambda m: m.fit([_zebra(NEW), _sentence(WORDS)]),  # no gold heads in the second
+        lambda m: m.fit([_zebra(NEW), _tree(WORDS, [2, 3, 2])]),  # a cycle in the second
+    ],
+    "MorphologyTagger": [
+        lambda m: m.fit([_zebra(NEW), [{"form": "new"}]]),
+        lambda m: m.fit([]),
+    ],
+    "TextParser": [
+        lambda m: m.fit([]),
+        lambda m: m.fit([_zebra(NEW), _sentence(WORDS)] * 2),  # no gold heads
+    ],
+}
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+@pytest.mark.parametrize("trained", [False, True], ids=["fresh", "trained"])
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_a_refused_call_leaves_the_model_byte_identical(name, trained):
+    m = make_model(name) if trained else fresh_model(name)
+    for i, call in enumerate(REFUSED[name]):
+        before = pickle.dumps(m)
+        with pytest.raises((ValueError, TypeError)):
+            call(m)
+        assert pickle.dumps(m) == before, f"call {i}"
+    assert NEW not in labels_of(m)
+    teach(m, OWN)  # and it learns on
+    assert (OWN in labels_of(m)) == (name != "ProximalRegressor")
+
+
+@pytest.mark.parametrize("trained", [False, True], ids=["fresh", "trained"])
+def test_a_refused_call_keeps_the_landmarks_of_nystroem_groups(trained):
+    """Nystroem groups take landmarks from the inputs before the labels are
+    checked: a refused call puts them back, and the core's maps with them."""
+    m = omkl.MKLClassifier(kernels=[omkl.NystroemFeatures(8)], labels=["a", "b"])
+    X = np.random.default_rng(0).normal(size=(4, 3))
+    if trained:
+        m.fit(X[:2], ["a", "b"])
+    before = pickle.dumps(m)
+    predicted = m.predict_proba_one(X[0]) if trained else None
+    with pytest.raises(ValueError, match="unseen label"):
+        m.fit(X[2:], ["a", NEW])  # two more landmarks: four in use
+    with pytest.raises(ValueError, match="unseen label"):
+        m.learn_one(X[3], NEW)
+    assert pickle.dumps(m) == before
+    if trained:
+        assert m.predict_proba_one(X[0]) == predicted
