@@ -32,6 +32,7 @@ path for files from elsewhere.
 from __future__ import annotations
 
 import contextlib
+import copy
 import errno
 import functools
 import inspect
@@ -50,6 +51,7 @@ from omkl._feature_maps import SAVED_AS, GaussianFeatureMap
 from omkl._sync import synchronized
 
 __all__ = [
+    "IndependentCopies",
     "Persistent",
     "constructor_params",
     "decode",
@@ -658,6 +660,40 @@ def index_of(values: list[Any], what: str) -> dict[Any, int]:
     if len(index) != len(values):
         raise ValueError(f"the saved {what} are not distinct")
     return index
+
+
+class IndependentCopies:
+    """Mixin of the estimators whose copies are independent models.
+
+    ``copy.copy`` is ``copy.deepcopy``: a shallow copy would share the
+    Python-side state (label and feature lists, histories, sub-models) with
+    the original while the core states, which travel as their bytes, are
+    rebuilt, so that learning on either would change the other or leave it
+    out of step with its core. ``copy.deepcopy`` copies what a pickle holds
+    (``__getstate__``, rebuilt by ``__setstate__``) under the model's lock,
+    so that a copy taken while another thread learns is of one round; the
+    copy gets a lock of its own. Without a ``__getstate__`` of its class, a
+    model pickles as its ``__dict__``, lock included (a pickle restores a
+    fresh one), taken under the lock: a model pickles the same before and
+    after its lock is first used."""
+
+    @synchronized
+    def __getstate__(self) -> dict[str, Any]:
+        return self.__dict__.copy()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def __copy__(self) -> Any:
+        return copy.deepcopy(self)
+
+    @synchronized
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        cls = type(self)
+        new = cls.__new__(cls)
+        memo[id(self)] = new
+        new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
+        return new
 
 
 class BytesState:

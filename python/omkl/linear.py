@@ -78,7 +78,7 @@ from omkl import _omkl
 from omkl._classifier import SoftmaxClassifier
 from omkl._drift import DRIFT_REACTIONS, detector_from
 from omkl._params import SCHEDULES, check_choice, check_int, check_real, renamed
-from omkl._persist import BytesState, Persistent, index_of
+from omkl._persist import BytesState, IndependentCopies, Persistent, index_of
 from omkl._sync import Synchronized, synchronized
 
 __all__ = ["ProximalClassifier", "ProximalRegressor"]
@@ -130,7 +130,7 @@ def _group_map(groups: Mapping[Any, Any] | None, key: str, value: str) -> dict[s
     return {} if groups is None else {str(k): str(v) for k, v in groups.items()}
 
 
-class _HashedGroups(Synchronized, Persistent, BytesState, base.Base):
+class _HashedGroups(Synchronized, Persistent, BytesState, IndependentCopies, base.Base):
     """Base of the estimators on hashed grouped sparse features (Alg. 1 on
     one example or on a chain): the core learner's shared arguments, the
     group norms, the round count, pickling and the save layout."""

@@ -132,6 +132,7 @@ example.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
@@ -146,7 +147,7 @@ from omkl._drift import DRIFT_REACTIONS, check_rate, detector_from, feed_errors
 from omkl._labels import LabelIndex
 from omkl._omkl import Kernel
 from omkl._params import SCHEDULES, check_choice, check_int, check_positive, check_real
-from omkl._persist import Persistent, index_of
+from omkl._persist import IndependentCopies, Persistent, index_of
 from omkl._sync import synchronized
 from omkl.nystroem import NystroemFeatures
 from omkl.random_features import RandomFourierFeatures
@@ -436,7 +437,7 @@ def _sort_key(k: Hashable) -> tuple[str, str]:
     return (type(k).__name__, str(k))
 
 
-class _StreamMkl(LabelIndex, Persistent, base.Base):
+class _StreamMkl(LabelIndex, Persistent, IndependentCopies, base.Base):
     """Shared state handling of :class:`MKLClassifier` and :class:`SequenceTagger`."""
 
     _chain = False
@@ -1020,17 +1021,18 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             self._state = state
             self._add_labels(new_labels)
             return
-        m, new_features = self._rows(xs, learning=True)
-        ids, new_labels = self._label_ids(ys)
-        n_labels = len(self._labels) + len(new_labels)
-        kind = self._kind_of(xs[0])
-        state = self._state
-        if state is None:
-            d = m.shape[1] + self._n_random()  # the core appends the random features
-            state = self._first_state(kind, new_features, xs[0], d, max(n_labels, 1))
-        grow = kind == "dict" and self.hash_features is None
-        y = np.asarray(ids, dtype=np.int64)
-        state.learn(m, y, n_labels, grow_dim=grow)
+        with self._undone_on_failure():
+            m, new_features = self._rows(xs, learning=True)
+            ids, new_labels = self._label_ids(ys)
+            n_labels = len(self._labels) + len(new_labels)
+            kind = self._kind_of(xs[0])
+            state = self._state
+            if state is None:
+                d = m.shape[1] + self._n_random()  # the core appends the random features
+                state = self._first_state(kind, new_features, xs[0], d, max(n_labels, 1))
+            grow = kind == "dict" and self.hash_features is None
+            y = np.asarray(ids, dtype=np.int64)
+            state.learn(m, y, n_labels, grow_dim=grow)
         self._state = state
         self._commit_features(kind, new_features)
         self._add_labels(new_labels)
@@ -1056,12 +1058,13 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
                 return False
             self._learn_hedge(lambda h: h.learn_row(x, one, k, n_labels), 1, state)
         else:
-            row = self._one_row([x])
-            if row is None:
-                return False
-            m = self._augment(row, one)
-            ys = np.array([k], dtype=np.int64)
-            state.learn(m, ys, n_labels, grow_dim=False)
+            with self._undone_on_failure():
+                row = self._one_row([x])
+                if row is None:
+                    return False
+                m = self._augment(row, one)
+                ys = np.array([k], dtype=np.int64)
+                state.learn(m, ys, n_labels, grow_dim=False)
             self._learn_hedge(lambda h: h.learn(m, ys, n_labels, grow_dim=False), 1, state)
         self._watch_drift(state, 1)
         return True
@@ -1138,13 +1141,38 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
             return hedge
         return self._state
 
+    @contextlib.contextmanager
+    def _undone_on_failure(self) -> Iterator[None]:
+        """Runs a block that learns: if it raises before it has replaced the
+        core state, what learning sets on the model before the core takes
+        the examples is put back: the scale dimension (set with the first
+        core state) and the landmarks that Nystroem groups take from the
+        inputs (the core state then gets the maps of the earlier landmarks
+        again). The core itself refuses an example without changing."""
+        state, scale_d = self._state, self._scale_d
+        seen = [(f, f._seen) for _, f in self._rff_specs if isinstance(f, NystroemFeatures)]
+        try:
+            yield
+        except BaseException:
+            if self._state is state:
+                self._scale_d = scale_d
+                moved = False
+                for f, rows in seen:
+                    if f._seen is not rows:
+                        f._seen, f._map = rows, None
+                        moved = True
+                if moved and state is not None:
+                    self._install_maps(state)
+            raise
+
     def _first_state(
         self, kind: str, new_features: list[Hashable], first: Any, d: int, n_labels: int
     ) -> _omkl.StreamMkl:
         """The core state of a model's first examples (inputs of kind ``kind``
         with ``d`` columns, the first being ``first``), built as though the
         features ``new_features`` were already the model's; of the model only
-        the scale dimension is set."""
+        the scale dimension is set (put back by :meth:`_undone_on_failure`
+        if the first examples are refused)."""
         self._scale_d = self._scale_dim(first)
         saved = (self._input, self._features, self._feature_index)
         self._input = kind
@@ -1190,6 +1218,20 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
                 raise _count_mismatch("y", len(s), len(ys), what)
             if len(s) == 0:
                 raise ValueError("`x` must not be empty (a sequence of length 0)")
+        with self._undone_on_failure():
+            self._fit_rows(seqs, labels, epochs, progress, shuffle)
+
+    def _fit_rows(
+        self,
+        seqs: Sequence[Sequence[Any]],
+        labels: Sequence[Sequence[Hashable]],
+        epochs: int,
+        progress: bool,
+        shuffle: bool,
+    ) -> None:
+        """``fit`` on checked sequences of feature vectors: the model
+        changes when the first epoch is complete, and keeps the epochs
+        completed before one that fails."""
         flat = [x for s in seqs for x in s]
         m, new_features = self._rows(flat, learning=True)
         ids, new_labels = self._label_ids([y for ys in labels for y in ys])
@@ -1493,18 +1535,16 @@ class _StreamMkl(LabelIndex, Persistent, base.Base):
     @synchronized
     def __deepcopy__(self, memo: dict[int, Any]) -> Any:
         """An independent model: the vocabularies, labels and the Rust state
-        are copied (precomputed Gram matrices, immutable, are shared)."""
+        are copied (precomputed Gram matrices, immutable, are shared). The
+        attributes are copied one by one rather than through
+        ``__getstate__``, which refuses a model over precomputed Gram
+        matrices; ``copy.copy`` is this copy too (see
+        :class:`~omkl._persist.IndependentCopies`)."""
         new = object.__new__(type(self))
         memo[id(self)] = new
         for k, v in self.__dict__.items():
             new.__dict__[k] = copy.deepcopy(v, memo)
         return new
-
-    def __copy__(self) -> Any:
-        """As ``copy.deepcopy``: a copy that shared the vocabularies with
-        the original but not the Rust state would let the two fall out of
-        step."""
-        return copy.deepcopy(self)
 
     @synchronized
     def __getstate__(self) -> dict[str, Any]:

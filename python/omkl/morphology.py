@@ -60,7 +60,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from omkl._params import check_int
-from omkl._persist import Persistent, load_estimator, restore_state
+from omkl._persist import IndependentCopies, Persistent, load_estimator, restore_state
 from omkl._sync import Synchronized, synchronized
 from omkl.tagging import TextTagger, token_features
 
@@ -370,7 +370,7 @@ def _most(counts: Mapping[str, int]) -> str:
     return min(counts, key=lambda k: (-counts[k], k))
 
 
-class MorphologyTagger(Persistent, Synchronized):
+class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
     """Predicts UPOS, XPOS, FEATS and LEMMA of pre-tokenised sentences
     (see the module docs for the pipeline).
 

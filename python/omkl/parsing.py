@@ -37,7 +37,7 @@ from typing import Any, cast
 
 from omkl import _omkl
 from omkl._params import check_choice, check_positive, renamed, renamed_value
-from omkl._persist import Persistent, SavedEntries, constructor_params
+from omkl._persist import IndependentCopies, Persistent, SavedEntries, constructor_params
 from omkl._sync import synchronized
 
 __all__ = ["DependencyParser", "read_conllu", "attachment_scores"]
@@ -229,7 +229,7 @@ def attachment_scores(
     return {"uas": 100.0 * uas / total, "las": 100.0 * las / total if has_labels else None}
 
 
-class DependencyParser(Persistent):
+class DependencyParser(Persistent, IndependentCopies):
     """Arc-factored non-projective dependency parser (see the module docstring).
 
     Parameters
@@ -458,16 +458,7 @@ class DependencyParser(Persistent):
         check_choice("regularizer", regularizer, tuple(_CORE_REGULARIZERS))
         check_choice("decoder", decoder, ("auto", "chu-liu-edmonds", "eisner"))
         check_positive("eta0", eta0)
-        self._core = _omkl.ArcParserCore(
-            _CORE_REGULARIZERS[regularizer],
-            lam,
-            eta0,
-            cast("_omkl._TreeDecoder", "chu-liu-edmonds" if decoder == "auto" else decoder),
-            templates,
-            prune_k,
-        )
-        if prune_k > 0 and math.isfinite(prune_margin):
-            self._core.set_prune_margin(float(prune_margin))
+        self._core = self._new_core()
         self._labeler = _omkl.ArcLabelerCore()
         self.history_: list[dict[str, float]] = []
         self.pruner_history_: list[dict[str, float]] = []
@@ -476,6 +467,23 @@ class DependencyParser(Persistent):
         self._first: DependencyParser | None = (
             DependencyParser(**self._first_stage_params()) if stack_folds else None
         )
+
+    def _new_core(self) -> _omkl.ArcParserCore:
+        """The arc model of a parser that has learned nothing."""
+        core = _omkl.ArcParserCore(
+            _CORE_REGULARIZERS[self.regularizer],
+            self.lam,
+            self.eta0,
+            cast(
+                "_omkl._TreeDecoder",
+                "chu-liu-edmonds" if self.decoder == "auto" else self.decoder,
+            ),
+            self.templates,
+            self.prune_k,
+        )
+        if self.prune_k > 0 and math.isfinite(self.prune_margin):
+            core.set_prune_margin(float(self.prune_margin))
+        return core
 
     def _first_stage_params(self) -> dict[str, Any]:
         return {**constructor_params(self), "stack_folds": 0}
@@ -571,18 +579,28 @@ class DependencyParser(Persistent):
             dt = time.perf_counter() - t0
             return {"epoch": epoch, "loss": loss, "seconds": dt, "sentences_per_s": n / dt}
 
-        if self._core.steps() == 0 and not self.history_:
-            self._choose_decoder(corpus.nonprojective_arcs())
-            self._core.fit_table_sizes(corpus, self.slots_per_feature, self.max_table_bits)
-        if self.prune_k > 0 and not self.pruner_history_:
-            for epoch in range(self.pruner_epochs):
-                self.pruner_history_.append(
-                    timed_epoch(epoch + 1, f"first pass {epoch + 1}", pruner=True)
-                )
-        for epoch in range(epochs if epochs is not None else self.epochs):
-            self.history_.append(timed_epoch(epoch + 1, f"epoch {epoch + 1}", pruner=False))
-            if on_epoch is not None:
-                on_epoch(epoch + 1, self)
+        first = self._core.steps() == 0 and not self.history_
+        untrained = first and not self.pruner_history_
+        try:
+            if first:
+                self._choose_decoder(corpus.nonprojective_arcs())
+                self._core.fit_table_sizes(corpus, self.slots_per_feature, self.max_table_bits)
+            if self.prune_k > 0 and not self.pruner_history_:
+                for epoch in range(self.pruner_epochs):
+                    self.pruner_history_.append(
+                        timed_epoch(epoch + 1, f"first pass {epoch + 1}", pruner=True)
+                    )
+            for epoch in range(epochs if epochs is not None else self.epochs):
+                self.history_.append(timed_epoch(epoch + 1, f"epoch {epoch + 1}", pruner=False))
+                if on_epoch is not None:
+                    on_epoch(epoch + 1, self)
+        except BaseException:
+            # an epoch checks every tree before its first step: a parser that
+            # had learned nothing and refuses the data is left as it was,
+            # without the decoder and table sizes chosen from the data
+            if untrained and not (self.pruner_history_ or self.history_ or self._core.steps()):
+                self._core = self._new_core()
+            raise
         if self.label_epochs > 0 and all(
             r not in ("", "_") for rels in corpus.deprels() for r in rels
         ):

@@ -22,6 +22,7 @@ from typing import Any, Protocol, cast
 
 from omkl._params import check_int
 from omkl._persist import (
+    IndependentCopies,
     SavedEntries,
     build_estimator,
     constructor_params,
@@ -173,7 +174,7 @@ _COMPONENTS: dict[str, dict[str, type]] = {
 }
 
 
-class TextParser:
+class TextParser(IndependentCopies):
     """Tags and parses text that has no gold tags.
 
     Parameters
