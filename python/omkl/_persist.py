@@ -711,8 +711,13 @@ class BytesState:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         state = dict(state)
-        state["_state"] = self._STATE_TYPE.from_bytes(state["_state"])
+        state["_state"] = self._state_from_bytes(state["_state"])
         self.__dict__.update(state)
+
+    @classmethod
+    def _state_from_bytes(cls, data: bytes) -> Any:
+        """The core state of ``data`` (its ``to_bytes``)."""
+        return cls._STATE_TYPE.from_bytes(data)
 
     @synchronized
     def __sizeof__(self) -> int:

@@ -259,7 +259,7 @@ def _scan_tagger(template: TextTagger, data: Any, key: str, several: bool) -> di
     out: dict[str, Any] = {"n": len(xs), "labels": model._labels[n0:]}
     if several:
         try:
-            model._state.prepare(xs, ids)
+            model._learner().prepare(xs, ids)
         except ValueError as e:
             raise ValueError(f"{key}: {e}") from None
         out["groups"] = [g for g, _ in model._state.group_norms()]
@@ -329,7 +329,8 @@ def _pass(
         n = len(xs)
     elif isinstance(model, TextTagger):
         xs, ids = _tagger_shard(model, data, key)
-        loss = model._state.fit_epoch(model._state.prepare(xs, ids), order)
+        learner = model._learner()
+        loss = learner.fit_epoch(learner.prepare(xs, ids), order)
         n = len(xs)
     else:
         xs = _shard_examples(data, key)
@@ -363,7 +364,7 @@ def _set_layout(model: Any, layout: dict[str, list[Any]]) -> None:
         set_layout(model, layout)
         return
     if isinstance(model, TextTagger):
-        _omkl.register_layout(model._state, layout["groups"], max(len(layout["labels"]), 1))
+        _omkl.register_layout(model._learner(), layout["groups"], max(len(layout["labels"]), 1))
         model._labels = list(layout["labels"])
         model._label_index = {y: k for k, y in enumerate(model._labels)}
         return

@@ -545,6 +545,9 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         :func:`omkl.parsing.read_conllu`), ``epochs`` (default
         ``self.epochs``) shuffled passes for
         each tagger. Refits from scratch; nothing changes on bad input.
+        Each stage is frozen once it has learned
+        (:meth:`~omkl.tagging.TextTagger.freeze`): the fitted tagger holds,
+        and saves, only the non-zero averaged weights of its taggers.
 
         >>> MorphologyTagger().fit([[{"form": "a"}]])
         Traceback (most recent call last):
@@ -621,23 +624,23 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
             for i, ws in enumerate(words)
         ]
         jack_x = self._jackknifed(max(self.n_buckets // 4, 1), X, xpos, epochs)
-        xpos1_t.fit(X, xpos, epochs=epochs, shuffle=True, seed=self.seed)
+        xpos1_t = xpos1_t.fit(X, xpos, epochs=epochs, shuffle=True, seed=self.seed).freeze()
         del X
         X = [
             self._stage_features(ws, amb_u[fold_of[i]], ("xpos", jack_x[i]), case[fold_of[i]])
             for i, ws in enumerate(words)
         ]
         jack_u = self._jackknifed(self.n_buckets, X, upos, epochs)
-        upos_t.fit(X, upos, epochs=epochs, shuffle=True, seed=self.seed)
+        upos_t = upos_t.fit(X, upos, epochs=epochs, shuffle=True, seed=self.seed).freeze()
         del X
         X = [
             self._stage_features(ws, amb_x[fold_of[i]], ("upos", jack_u[i]), case[fold_of[i]])
             for i, ws in enumerate(words)
         ]
-        xpos_t.fit(X, xpos, epochs=epochs, shuffle=True, seed=self.seed)
+        xpos_t = xpos_t.fit(X, xpos, epochs=epochs, shuffle=True, seed=self.seed).freeze()
         del X
         X = [_lemma_features(ws, u, x) for ws, u, x in zip(words, upos, xpos, strict=True)]
-        lemma_t.fit(X, lemma_y, epochs=epochs, shuffle=True, seed=self.seed)
+        lemma_t = lemma_t.fit(X, lemma_y, epochs=epochs, shuffle=True, seed=self.seed).freeze()
         del X
         # the FEATS tagger learns from the jackknifed UPOS and (first) XPOS
         feats_y = [
@@ -653,7 +656,7 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
             )
             for ws, us, xs in zip(words, jack_u, jack_x, strict=True)
         ]
-        feats_t.fit(X, feats_y, epochs=epochs, shuffle=True, seed=self.seed)
+        feats_t = feats_t.fit(X, feats_y, epochs=epochs, shuffle=True, seed=self.seed).freeze()
         del X
 
         all_u = _lexicon(words, upos)

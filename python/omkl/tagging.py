@@ -31,6 +31,7 @@ Examples
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, cast
 
@@ -50,6 +51,15 @@ Token = Mapping[Any, Any]
 
 #: Name of the group holding the transition weights.
 _TRANSITIONS = "<transitions>"
+#: The format that the bytes of a frozen tagger name.
+_FROZEN_FORMAT = b"omkl-frozen-chain"
+
+
+def _sealed_format(data: bytes) -> bytes:
+    """The format name in the envelope of core bytes (empty if there is
+    none; the core checks the rest when it reads them)."""
+    n = data[4] if len(data) > 4 else 0
+    return bytes(data[5 : 5 + n]) if data[:4] == b"OMKL" else b""
 
 
 class TextTagger(LabelIndex, _HashedGroups):
@@ -99,7 +109,7 @@ class TextTagger(LabelIndex, _HashedGroups):
     ['w']
     """
 
-    _state: _omkl.SparseChainLearner
+    _state: _omkl.SparseChainLearner | _omkl.FrozenChainTagger
 
     def __init__(
         self,
@@ -179,7 +189,7 @@ class TextTagger(LabelIndex, _HashedGroups):
         that is not a str, bool or finite number, a token that is not a
         dict) nothing changes."""
         ids, new = self._ids(ys)
-        self._state.learn(xs, ids)
+        self._learner().learn(xs, ids)
         self._add_labels(new)
 
     @synchronized
@@ -212,17 +222,18 @@ class TextTagger(LabelIndex, _HashedGroups):
                 f"invalid value for `Y`: expected one label sequence per sequence ({len(X)}), "
                 f"got {len(Y)}"
             )
+        learner = self._learner()
         ids: list[list[int]] = []
         new_all: list[Hashable] = []
         n_before = len(self._labels)
-        backup = self._state.to_bytes()
+        backup = learner.to_bytes()
         try:
             for ys in Y:
                 i, new = self._ids(ys)
                 self._add_labels(new)
                 new_all.extend(new)
                 ids.append(i)
-            data = self._state.prepare(X, ids)
+            data = learner.prepare(X, ids)
             bar = None
             if progress:
                 from tqdm.auto import tqdm
@@ -232,7 +243,7 @@ class TextTagger(LabelIndex, _HashedGroups):
                 rng = np.random.default_rng(seed)
                 for _ in range(epochs):
                     order = rng.permutation(len(ids)).tolist() if shuffle else None
-                    self._state.fit_epoch(data, order)
+                    learner.fit_epoch(data, order)
                     if bar is not None:
                         bar.update(1)
             finally:
@@ -245,6 +256,53 @@ class TextTagger(LabelIndex, _HashedGroups):
             del self._labels[n_before:]
             raise
         return self
+
+    # --- freezing --------------------------------------------------------
+
+    @property
+    def frozen(self) -> bool:
+        """Whether this tagger is frozen (see :meth:`freeze`): it predicts,
+        and cannot learn."""
+        return isinstance(self._state, _omkl.FrozenChainTagger)
+
+    def _learner(self) -> _omkl.SparseChainLearner:
+        """The core learner; ``RuntimeError`` if the tagger is frozen."""
+        if isinstance(self._state, _omkl.FrozenChainTagger):
+            raise RuntimeError(
+                "this TextTagger is frozen (a compact model for prediction, from freeze() or "
+                "a file saved from a frozen tagger) and cannot learn; keep the tagger you froze "
+                "to go on learning"
+            )
+        return self._state
+
+    @synchronized
+    def freeze(self) -> TextTagger:
+        """A frozen copy of this tagger, for prediction: it keeps only the
+        non-zero weights of the prediction model (the averaged weights with
+        ``average=True``) in float32, and no training state, so that it is
+        a fraction of the size in memory and on disk (``save``). It predicts
+        the labels that this tagger predicts (its scores differ by the
+        float32 rounding of the weights) and cannot learn (``learn_one`` and
+        ``fit`` raise ``RuntimeError``); this tagger is left as it is.
+
+        >>> X = [[{"w": "a"}, {"w": "b"}], [{"w": "b"}, {"w": "a"}]]
+        >>> t = TextTagger(loss="hinge", average=True).fit(X, [["A", "B"], ["B", "A"]], epochs=3)
+        >>> f = t.freeze()
+        >>> f.frozen, f.predict(X) == t.predict(X)
+        (True, True)
+        >>> f.learn_one(X[0], ["A", "B"])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        RuntimeError: this TextTagger is frozen ...
+        """
+        if isinstance(self._state, _omkl.FrozenChainTagger):
+            return copy.copy(self)
+        frozen = self._state.freeze()
+        out = object.__new__(type(self))
+        out.__dict__.update(
+            {k: (frozen if k == "_state" else copy.deepcopy(v)) for k, v in self.__dict__.items()}
+        )
+        return out
 
     # --- prediction ------------------------------------------------------
 
@@ -330,11 +388,19 @@ class TextTagger(LabelIndex, _HashedGroups):
 
     _STATE_TYPE = _omkl.SparseChainLearner
 
+    @classmethod
+    def _state_from_bytes(cls, data: bytes) -> Any:
+        """The learner, or the frozen tagger, of ``data`` (told apart by
+        the format their bytes name)."""
+        if _sealed_format(data) == _FROZEN_FORMAT:
+            return _omkl.FrozenChainTagger.from_bytes(data)
+        return _omkl.SparseChainLearner.from_bytes(data)
+
     def _save_state(self) -> tuple[dict[str, Any], list[bytes]]:
         return {"labels": list(self._labels)}, [self._state.to_bytes()]
 
     def _load_state(self, state: dict[str, Any], sections: list[bytes]) -> None:
-        self._state = _omkl.SparseChainLearner.from_bytes(sections[0])
+        self._state = self._state_from_bytes(sections[0])
         labels = state["labels"]
         if not isinstance(labels, list) or len(labels) > max(self._state.n_labels, 1):
             raise ValueError("the saved labels do not match the learner's labels")

@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 mod convert;
 mod decode;
 mod errors;
+mod frozen_tagger;
 mod kernel;
 mod learner;
 mod mix;

@@ -10,8 +10,9 @@
 use std::collections::BTreeMap;
 
 use numpy::{IntoPyArray, PyArray2};
-use omkl_core::features::{hash_name, SparseBatch};
+use omkl_core::features::{hash_name, FeatureSpace, SparseBatch};
 use omkl_core::learner::chain::{indicator_bucket, NamedSequence, TRANSITIONS};
+use omkl_core::learner::frozen_chain::FrozenChain;
 use omkl_core::learner::named::NamedLearner;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -19,6 +20,7 @@ use pyo3::types::{PyBool, PyDict, PyString};
 
 use crate::convert::{key_str, shown};
 use crate::errors::IntoPyResult;
+use crate::frozen_tagger::FrozenChainTagger;
 use crate::name_cache::NameCache;
 use crate::named::{alg1_config, named_learner_class, Alg1Args};
 
@@ -26,7 +28,7 @@ use crate::named::{alg1_config, named_learner_class, Alg1Args};
 /// string), the key's Python hash, the bucket of a string value (`None`
 /// for a real value, whose bucket is the key's) and the value.
 #[derive(Default)]
-struct Parsed<'py> {
+pub(crate) struct Parsed<'py> {
     indptr: Vec<usize>,
     keys: Vec<Bound<'py, PyString>>,
     hashes: Vec<isize>,
@@ -37,7 +39,7 @@ struct Parsed<'py> {
 /// Reads the token dicts of `xs`; `ValueError`/`TypeError` naming the
 /// token and key for anything else than a dict of str, bool or finite
 /// real values.
-fn parse<'py>(xs: &Bound<'py, PyAny>, n_buckets: usize) -> PyResult<Parsed<'py>> {
+pub(crate) fn parse<'py>(xs: &Bound<'py, PyAny>, n_buckets: usize) -> PyResult<Parsed<'py>> {
     if xs.is_instance_of::<PyString>() || xs.is_instance_of::<PyDict>() {
         return Err(PyTypeError::new_err(format!(
             "invalid value for `xs`: expected a list of token dicts, got {}",
@@ -90,6 +92,41 @@ fn parse<'py>(xs: &Bound<'py, PyAny>, n_buckets: usize) -> PyResult<Parsed<'py>>
     Ok(p)
 }
 
+/// The entries of `p` whose templates are registered in `space` (as a
+/// sequence of group ids, resolved through the memo `cache`), and whether
+/// that is all of them.
+pub(crate) fn locate_in(
+    cache: &mut NameCache,
+    space: &FeatureSpace,
+    p: &Parsed<'_>,
+) -> PyResult<(SparseBatch, bool)> {
+    let mut seq = SparseBatch {
+        indptr: vec![0],
+        ..Default::default()
+    };
+    let mut all = true;
+    for w in p.indptr.windows(2) {
+        for j in w[0]..w[1] {
+            match cache.locate(space, &p.keys[j], p.hashes[j])? {
+                Some((0, _)) => {
+                    return Err(PyValueError::new_err(format!(
+                        "invalid value for `xs`: the key {:?} names the transition group {TRANSITIONS:?}",
+                        p.keys[j].to_string()
+                    )))
+                }
+                Some((g, b)) => {
+                    seq.groups.push(g);
+                    seq.indices.push(p.buckets[j].unwrap_or(b));
+                    seq.values.push(p.values[j]);
+                }
+                None => all = false,
+            }
+        }
+        seq.indptr.push(seq.groups.len());
+    }
+    Ok((seq, all))
+}
+
 impl SparseChainLearner {
     /// Refuses a multiclass learner loaded from bytes.
     fn check_loaded(inner: &NamedLearner) -> PyResult<()> {
@@ -100,33 +137,7 @@ impl SparseChainLearner {
     /// The entries of `p` whose templates are registered (as a sequence of
     /// group ids), and whether that is all of them.
     fn locate(&self, p: &Parsed<'_>) -> PyResult<(SparseBatch, bool)> {
-        let mut cache = self.names();
-        let space = self.inner.space();
-        let mut seq = SparseBatch {
-            indptr: vec![0],
-            ..Default::default()
-        };
-        let mut all = true;
-        for w in p.indptr.windows(2) {
-            for j in w[0]..w[1] {
-                match cache.locate(space, &p.keys[j], p.hashes[j])? {
-                    Some((0, _)) => {
-                        return Err(PyValueError::new_err(format!(
-                            "invalid value for `xs`: the key {:?} names the transition group {TRANSITIONS:?}",
-                            p.keys[j].to_string()
-                        )))
-                    }
-                    Some((g, b)) => {
-                        seq.groups.push(g);
-                        seq.indices.push(p.buckets[j].unwrap_or(b));
-                        seq.values.push(p.values[j]);
-                    }
-                    None => all = false,
-                }
-            }
-            seq.indptr.push(seq.groups.len());
-        }
-        Ok((seq, all))
+        locate_in(&mut self.names(), self.inner.space(), p)
     }
 
     /// The buckets of every entry of `p` (for the named path).
@@ -168,7 +179,7 @@ impl SparseChainLearner {
 }
 
 /// `e` with `where` in front of its message.
-fn named(e: PyErr, place: &str) -> PyErr {
+pub(crate) fn named(e: PyErr, place: &str) -> PyErr {
     Python::attach(|py| {
         let msg = e.value(py).to_string();
         if e.is_instance_of::<PyTypeError>(py) {
@@ -355,10 +366,20 @@ named_learner_class! {
     fn n_labels(&self) -> usize {
         self.inner.model().n_outputs()
     }
+
+    /// The prediction model (the averaged weights when averaging), frozen:
+    /// only its non-zero template weights, in `f32` (see
+    /// [`FrozenChainTagger`]).
+    fn freeze(&self, py: Python<'_>) -> PyResult<FrozenChainTagger> {
+        let inner = &self.inner;
+        let frozen = py.detach(|| FrozenChain::freeze(inner)).py()?;
+        Ok(FrozenChainTagger::wrap(frozen))
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SparseChainLearner>()?;
+    m.add_class::<FrozenChainTagger>()?;
     m.add_class::<PreparedSequences>()?;
     Ok(())
 }

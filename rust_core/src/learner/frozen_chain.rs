@@ -1,0 +1,447 @@
+//! [`FrozenChain`]: a trained chain tagger frozen for prediction. It keeps
+//! the prediction model of a [`NamedLearner`] chain (the averaged weights
+//! when it averages) and nothing of its training state: the template
+//! weights as [`FrozenWeights`] (the non-zero entries, `f32`), the
+//! intercepts and the `(L + 2) × L` transition scores in `f64`, and the
+//! name registry. Its predictions are those of the learner it was frozen
+//! from, its scores equal to `f32` rounding of the weights.
+//!
+//! # Saved bytes
+//! The envelope of [`crate::persist`], format [`FORMAT`], around
+//! little-endian fields: `n_buckets`, `n_labels`, the rounds, the grouping (separator
+//! and mapping), the group names, the hash name and seed, the intercepts,
+//! the transition scores, then the weights ([`FrozenWeights::write`]).
+//!
+//! # Example
+//! ```
+//! use std::collections::BTreeMap;
+//! use omkl_core::learner::frozen_chain::FrozenChain;
+//! use omkl_core::learner::chain::NamedSequence;
+//! use omkl_core::learner::named::NamedLearner;
+//! use omkl_core::learner::spec::{parse_loss, parse_schedule};
+//! use omkl_core::learner::Alg1Config;
+//! let config = Alg1Config {
+//!     loss: parse_loss("hinge").unwrap(),
+//!     schedule: parse_schedule("constant", 1.0, 1.0).unwrap(),
+//!     regularizers: vec![], radius: None, averaged: true, fit_intercept: false, clip_gradient: None,
+//! };
+//! let mut learner = NamedLearner::new_chain(config, BTreeMap::new(), 64).unwrap();
+//! let x = NamedSequence { indptr: &[0, 1, 2], groups: &["w", "w"], buckets: &[3, 9], values: &[1.0, 1.0] };
+//! for _ in 0..3 {
+//!     learner.learn_sequence(&x, &[0, 1]).unwrap();
+//! }
+//! let frozen = FrozenChain::freeze(&learner).unwrap();
+//! let w = learner.space().group_id("w").unwrap();
+//! let seq = omkl_core::features::SparseBatch {
+//!     indptr: vec![0, 1, 2], groups: vec![w, w], indices: vec![3, 9], values: vec![1.0, 1.0],
+//! };
+//! assert_eq!(frozen.predict(&seq).unwrap(), learner.model().predict_chain(&seq).unwrap());
+//! let back = FrozenChain::from_bytes(&frozen.to_bytes()).unwrap();
+//! assert_eq!(back, frozen);
+//! ```
+
+use super::chain::TRANSITIONS;
+use super::frozen_weights::FrozenWeights;
+use super::named::NamedLearner;
+use super::structure::{chain_argmax, chain_marginals, chain_of, ChainWorkspace};
+use crate::error::{OmklError, Result};
+use crate::features::{FeatureSpace, Grouping, SparseBatch, HASH_NAME, HASH_SEED};
+use crate::persist::Reader;
+
+/// Format name of the envelope.
+pub const FORMAT: &str = "omkl-frozen-chain";
+/// Format version.
+pub const VERSION: u32 = 1;
+
+/// A frozen chain tagger; see the module docs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrozenChain {
+    space: FeatureSpace,
+    n_labels: usize,
+    /// Rounds the learner had learned when it was frozen.
+    rounds: u64,
+    intercept: Vec<f64>,
+    transitions: Vec<f64>,
+    weights: FrozenWeights,
+}
+
+fn bad(reason: impl Into<String>) -> OmklError {
+    OmklError::invalid("frozen tagger", reason)
+}
+
+impl FrozenChain {
+    /// The prediction model of the chain learner `learner` (its averaged
+    /// weights when it averages), frozen. An error if `learner` is not a
+    /// chain learner.
+    ///
+    /// # Complexity
+    /// O(groups × buckets × labels).
+    pub fn freeze(learner: &NamedLearner) -> Result<Self> {
+        let m = learner.model();
+        let gt = m.transition_group()?;
+        let transitions = m.transition_weights()?;
+        let w = &m.weights;
+        let averaged = m.config.averaged;
+        let weights = FrozenWeights::build(
+            learner.space().n_groups(),
+            w.n_buckets(),
+            w.n_outputs(),
+            |g, b, k| match () {
+                _ if g == gt => 0.0,
+                _ if averaged => w.averaged_weight(g, b, k),
+                _ => w.weight(g, b, k),
+            },
+        );
+        Ok(FrozenChain {
+            space: learner.space().clone(),
+            n_labels: m.n_outputs(),
+            rounds: m.rounds(),
+            intercept: if averaged {
+                m.intercept()
+            } else {
+                m.intercept.clone()
+            },
+            transitions,
+            weights,
+        })
+    }
+
+    /// The name registry (group names, grouping, buckets).
+    pub fn space(&self) -> &FeatureSpace {
+        &self.space
+    }
+
+    /// Number of labels.
+    pub fn n_labels(&self) -> usize {
+        self.n_labels
+    }
+
+    /// Rounds the learner had learned when it was frozen.
+    pub fn rounds(&self) -> u64 {
+        self.rounds
+    }
+
+    /// The frozen template weights.
+    pub fn weights(&self) -> &FrozenWeights {
+        &self.weights
+    }
+
+    /// The transition scores, `(L + 2) × L` (rows: previous label, then
+    /// start, then stop).
+    pub fn transitions(&self) -> &[f64] {
+        &self.transitions
+    }
+
+    /// The norm of each group's frozen weights, by group name (the
+    /// transition group's is the norm of the transition scores).
+    pub fn group_norms(&self) -> Vec<(String, f64)> {
+        let names = self.space.group_names();
+        names
+            .iter()
+            .zip(self.weights.groups())
+            .map(|(n, g)| {
+                let norm = if n == TRANSITIONS {
+                    self.transitions.iter().map(|t| t * t).sum::<f64>().sqrt()
+                } else {
+                    g.norm()
+                };
+                (n.clone(), norm)
+            })
+            .collect()
+    }
+
+    /// The emission scores (`n × L`) of `seq`.
+    fn emissions(&self, seq: &SparseBatch) -> Result<Vec<f64>> {
+        let n = seq.n_examples();
+        if n == 0 {
+            return Err(OmklError::empty("xs (a sequence of at least one position)"));
+        }
+        seq.check(self.space.n_groups(), self.space.n_buckets())?;
+        let l = self.n_labels;
+        let mut em = Vec::with_capacity(n * l);
+        for i in 0..n {
+            em.extend_from_slice(&self.intercept);
+            let (g, b, v) = seq.row(i);
+            self.weights.add_scores(g, b, v, &mut em[i * l..]);
+        }
+        Ok(em)
+    }
+
+    /// The Viterbi labelling of `seq` (group ids of this model's registry).
+    ///
+    /// # Complexity
+    /// O(non-zeros × entries per row + n × L²).
+    pub fn predict(&self, seq: &SparseBatch) -> Result<Vec<usize>> {
+        let em = self.emissions(seq)?;
+        let chain = chain_of(&em, &self.transitions, seq.n_examples(), self.n_labels)?;
+        chain_argmax(&chain, &mut ChainWorkspace::default())
+    }
+
+    /// The CRF position marginals (`n × L`) of `seq`.
+    pub fn marginals(&self, seq: &SparseBatch) -> Result<Vec<f64>> {
+        let em = self.emissions(seq)?;
+        let chain = chain_of(&em, &self.transitions, seq.n_examples(), self.n_labels)?;
+        chain_marginals(&chain, &mut ChainWorkspace::default())
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.space.heap_bytes()
+            + 8 * (self.intercept.capacity() + self.transitions.capacity())
+            + self.weights.heap_bytes()
+    }
+
+    /// The frozen tagger as bytes (see the module docs).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let put_str = |out: &mut Vec<u8>, s: &str| {
+            out.extend((s.len() as u64).to_le_bytes());
+            out.extend(s.as_bytes());
+        };
+        out.extend((self.space.n_buckets() as u64).to_le_bytes());
+        out.extend((self.n_labels as u64).to_le_bytes());
+        out.extend(self.rounds.to_le_bytes());
+        let grouping = self.space.grouping();
+        put_str(&mut out, &grouping.separator);
+        out.extend((grouping.mapping.len() as u64).to_le_bytes());
+        for (k, v) in &grouping.mapping {
+            put_str(&mut out, k);
+            put_str(&mut out, v);
+        }
+        out.extend((self.space.n_groups() as u64).to_le_bytes());
+        for name in self.space.group_names() {
+            put_str(&mut out, name);
+        }
+        put_str(&mut out, HASH_NAME);
+        out.extend(HASH_SEED.to_le_bytes());
+        for v in self.intercept.iter().chain(&self.transitions) {
+            out.extend(v.to_le_bytes());
+        }
+        self.weights.write(&mut out);
+        crate::persist::seal(FORMAT, VERSION, &out)
+    }
+
+    /// Reads bytes of [`Self::to_bytes`], checking the envelope and every
+    /// field (never a panic, and no allocation larger than the bytes can
+    /// back).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let payload = crate::persist::open(bytes, FORMAT, &[VERSION])?;
+        let mut r = Reader::new(payload, "frozen tagger");
+        let n_buckets = r.u64()? as usize;
+        let n_labels = r.u64()? as usize;
+        let rounds = r.u64()?;
+        let separator = read_str(&mut r)?;
+        let n_map = r.count("the number of mapped names", 16)?;
+        let mut mapping = std::collections::BTreeMap::new();
+        for _ in 0..n_map {
+            let k = read_str(&mut r)?;
+            let v = read_str(&mut r)?;
+            mapping.insert(k, v);
+        }
+        let n_groups = r.count("the number of groups", 8)?;
+        let names = (0..n_groups)
+            .map(|_| read_str(&mut r))
+            .collect::<Result<Vec<_>>>()?;
+        let hash = read_str(&mut r)?;
+        let seed = r.u64()?;
+        if hash != HASH_NAME || seed != HASH_SEED {
+            return Err(bad(format!(
+                "the model was saved with hash {hash} seed {seed}, but this version uses \
+                 {HASH_NAME} seed {HASH_SEED}"
+            )));
+        }
+        if names.first().map(String::as_str) != Some(TRANSITIONS) {
+            return Err(bad(format!("group 0 must be {TRANSITIONS:?}")));
+        }
+        let space = FeatureSpace::with_groups(Grouping { separator, mapping }, n_buckets, names)?;
+        if n_labels == 0 || n_labels + 2 > n_buckets {
+            return Err(bad(format!(
+                "expected 1 to n_buckets - 2 = {} labels, got {n_labels}",
+                n_buckets.saturating_sub(2)
+            )));
+        }
+        let n_scores = (n_labels + 3)
+            .checked_mul(n_labels)
+            .filter(|&c| c.checked_mul(8).is_some_and(|b| b <= r.remaining()))
+            .ok_or_else(|| {
+                bad(format!(
+                    "{n_labels} labels need more scores than the bytes hold"
+                ))
+            })?;
+        let mut scores = Vec::with_capacity(n_scores);
+        for _ in 0..n_scores {
+            let v = r.f64()?;
+            if !v.is_finite() {
+                return Err(bad(format!("expected finite scores, got {v}")));
+            }
+            scores.push(v);
+        }
+        let transitions = scores.split_off(n_labels);
+        let weights = FrozenWeights::read(&mut r, n_buckets)?;
+        r.finish()?;
+        if weights.n_outputs() != n_labels || weights.groups().len() != n_groups {
+            return Err(bad(format!(
+                "the weights have {} outputs and {} groups, expected {n_labels} and {n_groups}",
+                weights.n_outputs(),
+                weights.groups().len()
+            )));
+        }
+        if weights.groups()[0].n_entries() != 0 {
+            return Err(bad("the transition group holds template weights"));
+        }
+        Ok(FrozenChain {
+            space,
+            n_labels,
+            rounds,
+            intercept: scores,
+            transitions,
+            weights,
+        })
+    }
+}
+
+/// A string of a `u64` length and UTF-8 bytes.
+fn read_str(r: &mut Reader<'_>) -> Result<String> {
+    let n = r.count("a string length", 1)?;
+    let b = r.take(n)?;
+    String::from_utf8(b.to_vec()).map_err(|_| r.error("a string is not UTF-8"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learner::chain::NamedSequence;
+    use crate::learner::spec::{parse_loss, parse_regularizer, parse_schedule};
+    use crate::learner::Alg1Config;
+    use std::collections::BTreeMap;
+
+    fn learner(averaged: bool, loss: &str) -> NamedLearner {
+        let config = Alg1Config {
+            loss: parse_loss(loss).unwrap(),
+            schedule: parse_schedule("constant", 0.5, 1.0).unwrap(),
+            regularizers: vec![parse_regularizer("l2_squared", &[1e-3]).unwrap()],
+            radius: None,
+            averaged,
+            fit_intercept: true,
+            clip_gradient: None,
+        };
+        NamedLearner::new_chain(config, BTreeMap::new(), 32).unwrap()
+    }
+
+    /// A named sequence: offsets, group names, buckets, values, labels.
+    type Example = (
+        Vec<usize>,
+        Vec<&'static str>,
+        Vec<u32>,
+        Vec<f64>,
+        Vec<usize>,
+    );
+
+    /// Sequences of 1 to 5 positions over 3 templates and 4 labels.
+    fn data(seed: u64) -> Vec<Example> {
+        let mut s = seed | 1;
+        let mut next = move |m: u64| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s % m
+        };
+        // a label is at most the number of labels seen before it
+        let mut known = 0;
+        (0..40)
+            .map(|_| {
+                let n = 1 + next(5) as usize;
+                let mut indptr = vec![0];
+                let (mut g, mut b, mut v, mut y) = (vec![], vec![], vec![], vec![]);
+                for _ in 0..n {
+                    let label = (next(4) as usize).min(known);
+                    known = known.max(label + 1);
+                    for t in ["w", "s", "p"] {
+                        g.push(t);
+                        b.push((label as u64 * 5 + next(3)) as u32);
+                        v.push(1.0);
+                    }
+                    indptr.push(g.len());
+                    y.push(label);
+                }
+                (indptr, g, b, v, y)
+            })
+            .collect()
+    }
+
+    /// The sequence `x` with the group ids of `l`'s registry.
+    fn batch(l: &NamedLearner, x: &NamedSequence<'_>) -> SparseBatch {
+        SparseBatch {
+            indptr: x.indptr.to_vec(),
+            groups: x
+                .groups
+                .iter()
+                .map(|g| l.space().group_id(g).unwrap())
+                .collect(),
+            indices: x.buckets.to_vec(),
+            values: x.values.to_vec(),
+        }
+    }
+
+    #[test]
+    fn frozen_predictions_and_marginals_are_the_learners() {
+        for (averaged, loss) in [(true, "hinge"), (false, "hinge"), (true, "log")] {
+            let mut l = learner(averaged, loss);
+            let d = data(7);
+            for _ in 0..3 {
+                for (indptr, g, b, v, y) in &d {
+                    let x = NamedSequence {
+                        indptr,
+                        groups: g,
+                        buckets: b,
+                        values: v,
+                    };
+                    l.learn_sequence(&x, y).unwrap();
+                }
+            }
+            let f = FrozenChain::freeze(&l).unwrap();
+            let back = FrozenChain::from_bytes(&f.to_bytes()).unwrap();
+            assert_eq!(back, f);
+            for (indptr, g, b, v, _) in &d {
+                let x = NamedSequence {
+                    indptr,
+                    groups: g,
+                    buckets: b,
+                    values: v,
+                };
+                let seq = batch(&l, &x);
+                let m = l.model();
+                assert_eq!(back.predict(&seq).unwrap(), m.predict_chain(&seq).unwrap());
+                let (p, q) = (
+                    back.marginals(&seq).unwrap(),
+                    m.chain_marginals(&seq).unwrap(),
+                );
+                for (a, b) in p.iter().zip(&q) {
+                    assert!((a - b).abs() <= 1e-5, "{a} {b}");
+                }
+            }
+            assert!(f.weights().n_entries() > 0);
+        }
+    }
+
+    #[test]
+    fn every_cut_and_a_multiclass_learner_are_refused() {
+        let mut l = learner(true, "hinge");
+        let d = data(3);
+        let (indptr, g, b, v, y) = &d[0];
+        let x = NamedSequence {
+            indptr,
+            groups: g,
+            buckets: b,
+            values: v,
+        };
+        l.learn_sequence(&x, y).unwrap();
+        let bytes = FrozenChain::freeze(&l).unwrap().to_bytes();
+        for cut in 0..bytes.len() {
+            assert!(FrozenChain::from_bytes(&bytes[..cut]).is_err());
+        }
+        let config = l.model().config.clone();
+        let multi = NamedLearner::new(config, Grouping::by_prefix("_"), 32).unwrap();
+        assert!(FrozenChain::freeze(&multi).is_err());
+    }
+}
