@@ -185,6 +185,17 @@ def test_train_parser_and_parse_commands(tmp_path):
         ("sleeps", "VERB", 0, "root"),
         (".", "PUNCT", 3, "punct"),
     ]
+    # the pipeline's file also tags, as the tagger in it does
+    tagged = tmp_path / "tagged.conllu"
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["tag", str(model), str(raw), str(tagged)]) == 0
+    cols = ("form", "upos", "xpos", "lemma", "feats")
+    want = TextParser.load(model).tagger.tag(read_sentences(raw))
+    got = read_conllu(tagged)
+    assert [[tuple(t[c] for c in cols) for t in s] for s in got] == [
+        [tuple(t[c] for c in cols) for t in s] for s in want
+    ]
+    assert got[0][2]["upos"] == "VERB"
     # the model round-trips, and a tagger-only file is refused by name
     again = TextParser.load(model)
     assert again.predict(read_conllu(parsed)) == TextParser.load(model).predict(read_conllu(parsed))

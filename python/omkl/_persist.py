@@ -64,6 +64,7 @@ __all__ = [
     "save_bytes",
     "save_estimator",
     "save_model",
+    "saved_format",
     "SavedEntries",
     "build_estimator",
     "restore_state",
@@ -202,6 +203,28 @@ def load_bytes(
     except ValueError as e:
         raise ValueError(f"{name}: {e}") from None
     return version, memoryview(data)[start:]
+
+
+def saved_format(path: str | os.PathLike[str]) -> str:
+    """The format name in the envelope of the file ``path`` (such as
+    ``"omkl.TextParser"``), read from its first bytes; ``ValueError`` naming
+    the file when it is not an omkl model file. Nothing else is checked
+    here: the loader of that format checks the whole file.
+
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "m.omkl"
+    >>> save_bytes(p, [_omkl.seal_header("demo", 1, [b"xyz"]), b"xyz"])
+    >>> saved_format(p)
+    'demo'
+    """
+    name = os.fspath(path)
+    with open(name, "rb") as f:
+        head = f.read(69)
+    n = head[4] if len(head) > 4 else 0
+    fmt = head[5 : 5 + n]
+    if head[:4] != _MAGIC or not 1 <= n <= 64 or len(fmt) != n or not fmt.isascii():
+        raise ValueError(f"{name}: not an omkl model file")
+    return fmt.decode("ascii")
 
 
 def save_model(

@@ -5,6 +5,7 @@
 
     omkl train tagger --train train.conllu [--dev dev.conllu] --out model.omkl [--epochs 15]
     omkl tag model.omkl in.conllu out.conllu        # only ID and FORM are read
+    omkl tag parser.omkl in.conllu out.conllu       # the tagger of a parser's model
     omkl tag model.omkl in.txt out.conllu           # one sentence per line, tokens split on spaces
     omkl train parser --train train.conllu [--dev dev.conllu] --out parser.omkl [--folds 10]
     omkl parse parser.omkl in.txt out.conllu        # tags, then parses: complete CoNLL-U
@@ -42,10 +43,10 @@ def _train_tagger(args: argparse.Namespace) -> int:
 
 
 def _tag(args: argparse.Namespace) -> int:
-    from omkl.morphology import MorphologyTagger
+    from omkl.pipeline import load_tagger
 
     sentences = read_sentences(args.input, args.input_format)
-    model = MorphologyTagger.load(args.model)
+    model = load_tagger(args.model)
     write_conllu(model.tag(sentences) if sentences else [], args.output)
     print(f"tagged {len(sentences)} sentences into {args.output}")
     return 0
@@ -123,7 +124,7 @@ def add_commands(commands: Any) -> None:
     tagger.add_argument("--seed", type=int, default=0)
     tagger.set_defaults(handler=_train_tagger)
     tag = commands.add_parser("tag", help="tag CoNLL-U or pre-tokenised text with a tagger")
-    _files(tag, "tagger")
+    _files(tag, "tagger` or `omkl train parser")
     tag.set_defaults(handler=_tag)
     parser = kinds.add_parser(
         "parser", help="a tagger and a dependency parser trained on its jackknifed tags"

@@ -29,6 +29,7 @@ from omkl._persist import (
     load_model,
     named_errors,
     save_model,
+    saved_format,
 )
 from omkl._persist import decode as decode_value
 from omkl._persist import encode as encode_value
@@ -43,7 +44,14 @@ from omkl.parsing import (
     split_parts,
 )
 
-__all__ = ["TextParser", "Tagger", "jackknife", "alternatives_option", "MORPHOLOGY"]
+__all__ = [
+    "TextParser",
+    "Tagger",
+    "jackknife",
+    "alternatives_option",
+    "load_tagger",
+    "MORPHOLOGY",
+]
 
 PathLike = str | os.PathLike[str]
 
@@ -484,3 +492,21 @@ class TextParser(IndependentCopies):
             folds, seed = head["folds"], head["seed"]
             head.check_all_read()
             return cls(models["tagger"], models["parser"], folds, seed, alternatives, label_gold)
+
+
+def load_tagger(path: PathLike) -> MorphologyTagger:
+    """The tagger saved in ``path``: a :class:`~omkl.MorphologyTagger`
+    saved on its own (``omkl train tagger``), or the tagger of a
+    :class:`TextParser` (``omkl train parser``), so that one pipeline file
+    also tags. ``FileNotFoundError`` if ``path`` is missing, ``ValueError``
+    naming the file if it is neither.
+
+    >>> import pathlib, tempfile
+    >>> load_tagger(pathlib.Path(tempfile.mkdtemp()) / "none.omkl")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: ...
+    """
+    if saved_format(path) == TextParser._FORMAT:
+        return cast(MorphologyTagger, TextParser.load(path).tagger)
+    return MorphologyTagger.load(path)
