@@ -69,9 +69,11 @@ fn export_params<'py>(py: Python<'py>, model: &Bound<'py, PyAny>) -> PyResult<Bo
     } else if let Ok(m) = model.cast::<SparseChainLearner>() {
         m.borrow().inner.export_params("")
     } else if let Ok(m) = model.cast::<ArcParserCore>() {
-        m.borrow().inner.export_params()
+        let core = m.borrow();
+        core.inner.check_learnable().py()?;
+        core.inner.export_params()
     } else if let Ok(m) = model.cast::<ArcLabelerCore>() {
-        m.borrow().inner.export_params()
+        m.borrow().inner.export_params().py()?
     } else {
         return Err(not_mixable(model));
     };
@@ -170,6 +172,7 @@ fn parser_export_stage<'py>(
     stage: &str,
     sums: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
+    core.inner.check_learnable().py()?;
     let p = core.inner.export_stage(stage, sums).py()?;
     to_dict(py, p)
 }

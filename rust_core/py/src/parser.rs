@@ -590,6 +590,20 @@ impl ArcParserCore {
         self.inner.weights().steps()
     }
 
+    /// Freezes the parser and its pruner for prediction: only the averaged
+    /// table is kept (a third of the memory and of the saved bytes); it
+    /// predicts as before and refuses to learn.
+    fn freeze(&mut self, py: Python<'_>) -> PyResult<()> {
+        let inner = &mut self.inner;
+        py.detach(|| inner.freeze()).py()
+    }
+
+    /// Whether the parser is frozen.
+    #[getter]
+    fn frozen(&self) -> bool {
+        self.inner.is_frozen()
+    }
+
     fn __getstate__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let b = self.inner.to_bytes().py()?;
         Ok(PyBytes::new(py, &b))
@@ -737,6 +751,20 @@ impl ArcLabelerCore {
     /// Relations seen in training, by class index.
     fn labels(&self) -> Vec<String> {
         self.inner.labels().to_vec()
+    }
+
+    /// Freezes the label stage for prediction: only its non-zero averaged
+    /// weights are kept, in float32; it predicts as before and refuses to
+    /// learn.
+    fn freeze(&mut self, py: Python<'_>) -> PyResult<()> {
+        let inner = &mut self.inner;
+        py.detach(|| inner.freeze()).py()
+    }
+
+    /// Whether the label stage is frozen.
+    #[getter]
+    fn frozen(&self) -> bool {
+        self.inner.is_frozen()
     }
 
     fn __getstate__<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {

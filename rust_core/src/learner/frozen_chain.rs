@@ -8,9 +8,8 @@
 //!
 //! # Saved bytes
 //! The envelope of [`crate::persist`], format [`FORMAT`], around
-//! little-endian fields: `n_buckets`, `n_labels`, the rounds, the grouping (separator
-//! and mapping), the group names, the hash name and seed, the intercepts,
-//! the transition scores, then the weights ([`FrozenWeights::write`]).
+//! little-endian fields: the rounds, the emission model
+//! ([`FrozenLinear::write`]), then the `(L + 2) × L` transition scores.
 //!
 //! # Example
 //! ```
@@ -41,11 +40,12 @@
 //! ```
 
 use super::chain::TRANSITIONS;
+use super::frozen_linear::{read_finite, FrozenLinear};
 use super::frozen_weights::FrozenWeights;
 use super::named::NamedLearner;
 use super::structure::{chain_argmax, chain_marginals, chain_of, ChainWorkspace};
 use crate::error::{OmklError, Result};
-use crate::features::{FeatureSpace, Grouping, SparseBatch, HASH_NAME, HASH_SEED};
+use crate::features::{FeatureSpace, SparseBatch};
 use crate::persist::Reader;
 
 /// Format name of the envelope.
@@ -56,13 +56,12 @@ pub const VERSION: u32 = 1;
 /// A frozen chain tagger; see the module docs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FrozenChain {
-    space: FeatureSpace,
-    n_labels: usize,
+    /// The emission model: labels are its outputs, the transition group
+    /// (group 0) holds no entry.
+    linear: FrozenLinear,
     /// Rounds the learner had learned when it was frozen.
     rounds: u64,
-    intercept: Vec<f64>,
     transitions: Vec<f64>,
-    weights: FrozenWeights,
 }
 
 fn bad(reason: impl Into<String>) -> OmklError {
@@ -79,41 +78,21 @@ impl FrozenChain {
     pub fn freeze(learner: &NamedLearner) -> Result<Self> {
         let m = learner.model();
         let gt = m.transition_group()?;
-        let transitions = m.transition_weights()?;
-        let w = &m.weights;
-        let averaged = m.config.averaged;
-        let weights = FrozenWeights::build(
-            learner.space().n_groups(),
-            w.n_buckets(),
-            w.n_outputs(),
-            |g, b, k| match () {
-                _ if g == gt => 0.0,
-                _ if averaged => w.averaged_weight(g, b, k),
-                _ => w.weight(g, b, k),
-            },
-        );
         Ok(FrozenChain {
-            space: learner.space().clone(),
-            n_labels: m.n_outputs(),
+            linear: FrozenLinear::freeze(learner, Some(gt)),
             rounds: m.rounds(),
-            intercept: if averaged {
-                m.intercept()
-            } else {
-                m.intercept.clone()
-            },
-            transitions,
-            weights,
+            transitions: m.transition_weights()?,
         })
     }
 
     /// The name registry (group names, grouping, buckets).
     pub fn space(&self) -> &FeatureSpace {
-        &self.space
+        self.linear.space()
     }
 
     /// Number of labels.
     pub fn n_labels(&self) -> usize {
-        self.n_labels
+        self.linear.n_outputs()
     }
 
     /// Rounds the learner had learned when it was frozen.
@@ -123,7 +102,7 @@ impl FrozenChain {
 
     /// The frozen template weights.
     pub fn weights(&self) -> &FrozenWeights {
-        &self.weights
+        self.linear.weights()
     }
 
     /// The transition scores, `(L + 2) × L` (rows: previous label, then
@@ -135,10 +114,10 @@ impl FrozenChain {
     /// The norm of each group's frozen weights, by group name (the
     /// transition group's is the norm of the transition scores).
     pub fn group_norms(&self) -> Vec<(String, f64)> {
-        let names = self.space.group_names();
+        let names = self.space().group_names();
         names
             .iter()
-            .zip(self.weights.groups())
+            .zip(self.weights().groups())
             .map(|(n, g)| {
                 let norm = if n == TRANSITIONS {
                     self.transitions.iter().map(|t| t * t).sum::<f64>().sqrt()
@@ -156,13 +135,13 @@ impl FrozenChain {
         if n == 0 {
             return Err(OmklError::empty("xs (a sequence of at least one position)"));
         }
-        seq.check(self.space.n_groups(), self.space.n_buckets())?;
-        let l = self.n_labels;
+        seq.check(self.space().n_groups(), self.space().n_buckets())?;
+        let l = self.n_labels();
         let mut em = Vec::with_capacity(n * l);
         for i in 0..n {
-            em.extend_from_slice(&self.intercept);
+            em.extend_from_slice(self.linear.intercept());
             let (g, b, v) = seq.row(i);
-            self.weights.add_scores(g, b, v, &mut em[i * l..]);
+            self.weights().add_scores(g, b, v, &mut em[i * l..]);
         }
         Ok(em)
     }
@@ -173,51 +152,30 @@ impl FrozenChain {
     /// O(non-zeros × entries per row + n × L²).
     pub fn predict(&self, seq: &SparseBatch) -> Result<Vec<usize>> {
         let em = self.emissions(seq)?;
-        let chain = chain_of(&em, &self.transitions, seq.n_examples(), self.n_labels)?;
+        let chain = chain_of(&em, &self.transitions, seq.n_examples(), self.n_labels())?;
         chain_argmax(&chain, &mut ChainWorkspace::default())
     }
 
     /// The CRF position marginals (`n × L`) of `seq`.
     pub fn marginals(&self, seq: &SparseBatch) -> Result<Vec<f64>> {
         let em = self.emissions(seq)?;
-        let chain = chain_of(&em, &self.transitions, seq.n_examples(), self.n_labels)?;
+        let chain = chain_of(&em, &self.transitions, seq.n_examples(), self.n_labels())?;
         chain_marginals(&chain, &mut ChainWorkspace::default())
     }
 
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.space.heap_bytes()
-            + 8 * (self.intercept.capacity() + self.transitions.capacity())
-            + self.weights.heap_bytes()
+        self.linear.heap_bytes() + 8 * self.transitions.capacity()
     }
 
     /// The frozen tagger as bytes (see the module docs).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        let put_str = |out: &mut Vec<u8>, s: &str| {
-            out.extend((s.len() as u64).to_le_bytes());
-            out.extend(s.as_bytes());
-        };
-        out.extend((self.space.n_buckets() as u64).to_le_bytes());
-        out.extend((self.n_labels as u64).to_le_bytes());
         out.extend(self.rounds.to_le_bytes());
-        let grouping = self.space.grouping();
-        put_str(&mut out, &grouping.separator);
-        out.extend((grouping.mapping.len() as u64).to_le_bytes());
-        for (k, v) in &grouping.mapping {
-            put_str(&mut out, k);
-            put_str(&mut out, v);
-        }
-        out.extend((self.space.n_groups() as u64).to_le_bytes());
-        for name in self.space.group_names() {
-            put_str(&mut out, name);
-        }
-        put_str(&mut out, HASH_NAME);
-        out.extend(HASH_SEED.to_le_bytes());
-        for v in self.intercept.iter().chain(&self.transitions) {
+        self.linear.write(&mut out);
+        for v in &self.transitions {
             out.extend(v.to_le_bytes());
         }
-        self.weights.write(&mut out);
         crate::persist::seal(FORMAT, VERSION, &out)
     }
 
@@ -227,84 +185,29 @@ impl FrozenChain {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let payload = crate::persist::open(bytes, FORMAT, &[VERSION])?;
         let mut r = Reader::new(payload, "frozen tagger");
-        let n_buckets = r.u64()? as usize;
-        let n_labels = r.u64()? as usize;
         let rounds = r.u64()?;
-        let separator = read_str(&mut r)?;
-        let n_map = r.count("the number of mapped names", 16)?;
-        let mut mapping = std::collections::BTreeMap::new();
-        for _ in 0..n_map {
-            let k = read_str(&mut r)?;
-            let v = read_str(&mut r)?;
-            mapping.insert(k, v);
-        }
-        let n_groups = r.count("the number of groups", 8)?;
-        let names = (0..n_groups)
-            .map(|_| read_str(&mut r))
-            .collect::<Result<Vec<_>>>()?;
-        let hash = read_str(&mut r)?;
-        let seed = r.u64()?;
-        if hash != HASH_NAME || seed != HASH_SEED {
-            return Err(bad(format!(
-                "the model was saved with hash {hash} seed {seed}, but this version uses \
-                 {HASH_NAME} seed {HASH_SEED}"
-            )));
-        }
-        if names.first().map(String::as_str) != Some(TRANSITIONS) {
+        let linear = FrozenLinear::read(&mut r)?;
+        let l = linear.n_outputs();
+        if linear.space().group_names().first().map(String::as_str) != Some(TRANSITIONS) {
             return Err(bad(format!("group 0 must be {TRANSITIONS:?}")));
         }
-        let space = FeatureSpace::with_groups(Grouping { separator, mapping }, n_buckets, names)?;
-        if n_labels == 0 || n_labels + 2 > n_buckets {
+        if l + 2 > linear.space().n_buckets() {
             return Err(bad(format!(
-                "expected 1 to n_buckets - 2 = {} labels, got {n_labels}",
-                n_buckets.saturating_sub(2)
+                "expected at most n_buckets - 2 = {} labels, got {l}",
+                linear.space().n_buckets().saturating_sub(2)
             )));
         }
-        let n_scores = (n_labels + 3)
-            .checked_mul(n_labels)
-            .filter(|&c| c.checked_mul(8).is_some_and(|b| b <= r.remaining()))
-            .ok_or_else(|| {
-                bad(format!(
-                    "{n_labels} labels need more scores than the bytes hold"
-                ))
-            })?;
-        let mut scores = Vec::with_capacity(n_scores);
-        for _ in 0..n_scores {
-            let v = r.f64()?;
-            if !v.is_finite() {
-                return Err(bad(format!("expected finite scores, got {v}")));
-            }
-            scores.push(v);
-        }
-        let transitions = scores.split_off(n_labels);
-        let weights = FrozenWeights::read(&mut r, n_buckets)?;
-        r.finish()?;
-        if weights.n_outputs() != n_labels || weights.groups().len() != n_groups {
-            return Err(bad(format!(
-                "the weights have {} outputs and {} groups, expected {n_labels} and {n_groups}",
-                weights.n_outputs(),
-                weights.groups().len()
-            )));
-        }
-        if weights.groups()[0].n_entries() != 0 {
+        if linear.weights().groups()[0].n_entries() != 0 {
             return Err(bad("the transition group holds template weights"));
         }
+        let transitions = read_finite(&mut r, (l + 2) * l, "transition scores")?;
+        r.finish()?;
         Ok(FrozenChain {
-            space,
-            n_labels,
+            linear,
             rounds,
-            intercept: scores,
             transitions,
-            weights,
         })
     }
-}
-
-/// A string of a `u64` length and UTF-8 bytes.
-fn read_str(r: &mut Reader<'_>) -> Result<String> {
-    let n = r.count("a string length", 1)?;
-    let b = r.take(n)?;
-    String::from_utf8(b.to_vec()).map_err(|_| r.error("a string is not UTF-8"))
 }
 
 #[cfg(test)]
@@ -441,7 +344,8 @@ mod tests {
             assert!(FrozenChain::from_bytes(&bytes[..cut]).is_err());
         }
         let config = l.model().config.clone();
-        let multi = NamedLearner::new(config, Grouping::by_prefix("_"), 32).unwrap();
+        let multi =
+            NamedLearner::new(config, crate::features::Grouping::by_prefix("_"), 32).unwrap();
         assert!(FrozenChain::freeze(&multi).is_err());
     }
 }

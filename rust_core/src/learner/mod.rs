@@ -9,14 +9,15 @@
 //!   norm and lazy average ([`weights::ScaledBlock`]), under every learner.
 //! * [`round`]: the prox part of a round (Prop. 1, then the ball).
 //! * [`grouped_weights`]: one block per group of hashed features.
-//! * [`frozen_weights`], [`frozen_chain`]: a trained model frozen for
-//!   prediction (the non-zero averaged weights, `f32`).
+//! * [`frozen_weights`], [`frozen_linear`], [`frozen_chain`]: a trained
+//!   model frozen for prediction (the non-zero averaged weights, `f32`).
 //! * [`stream_mkl`]: Alg. 3 (and Alg. 1 on its groups): one round over
 //!   kernel groups (on the fly, or over precomputed Gram matrices),
 //!   explicit groups and transitions, for multiclass problems and chains.
 
 pub mod chain;
 pub mod frozen_chain;
+pub mod frozen_linear;
 pub mod frozen_weights;
 pub mod grouped_weights;
 pub mod loss;

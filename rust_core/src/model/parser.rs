@@ -39,6 +39,7 @@ impl ArcParser {
     /// Installs an untrained first-pass pruner keeping `k` heads per word
     /// (replacing any previous one); `k = 0` removes the pruner.
     pub fn set_pruner(&mut self, k: usize) -> Result<()> {
+        self.check_learnable()?;
         self.pruner = if k == 0 {
             None
         } else {
@@ -54,12 +55,18 @@ impl ArcParser {
     /// Sets the pruner's score margin (see [`ArcPruner`]); an error when
     /// there is no pruner.
     pub fn set_pruner_margin(&mut self, margin: f64) -> Result<()> {
-        self.pruner_or("prune_margin", " (prune_k = 0)")?
+        self.pruner
+            .as_deref_mut()
+            .ok_or_else(|| {
+                OmklError::invalid("prune_margin", "the parser has no pruner (prune_k = 0)")
+            })?
             .set_margin(margin)
     }
 
-    /// The pruner, or an error naming `name` when there is none.
+    /// The pruner to train, or an error naming `name` when there is none
+    /// (or when the parser is frozen).
     fn pruner_or(&mut self, name: &str, note: &str) -> Result<&mut ArcPruner> {
+        self.check_learnable()?;
         self.pruner
             .as_deref_mut()
             .ok_or_else(|| OmklError::invalid(name, format!("the parser has no pruner{note}")))
@@ -127,6 +134,7 @@ impl ArcParser {
     /// slots hashed on another thread; scoring reads the current weights. A
     /// gold tree that is not a tree stops it before the block that holds it.
     pub fn fit_batch(&mut self, sents: &[(&ParserInput, &[usize])]) -> Result<f64> {
+        self.check_learnable()?;
         const BLOCK: usize = 16;
         const BLOCK_ARCS: usize = 8192;
         let pruner = self.pruner.take();

@@ -28,6 +28,7 @@
 
 use crate::error::{OmklError, Result};
 use crate::features::Grouping;
+use crate::learner::frozen_linear::FrozenLinear;
 use crate::learner::named::NamedLearner;
 use crate::learner::{Alg1Config, Loss, Schedule, Target};
 use crate::model::conllu::Token;
@@ -53,6 +54,9 @@ pub const V2_TABLE_BUCKETS: usize = 1 << 15;
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArcLabeler {
     pub(crate) learner: NamedLearner,
+    /// The prediction model frozen ([`ArcLabeler::freeze`]): then the
+    /// learner is empty, and the labeler predicts and cannot learn.
+    pub(crate) frozen: Option<FrozenLinear>,
     pub(crate) labels: Vec<String>,
     /// The format version whose features the weights mean: new labelers
     /// are [`LABELER_VERSION`], one loaded from version 2 bytes keeps
@@ -85,9 +89,47 @@ impl ArcLabeler {
         };
         Ok(ArcLabeler {
             learner: NamedLearner::new(config, Grouping::by_prefix("_"), LABEL_TABLE_BUCKETS)?,
+            frozen: None,
             labels: Vec::new(),
             version: LABELER_VERSION,
         })
+    }
+
+    /// Freezes the labeler for prediction: it keeps the non-zero averaged
+    /// weights in `f32` ([`FrozenLinear`]) and drops the learner's tables;
+    /// it then predicts the relations it predicted (up to the rounding of
+    /// the weights) and refuses to learn. Freezing a frozen labeler does
+    /// nothing.
+    ///
+    /// # Complexity
+    /// O(buckets × relations).
+    pub fn freeze(&mut self) -> Result<()> {
+        if self.frozen.is_none() {
+            let frozen = FrozenLinear::freeze(&self.learner, None);
+            self.learner = NamedLearner::new(
+                self.learner.model().config.clone(),
+                Grouping::by_prefix("_"),
+                self.learner.space().n_buckets(),
+            )?;
+            self.frozen = Some(frozen);
+        }
+        Ok(())
+    }
+
+    /// Whether the labeler is frozen ([`ArcLabeler::freeze`]).
+    pub fn is_frozen(&self) -> bool {
+        self.frozen.is_some()
+    }
+
+    /// An error if the labeler is frozen.
+    pub fn check_learnable(&self) -> Result<()> {
+        if self.frozen.is_some() {
+            return Err(OmklError::invalid(
+                "label stage",
+                "it is frozen (a compact model for prediction) and cannot learn",
+            ));
+        }
+        Ok(())
     }
 
     /// The relations seen in training, by class index.
@@ -104,6 +146,7 @@ impl ArcLabeler {
     /// `toks[i].deprel`; returns the summed hinge loss. Validates the whole
     /// sentence first.
     pub fn learn_sentence(&mut self, toks: &[Token], heads: &[usize], id: &str) -> Result<f64> {
+        self.check_learnable()?;
         Self::check(toks, heads, id)?;
         if let Some(t) = toks.iter().find(|t| t.deprel.is_empty() || t.deprel == "_") {
             return Err(OmklError::invalid(
@@ -152,7 +195,10 @@ impl ArcLabeler {
                 let names = arc_features(toks, heads, &kids, heads[i], i + 1, extended);
                 let refs: Vec<&str> = names.iter().map(String::as_str).collect();
                 let values = vec![1.0; refs.len()];
-                let z = self.learner.scores(&refs, &values)?;
+                let z = match &self.frozen {
+                    Some(f) => f.scores(&refs, &values)?,
+                    None => self.learner.scores(&refs, &values)?,
+                };
                 let n = z.len().min(self.labels.len());
                 let best = (0..n).fold(0, |b, k| if z[k] > z[b] { k } else { b });
                 Ok(self.labels[best].clone())
@@ -163,23 +209,46 @@ impl ArcLabeler {
     /// Deterministic bytes inside the envelope of [`crate::persist`]
     /// (format [`LABELER_FORMAT`]): the label list, then the learner's
     /// own sealed bytes.
+    /// A frozen labeler is sealed at [`FROZEN_LABELER_VERSION`]: its
+    /// features' version, the labels, then its [`FrozenLinear`].
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
+        if self.frozen.is_some() {
+            out.extend_from_slice(&self.version.to_le_bytes());
+        }
         out.extend_from_slice(&(self.labels.len() as u64).to_le_bytes());
         for l in &self.labels {
             out.extend_from_slice(&(l.len() as u64).to_le_bytes());
             out.extend_from_slice(l.as_bytes());
         }
-        out.extend_from_slice(&self.learner.to_bytes());
-        crate::persist::seal(LABELER_FORMAT, self.version, &out)
+        match &self.frozen {
+            Some(f) => {
+                f.write(&mut out);
+                crate::persist::seal(LABELER_FORMAT, FROZEN_LABELER_VERSION, &out)
+            }
+            None => {
+                out.extend_from_slice(&self.learner.to_bytes());
+                crate::persist::seal(LABELER_FORMAT, self.version, &out)
+            }
+        }
     }
 
     /// Reads bytes written by [`ArcLabeler::to_bytes`] (envelope checked
     /// first; labels must be distinct UTF-8 strings).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let payload = crate::persist::open(bytes, LABELER_FORMAT, &[2, LABELER_VERSION])?;
-        let version = crate::persist::peek(bytes)?.version;
+        let versions = [2, LABELER_VERSION, FROZEN_LABELER_VERSION];
+        let payload = crate::persist::open(bytes, LABELER_FORMAT, &versions)?;
+        let sealed = crate::persist::peek(bytes)?.version;
         let mut r = crate::persist::Reader::new(payload, "labeler state");
+        let version = if sealed == FROZEN_LABELER_VERSION {
+            let v = u32::from_le_bytes(r.take(4)?.try_into().expect("4 bytes"));
+            if v != 2 && v != LABELER_VERSION {
+                return Err(r.error(format!("unknown feature version {v}")));
+            }
+            v
+        } else {
+            sealed
+        };
         let n = r.count("label count", 8)?;
         let mut labels: Vec<String> = Vec::with_capacity(n);
         for _ in 0..n {
@@ -191,8 +260,22 @@ impl ArcLabeler {
             }
             labels.push(s.to_string());
         }
-        let learner = NamedLearner::from_bytes(r.take(r.remaining())?)?;
-        let space = learner.space();
+        let (learner, frozen) = if sealed == FROZEN_LABELER_VERSION {
+            let f = FrozenLinear::read(&mut r)?;
+            r.finish()?;
+            if f.n_outputs() < labels.len() {
+                return Err(r.error(format!(
+                    "{} relations but {} outputs",
+                    labels.len(),
+                    f.n_outputs()
+                )));
+            }
+            let empty = ArcLabeler::new(0.02, 1e-6)?.learner;
+            (empty, Some(f))
+        } else {
+            (NamedLearner::from_bytes(r.take(r.remaining())?)?, None)
+        };
+        let space = frozen.as_ref().map_or(learner.space(), |f| f.space());
         if space.n_buckets() != table_buckets(version)
             || space.group_names().iter().any(|g| g != "arc")
         {
@@ -205,6 +288,7 @@ impl ArcLabeler {
         }
         Ok(ArcLabeler {
             learner,
+            frozen,
             labels,
             version,
         })
@@ -213,6 +297,8 @@ impl ArcLabeler {
 
 /// Format name of the label stage's envelope.
 pub const LABELER_FORMAT: &str = "omkl-arc-labeler";
+/// Version of the bytes of a frozen label stage ([`ArcLabeler::freeze`]).
+pub const FROZEN_LABELER_VERSION: u32 = 4;
 /// Format version of the label stage's bytes. Version 2 reads the rest of
 /// the tree (the modifier's dependents, its siblings, the head's head);
 /// version 3 adds the words around the modifier's subtree, the nominal
@@ -272,6 +358,7 @@ mod tests {
         };
         let mut old = ArcLabeler {
             learner: NamedLearner::new(config, Grouping::by_prefix("_"), 1 << 13).unwrap(),
+            frozen: None,
             labels: Vec::new(),
             version: LABELER_VERSION,
         };

@@ -27,6 +27,7 @@ impl ArcParser {
         slots: &ArcSlots<'_>,
         decode: &mut DecodeFn<'_>,
     ) -> Result<f64> {
+        self.check_learnable()?;
         let n1 = slots.len_with_root();
         let mut scores = match kept {
             Some(k) => k.first_pass.iter().map(|&x| PRUNED_SCORE + x).collect(),
@@ -65,6 +66,7 @@ impl ArcParser {
     /// `O(G + T)` to bucket the `G` entries by template, then a stable sort
     /// of each template's (few) entries by slot.
     pub(super) fn apply_step(&mut self, grad: Vec<(u32, u32, f64)>, eta: f64) -> Result<()> {
+        self.check_learnable()?;
         let n_t = self.templates.len();
         let mut start = vec![0usize; n_t + 1];
         for g in &grad {
@@ -107,6 +109,7 @@ impl ArcParser {
         heads: &[usize],
         grad: impl FnOnce(&[f64], usize, &mut Vec<(u32, u32, f64)>) -> f64,
     ) -> Result<f64> {
+        self.check_learnable()?;
         check_gold(sent, heads)?;
         let fz = ArcFeaturizer::new(&self.templates, &sent.words);
         let n1 = fz.len_with_root();
@@ -141,6 +144,7 @@ impl ArcParser {
     /// with [`crate::OmklError::Alloc`] when the averaged table cannot be
     /// had; then the parameters and β's history are as they were.
     pub fn end_epoch(&mut self) -> Result<()> {
+        self.check_learnable()?;
         self.weights.refresh_norms();
         self.finalize()?;
         self.beta_trajectory.push(self.template_weights());
@@ -150,6 +154,9 @@ impl ArcParser {
     /// Computes the averaged parameters used by prediction, or fails with
     /// [`crate::OmklError::Alloc`] (nothing changed).
     pub fn finalize(&mut self) -> Result<()> {
+        if self.frozen {
+            return Ok(()); // the averaged table is final
+        }
         // the table of an earlier epoch is rewritten in place: ending an
         // epoch then allocates nothing large, and cannot fail
         let avg = match self.averaged.take() {

@@ -87,6 +87,7 @@ impl ArcParser {
     /// with the same templates, table sizes and pruner. Everything is
     /// checked first: on error nothing changes.
     pub fn import_params(&mut self, p: &Params) -> Result<()> {
+        self.check_learnable()?;
         let steps = self.check_own("arc/", p)?;
         let pruner_steps = match &self.pruner {
             Some(pr) => Some(pr.model.check_own("pruner/", p)?),
@@ -141,6 +142,7 @@ impl ArcParser {
     /// # Complexity
     /// O(slots of the imported stages).
     pub fn import_stages(&mut self, p: &Params) -> Result<()> {
+        self.check_learnable()?;
         let arc = if p.contains_key("arc/weights") {
             let n = self.weights.n_slots();
             take::<f32>(p, "arc/weights", n)?;
@@ -226,6 +228,7 @@ impl ArcParser {
     /// Gives template `t` a table of `2^bits[t]` zero slots (one value per
     /// template; only before the first step).
     pub(crate) fn set_table_bits(&mut self, bits: &[u32]) -> Result<()> {
+        self.check_learnable()?;
         for (tpl, &b) in Arc::make_mut(&mut self.templates).iter_mut().zip(bits) {
             tpl.bits = b;
         }
@@ -261,13 +264,15 @@ fn import_keeping_sums(blocks: &mut [ScaledBlock<f32>], w: &[f32]) {
 impl ArcLabeler {
     /// The label stage's learnable state, under `label/` (see
     /// [`crate::learner::named::NamedLearner::export_params`]).
-    pub fn export_params(&self) -> Params {
-        self.learner.export_params("label/")
+    pub fn export_params(&self) -> Result<Params> {
+        self.check_learnable()?;
+        Ok(self.learner.export_params("label/"))
     }
 
     /// Sets the state exported by [`ArcLabeler::export_params`] from a
     /// labeler with the same labels; on error nothing changes.
     pub fn import_params(&mut self, p: &Params) -> Result<()> {
+        self.check_learnable()?;
         self.learner.import_params(p, "label/")
     }
 
@@ -275,6 +280,7 @@ impl ArcLabeler {
     /// gives the classifier its one feature group and an output per label,
     /// so that labelers which will be mixed share their layout.
     pub fn register_labels(&mut self, labels: &[String]) -> Result<()> {
+        self.check_learnable()?;
         let mut all = self.labels.clone();
         for l in labels {
             if l.is_empty() || l == "_" {

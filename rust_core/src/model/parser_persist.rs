@@ -6,6 +6,7 @@
 //! `O(table slots)` either way, one pass.
 
 use crate::error::{OmklError, Result};
+use crate::features::arc_templates::MAX_BITS;
 use crate::features::arc_templates::{HASH_NAME, HASH_SEED};
 use crate::model::parser_decode::TreeDecoder;
 use crate::model::parser_input::ParserConfig;
@@ -16,8 +17,13 @@ use crate::prox::Regularizer;
 
 /// Version of the byte format of [`ArcParser::to_bytes`]. 4: the payload
 /// of version 3 inside the checksummed envelope of [`crate::persist`]
-/// (format [`FORMAT`]); files of earlier versions are refused.
-pub const FORMAT_VERSION: u32 = 4;
+/// (format [`FORMAT`]); 5 adds a flag after the template indices: a frozen
+/// parser ([`ArcParser::freeze`]) then holds only its table sizes, step
+/// count and averaged table. Version 4 bytes load; files of earlier
+/// versions are refused.
+pub const FORMAT_VERSION: u32 = 5;
+/// The versions that load.
+const VERSIONS: [u32; 2] = [4, FORMAT_VERSION];
 /// Format name of the envelope.
 pub const FORMAT: &str = "omkl-arc-parser";
 
@@ -66,13 +72,29 @@ impl ArcParser {
         for &i in &self.template_ids {
             out.extend_from_slice(&(i as u64).to_le_bytes());
         }
-        self.weights.write_bytes(out);
-        match &self.averaged {
-            None => out.push(0),
-            Some(a) => {
-                out.push(1);
-                for x in a {
-                    out.extend_from_slice(&x.to_le_bytes());
+        out.push(u8::from(self.frozen));
+        if self.frozen {
+            let avg = self.averaged.as_ref().ok_or_else(|| {
+                OmklError::invalid("parser", "a frozen parser holds no averaged table")
+            })?;
+            let nt = self.weights.n_groups();
+            out.extend_from_slice(&(nt as u64).to_le_bytes());
+            for t in 0..nt {
+                out.extend_from_slice(&(self.weights.group_size(t) as u64).to_le_bytes());
+            }
+            out.extend_from_slice(&self.weights.steps().to_le_bytes());
+            for x in avg {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+        } else {
+            self.weights.write_bytes(out);
+            match &self.averaged {
+                None => out.push(0),
+                Some(a) => {
+                    out.push(1);
+                    for x in a {
+                        out.extend_from_slice(&x.to_le_bytes());
+                    }
                 }
             }
         }
@@ -106,14 +128,15 @@ impl ArcParser {
     /// every decoded value (sizes against the bytes left before
     /// allocating, finite positive scales, finite non-negative norms).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let payload = crate::persist::open(bytes, FORMAT, &[FORMAT_VERSION])?;
+        let payload = crate::persist::open(bytes, FORMAT, &VERSIONS)?;
+        let version = crate::persist::peek(bytes)?.version;
         let mut r = Reader::new(payload, "parser state");
-        let p = Self::read_payload(&mut r)?;
+        let p = Self::read_payload(&mut r, version)?;
         r.finish()?;
         Ok(p)
     }
 
-    pub(super) fn read_payload(r: &mut Reader<'_>) -> Result<Self> {
+    pub(super) fn read_payload(r: &mut Reader<'_>, version: u32) -> Result<Self> {
         let name_len = r.count("hash name length", 1)?;
         let name = r.take(name_len)?;
         let seed = r.u64()?;
@@ -148,6 +171,44 @@ impl ArcParser {
             decoder,
         };
         let mut p = ArcParser::with_templates(config, Some(&ids))?;
+        let frozen = match if version >= 5 { r.u8()? } else { 0 } {
+            0 => false,
+            1 => true,
+            f => return Err(r.error(format!("unknown frozen flag {f}"))),
+        };
+        if frozen {
+            let count = r.count("group count", 8)?;
+            let mut sizes = Vec::with_capacity(count);
+            for _ in 0..count {
+                let s = r.u64()?;
+                if !s.is_power_of_two() || s > 1 << MAX_BITS {
+                    return Err(r.error(format!("table size {s}")));
+                }
+                sizes.push(s as usize);
+            }
+            let steps = r.u64()?;
+            let n: usize = sizes.iter().sum();
+            if n.checked_mul(4).is_none_or(|b| b > r.remaining()) {
+                return Err(r.error(format!(
+                    "truncated: averaged table of {n} weights, {} bytes left",
+                    r.remaining()
+                )));
+            }
+            let mut avg = zeroed_table(n)?;
+            r.f32s(n, &mut avg)?;
+            if avg.iter().any(|v| !v.is_finite()) {
+                return Err(r.error("non-finite averaged weight"));
+            }
+            p.set_frozen_state(&sizes, steps, avg)?;
+        } else {
+            Self::read_weights(r, &mut p)?;
+        }
+        Self::read_rest(r, &mut p, nt, version)?;
+        Ok(p)
+    }
+
+    /// The training tables and the averaged table of an unfrozen parser.
+    fn read_weights(r: &mut Reader<'_>, p: &mut ArcParser) -> Result<()> {
         let weights = TemplateWeights::read_from(r)?;
         let averaged = match r.u8()? {
             0 => None,
@@ -169,7 +230,11 @@ impl ArcParser {
             }
             f => return Err(r.error(format!("unknown averaged-table flag {f}"))),
         };
-        p.set_state(weights, averaged)?;
+        p.set_state(weights, averaged)
+    }
+
+    /// The β trajectory and the pruner.
+    fn read_rest(r: &mut Reader<'_>, p: &mut ArcParser, nt: usize, version: u32) -> Result<()> {
         let epochs = r.count("trajectory length", 8 * nt)?;
         for _ in 0..epochs {
             let mut b = Vec::with_capacity(nt);
@@ -187,11 +252,14 @@ impl ArcParser {
             let margin = if flag == 2 { r.f64()? } else { f64::INFINITY };
             let len = r.count("pruner length", 1)?;
             let mut inner = Reader::new(r.take(len)?, "pruner state");
-            let model = ArcParser::read_payload(&mut inner)?;
+            let model = ArcParser::read_payload(&mut inner, version)?;
             inner.finish()?;
+            if model.is_frozen() != p.is_frozen() {
+                return Err(r.error("the pruner and the parser must both be frozen, or neither"));
+            }
             p.pruner = Some(Box::new(ArcPruner::from_parts(model, k, margin)?));
         }
-        Ok(p)
+        Ok(())
     }
 }
 
@@ -224,7 +292,7 @@ mod tests {
 
     #[test]
     fn older_formats_are_refused_before_anything_else_is_read() {
-        assert_eq!(FORMAT_VERSION, 4);
+        assert_eq!(FORMAT_VERSION, 5);
         let mut p = ArcParser::new(ParserConfig::default()).unwrap();
         p.fit_epoch(&toy(), &mut |_| Ok(())).unwrap();
         let b = p.to_bytes().unwrap();
@@ -252,8 +320,8 @@ mod tests {
         let mut payload = crate::persist::open(&b, FORMAT, &[FORMAT_VERSION])
             .unwrap()
             .to_vec();
-        // hash name, seed, kind, lam, eta, decoder, template ids
-        let at = 8 + HASH_NAME.len() + 8 + 1 + 8 + 8 + 1 + 8 + 8 * p.template_ids().len();
+        // hash name, seed, kind, lam, eta, decoder, template ids, frozen flag
+        let at = 8 + HASH_NAME.len() + 8 + 1 + 8 + 8 + 1 + 8 + 8 * p.template_ids().len() + 1;
         edit(&mut payload, at);
         crate::persist::seal(FORMAT, FORMAT_VERSION, &payload)
     }
@@ -291,5 +359,73 @@ mod tests {
             ArcParser::from_bytes(&same).unwrap().to_bytes().unwrap(),
             same
         );
+    }
+
+    /// A parser with a trained pruner, trained one epoch on the toy data.
+    fn pruned_toy() -> (
+        Vec<(crate::model::parser_input::ParserInput, Vec<usize>)>,
+        ArcParser,
+    ) {
+        let data = toy();
+        let mut p = ArcParser::new(ParserConfig::default()).unwrap();
+        p.set_pruner(2).unwrap();
+        p.fit_pruner_epoch(&data, &mut |_| Ok(())).unwrap();
+        for (s, h) in &data {
+            p.learn_one(s, h).unwrap();
+        }
+        p.end_epoch().unwrap();
+        (data, p)
+    }
+
+    #[test]
+    fn a_frozen_parser_predicts_as_before_round_trips_and_refuses_to_learn() {
+        for (data, p) in [trained_toy(None), pruned_toy()] {
+            let mut f = p.clone();
+            f.freeze().unwrap();
+            assert!(f.is_frozen() && !p.is_frozen());
+            f.freeze().unwrap(); // a second freeze changes nothing
+            for (s, _) in &data {
+                assert_eq!(f.predict(s).unwrap(), p.predict(s).unwrap());
+            }
+            let b = f.to_bytes().unwrap();
+            assert!(b.len() * 2 < p.to_bytes().unwrap().len());
+            let back = ArcParser::from_bytes(&b).unwrap();
+            assert!(back.is_frozen());
+            assert_eq!(back.to_bytes().unwrap(), b);
+            for (s, _) in &data {
+                assert_eq!(back.predict(s).unwrap(), p.predict(s).unwrap());
+            }
+            let (s, h) = &data[0];
+            let mut g = back.clone();
+            for e in [
+                g.learn_one(s, h).unwrap_err(),
+                g.fit_batch(&[(s, &h[..])]).unwrap_err(),
+                g.end_epoch().unwrap_err(),
+                g.set_pruner(1).unwrap_err(),
+                g.import_params(&p.export_params()).unwrap_err(),
+            ] {
+                assert!(e.to_string().contains("frozen"), "{e}");
+            }
+            assert_eq!(g.to_bytes().unwrap(), b);
+            for cut in [0, 10, b.len() / 2, b.len() - 1] {
+                assert!(ArcParser::from_bytes(&b[..cut]).is_err());
+            }
+        }
+    }
+
+    #[test]
+    fn version_4_bytes_load() {
+        let (data, p) = trained_toy(None);
+        let b = p.to_bytes().unwrap();
+        let payload = crate::persist::open(&b, FORMAT, &[FORMAT_VERSION]).unwrap();
+        // version 4 has no frozen flag after the template ids
+        let at = 8 + HASH_NAME.len() + 8 + 1 + 8 + 8 + 1 + 8 + 8 * p.template_ids().len();
+        assert_eq!(payload[at], 0);
+        let v4: Vec<u8> = [&payload[..at], &payload[at + 1..]].concat();
+        let q = ArcParser::from_bytes(&crate::persist::seal(FORMAT, 4, &v4)).unwrap();
+        assert_eq!(q.to_bytes().unwrap(), b);
+        for (s, _) in &data {
+            assert_eq!(q.predict(s).unwrap(), p.predict(s).unwrap());
+        }
     }
 }

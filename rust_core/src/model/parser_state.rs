@@ -64,6 +64,9 @@ pub struct ArcParser {
     pub beta_trajectory: Vec<Vec<f64>>,
     /// First-pass arc pruner (scores only its kept arcs once it is trained).
     pub(super) pruner: Option<Box<ArcPruner>>,
+    /// Frozen for prediction ([`ArcParser::freeze`]): only the averaged
+    /// table is held, and learning is refused.
+    pub(super) frozen: bool,
 }
 
 impl ArcParser {
@@ -109,7 +112,50 @@ impl ArcParser {
             live: None,
             beta_trajectory: Vec::new(),
             pruner: None,
+            frozen: false,
         })
+    }
+
+    /// Freezes the parser (and its pruner) for prediction: the averaged
+    /// table, computed first if need be, is kept and the training tables
+    /// (current weights and averaging sums, twice its size) are dropped. It
+    /// then predicts as before and refuses every learning call. Freezing a
+    /// frozen parser does nothing; on an allocation error nothing changes.
+    ///
+    /// # Complexity
+    /// O(table slots).
+    pub fn freeze(&mut self) -> Result<()> {
+        if self.frozen {
+            return Ok(());
+        }
+        if self.averaged.is_none() {
+            self.finalize()?;
+        }
+        if let Some(p) = self.pruner.as_deref_mut() {
+            p.model.freeze()?;
+        }
+        let sizes: Vec<usize> = (0..self.weights.n_groups())
+            .map(|t| self.weights.group_size(t))
+            .collect();
+        self.weights = TemplateWeights::sizes_only(&sizes, self.weights.steps());
+        self.frozen = true;
+        Ok(())
+    }
+
+    /// Whether the parser is frozen ([`ArcParser::freeze`]).
+    pub fn is_frozen(&self) -> bool {
+        self.frozen
+    }
+
+    /// An error if the parser is frozen.
+    pub fn check_learnable(&self) -> Result<()> {
+        if self.frozen {
+            return Err(OmklError::invalid(
+                "parser",
+                "it is frozen (a compact model for prediction) and cannot learn",
+            ));
+        }
+        Ok(())
     }
 
     pub fn templates(&self) -> &[Template] {
@@ -161,6 +207,32 @@ impl ArcParser {
         Ok(())
     }
 
+    /// Makes this parser (with the templates it was built with) the frozen
+    /// parser of the given table sizes, step count and averaged table.
+    pub(crate) fn set_frozen_state(
+        &mut self,
+        sizes: &[usize],
+        steps: u64,
+        averaged: Vec<f32>,
+    ) -> Result<()> {
+        self.set_state(TemplateWeights::sizes_only(sizes, steps), None)?;
+        if averaged.len() != self.weights.n_slots() {
+            return Err(OmklError::invalid(
+                "state",
+                "averaged table has the wrong size",
+            ));
+        }
+        let off = self.weights.offsets();
+        self.live = Some(
+            (0..self.templates.len())
+                .map(|t| averaged[off[t]..off[t + 1]].iter().any(|&x| x != 0.0))
+                .collect(),
+        );
+        self.averaged = Some(averaged);
+        self.frozen = true;
+        Ok(())
+    }
+
     pub fn averaged(&self) -> Option<&[f32]> {
         self.averaged.as_deref()
     }
@@ -174,6 +246,7 @@ impl ArcParser {
         slots_per_feature: f64,
         max_bits: u32,
     ) -> Result<()> {
+        self.check_learnable()?;
         check_positive("slots_per_feature", slots_per_feature)?;
         if self.weights.steps() > 0 {
             return Err(OmklError::invalid(

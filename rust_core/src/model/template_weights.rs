@@ -60,6 +60,22 @@ impl TemplateWeights {
         })
     }
 
+    /// The table sizes and step count of a frozen model: no table is held
+    /// (a frozen parser predicts from its averaged table), so that reading
+    /// or writing a weight is out of bounds; the caller refuses to learn.
+    pub fn sizes_only(sizes: &[usize], steps: u64) -> Self {
+        let mut offsets = Vec::with_capacity(sizes.len() + 1);
+        offsets.push(0);
+        for &s in sizes {
+            offsets.push(offsets[offsets.len() - 1] + s);
+        }
+        TemplateWeights {
+            offsets,
+            blocks: sizes.iter().map(|_| ScaledBlock::zeros(0)).collect(),
+            steps,
+        }
+    }
+
     /// Number of groups.
     pub fn n_groups(&self) -> usize {
         self.blocks.len()
