@@ -19,6 +19,10 @@ echo "== maturin sdist"
 "$VENV/bin/maturin" sdist --out target/sdist
 sdist=$(ls target/sdist/omkl-*.tar.gz)
 echo "$sdist: $(tar tzf "$sdist" | wc -l) files"
+if ! tar tzf "$sdist" | grep -x 'omkl-[^/]*/LICENSE' >/dev/null; then
+  echo "$sdist has no LICENSE at its top" >&2
+  exit 1
+fi
 
 echo "== pip install $sdist (builds the Rust core)"
 "$VENV/bin/python" -m pip install "$sdist"
@@ -30,5 +34,6 @@ print(omkl.__version__, omkl.__file__)
 print(omkl.ProximalClassifier())
 ')
 
-echo "== cargo package -p omkl-core"
+echo "== cargo package -p omkl-core (with LICENSE)"
 cargo package -p omkl-core --no-verify --allow-dirty
+cargo package -p omkl-core --no-verify --allow-dirty --list | grep -x LICENSE >/dev/null

@@ -21,9 +21,10 @@ cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test -p omkl-core --profile test-release
 
-echo "== Rust: docs with warnings denied, and the core crate packages for crates.io"
+echo "== Rust: docs with warnings denied, and the core crate packages for crates.io (with LICENSE)"
 RUSTDOCFLAGS="-D warnings" cargo doc -p omkl-core --no-deps
 cargo package -p omkl-core --no-verify --allow-dirty
+cargo package -p omkl-core --no-verify --allow-dirty --list | grep -x LICENSE >/dev/null
 
 echo "== Python tools in a fresh virtualenv"
 VENV=target/test-venv
@@ -63,6 +64,9 @@ fi
 "$VENV/bin/abi3audit" --strict --summary "$wheel"
 
 echo "== Wheel: install into a fresh virtualenv with no cargo or rustc, run the OCR experiment"
+# The bare wheel, as `pip install omkl` gives it: without the plot extra there
+# is no matplotlib, and the run writes its table and results and skips the
+# figure with a note (the figure is what the extra is for).
 NORUST_VENV=$PWD/target/norust-venv
 rm -rf "$NORUST_VENV" target/norust-ocr
 "$PYTHON" -m venv "$NORUST_VENV"
@@ -76,6 +80,8 @@ env -u CARGO -u CARGO_HOME -u RUSTUP_HOME -u RUSTC PATH="$norust_path" bash -euc
   omkl reproduce ocr --folds 0 --rows linear --out "$2" | tee "$2.log"
 ' _ "$PWD/$wheel" "$PWD/target/norust-ocr"
 grep -q '^| Linear (L) | ' target/norust-ocr.log
+test -f target/norust-ocr/results.json
+test ! -e target/norust-ocr/beta.png
 
 echo "== Install the wheel into the test virtualenv"
 "$VENV/bin/python" -m pip install -q "${wheel}[test]"

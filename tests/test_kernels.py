@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import pickle
 import sys
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -140,6 +142,115 @@ def test_tiny_inputs_give_finite_normalised_values():
         K = kernels.gram(X, X, kind, **p)
         assert np.all(np.isfinite(K))
         assert K[2, 2] == pytest.approx(1.0)
+
+
+def exact_normalised(X: np.ndarray, Y: np.ndarray, degree: int, offset: float) -> np.ndarray:
+    """``((x.y + c) / sqrt((|x|^2 + c) (|y|^2 + c))) ** degree`` of the
+    float64 inputs (0 where the normaliser is 0), in exact rational
+    arithmetic rounded once to float64: right at any scale."""
+    c = Fraction(offset)
+    fx = [[Fraction(float(v)) for v in row] for row in X]
+    fy = [[Fraction(float(v)) for v in row] for row in Y]
+    out = np.zeros((len(fx), len(fy)))
+    for i, x in enumerate(fx):
+        nx = sum(v * v for v in x) + c
+        for j, y in enumerate(fy):
+            ny = sum(v * v for v in y) + c
+            num = sum(a * b for a, b in zip(x, y, strict=True)) + c
+            if nx * ny > 0:
+                cos = math.sqrt(float(num * num / (nx * ny))) * (1 if num >= 0 else -1)
+                out[i, j] = cos**degree
+    return out
+
+
+#: The normalised kernels as ``(kernel, degree, offset)``.
+NORMALISED = [
+    (kernels.linear(normalize=True), 1, 0.0),
+    (kernels.polynomial(1, 0.0, normalize=True), 1, 0.0),
+    (kernels.polynomial(2, 0.0, normalize=True), 2, 0.0),
+    (kernels.polynomial(3, 0.0, normalize=True), 3, 0.0),
+    (kernels.polynomial(2, 1.0, normalize=True), 2, 1.0),
+    (kernels.polynomial(3, 0.5, normalize=True), 3, 0.5),
+    (kernels.polynomial(2, 1e-30, normalize=True), 2, 1e-30),
+    (kernels.polynomial(2, 1e30, normalize=True), 2, 1e30),
+]
+#: Rows of different directions (cosines from -0.9 to 0.9) and sizes.
+ROWS_X = np.array([[1.0, 2.0, -0.5], [3.0, -1.0, 0.25], [0.5, 0.5, 2.0], [-1.0, -1.5, 0.75]])
+ROWS_Y = np.array([[2.0, 1.0, 0.0], [-0.25, 4.0, 1.0], [1.0, -2.0, -0.5]])
+#: Scales from 1e-300 to 1e300, more of them where float32 products of the
+#: inputs underflow or overflow (near 1e-19 and 1e19) or leave its range.
+SCALES = sorted(
+    {10.0**k for k in range(-300, 301, 25)}
+    | {10.0**k for k in (-45, -40, -38, -30, -25, -20, -19, -15, -12, -5, -1)}
+    | {10.0**k for k in (1, 5, 12, 15, 19, 20, 25, 30, 38, 40, 45)}
+)
+#: Absolute tolerance of a normalised float32 Gram entry (values in [-1, 1]).
+F32_ATOL = 2e-6
+
+
+@pytest.mark.parametrize(("k", "degree", "offset"), NORMALISED, ids=repr)
+def test_normalised_kernels_match_exact_values_at_any_scale(k, degree, offset):
+    """gram, its symmetric form, gram_many and sparse_gram of inputs scaled
+    from 1e-300 to 1e300 (rows of one scale, and rows of scales from
+    1e-300 to 1e300 together) equal the exact normalised kernel of the
+    float64 inputs to float32 rounding; with no offset the result is the
+    same at every scale. Small inputs used to give the identity matrix."""
+    mixed = np.array([[1e-300], [1e-20], [1.0], [1e300]])
+    for X, Y in [(ROWS_X * s, ROWS_Y * s) for s in SCALES] + [(ROWS_X * mixed, ROWS_Y * 1e-150)]:
+        want_xy = exact_normalised(X, Y, degree, offset)
+        want_xx = exact_normalised(X, X, degree, offset)
+        rect = kernels.gram(X, Y, k)
+        sym = kernels.gram(X, kernel=k)
+        np.testing.assert_allclose(rect, want_xy, rtol=0, atol=F32_ATOL, err_msg=f"{X[0]}")
+        np.testing.assert_allclose(sym, want_xx, rtol=0, atol=F32_ATOL, err_msg=f"{X[0]}")
+        np.testing.assert_array_equal(np.diag(sym), 1.0)
+        np.testing.assert_array_equal(kernels.gram_many(X, Y, kernels=[k, k])[1], rect)
+        np.testing.assert_allclose(
+            kernels.sparse_gram(X, Y, kernel=k).to_dense(), want_xy, rtol=0, atol=F32_ATOL
+        )
+        if offset == 0.0:
+            at_one = exact_normalised(ROWS_X, ROWS_Y, degree, 0.0)
+            np.testing.assert_allclose(want_xy, at_one, rtol=0, atol=1e-12)
+    # the values are those of distinct inputs, far from an identity matrix
+    assert np.abs(exact_normalised(ROWS_X, ROWS_X, degree, 0.0) - np.eye(4)).max() > 0.5
+
+
+@pytest.mark.parametrize(("k", "degree", "offset"), NORMALISED, ids=repr)
+def test_normalised_kernels_of_float32_inputs_at_any_scale(k, degree, offset):
+    """float32 inputs from subnormal (1e-44) to near the float32 maximum
+    (1e38) go to the core as they are: its Gram matrices, and the rows of a
+    GramCache, equal the exact kernel of those float32 values."""
+    for s in [10.0**e for e in range(-44, 39, 2)]:
+        X = (ROWS_X * s).astype(np.float32)
+        want = exact_normalised(X, X, degree, offset)
+        np.testing.assert_allclose(kernels.gram(X, X, k), want, rtol=0, atol=F32_ATOL)
+        np.testing.assert_allclose(kernels.gram(X, kernel=k), want, rtol=0, atol=F32_ATOL)
+        cache = kernels.GramCache(3, kernel=k)
+        for row in X:
+            cache.add(row)
+        rows = np.array([cache.row(i) for i in range(len(X))])
+        np.testing.assert_allclose(rows, want, rtol=0, atol=F32_ATOL, err_msg=f"scale {s}")
+
+
+def test_gram_many_mixes_normalised_kernels_and_others_at_extreme_scales():
+    """With inputs float32 cannot hold, gram_many still gives every kernel
+    as gram does: the normalised ones right, the others their float32
+    limits (linear 0, Gaussian 1) or the overflow error."""
+    X = ROWS_X * 1e-300
+    ks = [kernels.linear(), kernels.linear(normalize=True), kernels.gaussian(1.0)]
+    many = kernels.gram_many(X, kernels=ks)
+    for k, K in zip(ks, many, strict=True):
+        np.testing.assert_array_equal(K, kernels.gram(X, kernel=k))
+    np.testing.assert_array_equal(many[0], 0.0)
+    np.testing.assert_array_equal(many[2], 1.0)
+    np.testing.assert_allclose(many[1], exact_normalised(ROWS_X, ROWS_X, 1, 0.0), atol=F32_ATOL)
+    with pytest.raises(ValueError, match="`X`.*overflow"):
+        kernels.gram_many(ROWS_X * 1e300, kernels=ks)
+    np.testing.assert_allclose(
+        kernels.gram_many(ROWS_X * 1e300, kernels=ks[1:2])[0],
+        exact_normalised(ROWS_X, ROWS_X, 1, 0.0),
+        atol=F32_ATOL,
+    )
 
 
 def test_kernel_objects_eval_and_pickle():

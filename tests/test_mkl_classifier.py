@@ -6,6 +6,7 @@ from __future__ import annotations
 import _thread
 import os
 import pickle
+import signal
 import threading
 
 import numpy as np
@@ -98,12 +99,27 @@ def test_fit_equals_learn_one_in_order():
     assert a.kernel_weights_ == pytest.approx(b.kernel_weights_, rel=1e-12)
 
 
+@pytest.fixture
+def sigint_raises_keyboard_interrupt():
+    """Python's own SIGINT handler for the test's duration, the old one
+    restored after: the test process may have been started with SIGINT
+    ignored (a background job), where ``_thread.interrupt_main()`` would do
+    nothing."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 @pytest.mark.parametrize(
     "config",
     [{}, {"drift_detector": None, "linear_hedge": None}],
     ids=["detector and hedge", "neither"],
 )
-def test_ctrl_c_during_fit_raises_keyboard_interrupt_and_keeps_whole_epochs(config):
+def test_ctrl_c_during_fit_raises_keyboard_interrupt_and_keeps_whole_epochs(
+    config, sigint_raises_keyboard_interrupt
+):
     """Ctrl-C stops a long ``fit`` in the core: ``KeyboardInterrupt`` is
     raised, and the model holds whole epochs only (the interrupted one is
     not kept), still usable."""

@@ -281,3 +281,88 @@ def test_alternatives_bad_values():
         ValueError, match=r"`alternatives`: expected a list of columns .* got \[.lemma.\]"
     ):
         omkl.MorphologyTagger().tag([[{"form": "a"}]], alternatives=["lemma"])
+
+
+def _word(i: int, head: object, form: str = "w") -> str:
+    return f"{i}\t{form}{i}\t{form}\tNOUN\tNN\t_\t{head}\tdep\t_\t_"
+
+
+#: Bad sentences as (their word lines, the 0-based index of the word line
+#: the error names, or None for the sentence's first line, and the end of
+#: the message, which says what was expected).
+_BAD_SENTENCES = {
+    "column count": (
+        [_word(1, 2), _word(2, 0).rsplit("\t", 1)[0], _word(3, 2)],
+        1,
+        "expected 10 tab-separated columns, got 9",
+    ),
+    "non-integer head": (
+        [_word(1, 2), _word(2, "x"), _word(3, 2)],
+        1,
+        "HEAD `x` is not a non-negative integer; expected 0 (the root), a word ID or `_`",
+    ),
+    "head out of range": (
+        [_word(1, 7), _word(2, 0), _word(3, 2)],
+        0,
+        "HEAD 7 is out of range for a sentence of 3 words; expected 0 (the root) to 3",
+    ),
+    "cycle": (
+        [_word(1, 2), _word(2, 3), _word(3, 1)],
+        None,
+        "heads contain a cycle through word 1; expected a tree, every word reaching the root 0",
+    ),
+}
+
+
+def _bad_file(tmp_path, case: str, sent_id: str | None):
+    """A CoNLL-U file whose first sentence is good and whose second is the
+    bad sentence ``case``, with ``sent_id`` (or none); returns the path,
+    the line the error must name and the message's tail."""
+    words, at, expected = _BAD_SENTENCES[case]
+    good = ["# sent_id = good-1", _word(1, 0), _word(2, 1), ""]
+    head = [] if sent_id is None else [f"# sent_id = {sent_id}"]
+    lines = [*good, *head, *words, ""]
+    path = tmp_path / f"{case.replace(' ', '-')}.conllu"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    first = len(good) + 1
+    return path, first if at is None else first + len(head) + at, expected
+
+
+@pytest.mark.parametrize("case", sorted(_BAD_SENTENCES))
+@pytest.mark.parametrize("sent_id", ["ewt-0042", None])
+def test_fit_and_score_name_file_line_and_sentence_of_a_bad_treebank(tmp_path, case, sent_id):
+    """TextParser.fit and .score on a malformed CoNLL-U file, or one whose
+    heads are out of range or form a cycle, raise omkl.ParseError naming the
+    file, the line, the sentence's sent_id (its 1-based index without one)
+    and what was expected, before any training."""
+    path, line, expected = _bad_file(tmp_path, case, sent_id)
+    name = sent_id if sent_id is not None else "2"
+    want = f'{path}:{line}: sentence "{name}": {expected}'
+    tagger = LookupTagger()
+    pipe = TextParser(tagger, omkl.DependencyParser(epochs=1), folds=2)
+    with pytest.raises(omkl.ParseError) as err:
+        pipe.fit(path)
+    assert str(err.value) == want
+    assert (err.value.path, err.value.line) == (str(path), line)
+    assert tagger.trained_on == []  # nothing was trained
+    pipe.fit(_treebank(12))
+    with pytest.raises(omkl.ParseError) as err:
+        pipe.score(path)
+    assert str(err.value) == want
+    assert isinstance(err.value, ValueError)
+
+
+def test_train_parser_command_names_file_line_and_sentence_of_a_bad_treebank(tmp_path):
+    """``omkl train parser`` checks --train and --dev before any training."""
+    from omkl.cli import main
+
+    good = tmp_path / "good.conllu"
+    write_conllu(_treebank(12), good)
+    path, line, expected = _bad_file(tmp_path, "cycle", "dev-9")
+    model = tmp_path / "parser.omkl"
+    for train, dev in [(path, good), (good, path)]:
+        args = ["train", "parser", "--train", str(train), "--dev", str(dev), "--out", str(model)]
+        with pytest.raises(omkl.ParseError) as err:
+            main([*args, "--folds", "2", "--epochs", "1", "--tagger-epochs", "1"])
+        assert str(err.value) == f'{path}:{line}: sentence "dev-9": {expected}'
+        assert not model.exists()

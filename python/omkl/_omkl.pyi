@@ -267,6 +267,8 @@ PARSER_HASH_SEED: int
 
 def read_conllu_file(
     path: str | os.PathLike[str],
+    check_trees: bool = False,
+    require_heads: bool = False,
 ) -> list[tuple[str, list[dict[str, str | int | None]]]]: ...
 def default_template_names() -> list[str]: ...
 

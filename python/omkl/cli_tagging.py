@@ -54,11 +54,13 @@ def _tag(args: argparse.Namespace) -> int:
 
 def _train_parser(args: argparse.Namespace) -> int:
     from omkl.morphology import MorphologyTagger
-    from omkl.parsing import DependencyParser, read_conllu
+    from omkl.parsing import DependencyParser, _read_gold
     from omkl.pipeline import TextParser
 
-    train = read_conllu(args.train)
-    dev = read_conllu(args.dev) if args.dev else None
+    # both files are checked before any training (heads forming trees too),
+    # each error naming the file, the line and the sentence
+    train = _read_gold(args.train, complete=True)
+    dev = _read_gold(args.dev, complete=False) if args.dev else None
     model = TextParser(
         MorphologyTagger(epochs=args.tagger_epochs, seed=args.seed),
         DependencyParser(epochs=args.epochs, seed=args.seed, stack_folds=args.stack_folds),

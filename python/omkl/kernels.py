@@ -12,8 +12,13 @@ elementwise map):
 ========================  ==================================================
 
 Normalised kernels are ``K(x, x') / sqrt(K(x, x) K(x', x'))`` (0 when the
-normaliser is 0). The parameters are rounded to float32 as well: an
-``offset`` below about 1e-45 counts as 0.
+normaliser is 0). They are right at any scale of the inputs, up to float32
+rounding of the result: such a kernel is the cosine of the inputs extended
+by ``sqrt(offset)``, to the power ``degree``, and each input is divided by a
+power of two near its size before any float32 product (float64 inputs
+beyond the float32 range included). Other kernels are computed from the
+float32 inputs as they are, with their parameters rounded to float32 as
+well: an ``offset`` below about 1e-45 counts as 0.
 
 Bad input raises ``ValueError`` naming the argument (NaN or infinite entries,
 entries or a polynomial degree so large that float32 values would overflow);
@@ -128,8 +133,9 @@ def make_kernel(kernel: str | Kernel = "gaussian", **params: Any) -> Kernel:
     return Kernel(cast("_omkl._KernelKind", kernel), **params)
 
 
-def as_matrix(name: str, X: npt.ArrayLike) -> npt.NDArray[np.float32]:
-    """``X`` as a C-contiguous 2-D float32 array, or ``ValueError`` naming ``name``."""
+def _real_matrix(name: str, X: npt.ArrayLike) -> npt.NDArray[Any]:
+    """``X`` as a 2-D array of real numbers (of its own dtype), or
+    ``ValueError`` naming ``name``."""
     arr = np.asarray(X)
     if arr.dtype.kind not in "biuf":
         raise ArgumentTypeError(
@@ -137,8 +143,95 @@ def as_matrix(name: str, X: npt.ArrayLike) -> npt.NDArray[np.float32]:
         )
     if arr.ndim != 2:
         raise ValueError(f"shape mismatch for `{name}`: expected a 2-D array, got {arr.ndim}-D")
+    return arr
+
+
+def as_matrix(name: str, X: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """``X`` as a C-contiguous 2-D float32 array, or ``ValueError`` naming
+    ``name`` (also when finite entries overflow float32).
+
+    >>> as_matrix("X", [[1e300, 0.0]])
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid value for `X`: entries of magnitude up to 1e+300 overflow float32 \
+(largest finite value 3.4e+38); scale the inputs down
+    """
+    arr = _real_matrix(name, X)
     with np.errstate(over="ignore"):
-        return np.ascontiguousarray(arr, dtype=np.float32)
+        out = np.ascontiguousarray(arr, dtype=np.float32)
+    if arr.dtype.kind == "f" and arr.dtype.itemsize > 4 and not np.isfinite(out).all():
+        lost = np.abs(arr[np.isfinite(arr) & ~np.isfinite(out)])
+        if lost.size:
+            raise ValueError(
+                f"invalid value for `{name}`: entries of magnitude up to {lost.max():.3g} "
+                f"overflow float32 (largest finite value {_F32_MAX:.2g}); scale the inputs down"
+            )
+    return out
+
+
+def _is_normalised(k: Kernel) -> bool:
+    """Whether ``k`` is a linear or polynomial kernel with ``normalize=True``."""
+    kind, _, _, normalize, _, _ = k.args()
+    return kind in ("linear", "polynomial") and normalize
+
+
+#: Largest entries of a row that float32 holds together with every entry
+#: that matters to a normalised kernel (those within 2**-26 of the largest).
+_F32_ROWS = (2.0**-100, 2.0**100)
+
+
+def _beyond_float32(arr: npt.NDArray[Any]) -> bool:
+    """Whether some non-zero row of the finite, wider-than-float32 array
+    ``arr`` has its largest entry outside :data:`_F32_ROWS`, where its
+    conversion to float32 would underflow or overflow."""
+    if arr.dtype.kind != "f" or arr.dtype.itemsize <= 4 or arr.size == 0:
+        return False
+    with np.errstate(invalid="ignore"):
+        m = np.maximum(arr.max(axis=1), -arr.min(axis=1)).astype(np.float64)
+    if not np.isfinite(m).all():
+        return False  # the core names the non-finite entries
+    m = m[m > 0]
+    return bool(((m < _F32_ROWS[0]) | (m > _F32_ROWS[1])).any())
+
+
+def _extended_rows(arr: npt.NDArray[Any], root_offset: float) -> npt.NDArray[np.float32]:
+    """``arr`` with a column of ``root_offset`` appended (none when it is 0),
+    each row divided by the power of two of its largest entry (exactly, in
+    float64), as float32: the same cosines as the extended rows."""
+    a = arr.astype(np.float64)
+    if root_offset > 0.0:
+        a = np.hstack([a, np.full((a.shape[0], 1), root_offset)])
+    _, e = np.frexp(np.maximum(a.max(axis=1, initial=0.0), -a.min(axis=1, initial=0.0)))
+    return np.ascontiguousarray(np.ldexp(a, -e[:, None]), dtype=np.float32)
+
+
+def _normalised_inputs(
+    k: Kernel, X: npt.ArrayLike, Y: npt.ArrayLike | None
+) -> tuple[Kernel, npt.NDArray[np.float32], npt.NDArray[np.float32] | None]:
+    """The kernel and float32 inputs that give the normalised kernel ``k``
+    of ``X`` and ``Y`` right at any scale. Inputs that float32 holds go to
+    the core as they are (it rescales rows itself). Otherwise, since ``k``
+    is ``cos(x ++ [sqrt(c)], y ++ [sqrt(c)]) ** degree``, each row is
+    extended by ``sqrt(offset)`` and divided by a power of two, and the
+    kernel becomes the same one with offset 0.
+
+    >>> import numpy as np
+    >>> k = polynomial(2, 1.0, normalize=True)
+    >>> k2, x, _ = _normalised_inputs(k, np.array([[3.0, 4.0], [2.0**700, 0.0]]), None)
+    >>> k2
+    Kernel('polynomial', degree=2, offset=0.0, normalize=True)
+    >>> x.tolist()  # [3, 4, 1] / 8 and [2**700, 0, 1] / 2**701
+    [[0.375, 0.5, 0.125], [0.5, 0.0, 0.0]]
+    """
+    xs = _real_matrix("X", X)
+    ys = None if Y is None else _real_matrix("Y", Y)
+    if not (_beyond_float32(xs) or (ys is not None and _beyond_float32(ys))):
+        return k, as_matrix("X", xs), None if ys is None else as_matrix("Y", ys)
+    kind, degree, offset, _, _, _ = k.args()
+    root = float(np.sqrt(offset)) if kind == "polynomial" else 0.0
+    if root > 0.0:
+        k = Kernel("polynomial", degree=degree, offset=0.0, normalize=True)
+    return k, _extended_rows(xs, root), None if ys is None else _extended_rows(ys, root)
 
 
 _F32_MAX = float(np.finfo(np.float32).max)
@@ -149,7 +242,9 @@ def _check_range(ks: Sequence[Kernel], x: npt.NDArray[np.float32], y: Any) -> No
     or inner product could overflow: the inner products are bounded by
     ``max|x| * max|y| * d``, and a polynomial kernel's values by that plus
     ``|offset|`` to the power ``degree``. Non-finite inputs are left to the
-    core, which names them."""
+    core, which names them. No kernel: nothing to check."""
+    if not ks:
+        return
     mx = float(np.abs(x).max(initial=0.0)) if np.isfinite(x).all() else 0.0
     my = mx if y is None else (float(np.abs(y).max(initial=0.0)) if np.isfinite(y).all() else 0.0)
     d = max(x.shape[1], 1)
@@ -182,21 +277,37 @@ def gram(
 
     With ``Y=None`` the symmetric Gram matrix of ``X`` is computed (half the
     work; exactly symmetric with an exact diagonal). Inputs are converted to
-    float32 (so entries of magnitude below about 1e-19 underflow in
-    products). ``kernel`` is a name (see the module docstring) with its
-    parameters as keywords, or a :class:`Kernel`.
+    float32 (so, but for the normalised kernels, which are right at any
+    scale, entries of magnitude below about 1e-19 underflow in products).
+    ``kernel`` is a name (see the module docstring) with its parameters as
+    keywords, or a :class:`Kernel`.
 
     >>> import numpy as np
     >>> gram(np.eye(2), kernel="linear").tolist()
     [[1.0, 0.0], [0.0, 1.0]]
+    >>> X = np.array([[1.0, 0.0], [1.0, 1.0]])
+    >>> [round(float(v), 4) for v in gram(X * 1e-30, kernel="linear", normalize=True).ravel()]
+    [1.0, 0.7071, 0.7071, 1.0]
     """
     k = make_kernel(kernel, **params)
-    x = as_matrix("X", X)
-    y = None if Y is None else as_matrix("Y", Y)
-    _check_range([k], x, y)
+    k, x, y = _inputs(k, X, Y)
     if y is None:
         return _omkl.gram(k, x)
     return _omkl.gram(k, x, y)
+
+
+def _inputs(
+    k: Kernel, X: npt.ArrayLike, Y: npt.ArrayLike | None
+) -> tuple[Kernel, npt.NDArray[np.float32], npt.NDArray[np.float32] | None]:
+    """The kernel and float32 inputs the core computes ``k(X, Y)`` from:
+    :func:`_normalised_inputs` for a normalised kernel; else the inputs as
+    float32, refused by :func:`_check_range` if values would overflow."""
+    if _is_normalised(k):
+        return _normalised_inputs(k, X, Y)
+    x = as_matrix("X", X)
+    y = None if Y is None else as_matrix("Y", Y)
+    _check_range([k], x, y)
+    return k, x, y
 
 
 def gram_many(
@@ -225,9 +336,15 @@ def gram_many(
     ks = [make_kernel(k) for k in kernels]
     if not ks:
         raise ValueError("invalid value for `kernels`: expected at least one kernel, got none")
+    if any(map(_is_normalised, ks)):
+        xs = _real_matrix("X", X)
+        ys = None if Y is None else _real_matrix("Y", Y)
+        if _beyond_float32(xs) or (ys is not None and _beyond_float32(ys)):
+            # float32 cannot hold the inputs: each kernel on its own inputs
+            return [gram(xs, ys, k) for k in ks]
     x = as_matrix("X", X)
     y = None if Y is None else as_matrix("Y", Y)
-    _check_range(ks, x, y)
+    _check_range([k for k in ks if not _is_normalised(k)], x, y)
     if y is None:
         return _omkl.gram_many(ks, x)
     return _omkl.gram_many(ks, x, y)
@@ -475,9 +592,7 @@ def sparse_gram(
     3
     """
     k = make_kernel(kernel, **params)
-    x = as_matrix("X", X)
-    y = None if Y is None else as_matrix("Y", Y)
-    _check_range([k], x, y)
+    k, x, y = _inputs(k, X, Y)
     return SparseGram(_omkl.sparse_gram(k, x, y))
 
 

@@ -77,6 +77,35 @@ def read_conllu(path: PathLike) -> list[Sentence]:
     return [tokens for _, tokens in _omkl.read_conllu_file(path)]
 
 
+def _read_gold(path: PathLike, complete: bool) -> list[Sentence]:
+    """The sentences of :func:`read_conllu`, with the gold heads checked as
+    well: those of each sentence whose words all have one must form a tree,
+    and with ``complete`` every word must have one. Else
+    :class:`omkl.ParseError` names the file, the sentence's first line and
+    its ``sent_id`` (its 1-based index when it has none).
+
+    >>> import pathlib, tempfile
+    >>> from omkl.datasets import write_conllu_table
+    >>> path = write_conllu_table(pathlib.Path(tempfile.mkdtemp()) / "loop.conllu", '''
+    ... 1 Dogs dog  NOUN NNS _ 2 nsubj _ _
+    ... 2 bark bark VERB VBP _ 1 root  _ _
+    ... ''')
+    >>> len(read_conllu(path))
+    1
+    >>> try:
+    ...     _read_gold(path, complete=True)
+    ... except ValueError as e:
+    ...     print(e.line, *str(e).removeprefix(f"{path}:1: ").split("; "), sep="\\n")
+    1
+    sentence "1": heads contain a cycle through word 1
+    expected a tree, every word reaching the root 0
+    """
+    return [
+        tokens
+        for _, tokens in _omkl.read_conllu_file(path, check_trees=True, require_heads=complete)
+    ]
+
+
 def _head(h: object, n: int, what: str) -> int:
     """``h`` as an integer head in ``0..n``: ``TypeError`` unless it is an
     integer (``bool``, ``float`` and ``str`` are refused), ``ValueError``

@@ -39,8 +39,8 @@ from omkl.morphology import MorphologyTagger
 from omkl.parsing import (
     DependencyParser,
     Sentence,
+    _read_gold,
     attachment_scores,
-    read_conllu,
     split_parts,
 )
 
@@ -323,8 +323,17 @@ class TextParser(IndependentCopies):
     def fit(self, data: PathLike | Sequence[Sentence], progress: bool = False) -> TextParser:
         """Trains the parser on jackknifed tags of ``data`` (a CoNLL-U file
         or sentences with gold columns and heads), then the tagger on all of
-        ``data``. Returns ``self``."""
-        sentences = read_conllu(data) if isinstance(data, str | os.PathLike) else list(data)
+        ``data``. Returns ``self``.
+
+        A file is checked before any training: a malformed line, a word
+        without a head or heads that do not form a tree raise
+        :class:`omkl.ParseError` (a ``ValueError``) naming the file, the
+        line and the sentence's ``sent_id`` (its 1-based index when it has
+        none)."""
+        if isinstance(data, str | os.PathLike):
+            sentences = _read_gold(data, complete=True)
+        else:
+            sentences = list(data)
         if not sentences:
             raise ValueError("data: expected at least one sentence, got none")
         if self.folds:
@@ -379,10 +388,18 @@ class TextParser(IndependentCopies):
         (``upos``, ``xpos``, ``feats``, ``lemma``, ``alltags``: UPOS, XPOS
         and FEATS all right), and ``uas``/``las`` of the parser on the
         predicted tags (:func:`~omkl.parsing.attachment_scores`; ``None``
-        unless every gold word has a head)."""
+        unless every gold word has a head).
+
+        A file whose line is malformed, or whose gold heads of a sentence
+        do not form a tree, raises :class:`omkl.ParseError` naming the file,
+        the line and the sentence's ``sent_id`` (its 1-based index when it
+        has none)."""
         from omkl.morphology import tag_accuracies
 
-        gold = read_conllu(data) if isinstance(data, str | os.PathLike) else list(data)
+        if isinstance(data, str | os.PathLike):
+            gold = _read_gold(data, complete=False)
+        else:
+            gold = list(data)
         pred = self.predict(gold)
         tags = tag_accuracies(gold, pred)
         out: dict[str, float | None] = {

@@ -5,7 +5,10 @@ curves.
 :class:`omkl.MKLClassifier` or :class:`omkl.SequenceTagger` (or any list of
 ``(round, {name: beta})``) as one line per group, with optional vertical
 marks at given rounds (a known change of concept, a drift detection).
-Needs matplotlib.
+
+The plots need matplotlib, which the ``plot`` extra installs
+(``pip install "omkl[plot]"``); without it they raise
+:class:`ModuleNotFoundError` saying so, and the rest of omkl works.
 """
 
 from __future__ import annotations
@@ -13,7 +16,36 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["plot_kernel_weights", "plot_pruning_curve"]
+__all__ = ["MISSING_MATPLOTLIB", "plot_kernel_weights", "plot_pruning_curve", "pyplot"]
+
+#: The message of the error raised by a plot when matplotlib is missing.
+MISSING_MATPLOTLIB = (
+    'plots need matplotlib, which is not installed; install it with: pip install "omkl[plot]"'
+)
+
+
+def pyplot(headless: bool = False) -> Any:
+    """``matplotlib.pyplot``, after selecting the non-interactive ``Agg``
+    backend when ``headless`` (figures only written to files). When
+    matplotlib is not installed, :class:`ModuleNotFoundError` (an
+    ``ImportError``) with the message :data:`MISSING_MATPLOTLIB`, which
+    names the ``plot`` extra.
+
+    >>> plt = pyplot(headless=True)
+    >>> plt.get_backend().lower()
+    'agg'
+    """
+    try:
+        import matplotlib
+
+        if headless:
+            matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ModuleNotFoundError as e:
+        if (e.name or "").partition(".")[0] != "matplotlib":
+            raise  # matplotlib is there but something it needs is not
+        raise ModuleNotFoundError(MISSING_MATPLOTLIB, name="matplotlib") from e
+    return plt
 
 
 def plot_kernel_weights(
@@ -49,9 +81,7 @@ def plot_kernel_weights(
         if isinstance(e, bool) or not isinstance(e, (int, float)):
             raise ValueError(f"invalid value for `events`: expected round numbers, got {e!r}")
     if ax is None:
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=(6, 3.5))
+        _, ax = pyplot().subplots(figsize=(6, 3.5))
     names: list[str] = []
     for _, beta in points:
         names.extend(n for n in beta if n not in names)
@@ -90,11 +120,7 @@ def plot_pruning_curve(
     >>> path.read_bytes()[:4]
     b'\\x89PNG'
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot(headless=True)
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for name, pts in curve.items():
         ax.plot(

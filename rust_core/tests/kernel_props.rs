@@ -200,6 +200,121 @@ fn gram_many_over_several_tiles_matches_naive() {
     assert!(gram_many_symmetric(&bad, x, nx, d).is_err());
 }
 
+/// Normalised kernels at any scale of the inputs: each row of a fixed
+/// matrix multiplied by a power of two from `2^-140` (subnormal f32) to
+/// `2^120`, alone or mixed with rows of other scales, gives the Gram
+/// matrix of `Kernel::eval` (f64) to f32 rounding in every Gram routine,
+/// where products of small f32 inputs used to underflow to 0 (an identity
+/// Gram matrix) and large ones to overflow. For `c = 0` the kernel does
+/// not depend on the scale at all.
+#[test]
+fn normalised_kernels_are_right_at_any_scale() {
+    use omkl_core::kernel::{GramCache, SparseGram};
+    let (n, d) = (7, 5);
+    let base: Vec<f32> = (0..n * d)
+        .map(|i| ((i * 37 % 23) as f32) / 11.0 - 1.0)
+        .collect();
+    let kernels = [
+        Kernel::Linear { normalize: true },
+        Kernel::Polynomial {
+            degree: 3,
+            offset: 0.0,
+            normalize: true,
+        },
+        Kernel::Polynomial {
+            degree: 2,
+            offset: 1.0,
+            normalize: true,
+        },
+        Kernel::Polynomial {
+            degree: 2,
+            offset: 1e-30,
+            normalize: true,
+        },
+        Kernel::Polynomial {
+            degree: 3,
+            offset: 1e30,
+            normalize: true,
+        },
+    ];
+    let scaled = |exps: &[i32]| -> Vec<f32> {
+        base.chunks_exact(d)
+            .zip(exps.iter().cycle())
+            .flat_map(|(row, &e)| {
+                row.iter()
+                    .map(move |&v| (f64::from(v) * 2f64.powi(e)) as f32)
+            })
+            .collect()
+    };
+    let mut cases: Vec<Vec<i32>> = (-140..=120).step_by(20).map(|e| vec![e]).collect();
+    cases.push(vec![-140, -60, -30, 0, 30, 60, 120]);
+    let unit = naive(&kernels[0], &base, &base, d);
+    for exps in &cases {
+        let x = scaled(exps);
+        let many = gram_many(&kernels, &x, n, &x, n, d).unwrap();
+        let many_sym = gram_many_symmetric(&kernels, &x, n, d).unwrap();
+        for (k, kern) in kernels.iter().enumerate() {
+            let want = naive(kern, &x, &x, d);
+            if exps.len() == 1 && k < 2 && exps[0] > -120 {
+                // no offset: the scale changes nothing (but for the f32
+                // rounding of subnormal inputs)
+                let same = naive(kern, &base, &base, d);
+                for (a, b) in want.iter().zip(&same) {
+                    assert!((a - b).abs() <= 1e-12, "{kern:?} at 2^{exps:?}: {a} vs {b}");
+                }
+            }
+            let rect = gram(kern, &x, n, &x, n, d).unwrap();
+            let sym = gram_symmetric(kern, &x, n, d).unwrap();
+            let sparse = SparseGram::build(kern, &x, n, Some((&x, n)), d)
+                .unwrap()
+                .to_dense();
+            let mut cache = GramCache::new(kern.clone(), d, 1 << 20).unwrap();
+            for row in x.chunks_exact(d) {
+                cache.add(row).unwrap();
+            }
+            let cached: Vec<f32> = (0..n as u32)
+                .flat_map(|i| cache.row(i).unwrap().to_vec())
+                .collect();
+            for (name, got) in [
+                ("gram", &rect),
+                ("gram_symmetric", &sym),
+                ("sparse", &sparse),
+                ("cache", &cached),
+            ] {
+                for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+                    assert!(
+                        (f64::from(g) - w).abs() <= 1e-5 * d as f64,
+                        "{name} {kern:?} at 2^{exps:?}, entry {i}: {g} vs {w}"
+                    );
+                }
+            }
+            assert_eq!(many[k], rect, "{kern:?}");
+            assert_eq!(many_sym[k], sym, "{kern:?}");
+            for i in 0..n {
+                assert_eq!(sym[i * n + i], 1.0);
+            }
+        }
+        // the cosine is not the identity: rows differ
+        assert!(unit.iter().any(|&v| v.abs() > 0.1 && v < 0.99));
+    }
+    // a kernel that is not normalised maps the inner products of the
+    // inputs as they are, bit for bit, next to a normalised one that
+    // rescales rows
+    let x = scaled(&[-60, -45, 0, 45, 50]);
+    let ks = [
+        Kernel::Linear { normalize: false },
+        Kernel::Linear { normalize: true },
+    ];
+    let lin = gram(&ks[0], &x, n, &x, n, d).unwrap();
+    assert_eq!(gram_many(&ks, &x, n, &x, n, d).unwrap()[0], lin);
+    let want = naive(&ks[0], &x, &x, d);
+    let norms: Vec<f64> = x.chunks_exact(d).map(|r| sq_norm_f32(r).sqrt()).collect();
+    for (i, (&g, &w)) in lin.iter().zip(&want).enumerate() {
+        let scale = norms[i / n] * norms[i % n];
+        assert!((f64::from(g) - w).abs() <= 1e-5 * scale, "{g} vs {w}");
+    }
+}
+
 #[test]
 fn symmetric_case_spans_several_tiles() {
     // 600 rows cover 3 tiles of 256, so every off-diagonal tile is mirrored.

@@ -65,6 +65,7 @@ from river import datasets, drift, preprocessing
 from river.datasets import synth
 
 import omkl
+from omkl.experiments import add_plot_option, plots_wanted
 from omkl.mkl import UNBOUNDED_CONFIG
 
 Sample = tuple[dict[Any, float], Any]
@@ -186,6 +187,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--every", type=int, default=0, help="β every this many samples")
     parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path("drift-results"))
+    add_plot_option(parser, "beta.png")
 
 
 def _table(rows: list[dict[str, Any]], models: list[str]) -> str:
@@ -212,6 +214,7 @@ def run(args: argparse.Namespace) -> int:
     if args.samples < 1:
         raise ValueError(f"invalid value for `--samples`: expected >= 1, got {args.samples}")
     every = args.every if args.every > 0 else max(args.samples // 200, 1)
+    plot = plots_wanted(args, "beta.png")
     rows: list[dict[str, Any]] = []
     makers = contenders()
     histories: dict[str, dict[str, list[tuple[int, dict[str, float]]]]] = {m: {} for m in makers}
@@ -247,7 +250,8 @@ def run(args: argparse.Namespace) -> int:
             {"config": {k: repr(v) for k, v in DRIFT_CONFIG.items()}, "rows": rows}, indent=1
         )
     )
-    _figure(histories, args.samples, args.out / "beta.png")
+    if plot:
+        _figure(histories, args.samples, args.out / "beta.png")
     print(table)
     return 0
 
@@ -257,13 +261,9 @@ def _figure(
     n: int,
     path: pathlib.Path,
 ) -> None:
-    import matplotlib
+    from omkl.plotting import plot_kernel_weights, pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from omkl.plotting import plot_kernel_weights
-
+    plt = pyplot(headless=True)
     rows = len(histories)
     k = max((len(h) for h in histories.values()), default=1)
     fig, axes = plt.subplots(rows, k, figsize=(4.5 * k, 3.4 * rows), squeeze=False)

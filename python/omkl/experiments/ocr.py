@@ -32,8 +32,9 @@ Protocol, per training fold and row:
 Run ``omkl reproduce ocr`` (a representative subset: two folds, rows linear,
 quadratic, gaussian and mkl_lqg) or ``omkl reproduce ocr --full``. It writes
 ``table.md``, ``results.json`` and ``beta.png`` (the β trajectory of the MKL
-rows) to ``--out``. The results, and the studies behind this protocol (the
-number of epochs, the transitions), are in ``docs/ocr.md``.
+rows; drawn when matplotlib is installed, see ``--plot``) to ``--out``. The
+results, and the studies behind this protocol (the number of epochs, the
+transitions), are in ``docs/ocr.md``.
 
 Examples
 --------
@@ -85,6 +86,7 @@ from threadpoolctl import threadpool_limits
 from omkl import _omkl, kernels
 from omkl.datasets import OCRDataset, load_ocr
 from omkl.decode import viterbi_batch
+from omkl.experiments import add_plot_option, plots_wanted
 from omkl.mkl import PrecomputedFeatures, PrecomputedGram, SequenceTagger
 
 F32 = npt.NDArray[np.float32]
@@ -893,11 +895,9 @@ def table_markdown(summary: dict[str, Any], args: argparse.Namespace) -> str:
 
 
 def plot_beta(summary: dict[str, Any], path: pathlib.Path) -> None:
-    import matplotlib
+    from omkl.plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot(headless=True)
     mkl = {k: v for k, v in summary.items() if ROWS[k].mkl}
     fig, axes = plt.subplots(1, max(1, len(mkl)), figsize=(5 * max(1, len(mkl)), 3.5))
     axes = np.atleast_1d(axes)
@@ -947,6 +947,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="put the transitions of MKL rows inside the squared l2,1 norm as one more "
         "group, instead of their own (lambda/2)|theta_T|^2",
     )
+    add_plot_option(parser, "beta.png")
 
 
 def run(args: argparse.Namespace, progress: Callable[..., Any] | None = None) -> int:
@@ -960,6 +961,7 @@ def run(args: argparse.Namespace, progress: Callable[..., Any] | None = None) ->
         raise ValueError("--epochs and --jobs must be >= 1")
     if any(not 0 <= f <= 9 for f in args.folds):
         raise ValueError(f"--folds must be in 0..9, got {args.folds}")
+    plot = plots_wanted(args, "beta.png")
     corpus = Corpus.load(args.data)
     rows = [ROWS[r] for r in args.rows]
     bases = sorted({b for r in rows for b in kernel_bases(r)})
@@ -990,9 +992,12 @@ def run(args: argparse.Namespace, progress: Callable[..., Any] | None = None) ->
         "separate_transitions": SEPARATE_TRANSITIONS,
     }
     (out / "results.json").write_text(json.dumps({"settings": meta, "rows": summary}, indent=1))
-    plot_beta(summary, out / "beta.png")
+    written = [out / "table.md", out / "results.json"]
+    if plot:
+        plot_beta(summary, out / "beta.png")
+        written.append(out / "beta.png")
     print(table)
-    print(f"wrote {out / 'table.md'}, {out / 'results.json'}, {out / 'beta.png'}")
+    print("wrote " + ", ".join(map(str, written)))
     return 0
 
 

@@ -52,6 +52,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from omkl.experiments import add_plot_option, plots_wanted
 from omkl.parsing import DependencyParser
 from omkl.pipeline import alternatives_option
 
@@ -131,6 +132,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--fractions", default="0.2,0.4,0.6,0.8,1.0")
     parser.add_argument("--no-pruning", action="store_true", help="skip the pruning curve")
+    add_plot_option(parser, "parsing_pruning.png")
     parser.add_argument(
         "--jobs",
         type=int,
@@ -325,6 +327,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.predicted_tags:
         return run_predicted(args)
+    plot = not args.no_pruning and plots_wanted(args, "parsing_pruning.png")
     wall0, cpu0 = time.perf_counter(), time.process_time()
     # Read the test file first: a missing (FileNotFoundError) or malformed
     # (omkl.ParseError) file then fails at once, not after the training.
@@ -405,10 +408,11 @@ def run(args: argparse.Namespace) -> int:
             }
             curve[name].append(row)
             print(row, flush=True)
-        from omkl.plotting import plot_pruning_curve
+        if plot:
+            from omkl.plotting import plot_pruning_curve
 
-        legend = {name: f"ranked by {name.upper()}" for name in curve}
-        plot_pruning_curve(curve, "uas", "UAS (%)", out / "parsing_pruning.png", legend)
+            legend = {name: f"ranked by {name.upper()}" for name in curve}
+            plot_pruning_curve(curve, "uas", "UAS (%)", out / "parsing_pruning.png", legend)
     pool.shutdown()
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0

@@ -46,6 +46,7 @@ import resource
 import time
 from typing import Any
 
+from omkl.experiments import add_plot_option, plots_wanted
 from omkl.experiments.parsing import _default
 
 #: λ of the squared ℓ2,1 (MKL) run that ranks the templates.
@@ -65,6 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fractions", default="0.2,0.4,0.5,0.6,0.8,1.0")
     parser.add_argument("--no-pruning", action="store_true", help="skip the pruning curve")
     parser.add_argument("--out", default=".")
+    add_plot_option(parser, "tagging_pruning.png")
 
 
 def _upos_tagger(regularizer: str, lam: float, n_buckets: int) -> Any:
@@ -91,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
     from omkl.parsing import read_conllu
     from omkl.tagging import token_features
 
+    plot = not args.no_pruning and plots_wanted(args, "tagging_pruning.png")
     wall0 = time.perf_counter()
     test = read_conllu(args.test)
     train = read_conllu(args.train)
@@ -146,10 +149,13 @@ def run(args: argparse.Namespace) -> int:
                 row = {"ranking": name, "fraction": frac, "templates": k, "upos": runs[keep]}
                 curve[name].append(row)
                 print(row, flush=True)
-        from omkl.plotting import plot_pruning_curve
+        if plot:
+            from omkl.plotting import plot_pruning_curve
 
-        legend = {"mkl": "ranked by MKL β", "l2": "ranked by ℓ2 norms"}
-        plot_pruning_curve(curve, "upos", "UPOS accuracy (%)", out / "tagging_pruning.png", legend)
+            legend = {"mkl": "ranked by MKL β", "l2": "ranked by ℓ2 norms"}
+            plot_pruning_curve(
+                curve, "upos", "UPOS accuracy (%)", out / "tagging_pruning.png", legend
+            )
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     wall = time.perf_counter() - wall0
     result = {

@@ -34,13 +34,31 @@ fn token_dict<'py>(py: Python<'py>, i: usize, t: &Token) -> PyResult<Bound<'py, 
     Ok(d)
 }
 
-/// Reads a CoNLL-U file into `[(sent_id, [token dict, ...]), ...]`.
+/// Reads a CoNLL-U file into `[(sent_id, [token dict, ...]), ...]`. With
+/// `check_trees`, the gold heads of each sentence that has them all must
+/// form a tree; with `require_heads`, every word must have a gold head and
+/// every sentence's heads a tree. Else an `omkl.ParseError` names the file,
+/// the sentence's first line and its id.
 #[pyfunction]
+#[pyo3(signature = (path, check_trees=false, require_heads=false))]
 fn read_conllu_file<'py>(
     py: Python<'py>,
     path: PathBuf,
+    check_trees: bool,
+    require_heads: bool,
 ) -> PyResult<Vec<(String, Vec<Bound<'py, PyDict>>)>> {
-    let sents = py.detach(|| read_conllu_path(&path)).py()?;
+    let source = path.display().to_string();
+    let sents = py
+        .detach(|| -> omkl_core::Result<Vec<Sentence>> {
+            let sents = read_conllu_path(&path)?;
+            for s in &sents {
+                if require_heads || (check_trees && s.heads().is_some()) {
+                    s.gold_tree(Some(&source))?;
+                }
+            }
+            Ok(sents)
+        })
+        .py()?;
     sents
         .iter()
         .map(|s| {

@@ -15,8 +15,8 @@
 //! cache. [`gram`] and [`gram_symmetric`] are the case of one kernel.
 
 pub(crate) use super::finite::check_finite_f32;
-use super::map::Prepared;
-use super::tiles::{fill_rect, fill_symmetric, Job, Mapped};
+use super::map::{scale_exponent, Prepared};
+use super::tiles::{fill_rect, fill_symmetric, Job, Mapped, Scaled};
 use super::Kernel;
 use crate::error::{alloc_len, try_vec, OmklError, Result};
 
@@ -64,6 +64,12 @@ pub(crate) fn job<'a>(
 
 /// [`job`] with the squared norms of `x` (and of `y`, when given) already
 /// known, e.g. kept by a [`super::SupportStore`].
+///
+/// When a kernel is normalised and some input's norm is outside
+/// `super::map::SCALE_FREE`, the job also holds copies of `x` and `y` with
+/// every such row divided by its power of two (exactly, in f64), whose
+/// inner products the normalised kernels map; the other kernels map those
+/// of the inputs as they are (see `super::map`).
 pub(crate) fn job_with_norms<'a>(
     kernels: &[Kernel],
     (x, nx, nxs): (&'a [f32], usize, &[f64]),
@@ -71,16 +77,46 @@ pub(crate) fn job_with_norms<'a>(
     nys: Option<&[f64]>,
     d: usize,
 ) -> Job<'a> {
-    let kernels = kernels
-        .iter()
-        .map(|k| {
-            let prep = Prepared::new(k);
-            let ax: Vec<f32> = nxs.iter().map(|&n| prep.aux(n)).collect();
-            let ay = match nys {
-                Some(n) => n.iter().map(|&n| prep.aux(n)).collect(),
-                None => ax.clone(),
+    let preps: Vec<Prepared> = kernels.iter().map(Prepared::new).collect();
+    let exponents = |norms: &[f64]| -> Vec<i32> {
+        if preps.iter().any(Prepared::is_normalised) {
+            norms.iter().map(|&n| scale_exponent(n)).collect()
+        } else {
+            vec![0; norms.len()]
+        }
+    };
+    let ex = exponents(nxs);
+    let ey = nys.map(exponents);
+    let rescale = ex.iter().chain(ey.iter().flatten()).any(|&e| e != 0);
+    let scaled = rescale.then(|| Scaled {
+        x: scale_rows(x, d, &ex),
+        y: y.zip(ey.as_deref())
+            .map(|((y, _), ey)| scale_rows(y, d, ey)),
+    });
+    let kernels = preps
+        .into_iter()
+        .map(|prep| {
+            let scaled = rescale && prep.is_normalised();
+            let aux = |norms: &[f64], es: &[i32]| -> (Vec<f32>, Vec<f32>) {
+                norms
+                    .iter()
+                    .zip(es)
+                    .map(|(&n, &e)| prep.aux(n, if scaled { e } else { 0 }))
+                    .unzip()
             };
-            Mapped { prep, ax, ay }
+            let (ax, bx) = aux(nxs, &ex);
+            let (ay, by) = match (nys, &ey) {
+                (Some(n), Some(e)) => aux(n, e),
+                _ => (ax.clone(), bx.clone()),
+            };
+            Mapped {
+                prep,
+                ax,
+                bx,
+                ay,
+                by,
+                scaled,
+            }
         })
         .collect();
     let (y, ny) = y.unwrap_or((x, nx));
@@ -91,7 +127,20 @@ pub(crate) fn job_with_norms<'a>(
         ny,
         d,
         kernels,
+        scaled,
     }
+}
+
+/// `x` (row-major, `d` columns) with row `i` divided by `2^e[i]`, exactly
+/// but for entries that the division takes below the normal f32 range.
+fn scale_rows(x: &[f32], d: usize, e: &[i32]) -> Vec<f32> {
+    x.chunks_exact(d)
+        .zip(e)
+        .flat_map(|(row, &e)| {
+            let s = 2f64.powi(-e);
+            row.iter().map(move |&v| (f64::from(v) * s) as f32)
+        })
+        .collect()
 }
 
 /// The Gram matrix `K[i, j] = K(x_i, y_j)` of row-major inputs `x`

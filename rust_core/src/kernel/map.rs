@@ -2,26 +2,61 @@
 //!
 //! Every kernel of [`Kernel`] is a function of `⟨x, y⟩`, `‖x‖²` and `‖y‖²`,
 //! so a Gram block is one GEMM followed by this map. Per input the map needs
-//! one precomputed number (its "aux"): the squared norm for distance kernels
-//! and the inverse square root of the diagonal for normalised ones.
+//! up to two precomputed numbers (its "aux", see [`Prepared::aux`]): the
+//! squared norm for distance kernels, and the reciprocal norm and offset
+//! share of the input for normalised ones.
+//!
+//! **Normalised kernels at any scale.** A normalised kernel is the cosine
+//! of the inputs augmented with `√c`, to the power `degree`:
+//! `K(x, y) = (⟨x, y⟩ / (|a_x| |a_y|) + u_x u_y)^degree` with
+//! `|a_x| = √(‖x‖² + c)` and `u_x = √c / |a_x|` (the cosine: `c = 0`,
+//! `degree = 1`). Only the first term needs the f32 GEMM, and only its
+//! relative error matters, so an input whose norm is outside
+//! [`SCALE_FREE`]` = [2^-40, 2^40]`, where f32 products would underflow or
+//! overflow, is divided by the power of two `2^e` nearest below its norm
+//! before the GEMM (exactly, see `gram::job_with_norms`), and its
+//! reciprocal norm becomes `2^e / |a_x|`. The kernel values are then those
+//! of the exact formula to f32 rounding, whatever the inputs' scale.
 
 use super::fast_exp::exp_f32;
 use super::Kernel;
+
+/// Norms of the inputs whose f32 inner products a normalised kernel reads
+/// as they are: `[2^-40, 2^40]`. The products of two such inputs neither
+/// overflow nor lose more than about `d · 2^-69 ‖x‖ ‖y‖` to underflow.
+pub(crate) const SCALE_FREE: (f64, f64) = (9.094947017729282e-13, 1099511627776.0);
+
+/// The exponent `e` of the power of two `2^e` by which an input of squared
+/// norm `sq_norm` is divided before the GEMM of a normalised kernel: 0 for
+/// a zero input and for norms in [`SCALE_FREE`], else `⌊log2 ‖x‖⌋`, which
+/// brings the norm into `[1, 2)`.
+pub(crate) fn scale_exponent(sq_norm: f64) -> i32 {
+    let r = sq_norm.sqrt();
+    if r == 0.0 || (SCALE_FREE.0..=SCALE_FREE.1).contains(&r) {
+        0
+    } else {
+        r.log2().floor() as i32
+    }
+}
 
 /// A kernel with its constants folded for the f32 hot loop.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Prepared {
     Linear,
-    /// `ip · g_x · g_y`, with `g = 1/‖x‖` (0 for a zero input).
+    /// `ip · g_x · g_y`, with `g = 2^e/‖x‖` (0 for a zero input) and `ip`
+    /// the inner product of the inputs divided by `2^e` (see the module
+    /// docs).
     Cosine,
     Poly {
         degree: i32,
         offset: f32,
     },
-    /// `((ip + c) · g_x · g_y)^degree`, with `g = 1/√(‖x‖² + c)`.
+    /// `(ip · g_x · g_y + u_x · u_y)^degree`, with `g = 2^e/√(‖x‖² + c)`
+    /// (0 for a zero input), `u = √(c / (‖x‖² + c))` and `ip` as for
+    /// [`Prepared::Cosine`].
     PolyNormalized {
         degree: i32,
-        offset: f32,
+        offset: f64,
     },
     /// `exp(neg_inv · max(0, n_x + n_y − 2 ip))`, `neg_inv = −1/(2σ²)`.
     Gaussian {
@@ -45,11 +80,13 @@ impl Prepared {
                 normalize,
             } => {
                 let degree = super::spec::i32_degree(degree);
-                let offset = offset as f32;
                 if normalize {
                     Prepared::PolyNormalized { degree, offset }
                 } else {
-                    Prepared::Poly { degree, offset }
+                    Prepared::Poly {
+                        degree,
+                        offset: offset as f32,
+                    }
                 }
             }
             Kernel::Gaussian { sigma2 } => Prepared::Gaussian {
@@ -61,24 +98,35 @@ impl Prepared {
         }
     }
 
-    /// The per-input number the map needs, from the input's squared norm
-    /// (computed in f64).
-    pub(crate) fn aux(&self, sq_norm: f64) -> f32 {
-        // 0 also when 1/√v overflows f32: such inputs (‖x‖² below about
-        // 1e-76) are treated as zero vectors by the normalised kernels.
-        let inv_sqrt = |v: f64| {
-            let g = if v > 0.0 { 1.0 / v.sqrt() } else { 0.0 };
-            if (g as f32).is_finite() {
-                g
+    /// `true` for the normalised kernels, whose map reads the inner
+    /// products of the rescaled inputs (see the module docs).
+    pub(crate) fn is_normalised(&self) -> bool {
+        matches!(self, Prepared::Cosine | Prepared::PolyNormalized { .. })
+    }
+
+    /// The per-input numbers `(a, b)` the map needs, from the input's
+    /// squared norm (computed in f64) and the exponent `e` of the power of
+    /// two `2^e` its row was divided by before the GEMM (0 when it was not):
+    /// the squared norm for distance kernels; `g` and `u` of the module
+    /// docs for normalised ones (`b` is 0 for every other kernel).
+    pub(crate) fn aux(&self, sq_norm: f64, e: i32) -> (f32, f32) {
+        // `g = 2^e / √v`, 0 for a zero input (whose inner products are 0).
+        let g = |v: f64| {
+            if sq_norm > 0.0 {
+                (2f64.powi(e) / v.sqrt()) as f32
             } else {
                 0.0
             }
         };
         match *self {
-            Prepared::Linear | Prepared::Poly { .. } => 0.0,
-            Prepared::Cosine => inv_sqrt(sq_norm) as f32,
-            Prepared::PolyNormalized { offset, .. } => inv_sqrt(sq_norm + f64::from(offset)) as f32,
-            Prepared::Gaussian { .. } | Prepared::B1 { .. } => sq_norm as f32,
+            Prepared::Linear | Prepared::Poly { .. } => (0.0, 0.0),
+            Prepared::Cosine => (g(sq_norm), 0.0),
+            Prepared::PolyNormalized { offset, .. } => {
+                let v = sq_norm + offset;
+                let u = if v > 0.0 { (offset / v).sqrt() } else { 0.0 };
+                (g(v), u as f32)
+            }
+            Prepared::Gaussian { .. } | Prepared::B1 { .. } => (sq_norm as f32, 0.0),
         }
     }
 
@@ -87,19 +135,15 @@ impl Prepared {
         match *self {
             Prepared::Linear => sq_norm as f32,
             Prepared::Poly { degree, offset } => (sq_norm + f64::from(offset)).powi(degree) as f32,
-            Prepared::Cosine | Prepared::PolyNormalized { .. } => {
-                if self.aux(sq_norm) > 0.0 {
-                    1.0
-                } else {
-                    0.0
-                }
-            }
+            Prepared::Cosine => f32::from(u8::from(sq_norm > 0.0)),
+            Prepared::PolyNormalized { offset, .. } => f32::from(u8::from(sq_norm + offset > 0.0)),
             Prepared::Gaussian { .. } | Prepared::B1 { .. } => 1.0,
         }
     }
 
-    /// `dst[j] ← K` from the inner products `src[j] = ⟨x, y_j⟩`, `ax` = aux
-    /// of `x` and `ay[j]` = aux of `y_j` (all slices of equal length).
+    /// `dst[j] ← K` from the inner products `src[j] = ⟨x, y_j⟩`, `x` = the
+    /// aux pair of `x` and `(ay[j], by[j])` = that of `y_j` (all slices of
+    /// equal length).
     /// Runs an AVX2 build of the loop when the CPU has it; the result is the
     /// same bits on every code path. The B1-spline is not handled here
     /// (see `tiles::b1_row`, which refines close pairs).
@@ -107,23 +151,26 @@ impl Prepared {
     /// # Complexity
     /// O(len(src)), vectorised; no libm calls.
     #[inline]
-    pub(crate) fn map_into(&self, src: &[f32], dst: &mut [f32], ax: f32, ay: &[f32]) {
+    pub(crate) fn map_into(&self, src: &[f32], dst: &mut [f32], x: (f32, f32), y: Aux<'_>) {
         #[cfg(target_arch = "x86_64")]
         {
             if std::arch::is_x86_feature_detected!("avx2") {
                 // SAFETY: the CPU supports AVX2 (checked just above).
-                unsafe { map_into_avx2(self, src, dst, ax, ay) };
+                unsafe { map_into_avx2(self, src, dst, x, y) };
                 return;
             }
         }
-        map_into_generic(self, src, dst, ax, ay);
+        map_into_generic(self, src, dst, x, y);
     }
 }
 
+/// The aux numbers `(a, b)` of a run of inputs (see [`Prepared::aux`]).
+pub(crate) type Aux<'a> = (&'a [f32], &'a [f32]);
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn map_into_avx2(prep: &Prepared, src: &[f32], dst: &mut [f32], ax: f32, ay: &[f32]) {
-    map_into_generic(prep, src, dst, ax, ay);
+unsafe fn map_into_avx2(prep: &Prepared, src: &[f32], dst: &mut [f32], x: (f32, f32), y: Aux<'_>) {
+    map_into_generic(prep, src, dst, x, y);
 }
 
 /// Elements per chunk of the polynomial map (binary powering on a chunk).
@@ -152,14 +199,19 @@ fn pow_chunk(b: &mut [f32; POW_CHUNK], e: i32) -> [f32; POW_CHUNK] {
 }
 
 #[inline(always)]
-fn map_into_generic(prep: &Prepared, src: &[f32], dst: &mut [f32], ax: f32, ay: &[f32]) {
-    let n = src.len().min(dst.len()).min(ay.len());
-    let (src, dst, ay) = (&src[..n], &mut dst[..n], &ay[..n]);
+fn map_into_generic(
+    prep: &Prepared,
+    src: &[f32],
+    dst: &mut [f32],
+    (ax, bx): (f32, f32),
+    (ay, by): Aux<'_>,
+) {
+    let n = src.len().min(dst.len()).min(ay.len()).min(by.len());
+    let (src, dst, ay, by) = (&src[..n], &mut dst[..n], &ay[..n], &by[..n]);
     match *prep {
         Prepared::Linear => dst.copy_from_slice(src),
         Prepared::Cosine => {
             for ((v, &ip), &g) in dst.iter_mut().zip(src).zip(ay) {
-                // Left to right: `ax * g` alone may overflow.
                 *v = ip * ax * g;
             }
         }
@@ -177,20 +229,21 @@ fn map_into_generic(prep: &Prepared, src: &[f32], dst: &mut [f32], ax: f32, ay: 
                 *v = (ip + offset).powi(degree);
             }
         }
-        Prepared::PolyNormalized { degree, offset } => {
+        Prepared::PolyNormalized { degree, .. } => {
             let mut chunks = dst.chunks_exact_mut(POW_CHUNK);
             let mut srcs = src.chunks_exact(POW_CHUNK);
             let mut ays = ay.chunks_exact(POW_CHUNK);
-            for ((o, s), g) in (&mut chunks).zip(&mut srcs).zip(&mut ays) {
+            let mut bys = by.chunks_exact(POW_CHUNK);
+            for (((o, s), g), u) in (&mut chunks).zip(&mut srcs).zip(&mut ays).zip(&mut bys) {
                 let mut b = [0.0f32; POW_CHUNK];
                 for t in 0..POW_CHUNK {
-                    b[t] = (s[t] + offset) * ax * g[t];
+                    b[t] = s[t] * ax * g[t] + bx * u[t];
                 }
                 o.copy_from_slice(&pow_chunk(&mut b, degree));
             }
             let rest = chunks.into_remainder().iter_mut().zip(srcs.remainder());
-            for ((v, &ip), &g) in rest.zip(ays.remainder()) {
-                *v = ((ip + offset) * ax * g).powi(degree);
+            for (((v, &ip), &g), &u) in rest.zip(ays.remainder()).zip(bys.remainder()) {
+                *v = (ip * ax * g + bx * u).powi(degree);
             }
         }
         Prepared::Gaussian { neg_inv } => {
@@ -227,7 +280,8 @@ mod tests {
             };
             let src: Vec<f32> = (0..37).map(|i| i as f32 * 0.37 - 5.0).collect();
             let mut dst = vec![0.0f32; src.len()];
-            prep.map_into(&src, &mut dst, 0.0, &vec![0.0; src.len()]);
+            let zeros = vec![0.0; src.len()];
+            prep.map_into(&src, &mut dst, (0.0, 0.0), (&zeros, &zeros));
             for (&s, &v) in src.iter().zip(&dst) {
                 assert_eq!(v, (s + 0.5).powi(degree), "degree {degree}");
             }

@@ -19,8 +19,12 @@ use crate::kernel::finite::check_finite_f32;
 ///
 /// **Normalised kernels** have unit diagonal, `K(x, x) = 1`. When the
 /// normaliser `√(K(x,x) K(x',x'))` is zero (a zero input with `c = 0`), the
-/// normalised value is defined as 0; the f32 Gram routines also treat as
-/// zero an input whose `1/√(‖x‖² + c)` overflows f32 (`‖x‖² + c < 1e-76`).
+/// normalised value is defined as 0. A normalised kernel is the cosine of
+/// the inputs augmented with `√c`, to the power `degree`, and is computed
+/// as such: `((⟨x, x'⟩ + c) / (√(‖x‖² + c) √(‖x'‖² + c)))^degree`, never
+/// forming the powers of the norms, so its value is right at any scale of
+/// the inputs (the f32 Gram routines rescale inputs whose norm is far from
+/// 1 before their inner products, see `gram`).
 ///
 /// **Gaussian parametrisation.** `sigma2` is σ² in
 /// `exp(−‖x − x'‖² / (2σ²))`, the textbook convention, which is the one used
@@ -146,7 +150,9 @@ impl Kernel {
     /// `K(x, y)` from `dot = ⟨x, y⟩`, `sxx = ‖x‖²` and `syy = ‖y‖²`, in
     /// f64: the one definition of every kernel formula (the f32 Gram map
     /// folds the same formulas' constants). Distances are formed as
-    /// `sxx + syy − 2 dot`, clamped at 0; a normaliser of 0 gives 0.
+    /// `sxx + syy − 2 dot`, clamped at 0; a normaliser of 0 gives 0; a
+    /// normalised kernel is the power of a cosine (see [`Kernel`]), which
+    /// neither overflows nor underflows before the power.
     ///
     /// # Complexity
     /// O(1).
@@ -159,6 +165,12 @@ impl Kernel {
     /// assert!((k.from_dot(1.0, 1.0, 2.0) - k.eval(&x, &y)).abs() < 1e-12);
     /// let cos = Kernel::Linear { normalize: true };
     /// assert_eq!(cos.from_dot(3.0, 4.0, 9.0), 0.5);
+    /// // the same at a scale where the product of the squared norms
+    /// // would underflow f64
+    /// let s = 2f64.powi(-700);
+    /// assert_eq!(cos.from_dot(3.0 * s, 4.0 * s, 9.0 * s), 0.5);
+    /// let quad = Kernel::Polynomial { degree: 2, offset: 0.0, normalize: true };
+    /// assert_eq!(quad.from_dot(3.0 * s, 4.0 * s, 9.0 * s), 0.25);
     /// ```
     #[inline]
     pub fn from_dot(&self, dot: f64, sxx: f64, syy: f64) -> f64 {
@@ -175,11 +187,10 @@ impl Kernel {
                 offset,
                 normalize,
             } => {
-                let p = |v: f64| pow_u32(v + offset, degree);
                 if normalize {
-                    normalise(p(dot), p(sxx), p(syy))
+                    pow_u32(normalise(dot + offset, sxx + offset, syy + offset), degree)
                 } else {
-                    p(dot)
+                    pow_u32(dot + offset, degree)
                 }
             }
             Kernel::Gaussian { .. } | Kernel::B1Spline { .. } => {
@@ -239,11 +250,13 @@ fn check_f32_reciprocal(name: &str, v: f64) -> Result<()> {
     }
 }
 
-/// `k / √(kxx kyy)`, or 0 when the normaliser is 0.
+/// `k / (√kxx √kyy)`, or 0 when the normaliser is 0. The square roots
+/// are taken apart (and `k` divided by each) so that neither their product
+/// nor the quotient leaves the f64 range before the result does.
 fn normalise(k: f64, kxx: f64, kyy: f64) -> f64 {
-    let z = (kxx * kyy).sqrt();
-    if z > 0.0 {
-        k / z
+    let (a, b) = (kxx.sqrt(), kyy.sqrt());
+    if a > 0.0 && b > 0.0 {
+        k / a / b
     } else {
         0.0
     }

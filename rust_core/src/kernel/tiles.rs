@@ -31,12 +31,16 @@ const GEMM_MIN_ROWS: usize = 4;
 /// Jobs below this many multiply-adds run on the calling thread.
 const PARALLEL_MIN_FLOPS: usize = 1 << 21;
 
-/// A kernel with its per-row and per-column aux numbers (see
-/// [`Prepared::aux`]).
+/// A kernel with its per-row and per-column aux numbers (`(ax[i], bx[i])`
+/// for row `i`, see [`Prepared::aux`]), and whether its map reads the inner
+/// products of the rescaled inputs ([`Job::scaled`]).
 pub(crate) struct Mapped {
     pub prep: Prepared,
     pub ax: Vec<f32>,
+    pub bx: Vec<f32>,
     pub ay: Vec<f32>,
+    pub by: Vec<f32>,
+    pub scaled: bool,
 }
 
 /// The inputs of a Gram job: `x` (`nx × d`) against `y` (`ny × d`),
@@ -48,6 +52,56 @@ pub(crate) struct Job<'a> {
     pub ny: usize,
     pub d: usize,
     pub kernels: Vec<Mapped>,
+    /// Copies of `x` and `y` with rows divided by powers of two, for the
+    /// normalised kernels (see `super::map`); `None` when no row needs it.
+    pub scaled: Option<Scaled>,
+}
+
+/// The rescaled copies of a [`Job`]'s inputs; `y = None` when `y` is `x`.
+pub(crate) struct Scaled {
+    pub x: Vec<f32>,
+    pub y: Option<Vec<f32>>,
+}
+
+impl Job<'_> {
+    /// The row-major `(x, y)` whose inner products a kernel maps: the
+    /// rescaled copies for a kernel with [`Mapped::scaled`], else the
+    /// inputs as they are.
+    fn operands(&self, scaled: bool) -> (&[f32], &[f32]) {
+        match &self.scaled {
+            Some(s) if scaled => (&s.x, s.y.as_deref().unwrap_or(&s.x)),
+            _ => (self.x, self.y),
+        }
+    }
+
+    /// Whether some kernel maps the inner products of the inputs as they
+    /// are, and whether some maps those of the rescaled copies.
+    fn gemms(&self) -> (bool, bool) {
+        let scaled = self.kernels.iter().filter(|m| m.scaled).count();
+        (scaled < self.kernels.len(), scaled > 0)
+    }
+
+    /// The inner products of rows `r0..r1` with columns `c0..c1` into
+    /// `plain` (inputs as they are) and `scaled` (rescaled copies), each
+    /// computed only when a kernel reads it.
+    fn inner_products(
+        &self,
+        (r0, r1): (usize, usize),
+        (c0, c1): (usize, usize),
+        plain: &mut Vec<f32>,
+        scaled: &mut Vec<f32>,
+    ) {
+        let d = self.d;
+        let (want_plain, want_scaled) = self.gemms();
+        let len = (r1 - r0) * (c1 - c0);
+        for (want, out, pick) in [(want_plain, plain, false), (want_scaled, scaled, true)] {
+            if want {
+                let (x, y) = self.operands(pick);
+                out.resize(len, 0.0);
+                inner_products(&x[r0 * d..r1 * d], &y[c0 * d..c1 * d], d, &mut out[..len]);
+            }
+        }
+    }
 }
 
 /// A raw output pointer shared by the tasks; each task writes a region no
@@ -145,7 +199,8 @@ fn b1_row(inv_h: f32, ip: &[f32], dst: &mut [f32], ax: f32, ay: &[f32], xr: &[f3
 }
 
 /// Maps row `r` of a tile (`ip`, inner products of input row `gr` with
-/// columns `c0..c0 + ip.len()`) into `dst` for kernel `m`.
+/// columns `c0..c0 + ip.len()`, of the inputs [`Job::operands`] gives `m`)
+/// into `dst` for kernel `m`.
 #[inline]
 fn map_row(job: &Job, m: &Mapped, gr: usize, c0: usize, ip: &[f32], dst: &mut [f32]) {
     let w = ip.len();
@@ -156,7 +211,8 @@ fn map_row(job: &Job, m: &Mapped, gr: usize, c0: usize, ip: &[f32], dst: &mut [f
         let ys = &job.y[c0 * d..(c0 + w) * d];
         b1_row(inv_h, ip, dst, m.ax[gr], ay, xr, ys);
     } else {
-        m.prep.map_into(ip, dst, m.ax[gr], ay);
+        let by = &m.by[c0..c0 + w];
+        m.prep.map_into(ip, dst, (m.ax[gr], m.bx[gr]), (ay, by));
     }
 }
 
@@ -182,6 +238,7 @@ pub(crate) fn sparse_row_block(
     let (d, ny) = (job.d, job.ny);
     let m = &job.kernels[0];
     let rows = r1 - r0;
+    let (x, y) = job.operands(m.scaled);
     s.ip.resize(RECT_ROWS * RECT_COLS, 0.0);
     s.rows.resize_with(rows.max(s.rows.len()), Default::default);
     s.rows.iter_mut().for_each(|(i, v)| {
@@ -197,7 +254,7 @@ pub(crate) fn sparse_row_block(
         let c1 = (c0 + RECT_COLS).min(ny);
         let w = c1 - c0;
         let ipt = &mut s.ip[..rows * w];
-        inner_products(&job.x[r0 * d..r1 * d], &job.y[c0 * d..c1 * d], d, ipt);
+        inner_products(&x[r0 * d..r1 * d], &y[c0 * d..c1 * d], d, ipt);
         for (r, src) in ipt.chunks_exact(w).enumerate() {
             let gr = r0 + r;
             // First column kept in this row of the tile.
@@ -307,7 +364,10 @@ fn run<T: Sync>(items: &[T], flops: usize, task: impl Fn(&T, &mut Scratch) + Syn
 
 #[derive(Default)]
 struct Scratch {
+    /// Inner products of the inputs as they are, and of their rescaled
+    /// copies ([`Job::scaled`]).
     ip: Vec<f32>,
+    ip_scaled: Vec<f32>,
     mapped: Vec<f32>,
 }
 
@@ -318,19 +378,21 @@ struct Scratch {
 /// One GEMM of O(nx · ny · d) for all kernels plus O(nx · ny) per kernel.
 pub(crate) fn fill_rect(job: &Job, outs: &mut [&mut [f32]]) {
     let (nx, ny, d) = (job.nx, job.ny, job.d);
+    let (plain, scaled) = job.gemms();
+    let gemms = usize::from(plain) + usize::from(scaled);
     debug_assert!(outs.iter().all(|o| o.len() == nx * ny));
     let ptrs: Vec<SyncPtr> = outs.iter_mut().map(|o| SyncPtr(o.as_mut_ptr())).collect();
     let tiles: Vec<(usize, usize)> = (0..nx.div_ceil(RECT_ROWS))
         .flat_map(|i| (0..ny.div_ceil(RECT_COLS)).map(move |j| (i, j)))
         .collect();
-    run(&tiles, nx * ny * d, |&(i, j), s| {
+    run(&tiles, nx * ny * d * gemms, |&(i, j), s| {
         let (r0, c0) = (i * RECT_ROWS, j * RECT_COLS);
         let (r1, c1) = ((r0 + RECT_ROWS).min(nx), (c0 + RECT_COLS).min(ny));
-        let (rows, w) = (r1 - r0, c1 - c0);
-        s.ip.resize(rows * w, 0.0);
-        inner_products(&job.x[r0 * d..r1 * d], &job.y[c0 * d..c1 * d], d, &mut s.ip);
+        let w = c1 - c0;
+        job.inner_products((r0, r1), (c0, c1), &mut s.ip, &mut s.ip_scaled);
         for (m, p) in job.kernels.iter().zip(&ptrs) {
-            for (r, src) in s.ip.chunks_exact(w).enumerate() {
+            let ip = if m.scaled { &s.ip_scaled } else { &s.ip };
+            for (r, src) in ip.chunks_exact(w).enumerate() {
                 // SAFETY: row r0 + r, columns c0..c1 belong to this tile only.
                 let dst = unsafe { p.slice((r0 + r) * ny + c0, w) };
                 map_row(job, m, r0 + r, c0, src, dst);
@@ -349,18 +411,20 @@ pub(crate) fn fill_rect(job: &Job, outs: &mut [&mut [f32]]) {
 pub(crate) fn fill_symmetric(job: &Job, diag: &[Vec<f32>], outs: &mut [&mut [f32]]) {
     let (n, d) = (job.nx, job.d);
     debug_assert!(outs.iter().all(|o| o.len() == n * n));
+    let (plain, scaled) = job.gemms();
+    let gemms = usize::from(plain) + usize::from(scaled);
     let ptrs: Vec<SyncPtr> = outs.iter_mut().map(|o| SyncPtr(o.as_mut_ptr())).collect();
     let nb = n.div_ceil(SYM_TILE);
     let tiles: Vec<(usize, usize)> = (0..nb).flat_map(|i| (i..nb).map(move |j| (i, j))).collect();
-    run(&tiles, n * n * d / 2, |&(i, j), s| {
+    run(&tiles, n * n * d / 2 * gemms, |&(i, j), s| {
         let (r0, c0) = (i * SYM_TILE, j * SYM_TILE);
         let (r1, c1) = ((r0 + SYM_TILE).min(n), (c0 + SYM_TILE).min(n));
         let (rows, w) = (r1 - r0, c1 - c0);
-        s.ip.resize(rows * w, 0.0);
         s.mapped.resize(rows * w, 0.0);
-        inner_products(&job.x[r0 * d..r1 * d], &job.x[c0 * d..c1 * d], d, &mut s.ip);
+        job.inner_products((r0, r1), (c0, c1), &mut s.ip, &mut s.ip_scaled);
         for ((m, p), dg) in job.kernels.iter().zip(&ptrs).zip(diag) {
-            let rows_iter = s.ip.chunks_exact(w).zip(s.mapped.chunks_exact_mut(w));
+            let ip = if m.scaled { &s.ip_scaled } else { &s.ip };
+            let rows_iter = ip.chunks_exact(w).zip(s.mapped.chunks_exact_mut(w));
             for (r, (src, dst)) in rows_iter.enumerate() {
                 map_row(job, m, r0 + r, c0, src, dst);
             }

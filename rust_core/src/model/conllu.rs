@@ -4,9 +4,11 @@
 //! XPOS, FEATS, HEAD, DEPREL) of the basic word lines. Comment lines (`#`),
 //! multiword-token ranges (`N-M` with integers N < M) and empty nodes (`N.M`)
 //! are skipped, and so is a UTF-8 byte order mark at the start; the `sent_id`
-//! comment, when present, becomes the sentence id. A malformed line (any
-//! other ID included) is an [`OmklError::Parse`] naming the source and the
-//! 1-based line number; a file that cannot be read is an [`OmklError::Io`].
+//! comment, when present, becomes the sentence id (else its 1-based index in
+//! the source). A malformed line (any other ID included) is an
+//! [`OmklError::Parse`] naming the source, the 1-based line number and the
+//! sentence, and saying what was expected; a file that cannot be read is an
+//! [`OmklError::Io`].
 //!
 //! # Complexity
 //! Linear in the size of the input.
@@ -125,8 +127,8 @@ enum LineId {
 fn parse_id(id: &str) -> std::result::Result<LineId, String> {
     let bad = || {
         format!(
-            "ID `{id}` is not a word ID (N), a multiword range (N-M with N < M) \
-             or an empty node (N.M)"
+            "expected a word ID (N), a multiword range (N-M with N < M) \
+             or an empty node (N.M), got ID `{id}`"
         )
     };
     if let Some((a, b)) = id.split_once('-') {
@@ -154,17 +156,25 @@ struct Pending {
 }
 
 impl Pending {
+    /// The error at `line` of `source_name` in this sentence, the one after
+    /// the `done` sentences already read: `sentence "ID": reason`, with its
+    /// `sent_id` if one was read so far, else its 1-based index.
+    fn error(&self, source_name: &str, line: usize, done: usize, reason: &str) -> OmklError {
+        let id = self.id.clone().unwrap_or_else(|| (done + 1).to_string());
+        parse_err(source_name, line, format!("sentence {id:?}: {reason}"))
+    }
+
     /// Checks the heads of the sentence read so far, moves it (if it has
     /// words) to `out` and starts the next one.
     fn finish(&mut self, source_name: &str, out: &mut Vec<Sentence>) -> Result<()> {
         let n = self.sentence.tokens.len();
         for (t, &at) in self.sentence.tokens.iter().zip(&self.word_lines) {
             if let Some(h) = t.head.filter(|&h| h > n) {
-                return Err(parse_err(
-                    source_name,
-                    at,
-                    format!("HEAD {h} is out of range for a sentence of {n} words"),
-                ));
+                let reason = format!(
+                    "HEAD {h} is out of range for a sentence of {n} words; \
+                     expected 0 (the root) to {n}"
+                );
+                return Err(self.error(source_name, at, out.len(), &reason));
             }
         }
         let mut s = std::mem::take(self);
@@ -188,9 +198,12 @@ pub fn read_conllu<R: BufRead>(reader: R, source_name: &str) -> Result<Vec<Sente
     let mut line_no = 0usize;
     for line in reader.lines() {
         line_no += 1;
+        let fail = |current: &Pending, reason: &str| {
+            current.error(source_name, line_no, sentences.len(), reason)
+        };
         let line = line.map_err(|e| match e.kind() {
             std::io::ErrorKind::InvalidData => {
-                parse_err(source_name, line_no, "the line is not valid UTF-8")
+                fail(&current, "the line is not valid UTF-8; expected UTF-8 text")
             }
             _ => OmklError::io(source_name, &e),
         })?;
@@ -215,47 +228,44 @@ pub fn read_conllu<R: BufRead>(reader: R, source_name: &str) -> Result<Vec<Sente
         }
         let cols: Vec<&str> = line.split('\t').collect();
         if cols.len() != 10 {
-            return Err(parse_err(
-                source_name,
-                line_no,
-                format!("expected 10 tab-separated columns, got {}", cols.len()),
-            ));
+            let reason = format!("expected 10 tab-separated columns, got {}", cols.len());
+            return Err(fail(&current, &reason));
         }
-        let idx = match parse_id(cols[0]).map_err(|r| parse_err(source_name, line_no, r))? {
+        let idx = match parse_id(cols[0]).map_err(|r| fail(&current, &r))? {
             LineId::Word(idx) => idx,
             LineId::Range | LineId::EmptyNode => continue,
         };
-        if idx != current.sentence.tokens.len() + 1 {
-            return Err(parse_err(
-                source_name,
-                line_no,
-                format!(
-                    "expected word ID {}, got {idx}",
-                    current.sentence.tokens.len() + 1
-                ),
+        let next = current.sentence.tokens.len() + 1;
+        if idx != next {
+            return Err(fail(
+                &current,
+                &format!("expected word ID {next}, got {idx}"),
             ));
         }
         let head = match cols[6] {
             "_" => None,
             h => Some(parse_uint(h).ok_or_else(|| {
                 let reason = if h.bytes().all(|b| b.is_ascii_digit()) {
-                    format!("HEAD {h} is too large")
+                    format!("HEAD {h} is too large; expected 0 (the root) or a word ID")
                 } else {
-                    format!("HEAD `{h}` is not a non-negative integer")
+                    format!(
+                        "HEAD `{h}` is not a non-negative integer; \
+                         expected 0 (the root), a word ID or `_`"
+                    )
                 };
-                parse_err(source_name, line_no, reason)
+                fail(&current, &reason)
             })?),
         };
         if head == Some(idx) {
-            return Err(parse_err(
-                source_name,
-                line_no,
-                format!("HEAD of word {idx} is the word itself"),
-            ));
+            let reason = format!(
+                "HEAD of word {idx} is the word itself; expected 0 (the root) or another word's ID"
+            );
+            return Err(fail(&current, &reason));
         }
         for (name, v) in [("FORM", cols[1]), ("UPOS", cols[3])] {
             if v.is_empty() {
-                return Err(parse_err(source_name, line_no, format!("{name} is empty")));
+                let reason = format!("{name} is empty; expected a value or `_`");
+                return Err(fail(&current, &reason));
             }
         }
         current.sentence.tokens.push(Token {
@@ -374,13 +384,25 @@ mod tests {
     fn malformed_lines_name_the_line() {
         let bad = "1\ta\ta\tX\tX\t_\t0\troot\t_\n";
         let e = read_conllu_str(bad, "f.conllu").unwrap_err().to_string();
-        assert!(e.starts_with("f.conllu:1:"), "{e}");
+        assert!(
+            e.starts_with("f.conllu:1: sentence \"1\": expected 10"),
+            "{e}"
+        );
         let bad = "1\ta\ta\tX\tX\t_\t0\troot\t_\t_\n2\tb\tb\tX\tX\t_\tz\tdep\t_\t_\n";
         let e = read_conllu_str(bad, "f").unwrap_err().to_string();
-        assert!(e.starts_with("f:2:") && e.contains("HEAD"), "{e}");
+        assert!(e.starts_with("f:2: sentence \"1\": HEAD `z`"), "{e}");
+        assert!(e.contains("expected 0 (the root), a word ID or `_`"), "{e}");
+        // the second sentence, without and with a sent_id
         let bad = "1\ta\ta\tX\tX\t_\t0\troot\t_\t_\n\n1\tb\tb\tX\tX\t_\t5\tdep\t_\t_\n";
         let e = read_conllu_str(bad, "f").unwrap_err().to_string();
-        assert!(e.starts_with("f:3:") && e.contains("out of range"), "{e}");
+        assert!(
+            e.starts_with("f:3: sentence \"2\": HEAD 5 is out of range"),
+            "{e}"
+        );
+        assert!(e.ends_with("expected 0 (the root) to 1"), "{e}");
+        let named = bad.replace("\n\n", "\n\n# sent_id = s-7\n");
+        let e = read_conllu_str(&named, "f").unwrap_err().to_string();
+        assert!(e.starts_with("f:4: sentence \"s-7\": HEAD 5"), "{e}");
         let bad = "2\ta\ta\tX\tX\t_\t0\troot\t_\t_\n";
         assert!(read_conllu_str(bad, "f").is_err());
     }
@@ -442,7 +464,11 @@ mod tests {
             let text = format!("# sent_id = a\n{}", lines(&["1", bad, "2"]));
             let e = read_conllu_str(&text, "f.conllu").unwrap_err();
             let msg = e.to_string();
-            assert!(msg.starts_with("f.conllu:3: ID `"), "{bad}: {msg}");
+            assert!(
+                msg.starts_with("f.conllu:3: sentence \"a\": expected a word ID (N)")
+                    && msg.ends_with(&format!("got ID `{bad}`")),
+                "{bad}: {msg}"
+            );
             assert!(
                 matches!(e, OmklError::Parse { line: 3, .. }),
                 "{bad}: {e:?}"
@@ -452,7 +478,11 @@ mod tests {
             let e = read_conllu_str(&lines(&[bad]), "f")
                 .unwrap_err()
                 .to_string();
-            assert!(e.starts_with("f:1: ID `"), "{bad:?}: {e}");
+            assert!(
+                e.starts_with("f:1: sentence \"1\": expected a word ID")
+                    && e.ends_with(&format!("got ID `{bad}`")),
+                "{bad:?}: {e}"
+            );
         }
     }
 

@@ -101,7 +101,10 @@ pub fn check_tree(heads: &[usize], sentence_id: &str) -> Result<()> {
         if state[v] == 1 {
             return Err(OmklError::invalid(
                 "heads",
-                format!("sentence {sentence_id:?}: heads contain a cycle through word {v}"),
+                format!(
+                    "sentence {sentence_id:?}: heads contain a cycle through word {v}; \
+                     expected a tree, every word reaching the root 0"
+                ),
             ));
         }
         for p in path {
