@@ -28,6 +28,7 @@ Examples
 
 from __future__ import annotations
 
+import copy
 import math
 import operator
 import os
@@ -531,9 +532,56 @@ class DependencyParser(Persistent, IndependentCopies):
 
     # --- online interface -------------------------------------------------
 
+    # --- freezing ----------------------------------------------------------
+
+    @property
+    def frozen(self) -> bool:
+        """Whether the parser is frozen (see :meth:`freeze`)."""
+        return bool(self._core.frozen)
+
+    def _check_learnable(self) -> None:
+        if self._core.frozen:
+            raise RuntimeError(
+                "this DependencyParser is frozen (a compact model for prediction, from freeze() "
+                "or a file saved from a frozen parser) and cannot learn; keep the parser you "
+                "froze to go on learning"
+            )
+
+    def _freeze_in_place(self) -> None:
+        """Freezes this parser's arc model, pruner, label stage and first
+        stage."""
+        self._core.freeze()
+        self._labeler.freeze()
+        if self._first is not None:
+            self._first._freeze_in_place()
+
+    @synchronized
+    def freeze(self) -> DependencyParser:
+        """A frozen copy of this parser, for prediction: the arc model and
+        its pruner keep only their averaged tables (a third of their memory
+        and saved size), the label stage only its non-zero averaged weights
+        in float32, and so does a stacked parser's first stage. It predicts
+        the heads this parser predicts (the relations up to the float32
+        rounding of the label weights) and cannot learn (``learn_one`` and
+        ``fit`` raise ``RuntimeError``); this parser is left as it is.
+
+        >>> sent = [{"form": f, "upos": u, "xpos": u, "lemma": f, "feats": "_", "deprel": d}
+        ...         for f, u, d in [("the", "DET", "det"), ("dog", "NOUN", "root")]]
+        >>> p = DependencyParser(prune_k=0, max_table_bits=8)
+        >>> for _ in range(3):
+        ...     p.learn_one(sent, [2, 0])
+        >>> f = p.freeze()
+        >>> f.frozen, f.predict_one(sent) == p.predict_one(sent)
+        (True, True)
+        """
+        new = copy.deepcopy(self)
+        new._freeze_in_place()
+        return new
+
     @synchronized
     def learn_one(self, sentence: Sentence, heads: Sequence[int], sentence_id: str = "") -> None:
         """One online step on a sentence with gold ``heads``."""
+        self._check_learnable()
         sid = sentence_id or "<learn_one>"
         toks = _tuples(sentence, sid)
         hs = _heads(heads, sid, len(toks))
@@ -591,6 +639,7 @@ class DependencyParser(Persistent, IndependentCopies):
         """
         import time
 
+        self._check_learnable()
         corpus = _training_corpus(data)
         variant = None if label_variant is None else _variant(corpus, label_variant)
         if self._first is not None:
@@ -821,7 +870,9 @@ class DependencyParser(Persistent, IndependentCopies):
         state["_labeler"] = labeler
         self.__dict__.update(state)
 
-    _SAVE_VERSION = _omkl.PARSER_FORMAT_VERSION
+    #: The layout of the file's header and sections; the core's bytes in the
+    #: sections carry their own format version (``_omkl.PARSER_FORMAT_VERSION``).
+    _SAVE_VERSION = 4
     _SAVE_SECTIONS = (2, 4)
 
     def _save_state(self) -> tuple[dict[str, Any], list[bytes]]:

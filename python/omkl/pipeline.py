@@ -329,7 +329,14 @@ class TextParser(IndependentCopies):
         without a head or heads that do not form a tree raise
         :class:`omkl.ParseError` (a ``ValueError``) naming the file, the
         line and the sentence's ``sent_id`` (its 1-based index when it has
-        none)."""
+        none).
+
+        The fitted pipeline is frozen for prediction: the tagger's stages
+        (:meth:`MorphologyTagger.fit <omkl.MorphologyTagger.fit>`) and the
+        parser (:meth:`DependencyParser.freeze
+        <omkl.parsing.DependencyParser.freeze>`) keep only what prediction
+        reads, so that it is small in memory and on disk. Fitting again
+        trains a fresh parser of the same parameters."""
         if isinstance(data, str | os.PathLike):
             sentences = _read_gold(data, complete=True)
         else:
@@ -343,7 +350,12 @@ class TextParser(IndependentCopies):
         else:
             predicted = sentences
         variant = sentences if self.folds and self.label_gold else None
-        self.parser.fit(self._parser_input(predicted), progress=progress, label_variant=variant)
+        parser = self.parser
+        if parser.frozen:
+            parser = DependencyParser(**constructor_params(parser))
+        parser.fit(self._parser_input(predicted), progress=progress, label_variant=variant)
+        parser._freeze_in_place()
+        self.parser = parser
         self.tagger.fit(sentences)
         return self
 
