@@ -53,7 +53,10 @@ current side. The training targets (900 s, 3 GB) are for the whole training
 file with the default options; on a prefix or other options they are shown
 but not judged. MB are 2^20 bytes. Child logs are kept in
 ``target/bench_pipeline/<time>/`` (the models and data files are removed at
-the end unless ``--keep``).
+the end unless ``--keep``); ``--from-json FILE`` prints the tables of a run
+saved with ``--json FILE`` again. On a shared machine the one-core child
+may get less than a core: the rates per CPU second (the wall-clock rate
+divided by the child's CPU seconds per wall second) show the code's speed.
 
 Run from the repository root (``PYTHONPATH=python`` when omkl is not
 installed; the current side's children inherit it, the baseline's do not)::
@@ -164,7 +167,7 @@ def child_info(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "omkl_file": omkl.__file__,
         "version": omkl.__version__,
-        "python": platform.python_version(),
+        "python_version": platform.python_version(),
     }
 
 
@@ -512,6 +515,9 @@ def _value(res: dict[str, Any], path: tuple[str, ...]) -> float | None:
         if not runs:
             return None
         return min(runs) if path[-1] == "best" else statistics.median(runs)
+    if path[0] == "per_cpu":  # a wall-clock rate over the child's CPU share
+        rate, share = _get(res, "speed", path[1]), _get(res, "speed", path[2])
+        return None if rate is None or not share else rate / share
     return _get(res, *path)
 
 
@@ -557,11 +563,27 @@ MEASURES: list[tuple[str, tuple[str, ...], str, str, tuple[str, float] | None, b
         False,
     ),
     (
+        "  the same, words per CPU second",
+        ("per_cpu", "tag_words_per_s", "tag_cpu_per_wall"),
+        "{:,.0f}",
+        "ratio",
+        None,
+        False,
+    ),
+    (
         "tagging + parsing, sentences/s, one core",
         ("speed", "predict_sentences_per_s"),
         "{:,.0f}",
         "ratio",
         (">=", PARSE_SENTENCES_MIN),
+        False,
+    ),
+    (
+        "  the same, sentences per CPU second",
+        ("per_cpu", "predict_sentences_per_s", "predict_cpu_per_wall"),
+        "{:,.0f}",
+        "ratio",
+        None,
         False,
     ),
     (
@@ -717,6 +739,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--keep", action="store_true", help="keep the models and data files")
     ap.add_argument("--json", type=pathlib.Path, help="also write the results here")
     ap.add_argument("--markdown", type=pathlib.Path, help="also write the tables here")
+    ap.add_argument(
+        "--from-json", type=pathlib.Path, help="print the tables of a run saved with --json"
+    )
     # the children's arguments
     ap.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
     ap.add_argument("--result", help=argparse.SUPPRESS)
@@ -732,10 +757,30 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def rerender(path: pathlib.Path, markdown: pathlib.Path | None) -> int:
+    """Prints (and writes to ``markdown``) the tables of a run saved with
+    ``--json``."""
+    payload = json.loads(path.read_text())
+    args = argparse.Namespace(**payload["settings"])
+    sides = [
+        Side(name, name, pathlib.Path(info["python"]), info)
+        for name, info in payload["sides"].items()
+    ]
+    meta = {k: payload[k] for k in ("load_start", "load_end", "seconds")}
+    text = report(payload["treebanks"], sides, args, meta)
+    print(text)
+    if markdown:
+        markdown.write_text(text)
+        print(f"wrote {markdown}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.child:
         return child_main(args)
+    if args.from_json:
+        return rerender(args.from_json, args.markdown)
     t0 = time.perf_counter()
     load_start = os.getloadavg()[0]
     run_dir = RUNS / time.strftime("%Y%m%d-%H%M%S")
@@ -775,7 +820,7 @@ def main(argv: list[str] | None = None) -> int:
             "settings": {
                 k: str(v) if isinstance(v, pathlib.Path) else v
                 for k, v in vars(args).items()
-                if k not in ("child", "result", "model", "train", "test")
+                if k not in ("child", "result", "model", "train", "test", "from_json")
             },
             "sides": {s.name: {"python": str(s.python), **s.info} for s in sides},
             "treebanks": results,
