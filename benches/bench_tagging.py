@@ -22,6 +22,7 @@ import pathlib
 import resource
 import sys
 import tempfile
+from typing import Any
 
 from _common import crfsuite_trainer, timed
 
@@ -39,6 +40,57 @@ def rss_mb() -> float:
 def accuracy(pred: list[list[str]], gold: list[list[str]]) -> float:
     pairs = [(p, g) for ps, gs in zip(pred, gold, strict=True) for p, g in zip(ps, gs, strict=True)]
     return 100.0 * sum(p == g for p, g in pairs) / len(pairs)
+
+
+def text_tagger(
+    loss: str = "hinge",
+    regularizer: str = "l2_squared",
+    lam: float = 1e-6,
+    eta0: float = 1.0,
+    schedule: str = "constant",
+    n_buckets: int = 1 << 16,
+) -> TextTagger:
+    """The averaged :class:`TextTagger` of this benchmark (its defaults are
+    the command line's)."""
+    return TextTagger(
+        loss=loss,
+        regularizer=(regularizer, lam),
+        eta0=eta0,
+        schedule=schedule,
+        average=True,
+        n_buckets=n_buckets,
+    )
+
+
+def crfsuite_upos(
+    X: list[Any], Y: list[list[str]], Xt: list[Any], path: pathlib.Path
+) -> dict[str, Any] | None:
+    """The peer: python-crfsuite with the settings of
+    :func:`_common.crfsuite_trainer`, trained on the feature sentences ``X``
+    with tags ``Y`` into the model file ``path``, then tagging ``Xt``:
+    ``pred`` (the tags), ``append_s`` (seconds to hand the data over),
+    ``train_s``, ``tag_s``, ``train_rss_mb`` (peak RSS after training) and
+    ``model_bytes``; ``None`` when python-crfsuite is not installed."""
+    trainer = crfsuite_trainer()
+    if trainer is None:
+        return None
+    import pycrfsuite
+
+    _, append_s, _ = timed(lambda: [trainer.append(x, y) for x, y in zip(X, Y, strict=True)])
+    _, train_s, _ = timed(lambda: trainer.train(str(path)))
+    train_rss = rss_mb()
+    tagger = pycrfsuite.Tagger()
+    tagger.open(str(path))
+    pred, tag_s, _ = timed(lambda: [tagger.tag(x) for x in Xt])
+    tagger.close()
+    return {
+        "pred": pred,
+        "append_s": append_s,
+        "train_s": train_s,
+        "tag_s": tag_s,
+        "train_rss_mb": train_rss,
+        "model_bytes": path.stat().st_size,
+    }
 
 
 def main() -> None:
@@ -72,13 +124,8 @@ def main() -> None:
     print(f"features (token_features, both files): {feat_s:.1f} s")
 
     def make() -> TextTagger:
-        return TextTagger(
-            loss=args.loss,
-            regularizer=(args.regularizer, args.lam),
-            eta0=args.eta0,
-            schedule=args.schedule,
-            average=True,
-            n_buckets=args.n_buckets,
+        return text_tagger(
+            args.loss, args.regularizer, args.lam, args.eta0, args.schedule, args.n_buckets
         )
 
     k = args.learn_one_sentences
@@ -117,19 +164,12 @@ def main() -> None:
     print(f"  templates selected {selected} of {len(tagger.template_weights_)}")
     if args.no_crfsuite:
         return
-    trainer = crfsuite_trainer()
-    if trainer is None:
-        return
-    import pycrfsuite
-
-    _, append_s, _ = timed(lambda: [trainer.append(x, y) for x, y in zip(X, train_y, strict=True)])
     with tempfile.TemporaryDirectory() as tmp:
-        path = str(pathlib.Path(tmp) / "ewt.crfsuite")
-        _, crf_s, _ = timed(lambda: trainer.train(path))
-        crf_rss = rss_mb()
-        crf_tagger = pycrfsuite.Tagger()
-        crf_tagger.open(path)
-        crf_pred, crf_tag_s, _ = timed(lambda: [crf_tagger.tag(x) for x in Xt])
+        crf = crfsuite_upos(X, train_y, Xt, pathlib.Path(tmp) / "ewt.crfsuite")
+    if crf is None:
+        return
+    crf_pred, crf_s, crf_tag_s = crf["pred"], crf["train_s"], crf["tag_s"]
+    append_s, crf_rss = crf["append_s"], crf["train_rss_mb"]
     crf_acc = accuracy(crf_pred, test_y)
     print("python-crfsuite (L-BFGS, c1=0.1, c2=0.01, 100 iterations)")
     print(f"  UPOS accuracy {crf_acc:.2f}")

@@ -433,6 +433,31 @@ class ChildFailed(RuntimeError):
     pass
 
 
+def run_measured(
+    cmd: list[str], logfile: pathlib.Path, env: dict[str, str], cwd: str | pathlib.Path
+) -> tuple[int, float, Any]:
+    """Runs ``cmd`` in ``cwd`` with ``env``, its output and errors written
+    to ``logfile``; returns its exit status, its wall seconds and its
+    resource usage from ``os.wait4`` (``ru_maxrss``: its peak resident
+    memory in KiB; ``ru_utime + ru_stime``: its CPU seconds)."""
+    t0 = time.perf_counter()
+    with open(logfile, "wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+    return os.waitstatus_to_exitcode(status), time.perf_counter() - t0, usage
+
+
+def failure(returncode: int, logfile: pathlib.Path) -> str:
+    """The exit status of a failed child and the last lines of its log."""
+    tail = logfile.read_text(errors="replace").strip().splitlines()[-3:]
+    return f"exit {returncode}; log {logfile}: " + " / ".join(tail)
+
+
 def run_child(
     side: Side, workload: str, args: argparse.Namespace, run_dir: pathlib.Path, tag: str
 ) -> dict[str, Any]:
@@ -444,20 +469,10 @@ def run_child(
     cmd += ["--result", str(result), "--ewt", str(args.ewt), "--inner", str(args.inner)]
     cmd += ["--quick"] if args.quick else []
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    t0 = time.perf_counter()
-    with open(logfile, "wb") as out, tempfile.TemporaryDirectory() as cwd:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd)
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        except BaseException:
-            proc.kill()
-            proc.wait()
-            raise
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0 or not result.exists():
-        tail = logfile.read_text(errors="replace").strip().splitlines()[-3:]
-        raise ChildFailed(f"exit {proc.returncode}; log {logfile}: " + " / ".join(tail))
+    with tempfile.TemporaryDirectory() as cwd:
+        returncode, wall, usage = run_measured(cmd, logfile, env, cwd)
+    if returncode != 0 or not result.exists():
+        raise ChildFailed(failure(returncode, logfile))
     out_data = json.loads(result.read_text())
     out_data["peak_rss_mb"] = usage.ru_maxrss / 1024
     out_data["child_wall_s"] = wall
