@@ -34,6 +34,12 @@ models over :func:`~omkl.tagging.token_features` and lexicons:
    rule of a chain tagger over suffix, prefix, shape, UPOS and XPOS
    features.
 
+Each stage computes its features in the core, from the word forms and the
+columns its lexicons and the stages before it give (``TokenTemplates`` of
+``omkl._omkl``): the features of :func:`~omkl.tagging.token_features` and of
+the feature dicts of this module, with the same names and buckets, without a
+Python dict per word.
+
 Examples
 --------
 >>> from omkl.morphology import MorphologyTagger
@@ -868,8 +874,8 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         :meth:`~omkl.tagging.TextTagger.predict_marginals_one`), as a pair
         ``(tag, marginal)``; a parser can read it as a sign that the tag may
         be wrong (:class:`~omkl.TextParser`). Each column adds a
-        forward-backward pass of its stage: UPOS's slowed tagging by 7% in
-        ``benches/bench_morphology.py``, UPOS's and XPOS's together by 23%.
+        forward-backward pass of its stage (``benches/bench_morphology.py``
+        prints the tagging rates with and without).
 
         >>> def tok(upos, xpos):
         ...     return {"form": "runs", "lemma": "run", "upos": upos, "xpos": xpos, "feats": "_"}

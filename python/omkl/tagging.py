@@ -524,6 +524,9 @@ def token_features(words: Sequence[str]) -> list[dict[str, str | bool]]:
       lowercased bigrams ``w-1|w`` and ``w|w+1``;
     * ``BOS`` on the first word, ``EOS`` on the last (``True``).
 
+    :class:`~omkl.MorphologyTagger` computes the same features in the core,
+    from the words, without building these dicts.
+
     >>> f = token_features(["The", "E-2", "runs"])
     >>> f[0]["lower"], f[0]["s2"], f[0]["shape"], f[0]["BOS"], f[0]["w-1"]
     ('the', 'he', 'Xxx', True, '<s>')
