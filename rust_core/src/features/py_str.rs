@@ -34,7 +34,7 @@
 //! # Example
 //! ```
 //! use omkl_core::features::py_str::{is_title_str, prefix, shape_into, short_shape_into, suffix};
-//! assert!(is_title_str("Ǆemal") == false && is_title_str("ǅemal"));
+//! assert!(is_title_str("ǅemal") && !is_title_str("ǅEmal"));
 //! assert_eq!((prefix("Σοφός", 2), suffix("Σοφός", 3)), ("Σο", "φός"));
 //! let (mut shape, mut short) = (String::new(), String::new());
 //! shape_into("E-22a", &mut shape);
