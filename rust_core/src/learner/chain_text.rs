@@ -99,9 +99,40 @@ impl NamedLearner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use std::collections::BTreeMap;
 
     use crate::learner::{Alg1Config, Loss, Schedule};
+
+    proptest! {
+        #[test]
+        fn group_ids_equal_a_row_by_row_filter(
+            rows in prop::collection::vec(prop::collection::vec((0u32..6, 0u32..50), 0..5), 1..5),
+            ids in prop::collection::vec(prop::option::of(0u32..9), 6),
+        ) {
+            let mut batch = SparseBatch { indptr: vec![0], ..Default::default() };
+            let mut want = Vec::new();
+            for row in &rows {
+                for (k, &(t, b)) in row.iter().enumerate() {
+                    batch.groups.push(t);
+                    batch.indices.push(b);
+                    batch.values.push(k as f64);
+                }
+                batch.indptr.push(batch.groups.len());
+                want.push(row.iter().enumerate().filter_map(|(k, &(t, b))| {
+                    ids[t as usize].map(|g| (g, b, k as f64))
+                }).collect::<Vec<_>>());
+            }
+            to_group_ids(&mut batch, &ids);
+            prop_assert_eq!(batch.n_examples(), rows.len());
+            for (i, w) in want.iter().enumerate() {
+                let got: Vec<_> = (batch.indptr[i]..batch.indptr[i + 1])
+                    .map(|j| (batch.groups[j], batch.indices[j], batch.values[j]))
+                    .collect();
+                prop_assert_eq!(&got, w);
+            }
+        }
+    }
 
     #[test]
     fn groups_follow_first_appearance_and_unknown_entries_drop() {
