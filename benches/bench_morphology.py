@@ -9,7 +9,13 @@ settings of the UPOS stage) on UPOS with the same features:
 for a training sentence). Exits cleanly without the data, and skips CRFsuite
 when python-crfsuite is not installed.
 
+With ``--compare-features`` it also tags the dev file (all columns) with the
+stages' features computed in the core and with the same features built as
+Python dicts (the path of ``TextTagger`` on dicts), checks that both give the
+same tags, and prints the words per second of each (best of three runs).
+
     PYTHONPATH=python python benches/bench_morphology.py [--epochs 15] [--no-crfsuite]
+        [--compare-features]
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import resource
 import sys
 import tempfile
 
-from _common import crfsuite_trainer, timed
+from _common import best_time, crfsuite_trainer, timed
 
 from omkl.morphology import MorphologyTagger, _ambiguity, _lexicon
 from omkl.parsing import read_conllu
@@ -33,12 +39,38 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def compare_features(model: MorphologyTagger, dev: list[list[dict[str, str]]]) -> None:
+    """Tags ``dev`` (all columns) with the features computed in the core and
+    with the feature dicts built in Python; prints the words per second of
+    each (best of three runs) and whether they give the same tags."""
+    bare = [[{"form": t["form"]} for t in s] for s in dev]
+    n = sum(map(len, dev))
+    core_tags = model.tag(bare)
+    core_s = best_time(lambda: model.tag(bare), repeat=3)
+    model._dict_features = True
+    try:
+        dict_tags = model.tag(bare)
+        dict_s = best_time(lambda: model.tag(bare), repeat=3)
+    finally:
+        del model._dict_features
+    same = "same tags" if core_tags == dict_tags else "DIFFERENT TAGS"
+    print(f"tagging EWT dev ({len(dev)} sentences, {n} words), all columns, best of 3 runs:")
+    print(f"  features computed in the core  {n / core_s:9,.0f} words/s")
+    print(f"  feature dicts built in Python  {n / dict_s:9,.0f} words/s")
+    print(f"  core / dicts {dict_s / core_s:.1f}x ({same})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--epochs", type=int, default=15)
     ap.add_argument("--folds", type=int, default=10)
     ap.add_argument("--n-buckets", type=int, default=1 << 16)
     ap.add_argument("--no-crfsuite", action="store_true")
+    ap.add_argument(
+        "--compare-features",
+        action="store_true",
+        help="also time tagging the dev file with core features against Python dicts",
+    )
     args = ap.parse_args()
     if not (DATA / "en_ewt-ud-train.conllu").exists():
         print(f"skipped: no EWT data in {DATA}")
@@ -63,6 +95,8 @@ def main() -> None:
         _, alt_s, _ = timed(lambda cols=cols: model.tag(bare, alternatives=cols))
         print(f"  tag(alternatives={cols}) {n_test / alt_s:,.0f} tokens/s")
     print(f"  model {model.__sizeof__() / 2**20:.0f} MB; peak RSS {fit_rss:.0f} MB")
+    if args.compare_features:
+        compare_features(model, read_conllu(DATA / "en_ewt-ud-dev.conllu"))
     if args.no_crfsuite:
         return
     trainer = crfsuite_trainer()

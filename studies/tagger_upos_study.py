@@ -31,7 +31,6 @@ import numpy as np
 
 from omkl.morphology import MorphologyTagger
 from omkl.parsing import read_conllu
-from omkl.tagging import token_features
 
 
 def _upos_stage(model: MorphologyTagger, words: list[list[str]]) -> tuple[list[Any], list[Any]]:
@@ -39,10 +38,10 @@ def _upos_stage(model: MorphologyTagger, words: list[list[str]]) -> tuple[list[A
     UPOS stage's marginals as ``{tag: array over the words}``."""
     tagged = model.tag([[{"form": w} for w in ws] for ws in words])
     tags = [[t["upos"] for t in s] for s in tagged]
-    Xu = model._upos_features(words, [token_features(ws) for ws in words])
+    data = model._upos_data(words)
     labels = [str(label) for label in model.upos_.labels_]
-    margs = [dict(zip(labels, np.asarray(model.upos_._state.marginals(x)).T, strict=False))
-             for x in Xu]  # fmt: skip
+    mus = model.upos_._state.marginals_many_text(data.templates, data.words, data.columns)
+    margs = [dict(zip(labels, np.asarray(mu).T, strict=False)) for mu in mus]
     return tags, margs
 
 

@@ -34,6 +34,12 @@ models over :func:`~omkl.tagging.token_features` and lexicons:
    rule of a chain tagger over suffix, prefix, shape, UPOS and XPOS
    features.
 
+Each stage computes its features in the core, from the word forms and the
+columns its lexicons and the stages before it give (``TokenTemplates`` of
+``omkl._omkl``): the features of :func:`~omkl.tagging.token_features` and of
+the feature dicts of this module, with the same names and buckets, without a
+Python dict per word.
+
 Examples
 --------
 >>> from omkl.morphology import MorphologyTagger
@@ -53,16 +59,18 @@ Examples
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, NamedTuple, cast
 
+from omkl import _omkl
 from omkl._params import check_int
 from omkl._persist import IndependentCopies, Persistent, load_estimator, restore_state
 from omkl._sync import Synchronized, synchronized
-from omkl.tagging import TextTagger, token_features
+from omkl.tagging import TextTagger, _Sentences, token_features
 
 __all__ = ["MorphologyTagger", "lemma_rule", "apply_lemma_rule", "tag_accuracies"]
 
@@ -241,14 +249,20 @@ def _ambiguity(lex: Mapping[str, Mapping[str, int]], min_share: float) -> dict[s
     return {w: _classes(c, min_share) for w, c in lex.items()}
 
 
-def _add_classes(feats: Features, words: Sequence[str], amb: Mapping[str, str], name: str) -> None:
-    classes = [amb.get(w.lower(), _UNKNOWN) for w in words]
+def _lookup(lex: Mapping[str, str], lowers: Sequence[str]) -> list[str]:
+    """The entry of each lower-cased word in ``lex`` (``<unk>`` if none)."""
+    return [lex.get(w, _UNKNOWN) for w in lowers]
+
+
+def _add_classes(feats: Features, words: Sequence[str], classes: Sequence[str], name: str) -> None:
+    """The ambiguity classes ``classes`` of the words (see :func:`_lookup`)
+    and of their neighbours, and the class with the lower-cased word."""
     n = len(words)
-    for i, f in enumerate(feats):
+    for i, (f, w) in enumerate(zip(feats, words, strict=True)):
         f[name] = classes[i]
         f[name + "-1"] = classes[i - 1] if i > 0 else "<s>"
         f[name + "+1"] = classes[i + 1] if i + 1 < n else "</s>"
-        f[name + "|w"] = f"{classes[i]}|{f['lower']}"
+        f[name + "|w"] = f"{classes[i]}|{w.lower()}"
 
 
 def _add_tags(feats: Features, tags: Sequence[str], name: str) -> None:
@@ -350,18 +364,83 @@ def _casing(words: Sequence[Sequence[str]]) -> dict[str, str]:
     return {w: ",".join(sorted(c)) for w, c in seen.items()}
 
 
-def _add_case(feats: Features, words: Sequence[str], casing: Mapping[str, str]) -> None:
-    """Features of proper nouns: the word's casing class (see
+def _add_case(feats: Features, words: Sequence[str], cases: Sequence[str]) -> None:
+    """Features of proper nouns: the word's casing class ``cases[i]`` (see
     :func:`_casing`), with its own capital and position, and the share of
     capitalised words in the sentence (in quarters) with the word's capital
     and position."""
     alpha = [w for w in words if w[:1].isalpha()]
     share = round(4 * sum(w[:1].isupper() for w in alpha) / max(len(alpha), 1))
     for i, (f, w) in enumerate(zip(feats, words, strict=True)):
-        c = casing.get(w.lower(), _UNKNOWN)
+        c = cases[i]
         f["case"] = c
         f["case|title|first"] = f"{c}|{w.istitle()}|{i == 0}"
         f["share|title"] = f"{share}|{w[:1].isupper()}|{i == 0}"
+
+
+def _stage_blocks(tags: str | None, casing: bool) -> tuple[str, ...]:
+    """The template blocks of a UPOS or XPOS stage: the token features, the
+    ambiguity classes, the tags named ``tags`` of another stage (if any) and
+    the casing features (if ``casing``); its columns are the classes, the
+    tags and the casing classes."""
+    return (
+        "token",
+        "classes:amb",
+        *((f"tags:{tags}",) if tags else ()),
+        *(("casing",) if casing else ()),
+    )
+
+
+@functools.cache
+def _templates(blocks: tuple[str, ...]) -> _omkl.TokenTemplates:
+    """The token templates of ``blocks`` (made once per set)."""
+    return _omkl.TokenTemplates(list(blocks))
+
+
+def _dicts(data: _Sentences) -> list[Features]:
+    """The feature dicts of ``data``, built in Python: the features that the
+    core computes from the same sentences and columns, as
+    :class:`~omkl.tagging.TextTagger` reads dicts.
+
+    >>> t = _templates(("token", "tags:upos"))
+    >>> f = _dicts(_Sentences(t, [["The", "dog"]], [[["DET", "NOUN"]]]))[0]
+    >>> f[1]["lower"], f[1]["upos"], f[1]["upos-1"], f[1]["EOS"]
+    ('dog', 'NOUN', 'DET', True)
+    """
+    out = []
+    for s, words in enumerate(data.words):
+        cols = iter([c[s] for c in data.columns])
+        feats: Features = [{} for _ in words]
+        for block in data.templates.blocks:
+            kind, _, name = block.partition(":")
+            more: Features | None = None
+            if kind == "token":
+                more = token_features(words)
+            elif kind == "classes":
+                _add_classes(feats, words, next(cols), name)
+            elif kind == "tags":
+                _add_tags(feats, next(cols), name)
+            elif kind == "casing":
+                _add_case(feats, words, next(cols))
+            elif kind == "lemma":
+                more = _lemma_features(words, next(cols), next(cols))
+            else:
+                more = _feats_features(words, next(cols), next(cols), next(cols))
+            if more is not None:
+                for f, g in zip(feats, more, strict=True):
+                    f.update(g)
+        out.append(feats)
+    return out
+
+
+class _Columns(NamedTuple):
+    """The lexicon columns of sentences: each word's UPOS and XPOS
+    ambiguity classes and its casing class (``None`` in a model of version
+    1)."""
+
+    amb_upos: list[list[str]]
+    amb_xpos: list[list[str]]
+    casing: list[list[str]] | None
 
 
 def _most(counts: Mapping[str, int]) -> str:
@@ -484,6 +563,11 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
 
     # --- features --------------------------------------------------------
 
+    #: Whether the stages read feature dicts built in Python (:func:`_dicts`,
+    #: the reference of the features that the core computes; slower) rather
+    #: than features computed in the core: the same models and tags.
+    _dict_features = False
+
     def _stage_features(
         self,
         words: Sequence[str],
@@ -492,23 +576,39 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         casing: Mapping[str, str] | None = None,
         base: Features | None = None,
     ) -> Features:
-        """Features of a UPOS or XPOS stage: the token features (copied
-        from ``base``, :func:`token_features` of ``words``, when given), the
-        ambiguity classes ``amb`` of the words and their neighbours, the
-        tags ``(name, tags)`` another stage gave them, and the casing
-        features (see :func:`_add_case`)."""
+        """The feature dicts of a UPOS or XPOS stage: the token features
+        (copied from ``base``, :func:`token_features` of ``words``, when
+        given), the ambiguity classes ``amb`` of the words and their
+        neighbours, the tags ``(name, tags)`` another stage gave them, and the
+        casing features (see :func:`_add_case`). The stages compute the same
+        features in the core (:func:`_stage_blocks`)."""
+        lowers = [w.lower() for w in words]
         feats = token_features(words) if base is None else [dict(f) for f in base]
-        _add_classes(feats, words, amb, "amb")
+        _add_classes(feats, words, _lookup(amb, lowers), "amb")
         if tags is not None:
             _add_tags(feats, tags[1], tags[0])
         if casing is not None:
-            _add_case(feats, words, casing)
+            _add_case(feats, words, _lookup(casing, lowers))
         return feats
+
+    def _fit_stage(
+        self, tagger: TextTagger, data: _Sentences, Y: Sequence[Sequence[str]], epochs: int
+    ) -> TextTagger:
+        """``tagger`` fitted on ``data`` labelled ``Y`` (shuffled epochs)."""
+        if self._dict_features:
+            return tagger.fit(_dicts(data), Y, epochs=epochs, shuffle=True, seed=self.seed)
+        return tagger._fit_text(data, Y, epochs=epochs, shuffle=True, seed=self.seed)
+
+    def _predict_stage(self, tagger: TextTagger, data: _Sentences) -> list[list[Hashable]]:
+        """The labels that ``tagger`` gives the sentences of ``data``."""
+        if self._dict_features:
+            return tagger.predict(_dicts(data))
+        return tagger._predict_text(data)
 
     def _jackknifed(
         self,
         n_buckets: int,
-        X: Sequence[Features],
+        data: _Sentences,
         Y: Sequence[Sequence[str]],
         epochs: int,
     ) -> list[list[str]]:
@@ -517,20 +617,21 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         one sentence).
 
         >>> t = MorphologyTagger()
-        >>> X = [[{"w": "a"}], [{"w": "b"}], [{"w": "b"}], [{"w": "a"}]]
-        >>> t._jackknifed(1 << 10, X, [["A"], ["B"], ["B"], ["A"]], epochs=5)
+        >>> words = [["a"], ["b"], ["b"], ["a"]]
+        >>> data = _Sentences(_templates(("tags:w",)), words, [words])
+        >>> t._jackknifed(1 << 10, data, [["A"], ["B"], ["B"], ["A"]], epochs=5)
         [['A'], ['B'], ['B'], ['A']]
         """
-        n = len(X)
+        n = len(data.words)
         k = min(self.jackknife, n)
         out: list[list[str]] = [[] for _ in range(n)]
         for j in range(max(k, 1)):
             own = [i for i in range(n) if i % k == j] if k > 1 else list(range(n))
             rest = [i for i in range(n) if i % k != j] if k > 1 else list(range(n))
-            tagger = self._tagger(n_buckets)
-            tagger.fit([X[i] for i in rest], [Y[i] for i in rest], epochs, shuffle=True,
-                       seed=self.seed)  # fmt: skip
-            for i, tags in zip(own, tagger.predict([X[i] for i in own]), strict=True):
+            tagger = self._fit_stage(
+                self._tagger(n_buckets), data.subset(rest), [Y[i] for i in rest], epochs
+            )
+            for i, tags in zip(own, self._predict_stage(tagger, data.subset(own)), strict=True):
                 out[i] = [str(t) for t in tags]
         return out
 
@@ -617,31 +718,24 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
             self._tagger(max(self.n_buckets // 16, 1)),
             self._tagger(max(self.n_buckets // 16, 1)),
         )
-        # each stage's features are built just before it learns, and dropped
-        # after; a stage reading another's tags learns from jackknifed ones
-        X = [
-            self._stage_features(ws, amb_x[fold_of[i]], None, case[fold_of[i]])
-            for i, ws in enumerate(words)
-        ]
-        jack_x = self._jackknifed(max(self.n_buckets // 4, 1), X, xpos, epochs)
-        xpos1_t = xpos1_t.fit(X, xpos, epochs=epochs, shuffle=True, seed=self.seed).freeze()
-        del X
-        X = [
-            self._stage_features(ws, amb_u[fold_of[i]], ("xpos", jack_x[i]), case[fold_of[i]])
-            for i, ws in enumerate(words)
-        ]
-        jack_u = self._jackknifed(self.n_buckets, X, upos, epochs)
-        upos_t = upos_t.fit(X, upos, epochs=epochs, shuffle=True, seed=self.seed).freeze()
-        del X
-        X = [
-            self._stage_features(ws, amb_x[fold_of[i]], ("upos", jack_u[i]), case[fold_of[i]])
-            for i, ws in enumerate(words)
-        ]
-        xpos_t = xpos_t.fit(X, xpos, epochs=epochs, shuffle=True, seed=self.seed).freeze()
-        del X
-        X = [_lemma_features(ws, u, x) for ws, u, x in zip(words, upos, xpos, strict=True)]
-        lemma_t = lemma_t.fit(X, lemma_y, epochs=epochs, shuffle=True, seed=self.seed).freeze()
-        del X
+        # the columns that the stages' templates read: ambiguity and casing
+        # classes from the other folds, then the tags of the stages before
+        lowers = [[w.lower() for w in ws] for ws in words]
+        cls_u = [_lookup(amb_u[fold_of[i]], ls) for i, ls in enumerate(lowers)]
+        cls_x = [_lookup(amb_x[fold_of[i]], ls) for i, ls in enumerate(lowers)]
+        cases = [_lookup(case[fold_of[i]], ls) for i, ls in enumerate(lowers)]
+        del lowers
+        # a stage reading another's tags learns from jackknifed ones
+        data = _Sentences(_templates(_stage_blocks(None, True)), words, [cls_x, cases])
+        jack_x = self._jackknifed(max(self.n_buckets // 4, 1), data, xpos, epochs)
+        xpos1_t = self._fit_stage(xpos1_t, data, xpos, epochs).freeze()
+        data = _Sentences(_templates(_stage_blocks("xpos", True)), words, [cls_u, jack_x, cases])
+        jack_u = self._jackknifed(self.n_buckets, data, upos, epochs)
+        upos_t = self._fit_stage(upos_t, data, upos, epochs).freeze()
+        data = _Sentences(_templates(_stage_blocks("upos", True)), words, [cls_x, jack_u, cases])
+        xpos_t = self._fit_stage(xpos_t, data, xpos, epochs).freeze()
+        data = _Sentences(_templates(("lemma",)), words, [upos, xpos])
+        lemma_t = self._fit_stage(lemma_t, data, lemma_y, epochs).freeze()
         # the FEATS tagger learns from the jackknifed UPOS and (first) XPOS
         feats_y = [
             [
@@ -650,14 +744,13 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
             ]
             for fs, us in zip(feats, jack_u, strict=True)
         ]
-        X = [
-            _feats_features(
-                ws, us, xs, _lex_feats(feats_best, feats_back_best, ws, us, xs, feats_xpos_best)
-            )
+        lex = [
+            _lex_feats(feats_best, feats_back_best, ws, us, xs, feats_xpos_best)
             for ws, us, xs in zip(words, jack_u, jack_x, strict=True)
         ]
-        feats_t = feats_t.fit(X, feats_y, epochs=epochs, shuffle=True, seed=self.seed).freeze()
-        del X
+        data = _Sentences(_templates(("feats",)), words, [jack_u, jack_x, lex])
+        feats_t = self._fit_stage(feats_t, data, feats_y, epochs).freeze()
+        del data
 
         all_u = _lexicon(words, upos)
         all_x = _lexicon(words, xpos)
@@ -695,26 +788,30 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
                 pass
         return word
 
-    def _upos_features(self, words: list[list[str]], base: list[Features]) -> list[Features]:
-        """The UPOS stage's features of the sentences ``words`` (``base``:
-        their :func:`token_features`), with the tags of the first XPOS stage
-        (none in a model of version 1)."""
+    def _columns(self, words: Sequence[Sequence[str]]) -> _Columns:
+        """The lexicon columns of the sentences ``words``."""
+        lowers = [[w.lower() for w in ws] for ws in words]
+        return _Columns(
+            [_lookup(self._amb_upos, ls) for ls in lowers],
+            [_lookup(self._amb_xpos, ls) for ls in lowers],
+            None if self.xpos1_ is None else [_lookup(self._casing, ls) for ls in lowers],
+        )
+
+    def _upos_data(self, words: list[list[str]], cols: _Columns | None = None) -> _Sentences:
+        """The UPOS stage's sentences ``words`` with its columns (``cols``:
+        their lexicon columns, when known), with the tags of the first XPOS
+        stage (none in a model of version 1)."""
         self._check_fitted()
-        casing = None if self.xpos1_ is None else self._casing
-        if self.xpos1_ is None:
-            first: list[list[str]] | list[None] = [None] * len(words)
-        else:
-            X_1 = [
-                self._stage_features(ws, self._amb_xpos, None, casing, b)
-                for ws, b in zip(words, base, strict=True)
-            ]
-            first = [[str(x) for x in xs] for xs in self.xpos1_.predict(X_1)]
-        return [
-            self._stage_features(
-                ws, self._amb_upos, None if xs is None else ("xpos", xs), casing, b
-            )
-            for ws, xs, b in zip(words, first, base, strict=True)
-        ]
+        cols = self._columns(words) if cols is None else cols
+        if self.xpos1_ is None or cols.casing is None:
+            return _Sentences(_templates(_stage_blocks(None, False)), words, [cols.amb_upos])
+        data_1 = _Sentences(
+            _templates(_stage_blocks(None, True)), words, [cols.amb_xpos, cols.casing]
+        )
+        first = [[str(x) for x in xs] for xs in self._predict_stage(self.xpos1_, data_1)]
+        return _Sentences(
+            _templates(_stage_blocks("xpos", True)), words, [cols.amb_upos, first, cols.casing]
+        )
 
     def _tag_many(
         self, words: list[list[str]], alternatives: Sequence[str] = ()
@@ -723,49 +820,42 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         and a dict per word with its ``{column}_alt`` for each column of
         ``alternatives`` (``"upos"``, ``"xpos"``; empty without)."""
         self._check_fitted()
-        casing = None if self.xpos1_ is None else self._casing
-        # the token features of the three stages are computed once
-        base = [token_features(ws) for ws in words]
-        X_u = self._upos_features(words, base)
-        upos = self.upos_.predict(X_u)
-        X_x = [
-            self._stage_features(ws, self._amb_xpos, ("upos", [str(u) for u in us]), casing, b)
-            for ws, us, b in zip(words, upos, base, strict=True)
-        ]
-        del base
-        xpos = self.xpos_.predict(X_x)
+        cols = self._columns(words)
+        data_u = self._upos_data(words, cols)
+        upos = [[str(u) for u in us] for us in self._predict_stage(self.upos_, data_u)]
+        casing = [] if cols.casing is None else [cols.casing]
+        blocks = _stage_blocks("upos", cols.casing is not None)
+        data_x = _Sentences(_templates(blocks), words, [cols.amb_xpos, upos, *casing])
+        xpos = [[str(x) for x in xs] for xs in self._predict_stage(self.xpos_, data_x)]
         alts: list[list[dict[str, Any]]] = [[{} for _ in ws] for ws in words]
-        stages = {"upos": (self.upos_, X_u, upos), "xpos": (self.xpos_, X_x, xpos)}
+        stages = {"upos": (self.upos_, data_u, upos), "xpos": (self.xpos_, data_x, xpos)}
         for col in alternatives:
-            tagger, X, tags = stages[col]
-            for words_alts, features, ts in zip(alts, X, tags, strict=True):
-                for d, (alt, p) in zip(
-                    words_alts, tagger._second_choices(features, ts), strict=True
-                ):
+            tagger, data, tags = stages[col]
+            if self._dict_features:
+                second = [
+                    tagger._second_choices(x, ts) for x, ts in zip(_dicts(data), tags, strict=True)
+                ]
+            else:
+                second = tagger._second_choices_text(data, tags)
+            for words_alts, choices in zip(alts, second, strict=True):
+                for d, (alt, p) in zip(words_alts, choices, strict=True):
                     d[f"{col}_alt"] = (str(alt), p)
-        X_l = [
-            _lemma_features(ws, [str(u) for u in us], [str(x) for x in xs])
-            for ws, us, xs in zip(words, upos, xpos, strict=True)
-        ]
-        rules = self.lemma_.predict(X_l)
+        rules = self._predict_stage(
+            self.lemma_, _Sentences(_templates(("lemma",)), words, [upos, xpos])
+        )
         lex = [
-            _lex_feats(self._feats_lex, self._feats_backoff, ws, [str(u) for u in us],
-                       [str(x) for x in xs], self._feats_xpos)
+            _lex_feats(self._feats_lex, self._feats_backoff, ws, us, xs, self._feats_xpos)
             for ws, us, xs in zip(words, upos, xpos, strict=True)
-        ]  # fmt: skip
-        X_f = [
-            _feats_features(ws, [str(u) for u in us], [str(x) for x in xs], ls)
-            for ws, us, xs, ls in zip(words, upos, xpos, lex, strict=True)
         ]
-        feats = self.feats_.predict(X_f)
+        data_f = _Sentences(_templates(("feats",)), words, [upos, xpos, lex])
+        feats = self._predict_stage(self.feats_, data_f)
         out = []
         for ws, us, xs, rs, ls, fs in zip(words, upos, xpos, rules, lex, feats, strict=True):
             sent = []
             for w, u, x, r, lf, f in zip(ws, us, xs, rs, ls, fs, strict=True):
-                u, x = str(u), str(x)
                 if u not in _FEATS_UPOS or not isinstance(f, str) or f == _LEX:
                     f = lf
-                sent.append((u, x, f, self._lemma(w, x, r)))
+                sent.append((u, x, cast(str, f), self._lemma(w, x, r)))
             out.append(sent)
         return out, alts
 
@@ -784,8 +874,8 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         :meth:`~omkl.tagging.TextTagger.predict_marginals_one`), as a pair
         ``(tag, marginal)``; a parser can read it as a sign that the tag may
         be wrong (:class:`~omkl.TextParser`). Each column adds a
-        forward-backward pass of its stage: UPOS's slowed tagging by 7% in
-        ``benches/bench_morphology.py``, UPOS's and XPOS's together by 23%.
+        forward-backward pass of its stage (``benches/bench_morphology.py``
+        prints the tagging rates with and without).
 
         >>> def tok(upos, xpos):
         ...     return {"form": "runs", "lemma": "run", "upos": upos, "xpos": xpos, "feats": "_"}

@@ -32,8 +32,8 @@ Examples
 from __future__ import annotations
 
 import copy
-from collections.abc import Hashable, Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -60,6 +60,28 @@ def _sealed_format(data: bytes) -> bytes:
     none; the core checks the rest when it reads them)."""
     n = data[4] if len(data) > 4 else 0
     return bytes(data[5 : 5 + n]) if data[:4] == b"OMKL" else b""
+
+
+class _Sentences(NamedTuple):
+    """Sentences of word forms with the string columns that a set of token
+    templates reads (``columns[k][s][i]``: column ``k`` of word ``i`` of
+    sentence ``s``), for a :class:`TextTagger` whose features are computed
+    in the core rather than given as dicts.
+
+    >>> t = _omkl.TokenTemplates(["token", "tags:upos"])
+    >>> data = _Sentences(t, [["The", "dog"], ["Hi"]], [[["DET", "NOUN"], ["INTJ"]]])
+    >>> data.subset([1]).words, data.subset([1]).columns
+    ([['Hi']], [[['INTJ']]])
+    """
+
+    templates: _omkl.TokenTemplates
+    words: Sequence[Sequence[str]]
+    columns: Sequence[Sequence[Sequence[str]]]
+
+    def subset(self, idx: Sequence[int]) -> _Sentences:
+        """The sentences ``idx``, in that order."""
+        columns = [[c[i] for i in idx] for c in self.columns]
+        return _Sentences(self.templates, [self.words[i] for i in idx], columns)
 
 
 class TextTagger(LabelIndex, _HashedGroups):
@@ -216,10 +238,44 @@ class TextTagger(LabelIndex, _HashedGroups):
         >>> TextTagger().fit(X, [["A", "B"], ["B", "A"]], epochs=3).predict(X)
         [['A', 'B'], ['B', 'A']]
         """
+        return self._fit_with(
+            lambda learner, ids: learner.prepare(X, ids), len(X), Y, epochs, progress, shuffle, seed
+        )
+
+    @synchronized
+    def _fit_text(
+        self,
+        data: _Sentences,
+        Y: Sequence[Sequence[Hashable]],
+        epochs: int = 1,
+        shuffle: bool = False,
+        seed: int = 0,
+    ) -> TextTagger:
+        """:meth:`fit` on the features of ``data`` computed in the core (no
+        dict per token): the same model as ``fit`` on the dicts of the same
+        features."""
+
+        def prepare(learner: _omkl.SparseChainLearner, ids: list[list[int]]) -> Any:
+            return learner.prepare_text(data.templates, data.words, data.columns, ids)
+
+        return self._fit_with(prepare, len(data.words), Y, epochs, False, shuffle, seed)
+
+    def _fit_with(
+        self,
+        prepare: Callable[[_omkl.SparseChainLearner, list[list[int]]], _omkl.PreparedSequences],
+        n: int,
+        Y: Sequence[Sequence[Hashable]],
+        epochs: int,
+        progress: bool,
+        shuffle: bool,
+        seed: int,
+    ) -> TextTagger:
+        """``epochs`` passes over the ``n`` sequences that ``prepare(learner,
+        label ids)`` reads (see :meth:`fit`)."""
         epochs = check_int("epochs", epochs, 1)
-        if len(X) != len(Y):
+        if n != len(Y):
             raise ValueError(
-                f"invalid value for `Y`: expected one label sequence per sequence ({len(X)}), "
+                f"invalid value for `Y`: expected one label sequence per sequence ({n}), "
                 f"got {len(Y)}"
             )
         learner = self._learner()
@@ -233,7 +289,7 @@ class TextTagger(LabelIndex, _HashedGroups):
                 self._add_labels(new)
                 new_all.extend(new)
                 ids.append(i)
-            data = learner.prepare(X, ids)
+            data = prepare(learner, ids)
             bar = None
             if progress:
                 from tqdm.auto import tqdm
@@ -326,6 +382,15 @@ class TextTagger(LabelIndex, _HashedGroups):
         return [[labels[i] for i in ids] for ids in out]
 
     @synchronized
+    def _predict_text(self, data: _Sentences) -> list[list[Hashable]]:
+        """:meth:`predict` on the features of ``data`` computed in the core."""
+        out = self._state.predict_many_text(data.templates, data.words, data.columns)
+        if not self._labels:
+            return [[None] * len(ids) for ids in out]
+        labels = self._labels
+        return [[labels[i] for i in ids] for ids in out]
+
+    @synchronized
     def predict_marginals_one(self, xs: Sequence[Token]) -> list[dict[Hashable, float]]:
         """``P(y_i = label)`` for every token, from forward-backward on the
         prediction model's scores (the CRF's marginals; with the hinge loss a
@@ -347,7 +412,22 @@ class TextTagger(LabelIndex, _HashedGroups):
         """For each token, the label other than ``ys[i]`` with the largest
         marginal (:meth:`predict_marginals_one`) and that marginal; ``(ys[i],
         0.0)`` where there is no other label."""
-        mu = self._state.marginals(xs)  # a new array, overwritten below
+        return self._second_of(self._state.marginals(xs), ys)
+
+    @synchronized
+    def _second_choices_text(
+        self, data: _Sentences, tags: Sequence[Sequence[Hashable]]
+    ) -> list[list[tuple[Hashable, float]]]:
+        """:meth:`_second_choices` of every sentence of ``data`` (labelled
+        ``tags``), on the features computed in the core."""
+        mus = self._state.marginals_many_text(data.templates, data.words, data.columns)
+        return [self._second_of(mu, ys) for mu, ys in zip(mus, tags, strict=True)]
+
+    def _second_of(
+        self, mu: npt.NDArray[np.float64], ys: Sequence[Hashable]
+    ) -> list[tuple[Hashable, float]]:
+        """The second choices of a sentence labelled ``ys`` from its
+        marginals ``mu`` (a new array, overwritten here)."""
         if not self._labels or mu.shape[1] < 2:
             return [(y, 0.0) for y in ys]
         rows = np.arange(mu.shape[0])
@@ -443,6 +523,9 @@ def token_features(words: Sequence[str]) -> list[dict[str, str | bool]]:
       ``s3-2``, ``s3+1``, ``s3+2`` their 3-letter suffixes, and the
       lowercased bigrams ``w-1|w`` and ``w|w+1``;
     * ``BOS`` on the first word, ``EOS`` on the last (``True``).
+
+    :class:`~omkl.MorphologyTagger` computes the same features in the core,
+    from the words, without building these dicts.
 
     >>> f = token_features(["The", "E-2", "runs"])
     >>> f[0]["lower"], f[0]["s2"], f[0]["shape"], f[0]["BOS"], f[0]["w-1"]

@@ -11,6 +11,7 @@ use pyo3::types::PyBytes;
 use crate::errors::IntoPyResult;
 use crate::name_cache::NameCache;
 use crate::tagger::{locate_in, named, parse};
+use crate::text::{marginal_arrays, read, rows_in, TokenTemplates};
 
 /// A chain tagger frozen for prediction: the non-zero weights of the
 /// prediction model in `f32`, no training state. It predicts as the
@@ -82,6 +83,50 @@ impl FrozenChainTagger {
         let a = ndarray::Array2::from_shape_vec((mu.len() / l, l), mu)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(a.into_pyarray(py))
+    }
+
+    /// Viterbi labellings of the sentences of word forms `sentences` with
+    /// the string `columns` of `templates` (features computed in the core,
+    /// decoded without the GIL); templates the model never learned add
+    /// nothing.
+    fn predict_many_text(
+        &self,
+        py: Python<'_>,
+        templates: &TokenTemplates,
+        sentences: &Bound<'_, PyAny>,
+        columns: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<Vec<usize>>> {
+        let held = read(&templates.inner, sentences, columns)?;
+        let rows = rows_in(py, &templates.inner, self.inner.space(), &held.view()?)?;
+        let model = &self.inner;
+        py.detach(|| {
+            rows.iter()
+                .map(|s| model.predict(s))
+                .collect::<omkl_core::Result<Vec<_>>>()
+        })
+        .py()
+    }
+
+    /// The CRF position marginals (`n × L`) of each sentence, read as
+    /// [`Self::predict_many_text`] reads them.
+    fn marginals_many_text<'py>(
+        &self,
+        py: Python<'py>,
+        templates: &TokenTemplates,
+        sentences: &Bound<'py, PyAny>,
+        columns: &Bound<'py, PyAny>,
+    ) -> PyResult<Vec<Bound<'py, PyArray2<f64>>>> {
+        let held = read(&templates.inner, sentences, columns)?;
+        let rows = rows_in(py, &templates.inner, self.inner.space(), &held.view()?)?;
+        let model = &self.inner;
+        let mus = py
+            .detach(|| {
+                rows.iter()
+                    .map(|s| model.marginals(s))
+                    .collect::<omkl_core::Result<Vec<_>>>()
+            })
+            .py()?;
+        marginal_arrays(py, mus, model.n_labels())
     }
 
     /// The transition scores, `(L + 2) × L`.

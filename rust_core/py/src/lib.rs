@@ -22,6 +22,7 @@ mod stream;
 mod stream_maps;
 mod stream_mix;
 mod tagger;
+mod text;
 
 /// Calls `register(m)` of each file named, in order.
 macro_rules! register_all {
@@ -35,6 +36,6 @@ macro_rules! register_all {
 fn _omkl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     register_all!(m: errors prox decode kernel learner parser stream precomputed persist mix tagger
-        stream_mix stream_maps);
+        text stream_mix stream_maps);
     Ok(())
 }

@@ -23,6 +23,7 @@ use crate::errors::IntoPyResult;
 use crate::frozen_tagger::FrozenChainTagger;
 use crate::name_cache::NameCache;
 use crate::named::{alg1_config, named_learner_class, Alg1Args};
+use crate::text::{marginal_arrays, read, rows_in, TokenTemplates};
 
 /// The features of a sequence read once: per entry its key (a Python
 /// string), the key's Python hash, the bucket of a string value (`None`
@@ -351,6 +352,87 @@ named_learner_class! {
         let a = ndarray::Array2::from_shape_vec((n, l), mu)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(a.into_pyarray(py))
+    }
+
+    /// Reads the sentences of word forms `sentences` with the string
+    /// `columns` of `templates` (one list per column, of one list of str per
+    /// sentence) and their label ids for [`Self::fit_epoch`]: the features
+    /// are computed in the core without the GIL, and the new templates are
+    /// registered in order of first appearance, as [`Self::prepare`] does
+    /// for the same features as dicts. Nothing changes on bad input.
+    fn prepare_text(
+        &mut self,
+        py: Python<'_>,
+        templates: &TokenTemplates,
+        sentences: &Bound<'_, PyAny>,
+        columns: &Bound<'_, PyAny>,
+        ys: Vec<Vec<usize>>,
+    ) -> PyResult<PreparedSequences> {
+        let held = read(&templates.inner, sentences, columns)?;
+        let text = held.view()?;
+        if text.len() != ys.len() {
+            return Err(PyValueError::new_err(format!(
+                "invalid value for `Y`: expected one label sequence per sentence ({}), got {}",
+                text.len(),
+                ys.len()
+            )));
+        }
+        let (t, nb) = (&templates.inner, self.inner.space().n_buckets());
+        let mut seqs = py.detach(|| t.batch(&text, nb)).py()?;
+        for (i, (s, y)) in seqs.iter().zip(&ys).enumerate() {
+            if s.n_examples() != y.len() {
+                return Err(PyValueError::new_err(format!(
+                    "invalid value for `Y[{i}]`: expected {} labels (one per word), got {}",
+                    s.n_examples(),
+                    y.len()
+                )));
+            }
+        }
+        self.inner.register_templates(t, &mut seqs).py()?;
+        Ok(PreparedSequences { seqs, labels: ys })
+    }
+
+    /// Viterbi labellings of the sentences of word forms `sentences` with
+    /// the string `columns` of `templates` (features computed in the core,
+    /// decoded without the GIL).
+    fn predict_many_text(
+        &self,
+        py: Python<'_>,
+        templates: &TokenTemplates,
+        sentences: &Bound<'_, PyAny>,
+        columns: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<Vec<usize>>> {
+        let held = read(&templates.inner, sentences, columns)?;
+        let rows = rows_in(py, &templates.inner, self.inner.space(), &held.view()?)?;
+        let model = self.inner.model();
+        py.detach(|| {
+            rows.iter()
+                .map(|s| model.predict_chain(s))
+                .collect::<omkl_core::Result<Vec<_>>>()
+        })
+        .py()
+    }
+
+    /// The CRF position marginals (`n × L`) of each sentence, read as
+    /// [`Self::predict_many_text`] reads them.
+    fn marginals_many_text<'py>(
+        &self,
+        py: Python<'py>,
+        templates: &TokenTemplates,
+        sentences: &Bound<'py, PyAny>,
+        columns: &Bound<'py, PyAny>,
+    ) -> PyResult<Vec<Bound<'py, PyArray2<f64>>>> {
+        let held = read(&templates.inner, sentences, columns)?;
+        let rows = rows_in(py, &templates.inner, self.inner.space(), &held.view()?)?;
+        let model = self.inner.model();
+        let mus = py
+            .detach(|| {
+                rows.iter()
+                    .map(|s| model.chain_marginals(s))
+                    .collect::<omkl_core::Result<Vec<_>>>()
+            })
+            .py()?;
+        marginal_arrays(py, mus, model.n_outputs())
     }
 
     /// The transition weights of the prediction model, `(L + 2) × L`.

@@ -5,6 +5,8 @@
 //! * [`space`]: the registry that maps feature names to groups and buckets.
 //! * [`arc_templates`]: the dependency parser's arc feature templates.
 //! * [`stacked`]: atoms of a first-stage tree for a stacked parser.
+//! * [`token_templates`]: the token features of sequence tagging, from a
+//!   sentence's words and string columns ([`token_blocks`], [`py_str`]).
 
 pub mod arc_distance;
 pub mod arc_hash;
@@ -12,9 +14,13 @@ pub mod arc_template;
 pub mod arc_templates;
 pub mod batch_hash;
 pub mod hashing;
+pub mod py_str;
 pub mod space;
 pub mod sparse;
 pub mod stacked;
+pub mod token_blocks;
+pub mod token_templates;
+pub mod unicode_classes;
 pub mod word_atoms;
 
 pub use hashing::{bucket_of, hash_name, HASH_NAME, HASH_SEED};

@@ -16,6 +16,7 @@
 //!   explicit groups and transitions, for multiclass problems and chains.
 
 pub mod chain;
+pub mod chain_text;
 pub mod frozen_chain;
 pub mod frozen_linear;
 pub mod frozen_weights;
