@@ -187,18 +187,7 @@ impl ArcParser {
                 sizes.push(s as usize);
             }
             let steps = r.u64()?;
-            let n: usize = sizes.iter().sum();
-            if n.checked_mul(4).is_none_or(|b| b > r.remaining()) {
-                return Err(r.error(format!(
-                    "truncated: averaged table of {n} weights, {} bytes left",
-                    r.remaining()
-                )));
-            }
-            let mut avg = zeroed_table(n)?;
-            r.f32s(n, &mut avg)?;
-            if avg.iter().any(|v| !v.is_finite()) {
-                return Err(r.error("non-finite averaged weight"));
-            }
+            let avg = read_averaged(r, sizes.iter().sum())?;
             p.set_frozen_state(&sizes, steps, avg)?;
         } else {
             Self::read_weights(r, &mut p)?;
@@ -212,22 +201,7 @@ impl ArcParser {
         let weights = TemplateWeights::read_from(r)?;
         let averaged = match r.u8()? {
             0 => None,
-            1 => {
-                let n = weights.n_slots();
-                let need = n.checked_mul(4).filter(|&b| b <= r.remaining());
-                if need.is_none() {
-                    return Err(r.error(format!(
-                        "truncated: averaged table of {n} weights, {} bytes left",
-                        r.remaining()
-                    )));
-                }
-                let mut avg = zeroed_table(n)?;
-                r.f32s(n, &mut avg)?;
-                if avg.iter().any(|v| !v.is_finite()) {
-                    return Err(r.error("non-finite averaged weight"));
-                }
-                Some(avg)
-            }
+            1 => Some(read_averaged(r, weights.n_slots())?),
             f => return Err(r.error(format!("unknown averaged-table flag {f}"))),
         };
         p.set_state(weights, averaged)
@@ -261,6 +235,23 @@ impl ArcParser {
         }
         Ok(())
     }
+}
+
+/// An averaged table of `n` finite weights, its size checked against the
+/// bytes left before it is allocated.
+fn read_averaged(r: &mut Reader<'_>, n: usize) -> Result<Vec<f32>> {
+    if n.checked_mul(4).is_none_or(|b| b > r.remaining()) {
+        return Err(r.error(format!(
+            "truncated: averaged table of {n} weights, {} bytes left",
+            r.remaining()
+        )));
+    }
+    let mut avg = zeroed_table(n)?;
+    r.f32s(n, &mut avg)?;
+    if avg.iter().any(|v| !v.is_finite()) {
+        return Err(r.error("non-finite averaged weight"));
+    }
+    Ok(avg)
 }
 
 #[cfg(test)]
