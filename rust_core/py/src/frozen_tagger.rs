@@ -11,7 +11,7 @@ use pyo3::types::PyBytes;
 use crate::errors::IntoPyResult;
 use crate::name_cache::NameCache;
 use crate::tagger::{locate_in, named, parse};
-use crate::text::{marginal_arrays, read, rows_in, TokenTemplates};
+use crate::text::{decode_text, marginal_arrays, TokenTemplates};
 
 /// A chain tagger frozen for prediction: the non-zero weights of the
 /// prediction model in `f32`, no training state. It predicts as the
@@ -96,15 +96,10 @@ impl FrozenChainTagger {
         sentences: &Bound<'_, PyAny>,
         columns: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<Vec<usize>>> {
-        let held = read(&templates.inner, sentences, columns)?;
-        let rows = rows_in(py, &templates.inner, self.inner.space(), &held.view()?)?;
         let model = &self.inner;
-        py.detach(|| {
-            rows.iter()
-                .map(|s| model.predict(s))
-                .collect::<omkl_core::Result<Vec<_>>>()
+        decode_text(py, templates, model.space(), sentences, columns, |s| {
+            model.predict(s)
         })
-        .py()
     }
 
     /// The CRF position marginals (`n × L`) of each sentence, read as
@@ -116,16 +111,10 @@ impl FrozenChainTagger {
         sentences: &Bound<'py, PyAny>,
         columns: &Bound<'py, PyAny>,
     ) -> PyResult<Vec<Bound<'py, PyArray2<f64>>>> {
-        let held = read(&templates.inner, sentences, columns)?;
-        let rows = rows_in(py, &templates.inner, self.inner.space(), &held.view()?)?;
         let model = &self.inner;
-        let mus = py
-            .detach(|| {
-                rows.iter()
-                    .map(|s| model.marginals(s))
-                    .collect::<omkl_core::Result<Vec<_>>>()
-            })
-            .py()?;
+        let mus = decode_text(py, templates, model.space(), sentences, columns, |s| {
+            model.marginals(s)
+        })?;
         marginal_arrays(py, mus, model.n_labels())
     }
 

@@ -23,7 +23,7 @@ use crate::errors::IntoPyResult;
 use crate::frozen_tagger::FrozenChainTagger;
 use crate::name_cache::NameCache;
 use crate::named::{alg1_config, named_learner_class, Alg1Args};
-use crate::text::{marginal_arrays, read, rows_in, TokenTemplates};
+use crate::text::{decode_text, marginal_arrays, read, TokenTemplates};
 
 /// The features of a sequence read once: per entry its key (a Python
 /// string), the key's Python hash, the bucket of a string value (`None`
@@ -402,15 +402,9 @@ named_learner_class! {
         sentences: &Bound<'_, PyAny>,
         columns: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<Vec<usize>>> {
-        let held = read(&templates.inner, sentences, columns)?;
-        let rows = rows_in(py, &templates.inner, self.inner.space(), &held.view()?)?;
         let model = self.inner.model();
-        py.detach(|| {
-            rows.iter()
-                .map(|s| model.predict_chain(s))
-                .collect::<omkl_core::Result<Vec<_>>>()
-        })
-        .py()
+        let space = self.inner.space();
+        decode_text(py, templates, space, sentences, columns, |s| model.predict_chain(s))
     }
 
     /// The CRF position marginals (`n × L`) of each sentence, read as
@@ -422,16 +416,11 @@ named_learner_class! {
         sentences: &Bound<'py, PyAny>,
         columns: &Bound<'py, PyAny>,
     ) -> PyResult<Vec<Bound<'py, PyArray2<f64>>>> {
-        let held = read(&templates.inner, sentences, columns)?;
-        let rows = rows_in(py, &templates.inner, self.inner.space(), &held.view()?)?;
         let model = self.inner.model();
-        let mus = py
-            .detach(|| {
-                rows.iter()
-                    .map(|s| model.chain_marginals(s))
-                    .collect::<omkl_core::Result<Vec<_>>>()
-            })
-            .py()?;
+        let space = self.inner.space();
+        let mus = decode_text(py, templates, space, sentences, columns, |s| {
+            model.chain_marginals(s)
+        })?;
         marginal_arrays(py, mus, model.n_outputs())
     }
 

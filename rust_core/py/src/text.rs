@@ -284,6 +284,28 @@ pub(crate) fn rows_in(
 }
 
 /// Marginals (`n × L`, row-major) as 2-D arrays.
+/// `decode` applied to each sentence of word forms `sentences` with the
+/// string `columns` of `templates`, its features computed in the core as
+/// group ids of `space` (templates it does not know add nothing), without
+/// the GIL.
+pub(crate) fn decode_text<T: Send>(
+    py: Python<'_>,
+    templates: &TokenTemplates,
+    space: &FeatureSpace,
+    sentences: &Bound<'_, PyAny>,
+    columns: &Bound<'_, PyAny>,
+    decode: impl Fn(&SparseBatch) -> omkl_core::Result<T> + Send + Sync,
+) -> PyResult<Vec<T>> {
+    let held = read(&templates.inner, sentences, columns)?;
+    let rows = rows_in(py, &templates.inner, space, &held.view()?)?;
+    py.detach(|| {
+        rows.iter()
+            .map(decode)
+            .collect::<omkl_core::Result<Vec<_>>>()
+    })
+    .py()
+}
+
 pub(crate) fn marginal_arrays(
     py: Python<'_>,
     mus: Vec<Vec<f64>>,
