@@ -27,7 +27,7 @@ impl ArcParser {
         slots: &ArcSlots<'_>,
         decode: &mut DecodeFn<'_>,
     ) -> Result<f64> {
-        self.check_learnable()?;
+        self.ready()?;
         let n1 = slots.len_with_root();
         let mut scores = match kept {
             Some(k) => k.first_pass.iter().map(|&x| PRUNED_SCORE + x).collect(),
@@ -66,7 +66,7 @@ impl ArcParser {
     /// `O(G + T)` to bucket the `G` entries by template, then a stable sort
     /// of each template's (few) entries by slot.
     pub(super) fn apply_step(&mut self, grad: Vec<(u32, u32, f64)>, eta: f64) -> Result<()> {
-        self.check_learnable()?;
+        self.ready()?;
         let n_t = self.templates.len();
         let mut start = vec![0usize; n_t + 1];
         for g in &grad {
@@ -109,7 +109,7 @@ impl ArcParser {
         heads: &[usize],
         grad: impl FnOnce(&[f64], usize, &mut Vec<(u32, u32, f64)>) -> f64,
     ) -> Result<f64> {
-        self.check_learnable()?;
+        self.ready()?;
         check_gold(sent, heads)?;
         let fz = ArcFeaturizer::new(&self.templates, &sent.words);
         let n1 = fz.len_with_root();
@@ -144,7 +144,7 @@ impl ArcParser {
     /// with [`crate::OmklError::Alloc`] when the averaged table cannot be
     /// had; then the parameters and β's history are as they were.
     pub fn end_epoch(&mut self) -> Result<()> {
-        self.check_learnable()?;
+        self.ready()?;
         self.weights.refresh_norms();
         self.finalize()?;
         self.beta_trajectory.push(self.template_weights());

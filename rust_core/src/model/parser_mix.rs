@@ -24,7 +24,16 @@ use crate::model::template_weights::TemplateWeights;
 
 impl ArcParser {
     fn export_own(&self, prefix: &str, sums: bool, out: &mut Params) {
-        export_blocks(&self.weights.blocks, sums, prefix, out);
+        if self.weights.is_allocated() {
+            export_blocks(&self.weights.blocks, sums, prefix, out);
+        } else {
+            // a parser that never learned: its zero tables, laid out alike
+            let n = self.weights.n_slots();
+            out.insert(format!("{prefix}weights"), Array::F32(vec![0.0; n]));
+            if sums {
+                out.insert(format!("{prefix}sums"), Array::F32(vec![0.0; n]));
+            }
+        }
         let steps = vec![self.weights.steps as f64];
         out.insert(format!("{prefix}steps"), Array::F64(steps));
     }
@@ -87,7 +96,7 @@ impl ArcParser {
     /// with the same templates, table sizes and pruner. Everything is
     /// checked first: on error nothing changes.
     pub fn import_params(&mut self, p: &Params) -> Result<()> {
-        self.check_learnable()?;
+        self.ready()?;
         let steps = self.check_own("arc/", p)?;
         let pruner_steps = match &self.pruner {
             Some(pr) => Some(pr.model.check_own("pruner/", p)?),
@@ -142,7 +151,7 @@ impl ArcParser {
     /// # Complexity
     /// O(slots of the imported stages).
     pub fn import_stages(&mut self, p: &Params) -> Result<()> {
-        self.check_learnable()?;
+        self.ready()?;
         let arc = if p.contains_key("arc/weights") {
             let n = self.weights.n_slots();
             take::<f32>(p, "arc/weights", n)?;
@@ -233,7 +242,7 @@ impl ArcParser {
             tpl.bits = b;
         }
         let sizes: Vec<usize> = self.templates.iter().map(|t| t.table_size()).collect();
-        self.weights = TemplateWeights::new(&sizes)?;
+        self.weights = TemplateWeights::unallocated(&sizes);
         self.averaged = None;
         self.live = None;
         Ok(())

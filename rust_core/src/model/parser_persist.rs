@@ -257,6 +257,7 @@ fn read_averaged(r: &mut Reader<'_>, n: usize) -> Result<Vec<f32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::features::arc_templates::ArcFeaturizer;
     use crate::model::parser_input::Epochs;
     use crate::model::parser_toy::{toy, trained_toy};
 
@@ -402,6 +403,33 @@ mod tests {
                 assert!(ArcParser::from_bytes(&b[..cut]).is_err());
             }
         }
+    }
+
+    #[test]
+    fn a_new_parser_holds_no_tables_until_it_learns() {
+        let data = toy();
+        let mut p = ArcParser::new(ParserConfig::default()).unwrap();
+        p.set_pruner(2).unwrap();
+        assert!(!p.weights().is_allocated());
+        // an untrained parser saves the zero tables, and scores as they do
+        let (s, h) = &data[0];
+        let b = p.to_bytes().unwrap();
+        let back = ArcParser::from_bytes(&b).unwrap();
+        assert!(back.weights().is_allocated());
+        let fz = ArcFeaturizer::new(p.templates(), &s.words);
+        assert_eq!(p.arc_scores(&fz).unwrap(), back.arc_scores(&fz).unwrap());
+        assert_eq!(back.to_bytes().unwrap(), b);
+        assert_eq!(back.export_params(), p.export_params());
+        // learning allocates them, and learns as from allocated zero tables
+        let mut q = back.clone();
+        p.learn_one(s, h).unwrap();
+        q.learn_one(s, h).unwrap();
+        assert!(p.weights().is_allocated());
+        assert_eq!(p.to_bytes().unwrap(), q.to_bytes().unwrap());
+        // loading a saved parser allocates no training tables it replaces
+        p.freeze().unwrap();
+        let f = ArcParser::from_bytes(&p.to_bytes().unwrap()).unwrap();
+        assert!(!f.weights().is_allocated());
     }
 
     #[test]

@@ -106,7 +106,7 @@ impl ArcParser {
         Ok(ArcParser {
             config,
             template_ids: ids,
-            weights: TemplateWeights::new(&sizes)?,
+            weights: TemplateWeights::unallocated(&sizes),
             templates: Arc::new(templates),
             averaged: None,
             live: None,
@@ -145,6 +145,19 @@ impl ArcParser {
     /// Whether the parser is frozen ([`ArcParser::freeze`]).
     pub fn is_frozen(&self) -> bool {
         self.frozen
+    }
+
+    /// An error if the parser is frozen; otherwise the training tables of
+    /// the parser and its pruner are allocated (a new parser holds none
+    /// until it first learns, so that one built to be loaded or frozen
+    /// never pays for them), or [`OmklError::Alloc`] when they cannot be.
+    pub(super) fn ready(&mut self) -> Result<()> {
+        self.check_learnable()?;
+        self.weights.allocate()?;
+        if let Some(p) = self.pruner.as_deref_mut() {
+            p.model.weights.allocate()?;
+        }
+        Ok(())
     }
 
     /// An error if the parser is frozen.

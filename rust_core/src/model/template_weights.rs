@@ -35,6 +35,9 @@ pub struct TemplateWeights {
     offsets: Vec<usize>,
     pub(crate) blocks: Vec<ScaledBlock<f32>>,
     pub(crate) steps: u64,
+    /// Whether the tables are held ([`TemplateWeights::allocate`]); when
+    /// not, every weight is zero.
+    held: bool,
 }
 
 impl TemplateWeights {
@@ -57,12 +60,42 @@ impl TemplateWeights {
             offsets,
             blocks,
             steps: 0,
+            held: true,
         })
     }
 
+    /// All-zero tables of the given numbers of slots that hold no memory
+    /// until [`TemplateWeights::allocate`]: a parser that is built and then
+    /// loaded, or frozen, never pays for training tables.
+    pub fn unallocated(sizes: &[usize]) -> Self {
+        Self::sizes_only(sizes, 0)
+    }
+
+    /// Whether the tables are held (see [`TemplateWeights::unallocated`]).
+    pub fn is_allocated(&self) -> bool {
+        self.held
+    }
+
+    /// Allocates the zero tables of unallocated weights (nothing when they
+    /// are held), keeping the step count, or returns
+    /// [`crate::OmklError::Alloc`], nothing changed.
+    ///
+    /// # Complexity
+    /// O(slots) when it allocates, O(1) otherwise.
+    pub fn allocate(&mut self) -> crate::Result<()> {
+        if self.held {
+            return Ok(());
+        }
+        let sizes: Vec<usize> = (0..self.n_groups()).map(|t| self.group_size(t)).collect();
+        let steps = self.steps;
+        *self = Self::new(&sizes)?;
+        self.steps = steps;
+        Ok(())
+    }
+
     /// The table sizes and step count of a frozen model: no table is held
-    /// (a frozen parser predicts from its averaged table), so that reading
-    /// or writing a weight is out of bounds; the caller refuses to learn.
+    /// (a frozen parser predicts from its averaged table); every weight
+    /// reads as zero, and the caller refuses to learn.
     pub fn sizes_only(sizes: &[usize], steps: u64) -> Self {
         let mut offsets = Vec::with_capacity(sizes.len() + 1);
         offsets.push(0);
@@ -73,6 +106,7 @@ impl TemplateWeights {
             offsets,
             blocks: sizes.iter().map(|_| ScaledBlock::zeros(0)).collect(),
             steps,
+            held: false,
         }
     }
 
@@ -99,12 +133,19 @@ impl TemplateWeights {
     /// Current `θ_t[slot]`.
     #[inline(always)]
     pub fn get(&self, t: usize, slot: usize) -> f64 {
+        if !self.held {
+            return 0.0;
+        }
         self.blocks[t].get(slot)
     }
 
-    /// The scale factor of `t` and its raw table (θ_t = scale · table).
+    /// The scale factor of `t` and its raw table (θ_t = scale · table);
+    /// scale 0 and an empty table when the tables are not held.
     #[inline(always)]
     pub fn raw(&self, t: usize) -> (f64, &[f32]) {
+        if !self.held {
+            return (0.0, &[]);
+        }
         let b = &self.blocks[t];
         (b.scale(), b.raw())
     }
@@ -177,6 +218,10 @@ impl TemplateWeights {
                 format!("{} values", out.len()),
             ));
         }
+        if !self.held {
+            out.fill(0.0);
+            return Ok(());
+        }
         for (t, b) in self.blocks.iter().enumerate() {
             let (a, z) = (self.offsets[t], self.offsets[t + 1]);
             for (i, o) in out[a..z].iter_mut().enumerate() {
@@ -202,6 +247,11 @@ impl TemplateWeights {
                 out.extend_from_slice(&v.to_le_bytes());
             }
             out.push(0);
+        }
+        if !self.held {
+            // the zero tables and sums of a new block
+            out.resize(out.len() + 8 * self.n_slots(), 0);
+            return;
         }
         for b in &self.blocks {
             for x in b.raw() {
