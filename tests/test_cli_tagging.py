@@ -124,3 +124,27 @@ def test_bad_inputs(model: pathlib.Path, tmp_path: pathlib.Path) -> None:
     with pytest.raises(ValueError, match="not-a-model"):
         (tmp_path / "not-a-model").write_bytes(b"junk")
         run("tag", str(tmp_path / "not-a-model"), str(src), str(tmp_path / "o.conllu"))
+
+
+def test_commands_that_reproduce_nothing_import_no_experiment(model: pathlib.Path) -> None:
+    """``omkl tag`` starts without importing the experiments (and the river
+    datasets and scikit-learn they pull in); ``omkl reproduce X`` imports X
+    only."""
+    import subprocess
+    import sys
+
+    text = model.parent / "in.txt"
+    text.write_text("The dogs ran\n")
+    probe = (
+        "import contextlib, sys; from omkl.cli import main\n"
+        "with contextlib.suppress(SystemExit): main(sys.argv[1:])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('omkl.experiments.')))"
+    )
+    for argv, expected in (
+        (["tag", str(model), str(text), str(model.parent / "out.conllu")], "[]"),
+        (["reproduce", "ocr", "--help"], "['omkl.experiments.ocr']"),
+    ):
+        out = subprocess.run(
+            [sys.executable, "-c", probe, *argv], capture_output=True, text=True, check=False
+        )
+        assert out.stdout.strip().splitlines()[-1] == expected, (out.stdout, out.stderr)
