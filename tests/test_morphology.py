@@ -140,11 +140,15 @@ def test_score_matches_a_count(fitted: MorphologyTagger) -> None:
 
 
 def test_tag_leaves_input_untouched(fitted: MorphologyTagger) -> None:
-    sents = [[{"id": "1", "form": "The", "misc": "x"}, {"id": "2", "form": "cats"}]]
+    sents = [
+        [{"id": "1", "form": "The", "misc": "x", "deps": [(2, "det")]}, {"id": "2", "form": "cats"}]
+    ]
     before = pickle.dumps(sents)
     out = fitted.tag(sents)
     assert pickle.dumps(sents) == before
     assert out[0][0]["misc"] == "x" and out[0][0]["id"] == "1"
+    # a mutable value is copied, not shared with the input
+    assert out[0][0]["deps"] == [(2, "det")] and out[0][0]["deps"] is not sents[0][0]["deps"]
     assert [(t["upos"], t["xpos"], t["lemma"], t["feats"]) for t in out[0]] == [
         ("DET", "DT", "the", "Definite=Def|PronType=Art"),
         ("NOUN", "NNS", "cat", "Number=Plur"),

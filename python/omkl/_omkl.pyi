@@ -544,6 +544,31 @@ class TokenTemplates:
     def __hash__(self) -> int: ...
     def __reduce__(self) -> tuple[Any, tuple[list[str]]]: ...
 
+_MorphologyStage = tuple[TokenTemplates, FrozenChainTagger, list[str]]
+_Tagged = tuple[
+    list[str],
+    list[str],
+    list[str],
+    list[str],
+    list[tuple[str, float]] | None,
+    list[tuple[str, float]] | None,
+]
+
+@final
+class MorphologyChain:
+    def __new__(
+        cls,
+        first_xpos: _MorphologyStage | None,
+        upos: _MorphologyStage,
+        xpos: _MorphologyStage,
+        lemma: _MorphologyStage,
+        feats: _MorphologyStage,
+        lexicons: dict[str, dict[str, str]],
+    ) -> MorphologyChain: ...
+    def tag_many(
+        self, sentences: Sequence[Sequence[str]], upos_alt: bool = False, xpos_alt: bool = False
+    ) -> list[_Tagged]: ...
+
 @final
 class PreparedSequences:
     def __len__(self) -> int: ...

@@ -85,6 +85,8 @@ _RARE = "<rare>"
 _UNKNOWN = "<unk>"
 #: The FEATS class that defers to the lexicon.
 _LEX = "<lex>"
+#: The types of the token values that a copy shares (immutable).
+_ATOMS = frozenset({str, int, float, bool, type(None)})
 #: The UPOS tags whose FEATS the FEATS tagger predicts.
 _FEATS_UPOS = frozenset({"VERB", "AUX", "PRON"})
 
@@ -765,6 +767,7 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         self._lemma_lex = {k: _most(c) for k, c in lemma_lex.items()}
         self._lemma_lower_lex = {k: _most(c) for k, c in lemma_lower.items()}
         self._fitted = True
+        self.__dict__.pop("_chain", None)
         return self
 
     # --- tagging ---------------------------------------------------------
@@ -813,6 +816,60 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
             _templates(_stage_blocks("xpos", True)), words, [cols.amb_upos, first, cols.casing]
         )
 
+    def _core_chain(self) -> _omkl.MorphologyChain | None:
+        """The stages and lexicons in the core (``MorphologyChain`` of
+        ``omkl._omkl``, made on first use), which tag as :meth:`_tag_many`'s
+        stages do; ``None`` when a stage is not frozen (a model of an older
+        format) or has labels other than str, or with :attr:`_dict_features`."""
+        chain = self.__dict__.get("_chain")
+        if chain is not None or "_chain" in self.__dict__:
+            return chain
+        stages = [self.xpos1_, self.upos_, self.xpos_, self.lemma_, self.feats_]
+        usable = not self._dict_features and all(
+            t is None or (t.frozen and t.labels_ and all(isinstance(y, str) for y in t.labels_))
+            for t in stages
+        )
+        if usable:
+            casing = self.xpos1_ is not None
+            blocks = [
+                _stage_blocks(None, True),
+                _stage_blocks("xpos", True) if casing else _stage_blocks(None, False),
+                _stage_blocks("upos", casing),
+                ("lemma",),
+                ("feats",),
+            ]
+            args = [
+                None
+                if t is None
+                else (
+                    _templates(b),
+                    cast(_omkl.FrozenChainTagger, t._state),
+                    list(map(str, t.labels_)),
+                )
+                for t, b in zip(stages, blocks, strict=True)
+            ]
+            first, upos, xpos, lemma, feats = args
+            assert upos is not None and xpos is not None and lemma is not None and feats is not None
+            chain = _omkl.MorphologyChain(
+                first,
+                upos,
+                xpos,
+                lemma,
+                feats,
+                {
+                    "amb_upos": self._amb_upos,
+                    "amb_xpos": self._amb_xpos,
+                    "casing": self._casing if casing else {},
+                    "feats": self._feats_lex,
+                    "feats_backoff": self._feats_backoff,
+                    "feats_xpos": self._feats_xpos,
+                    "lemma": self._lemma_lex,
+                    "lemma_lower": self._lemma_lower_lex,
+                },
+            )
+        self.__dict__["_chain"] = chain
+        return chain
+
     def _tag_many(
         self, words: list[list[str]], alternatives: Sequence[str] = ()
     ) -> tuple[list[list[tuple[str, str, str, str]]], list[list[dict[str, Any]]]]:
@@ -820,6 +877,34 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         and a dict per word with its ``{column}_alt`` for each column of
         ``alternatives`` (``"upos"``, ``"xpos"``; empty without)."""
         self._check_fitted()
+        chain = self._core_chain()
+        if chain is not None:
+            return self._tag_many_in_core(chain, words, alternatives)
+        return self._tag_many_by_stage(words, alternatives)
+
+    def _tag_many_in_core(
+        self, chain: _omkl.MorphologyChain, words: list[list[str]], alternatives: Sequence[str]
+    ) -> tuple[list[list[tuple[str, str, str, str]]], list[list[dict[str, Any]]]]:
+        """:meth:`_tag_many` by the stages in the core."""
+        out = []
+        alts: list[list[dict[str, Any]]] = []
+        tagged = chain.tag_many(words, "upos" in alternatives, "xpos" in alternatives)
+        for upos, xpos, feats, lemma, upos_alt, xpos_alt in tagged:
+            out.append(list(zip(upos, xpos, feats, lemma, strict=True)))
+            sent_alts: list[dict[str, Any]] = [{} for _ in upos]
+            for col in alternatives:
+                second = upos_alt if col == "upos" else xpos_alt
+                assert second is not None
+                for d, alt in zip(sent_alts, second, strict=True):
+                    d[f"{col}_alt"] = alt
+            alts.append(sent_alts)
+        return out, alts
+
+    def _tag_many_by_stage(
+        self, words: list[list[str]], alternatives: Sequence[str] = ()
+    ) -> tuple[list[list[tuple[str, str, str, str]]], list[list[dict[str, Any]]]]:
+        """:meth:`_tag_many` stage by stage, each stage's labels back in
+        Python (the reference of :meth:`_tag_many_in_core`)."""
         cols = self._columns(words)
         data_u = self._upos_data(words, cols)
         upos = [[str(u) for u in us] for us in self._predict_stage(self.upos_, data_u)]
@@ -904,7 +989,7 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         for sent, ts, sent_alts in zip(sentences, tags, alts, strict=True):
             new = []
             for tok, (u, x, f, lem), alt in zip(sent, ts, sent_alts, strict=True):
-                t = copy.deepcopy(dict(tok))
+                t = {k: v if type(v) in _ATOMS else copy.deepcopy(v) for k, v in tok.items()}
                 t.update(upos=u, xpos=x, feats=f, lemma=lem, **alt)
                 new.append(t)
             out.append(new)
@@ -940,6 +1025,12 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         model, state, sections = load_estimator(cls, path, [1, cls._SAVE_VERSION], (4, 5))
         restore_state(model, path, state, sections)
         return cast(MorphologyTagger, model)
+
+    @synchronized
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_chain", None)  # rebuilt from the stages when next used
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restores a pickle; one made before version 2 (no first XPOS
@@ -1000,6 +1091,7 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
                 raise ValueError(f"the saved {key} is not a dict of str")
             setattr(self, f"_{key}", value)
         self._fitted = bool(state["fitted"])
+        self.__dict__.pop("_chain", None)
 
 
 #: The lexicons a fitted tagger keeps beside its four chains.

@@ -30,6 +30,11 @@ impl FrozenChainTagger {
         }
     }
 
+    /// The frozen chain.
+    pub(crate) fn chain(&self) -> &FrozenChain {
+        &self.inner
+    }
+
     /// The memo of resolved feature names.
     fn names(&self) -> std::sync::MutexGuard<'_, NameCache> {
         self.names

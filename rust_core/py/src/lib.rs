@@ -12,6 +12,7 @@ mod frozen_tagger;
 mod kernel;
 mod learner;
 mod mix;
+mod morphology;
 mod name_cache;
 mod named;
 mod parser;
@@ -36,6 +37,6 @@ macro_rules! register_all {
 fn _omkl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     register_all!(m: errors prox decode kernel learner parser stream precomputed persist mix tagger
-        text stream_mix stream_maps);
+        text stream_mix stream_maps morphology);
     Ok(())
 }

@@ -153,7 +153,7 @@ fn bad(what: &str, reason: String) -> PyErr {
 }
 
 /// The items of a list (not a `str`), or a `ValueError` naming `what`.
-fn items<'py>(
+pub(crate) fn items<'py>(
     v: &Bound<'py, PyAny>,
     what: &str,
     expected: &str,
@@ -169,7 +169,7 @@ fn items<'py>(
 
 /// The `str` items of `v`, appended to `out`, or a `ValueError` naming
 /// `what` and the item.
-fn strs<'py>(
+pub(crate) fn strs<'py>(
     v: &Bound<'py, PyAny>,
     what: &str,
     out: &mut Vec<Bound<'py, PyString>>,

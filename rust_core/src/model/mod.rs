@@ -1,6 +1,7 @@
 //! Structured models: parts, features, decoder and loss.
 
 pub mod conllu;
+pub mod morphology;
 pub mod parser;
 pub mod parser_decode;
 pub mod parser_input;
