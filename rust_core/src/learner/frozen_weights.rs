@@ -7,8 +7,9 @@
 //! Each group holds its rows (buckets) in increasing order, the start of
 //! each row's entries, and per entry its output and weight. A row is found
 //! through an open-addressing table over the row keys, built when the
-//! weights are made or read (it is not saved), so that a lookup is one or
-//! two probes.
+//! weights are made or read (it is not saved), whose slots hold the key and
+//! the row's entry range, so that a lookup is one or two probes into one
+//! array and then the row's entries.
 //!
 //! # Layout of the saved bytes (little-endian)
 //! ```text
@@ -43,6 +44,21 @@ fn home(key: u32, mask: usize) -> usize {
     (key.wrapping_mul(0x9E37_79B1) as usize ^ (key as usize >> 16)) & mask
 }
 
+/// A slot of a lookup table: a row key ([`EMPTY`] for none) and the range
+/// of its entries.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    key: u32,
+    start: u32,
+    end: u32,
+}
+
+const EMPTY_SLOT: Slot = Slot {
+    key: EMPTY,
+    start: 0,
+    end: 0,
+};
+
 /// One group's rows; see the module docs.
 #[derive(Debug, Clone, Default)]
 pub struct FrozenGroup {
@@ -50,8 +66,8 @@ pub struct FrozenGroup {
     starts: Vec<u32>,
     outputs: Vec<u32>,
     weights: Vec<f32>,
-    /// Open-addressing table: the row index of each key, or [`EMPTY`].
-    table: Vec<u32>,
+    /// Open-addressing table of the rows by key.
+    table: Vec<Slot>,
 }
 
 impl PartialEq for FrozenGroup {
@@ -68,13 +84,31 @@ impl FrozenGroup {
     fn index(&mut self) {
         let cap = (self.keys.len() * 2).next_power_of_two().max(2);
         let mask = cap - 1;
-        self.table = vec![EMPTY; cap];
+        self.table = vec![EMPTY_SLOT; cap];
         for (r, &k) in self.keys.iter().enumerate() {
             let mut s = home(k, mask);
-            while self.table[s] != EMPTY {
+            while self.table[s].key != EMPTY {
                 s = (s + 1) & mask;
             }
-            self.table[s] = r as u32;
+            self.table[s] = Slot {
+                key: k,
+                start: self.starts[r],
+                end: self.starts[r + 1],
+            };
+        }
+    }
+
+    /// Hints the CPU to fetch the home slot of `key`.
+    #[inline(always)]
+    fn prefetch(&self, key: u32) {
+        #[cfg(target_arch = "x86_64")]
+        if !self.table.is_empty() {
+            let s = home(key, self.table.len() - 1);
+            // SAFETY: `s` is in bounds; prefetching has no other effect.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch::<_MM_HINT_T0>(self.table.as_ptr().add(s).cast());
+            }
         }
     }
 
@@ -83,19 +117,18 @@ impl FrozenGroup {
     #[inline]
     pub fn row(&self, key: u32) -> (&[u32], &[f32]) {
         let mask = self.table.len().wrapping_sub(1);
-        if self.keys.is_empty() {
+        if self.keys.is_empty() || key == EMPTY {
             return (&[], &[]);
         }
         let mut s = home(key, mask);
         loop {
-            let r = self.table[s];
-            if r == EMPTY {
-                return (&[], &[]);
-            }
-            let r = r as usize;
-            if self.keys[r] == key {
-                let (a, b) = (self.starts[r] as usize, self.starts[r + 1] as usize);
+            let slot = self.table[s];
+            if slot.key == key {
+                let (a, b) = (slot.start as usize, slot.end as usize);
                 return (&self.outputs[a..b], &self.weights[a..b]);
+            }
+            if slot.key == EMPTY {
+                return (&[], &[]);
             }
             s = (s + 1) & mask;
         }
@@ -120,8 +153,8 @@ impl FrozenGroup {
         4 * (self.keys.capacity()
             + self.starts.capacity()
             + self.outputs.capacity()
-            + self.weights.capacity()
-            + self.table.capacity())
+            + self.weights.capacity())
+            + std::mem::size_of::<Slot>() * self.table.capacity()
     }
 }
 
@@ -194,7 +227,13 @@ impl FrozenWeights {
     /// O(entries of the rows read).
     #[inline]
     pub fn add_scores(&self, groups: &[u32], buckets: &[u32], values: &[f64], out: &mut [f64]) {
-        for ((&g, &b), &x) in groups.iter().zip(buckets).zip(values) {
+        const AHEAD: usize = 6;
+        for (i, ((&g, &b), &x)) in groups.iter().zip(buckets).zip(values).enumerate() {
+            if let (Some(&ga), Some(&ba)) = (groups.get(i + AHEAD), buckets.get(i + AHEAD)) {
+                if let Some(grp) = self.groups.get(ga as usize) {
+                    grp.prefetch(ba);
+                }
+            }
             if x == 0.0 {
                 continue;
             }
