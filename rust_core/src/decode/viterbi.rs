@@ -18,7 +18,18 @@ pub struct ViterbiWorkspace {
     best: Vec<f64>,
     arg: Vec<f64>,
     back: Vec<u32>,
+    /// For [`BOUNDED_LABELS`] labels or more: the largest transition into
+    /// each label, the labels by decreasing score and the unsettled labels.
+    col_max: Vec<f64>,
+    order: Vec<u32>,
+    active: Vec<u32>,
 }
+
+/// From this many labels on, a max-plus step visits the previous labels in
+/// decreasing order of score and stops for each label once no later one can
+/// reach its best ([`max_plus_bounded`]): the same result, in far fewer
+/// steps when a few labels lead.
+pub const BOUNDED_LABELS: usize = 40;
 
 impl ViterbiWorkspace {
     /// An empty workspace; it grows on first use.
@@ -149,6 +160,15 @@ where
     let back = &mut ws.back[..n * l];
     let em = chain.em;
     let tr = chain.tr;
+    let bounded = l >= BOUNDED_LABELS && n > 1;
+    if bounded {
+        let what = "Viterbi workspace";
+        try_resize(what, &mut ws.col_max, &[l], 0.0)?;
+        try_resize(what, &mut ws.order, &[l], 0)?;
+        try_resize(what, &mut ws.active, &[l], 0)?;
+        column_max(tr, l, &mut ws.col_max[..l]);
+    }
+    let (col_max, order, active) = (&ws.col_max, &mut ws.order, &mut ws.active);
 
     // Position 0.
     delta.copy_from_slice(&em[..l]);
@@ -160,7 +180,11 @@ where
     augment(0, delta);
 
     for i in 1..n {
-        max_plus(delta, tr, best, arg);
+        if bounded {
+            max_plus_bounded(delta, tr, &col_max[..l], best, arg, order, active);
+        } else {
+            max_plus(delta, tr, best, arg);
+        }
         for (bk, a) in back[i * l..(i + 1) * l].iter_mut().zip(arg.iter()) {
             *bk = *a as u32;
         }
@@ -190,6 +214,104 @@ where
         out[i - 1] = y;
     }
     Ok(score)
+}
+
+/// `col_max[y] = max_p tr[p, y]` of an `L × L` matrix.
+fn column_max(tr: &[f64], l: usize, col_max: &mut [f64]) {
+    col_max.copy_from_slice(&tr[..l]);
+    for row in tr[..l * l].chunks_exact(l).skip(1) {
+        for (c, &t) in col_max.iter_mut().zip(row) {
+            *c = c.max(t);
+        }
+    }
+}
+
+/// [`max_plus`] that visits the previous labels `p` by decreasing
+/// `delta[p]` (smaller label first on a tie) and stops for label `y` once
+/// `delta[p] + col_max[y] < best[y]`: no later `p` can then reach or tie
+/// `best[y]` (rounding is monotone), so that the scores and the first
+/// arg-maxes are exactly those of [`max_plus`]. `order` and `active` hold
+/// `L` values (overwritten).
+///
+/// # Complexity
+/// O(L log L) to sort, plus one step per (label, previous label) visited:
+/// O(L²) at worst, O(L) when one previous label leads every label by more
+/// than the spread of the transitions.
+fn max_plus_bounded(
+    delta: &[f64],
+    tr: &[f64],
+    col_max: &[f64],
+    best: &mut [f64],
+    arg: &mut [f64],
+    order: &mut [u32],
+    active: &mut [u32],
+) {
+    let l = delta.len();
+    // order[p] = 1 once p is visited
+    order.fill(0);
+    best.fill(f64::NEG_INFINITY);
+    arg.fill(0.0);
+    for (k, a) in active.iter_mut().enumerate() {
+        *a = k as u32;
+    }
+    let mut n_active = l;
+    let mut lead = leading_two(delta, order);
+    while let Some((p, next)) = lead {
+        if n_active == 0 {
+            break;
+        }
+        let d = delta[p];
+        let row = &tr[p * l..(p + 1) * l];
+        let pp = p as f64;
+        let mut kept = 0;
+        for k in 0..n_active {
+            let y = active[k] as usize;
+            let v = d + row[y];
+            if v > best[y] || (v == best[y] && pp < arg[y]) {
+                best[y] = v;
+                arg[y] = pp;
+            }
+            // settled when no later previous label can reach or tie best[y]
+            if next.is_some_and(|dn| dn + col_max[y] >= best[y]) {
+                active[kept] = y as u32;
+                kept += 1;
+            }
+        }
+        n_active = kept;
+        order[p] = 1;
+        lead = if next.is_some() {
+            leading_two(delta, order)
+        } else {
+            None
+        };
+    }
+}
+
+/// The unvisited label of largest score (the smaller label on a tie) and
+/// the largest score of the other unvisited labels (`None` when none is
+/// left), or `None` when every label is visited (`visited[p] != 0`).
+fn leading_two(delta: &[f64], visited: &[u32]) -> Option<(usize, Option<f64>)> {
+    let mut first: Option<usize> = None;
+    let mut second: Option<f64> = None;
+    for (p, (&d, &v)) in delta.iter().zip(visited).enumerate() {
+        if v != 0 {
+            continue;
+        }
+        match first {
+            Some(f) if d <= delta[f] => {
+                if second.is_none_or(|s| d > s) {
+                    second = Some(d);
+                }
+            }
+            _ => {
+                if let Some(f) = first {
+                    second = Some(delta[f]);
+                }
+                first = Some(p);
+            }
+        }
+    }
+    first.map(|f| (f, second))
 }
 
 /// `best[y] = max_p delta[p] + tr[p, y]` and `arg[y]` its first arg-max,
@@ -346,6 +468,75 @@ mod tests {
             max_plus_body(&delta, &tr, &mut b2, &mut a2);
             assert_eq!((b1, a1), (b2, a2), "L = {l}");
         }
+    }
+
+    /// The bounded max-plus step gives exactly the portable body's scores
+    /// and first arg-maxes, on spread and on tied scores.
+    #[test]
+    fn bounded_max_plus_agrees_exactly() {
+        let mut s = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rand = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        for trial in 0..200 {
+            let l = 1 + (rand() % 90) as usize;
+            // small integers force ties; trial % 3 == 0 spreads the scores
+            let spread = if trial % 3 == 0 { 50.0 } else { 1.0 };
+            let delta: Vec<f64> = (0..l).map(|_| (rand() % 5) as f64 * spread).collect();
+            let tr: Vec<f64> = (0..l * l).map(|_| (rand() % 4) as f64 - 2.0).collect();
+            let mut cm = vec![0.0; l];
+            column_max(&tr, l, &mut cm);
+            let (mut b1, mut a1) = (vec![0.0; l], vec![0.0; l]);
+            let (mut b2, mut a2) = (vec![0.0; l], vec![0.0; l]);
+            let (mut order, mut active) = (vec![0; l], vec![0; l]);
+            max_plus_bounded(&delta, &tr, &cm, &mut b1, &mut a1, &mut order, &mut active);
+            max_plus_body(&delta, &tr, &mut b2, &mut a2);
+            assert_eq!((b1, a1), (b2, a2), "trial {trial}, L = {l}");
+        }
+    }
+
+    /// Viterbi over many labels (the bounded steps) equals the brute force
+    /// over all labellings' scores, ties towards smaller labels.
+    #[test]
+    fn viterbi_with_many_labels_equals_the_plain_recursion() {
+        let (n, l) = (5, 70);
+        let em: Vec<f64> = (0..n * l).map(|k| ((k * 7919) % 13) as f64 * 0.5).collect();
+        let tr: Vec<f64> = (0..l * l)
+            .map(|k| ((k * 104_729) % 9) as f64 - 4.0)
+            .collect();
+        let c = ChainScores::new(&em, &tr, None, None, n, l).unwrap();
+        let mut out = vec![0; n];
+        let s = viterbi(&c, &mut ViterbiWorkspace::new(), &mut out).unwrap();
+        // the plain recursion with the portable step
+        let mut delta = em[..l].to_vec();
+        let mut back = vec![0usize; n * l];
+        for i in 1..n {
+            let (mut b, mut a) = (vec![0.0; l], vec![0.0; l]);
+            max_plus_body(&delta, &tr, &mut b, &mut a);
+            for y in 0..l {
+                back[i * l + y] = a[y] as usize;
+                delta[y] = b[y] + em[i * l + y];
+            }
+        }
+        let mut y = 0;
+        for k in 1..l {
+            if delta[k] > delta[y] {
+                y = k;
+            }
+        }
+        let mut want = vec![0; n];
+        want[n - 1] = y;
+        for i in (1..n).rev() {
+            y = back[i * l + y];
+            want[i - 1] = y;
+        }
+        assert_eq!(
+            (out, s),
+            (want, delta.iter().cloned().fold(f64::MIN, f64::max))
+        );
     }
 
     #[test]
