@@ -392,6 +392,9 @@ impl OnlineProximal {
         let result = loss.and_then(|l| {
             check_finite("loss gradient", &grad)?;
             self.check_update(groups, indices, values, &grad)?;
+            if grad.iter().any(|&v| v != 0.0) {
+                self.weights.ensure_rows(groups, indices, values)?;
+            }
             self.step(groups, indices, values, &grad)?;
             Ok(l)
         });
@@ -526,23 +529,14 @@ impl OnlineProximal {
     /// exactly from the coefficients.
     ///
     /// # Complexity
-    /// O(written coordinates) for the last iterate; O(dimension) for the
-    /// averaged model.
+    /// O(written coordinates) for the last iterate; O(written coordinates
+    /// + #groups · n_buckets) for the averaged model.
     pub fn group_norms(&self) -> Vec<f64> {
-        let w = &self.weights;
-        if !(self.config.averaged && w.rounds() > 0) {
-            return w.exact_group_norms();
+        if self.config.averaged {
+            self.weights.averaged_group_norms()
+        } else {
+            self.weights.exact_group_norms()
         }
-        let t = w.rounds() as f64;
-        w.blocks()
-            .iter()
-            .map(|b| {
-                (0..b.len())
-                    .map(|i| (b.average_sum(i) / t).powi(2))
-                    .sum::<f64>()
-                    .sqrt()
-            })
-            .collect()
     }
 
     /// Heap bytes held by the model.
