@@ -367,6 +367,39 @@ mod tests {
         }
     }
 
+    /// A learner saved and loaded mid-training goes on exactly as the one
+    /// that was not (the loaded rows are laid out in bucket order, the
+    /// written-row lists are kept or given up as they were).
+    #[test]
+    fn a_loaded_learner_goes_on_as_the_original() {
+        for n_buckets in [8, 4096] {
+            let config = Alg1Config {
+                averaged: true,
+                ..Alg1Config::new(
+                    Loss::Hinge,
+                    Schedule::InvSqrt { eta0: 0.5 },
+                    vec![
+                        Regularizer::GroupLasso { lam: 0.02 },
+                        Regularizer::L1 { lam: 0.001 },
+                    ],
+                )
+            };
+            let mut a = NamedLearner::new(config, Grouping::by_prefix("_"), n_buckets).unwrap();
+            let rounds = |m: &mut NamedLearner, r: std::ops::Range<usize>| {
+                for i in r {
+                    let names = [format!("a_{}", (i * 7) % 23), format!("b_{}", i % 5)];
+                    let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+                    m.learn(&names, &[1.0, 0.5], Target::Class(i % 3)).unwrap();
+                }
+            };
+            rounds(&mut a, 0..30);
+            let mut b = NamedLearner::from_bytes(&a.to_bytes()).unwrap();
+            rounds(&mut a, 30..60);
+            rounds(&mut b, 30..60);
+            assert_eq!(b.to_bytes(), a.to_bytes());
+        }
+    }
+
     fn trained() -> NamedLearner {
         let regularizers = vec![Regularizer::GroupLasso { lam: 0.01 }];
         let config = Alg1Config {
