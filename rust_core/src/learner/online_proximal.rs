@@ -332,7 +332,9 @@ impl OnlineProximal {
     }
 
     /// Trains on every example of `batch` in order (validating all of them
-    /// first, so on error the model is unchanged). Returns the mean loss.
+    /// first, so on invalid input the model is unchanged; when memory for a
+    /// new row cannot be had, [`OmklError::Alloc`] after the examples
+    /// before). Returns the mean loss.
     pub fn learn_batch(&mut self, batch: &SparseBatch, targets: &[Target]) -> Result<f64> {
         batch.check(self.n_groups(), self.weights.n_buckets())?;
         if targets.len() != batch.n_examples() {
@@ -351,9 +353,11 @@ impl OnlineProximal {
         let mut total = 0.0;
         for (i, &t) in targets.iter().enumerate() {
             let (g, b, v) = batch.row(i);
-            total += self
-                .learn_entries(g, b, v, t)
-                .map_err(|e| OmklError::invalid(format!("example {i}"), e.to_string()))?;
+            total += self.learn_entries(g, b, v, t).map_err(|e| match e {
+                // memory that cannot be had stays a MemoryError
+                OmklError::Alloc { .. } => e,
+                e => OmklError::invalid(format!("example {i}"), e.to_string()),
+            })?;
         }
         Ok(total / targets.len().max(1) as f64)
     }
