@@ -231,10 +231,10 @@ def test_sizeof_reports_rust_memory():
     for model in (small, big):
         for x, y in stream(10):
             model.learn_one(x, y)
-    raw_bytes = 4 * 4096 * len(big.classes_) * 8  # groups x buckets x classes x f64
+    raw_bytes = 4 * 4096 * 4  # groups x buckets x a 4-byte slot (rows grow as written)
     assert big.__sizeof__() > small.__sizeof__() + raw_bytes
-    # A copy holds the same data (up to spare capacity of growable buffers).
-    assert copy.deepcopy(big).__sizeof__() == pytest.approx(big.__sizeof__(), rel=0.01)
+    # A copy holds the same data, without the spare capacity of growable buffers.
+    assert big.__sizeof__() * 0.9 < copy.deepcopy(big).__sizeof__() <= big.__sizeof__()
 
 
 def test_hashed_batch_entry_point_validates_its_input():
@@ -272,9 +272,10 @@ def test_hashed_batch_entry_point_validates_its_input():
 
 
 def test_growth_that_cannot_be_allocated_is_memory_error_and_changes_nothing():
-    """A new group of 2**28 buckets for a second class asks for tens of GB:
-    MemoryError, the model byte-identical (run apart, so that an abort fails
-    this test instead of the suite)."""
+    """A new group of 2**30 buckets asks for 4 GB of slots, more than the
+    limit leaves after the first group: MemoryError, the model
+    byte-identical (run apart, so that an abort fails this test instead of
+    the suite)."""
     import subprocess
     import sys
 
@@ -282,7 +283,7 @@ def test_growth_that_cannot_be_allocated_is_memory_error_and_changes_nothing():
 import pickle, resource
 import omkl
 resource.setrlimit(resource.RLIMIT_AS, (8 * 2**30, 8 * 2**30))
-m = omkl.ProximalClassifier(n_buckets=2**28)
+m = omkl.ProximalClassifier(n_buckets=2**30)
 m.learn_one({"a_x": 1.0}, "p")
 before = pickle.dumps(m)
 try:

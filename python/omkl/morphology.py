@@ -633,7 +633,10 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
             tagger = self._fit_stage(
                 self._tagger(n_buckets), data.subset(rest), [Y[i] for i in rest], epochs
             )
-            for i, tags in zip(own, self._predict_stage(tagger, data.subset(own)), strict=True):
+            predicted = self._predict_stage(tagger, data.subset(own))
+            # one fold's model at a time: this one goes before the next is trained
+            del tagger
+            for i, tags in zip(own, predicted, strict=True):
                 out[i] = [str(t) for t in tags]
         return out
 

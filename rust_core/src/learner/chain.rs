@@ -219,12 +219,24 @@ impl OnlineProximal {
             let (g, b, v) = seq.row(i);
             self.check_update(g, b, v, &s.gem[i * l..(i + 1) * l])?;
         }
+        // the rows that the steps write, before anything changes
+        let gt = self.transition_group()?;
+        for i in 0..n {
+            if s.gem[i * l..(i + 1) * l].iter().any(|&v| v != 0.0) {
+                let (g, b, v) = seq.row(i);
+                self.weights.ensure_rows(g, b, v)?;
+            }
+        }
+        for prev in 0..l + 2 {
+            if s.gtr[prev * l..(prev + 1) * l].iter().any(|&v| v != 0.0) {
+                self.weights.ensure_row(gt, transition_bucket(prev, l))?;
+            }
+        }
         let eta = self.config.schedule.rate(self.t + 1);
         for i in 0..n {
             let (g, b, v) = seq.row(i);
             self.gradient_rows(g, b, v, &s.gem[i * l..(i + 1) * l], eta);
         }
-        let gt = self.transition_group()?;
         for prev in 0..l + 2 {
             let row = &s.gtr[prev * l..(prev + 1) * l];
             self.nz.clear();

@@ -223,7 +223,10 @@ impl NamedLearner {
     pub fn export_params(&self, prefix: &str) -> Params {
         let m = &self.model;
         let mut out = Params::new();
-        export_blocks(&m.weights.blocks, m.weights.averaged, prefix, &mut out);
+        out.insert(format!("{prefix}weights"), Array::F64(m.weights.dense()));
+        if m.weights.averaged {
+            out.insert(format!("{prefix}sums"), Array::F64(m.weights.dense_sums()));
+        }
         let f = |v: &[f64]| Array::F64(v.to_vec());
         out.insert(format!("{prefix}intercept"), f(&m.intercept));
         out.insert(format!("{prefix}intercept_sums"), f(&m.intercept_sum));
@@ -240,13 +243,20 @@ impl NamedLearner {
     /// outputs. Everything is checked first: on error nothing changes.
     pub fn import_params(&mut self, p: &Params, prefix: &str) -> Result<()> {
         let k = self.model.n_outputs();
-        let averaged = self.model.weights.averaged;
-        check_blocks(&self.model.weights.blocks, averaged, prefix, p)?;
+        let w = &self.model.weights;
+        let averaged = w.averaged;
+        let n = w.n_groups() * w.n_buckets() * w.n_outputs();
+        let weights = take::<f64>(p, &format!("{prefix}weights"), n)?;
+        let sums = if averaged {
+            take::<f64>(p, &format!("{prefix}sums"), n)?
+        } else {
+            &[]
+        };
         let b = take::<f64>(p, &format!("{prefix}intercept"), k)?.to_vec();
         let bs = take::<f64>(p, &format!("{prefix}intercept_sums"), k)?.to_vec();
         let t = take_count(p, &format!("{prefix}rounds"))?;
         let r = take_count(p, &format!("{prefix}average_rounds"))?;
-        import_blocks(&mut self.model.weights.blocks, averaged, prefix, p)?;
+        self.model.weights.set_dense(weights, sums)?;
         let m = &mut self.model;
         (m.intercept, m.intercept_sum, m.t, m.weights.rounds) = (b, bs, t, r);
         Ok(())

@@ -48,6 +48,10 @@ pub unsafe trait ZeroBits: Copy {}
 unsafe impl ZeroBits for f32 {}
 // SAFETY: as above.
 unsafe impl ZeroBits for f64 {}
+// SAFETY: zero bits are 0.
+unsafe impl ZeroBits for u32 {}
+// SAFETY: as above.
+unsafe impl ZeroBits for u64 {}
 
 /// A zeroed vector of `n` values straight from the allocator (untouched
 /// pages of a large table cost no memory), or [`crate::OmklError::Alloc`]

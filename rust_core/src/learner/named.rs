@@ -228,9 +228,11 @@ impl NamedLearner {
         }
         let mut total = 0.0;
         for (i, ((names, values), &t)) in examples.iter().zip(targets).enumerate() {
-            total += self
-                .learn(names, values, t)
-                .map_err(|e| OmklError::invalid(format!("example {i}"), e.to_string()))?;
+            total += self.learn(names, values, t).map_err(|e| match e {
+                // memory that cannot be had stays a MemoryError
+                OmklError::Alloc { .. } => e,
+                e => OmklError::invalid(format!("example {i}"), e.to_string()),
+            })?;
         }
         Ok(total / examples.len().max(1) as f64)
     }

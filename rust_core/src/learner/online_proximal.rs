@@ -332,7 +332,9 @@ impl OnlineProximal {
     }
 
     /// Trains on every example of `batch` in order (validating all of them
-    /// first, so on error the model is unchanged). Returns the mean loss.
+    /// first, so on invalid input the model is unchanged; when memory for a
+    /// new row cannot be had, [`OmklError::Alloc`] after the examples
+    /// before). Returns the mean loss.
     pub fn learn_batch(&mut self, batch: &SparseBatch, targets: &[Target]) -> Result<f64> {
         batch.check(self.n_groups(), self.weights.n_buckets())?;
         if targets.len() != batch.n_examples() {
@@ -351,9 +353,11 @@ impl OnlineProximal {
         let mut total = 0.0;
         for (i, &t) in targets.iter().enumerate() {
             let (g, b, v) = batch.row(i);
-            total += self
-                .learn_entries(g, b, v, t)
-                .map_err(|e| OmklError::invalid(format!("example {i}"), e.to_string()))?;
+            total += self.learn_entries(g, b, v, t).map_err(|e| match e {
+                // memory that cannot be had stays a MemoryError
+                OmklError::Alloc { .. } => e,
+                e => OmklError::invalid(format!("example {i}"), e.to_string()),
+            })?;
         }
         Ok(total / targets.len().max(1) as f64)
     }
@@ -392,6 +396,9 @@ impl OnlineProximal {
         let result = loss.and_then(|l| {
             check_finite("loss gradient", &grad)?;
             self.check_update(groups, indices, values, &grad)?;
+            if grad.iter().any(|&v| v != 0.0) {
+                self.weights.ensure_rows(groups, indices, values)?;
+            }
             self.step(groups, indices, values, &grad)?;
             Ok(l)
         });
@@ -526,23 +533,14 @@ impl OnlineProximal {
     /// exactly from the coefficients.
     ///
     /// # Complexity
-    /// O(written coordinates) for the last iterate; O(dimension) for the
-    /// averaged model.
+    /// O(written coordinates) for the last iterate; O(written coordinates
+    /// + #groups · n_buckets) for the averaged model.
     pub fn group_norms(&self) -> Vec<f64> {
-        let w = &self.weights;
-        if !(self.config.averaged && w.rounds() > 0) {
-            return w.exact_group_norms();
+        if self.config.averaged {
+            self.weights.averaged_group_norms()
+        } else {
+            self.weights.exact_group_norms()
         }
-        let t = w.rounds() as f64;
-        w.blocks()
-            .iter()
-            .map(|b| {
-                (0..b.len())
-                    .map(|i| (b.average_sum(i) / t).powi(2))
-                    .sum::<f64>()
-                    .sqrt()
-            })
-            .collect()
     }
 
     /// Heap bytes held by the model.

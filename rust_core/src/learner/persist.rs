@@ -72,8 +72,9 @@ fn bad(reason: impl Into<String>) -> OmklError {
 }
 
 /// Sizes that decide allocations, checked against what the payload holds
-/// before anything is allocated: one intercept per output, and a dense
-/// table of `groups × buckets × outputs` that the machine can hold.
+/// before anything is allocated: one intercept per output, a dense view of
+/// `groups × buckets × outputs` values that can be addressed, and the
+/// slots of `groups × buckets` that the machine can hold.
 fn check_sizes(s: &Saved) -> Result<()> {
     let kk = s.n_outputs;
     if kk == 0 || s.intercept.len() != kk || s.intercept_sum.len() != kk {
@@ -97,11 +98,12 @@ fn check_sizes(s: &Saved) -> Result<()> {
             s.n_buckets
         )));
     };
-    // a table that cannot be allocated is an error here, not an abort later
-    let mut probe: Vec<f64> = Vec::new();
-    if probe.try_reserve_exact(cells).is_err() {
+    // slots that cannot be allocated are an error here, not an abort later
+    let slots = s.groups.len() * s.n_buckets;
+    let mut probe: Vec<u32> = Vec::new();
+    if probe.try_reserve_exact(slots).is_err() {
         return Err(bad(format!(
-            "cannot allocate the weight table of {cells} values ({} groups x {} buckets x {kk} outputs)",
+            "cannot allocate the slots of {cells} weights ({} groups x {} buckets x {kk} outputs)",
             s.groups.len(),
             s.n_buckets
         )));
@@ -113,7 +115,8 @@ impl NamedLearner {
     /// The learner as bytes (see the module docs).
     ///
     /// # Complexity
-    /// O(dimension) (every bucket is checked for a value).
+    /// O(#groups · n_buckets + written coordinates) (every bucket's slot
+    /// is read, every row is checked for a value).
     pub fn to_bytes(&self) -> Vec<u8> {
         let w = &self.model.weights;
         let kk = w.n_outputs;
@@ -128,16 +131,20 @@ impl NamedLearner {
                     v.get(r * kk..(r + 1) * kk)
                         .is_some_and(|x| x.iter().any(|&x| x != 0.0))
                 };
+                let bucket_of = blk.row_buckets();
                 // a row written to and cancelled out (e.g. +x and -x in one
                 // round) is listed but holds no value: it is not saved
                 let live = match blk.live_rows() {
                     Some(l) => l
                         .iter()
-                        .copied()
-                        .filter(|&r| nz(a, r as usize) || nz(b, r as usize))
+                        .map(|&r| r as usize)
+                        .filter(|&r| nz(a, r) || nz(b, r))
+                        .map(|r| bucket_of[r])
                         .collect(),
-                    None => (0..w.n_buckets as u32)
-                        .filter(|&r| nz(a, r as usize))
+                    None => blk
+                        .rows_by_bucket()
+                        .filter(|&(_, r)| nz(a, r))
+                        .map(|(bucket, _)| bucket as u32)
                         .collect(),
                 };
                 let mut s = SavedGroup {
@@ -151,9 +158,9 @@ impl NamedLearner {
                     acc: Vec::new(),
                     last: Vec::new(),
                 };
-                for r in 0..w.n_buckets {
+                for (bucket, r) in blk.rows_by_bucket() {
                     if nz(a, r) || nz(b, r) {
-                        s.touched.push(r as u32);
+                        s.touched.push(bucket as u32);
                         s.raw.extend_from_slice(&a[r * kk..(r + 1) * kk]);
                         if !b.is_empty() {
                             s.acc.extend(b[r * kk..(r + 1) * kk].iter().map(|v| -v));
@@ -291,13 +298,14 @@ impl NamedLearner {
                 .collect();
             let blk = &mut w.blocks[g];
             let s = if sg.scale == 0.0 { 1.0 } else { sg.scale };
-            blk.restore(
+            blk.restore_buckets(
                 (s, sg.sq.max(0.0), sg.cum),
                 &sg.touched,
                 &sg.raw,
                 &b,
-                Some(live),
-            );
+                Some(&live),
+                &what,
+            )?;
             if sg.scale == 0.0 {
                 // the stale values enter the running sum and leave θ
                 blk.scale_by(0.0);
@@ -356,6 +364,39 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("hash"));
+        }
+    }
+
+    /// A learner saved and loaded mid-training goes on exactly as the one
+    /// that was not (the loaded rows are laid out in bucket order, the
+    /// written-row lists are kept or given up as they were).
+    #[test]
+    fn a_loaded_learner_goes_on_as_the_original() {
+        for n_buckets in [8, 4096] {
+            let config = Alg1Config {
+                averaged: true,
+                ..Alg1Config::new(
+                    Loss::Hinge,
+                    Schedule::InvSqrt { eta0: 0.5 },
+                    vec![
+                        Regularizer::GroupLasso { lam: 0.02 },
+                        Regularizer::L1 { lam: 0.001 },
+                    ],
+                )
+            };
+            let mut a = NamedLearner::new(config, Grouping::by_prefix("_"), n_buckets).unwrap();
+            let rounds = |m: &mut NamedLearner, r: std::ops::Range<usize>| {
+                for i in r {
+                    let names = [format!("a_{}", (i * 7) % 23), format!("b_{}", i % 5)];
+                    let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+                    m.learn(&names, &[1.0, 0.5], Target::Class(i % 3)).unwrap();
+                }
+            };
+            rounds(&mut a, 0..30);
+            let mut b = NamedLearner::from_bytes(&a.to_bytes()).unwrap();
+            rounds(&mut a, 30..60);
+            rounds(&mut b, 30..60);
+            assert_eq!(b.to_bytes(), a.to_bytes());
         }
     }
 

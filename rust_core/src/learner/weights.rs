@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::zeroed;
 
+mod growing;
 mod rows;
 
 /// Scale factors outside `[TINY, 1/TINY]` are folded into the coefficients.
@@ -55,6 +56,12 @@ real!(f64);
 ///   coefficients) written since it was last zero, so that folding,
 ///   zeroing and entry-wise work cost O(written rows), not O(len); past
 ///   `rows / 8` written rows it stops listing and works on every row.
+/// * A block made with [`ScaledBlock::growing`] is a tracked block of
+///   `buckets` logical rows that holds only the rows written so far, each
+///   appended on its first write, with the slot of every bucket (see
+///   `weights/growing.rs`). Its list of written rows stops at `buckets / 8`
+///   rows, and past it the rows are visited in the order of their buckets,
+///   as in a tracked block of `buckets` rows.
 ///
 /// # Example
 /// ```
@@ -89,6 +96,16 @@ pub struct ScaledBlock<T: Real = f64> {
     /// One bit per row: listed in `live`.
     #[serde(skip)]
     marks: Vec<u64>,
+    /// Slot of each bucket of a growing block (its row + 1, 0: no row);
+    /// empty for the other blocks.
+    #[serde(skip)]
+    slots: Vec<u32>,
+    /// The bucket of each row of a growing block.
+    #[serde(skip)]
+    keys: Vec<u32>,
+    /// A growing block's rows keep averaging sums.
+    #[serde(skip)]
+    row_sums: bool,
 }
 
 /// The saved fields of a block; bytes written before the running sum was
@@ -119,6 +136,9 @@ impl<T: Real> From<Saved<T>> for ScaledBlock<T> {
             width: 0,
             live: None,
             marks: Vec::new(),
+            slots: Vec::new(),
+            keys: Vec::new(),
+            row_sums: false,
         }
     }
 }
@@ -144,6 +164,9 @@ impl<T: Real> ScaledBlock<T> {
             width: 0,
             live: None,
             marks: Vec::new(),
+            slots: Vec::new(),
+            keys: Vec::new(),
+            row_sums: false,
         }
     }
 
@@ -165,6 +188,9 @@ impl<T: Real> ScaledBlock<T> {
             width: width.max(1),
             live: Some(Vec::new()),
             marks: vec![0; rows.div_ceil(64)],
+            slots: Vec::new(),
+            keys: Vec::new(),
+            row_sums: false,
         })
     }
 
@@ -221,12 +247,16 @@ impl<T: Real> ScaledBlock<T> {
     /// Lists row `r` as written (tracked blocks only).
     #[inline]
     fn mark(&mut self, r: usize) {
-        let Some(list) = &mut self.live else { return };
+        if self.live.is_none() {
+            return;
+        }
         let (w, bit) = (r / 64, 1u64 << (r % 64));
         if self.marks[w] & bit != 0 {
             return;
         }
-        if (list.len() + 1) * 8 >= self.a.len() / self.width {
+        let rows = self.logical_rows();
+        let Some(list) = &mut self.live else { return };
+        if (list.len() + 1) * 8 >= rows {
             // the marks are cleared when the block is next zeroed
             self.live = None;
             return;
@@ -384,7 +414,17 @@ impl<T: Real> ScaledBlock<T> {
     /// its written rows.
     pub fn refresh_sq_norm(&mut self) {
         let mut q = 0.0;
-        self.for_live(|a, _, _| q += a.iter().map(|v| v.to_f64() * v.to_f64()).sum::<f64>());
+        if self.live.is_none() && !self.slots.is_empty() {
+            // one running sum over the rows in the order of their buckets,
+            // as over the whole table of a tracked block
+            let mut sum = 0.0;
+            self.for_live(|a, _, _| {
+                sum = a.iter().fold(sum, |s, v| s + v.to_f64() * v.to_f64());
+            });
+            q += sum;
+        } else {
+            self.for_live(|a, _, _| q += a.iter().map(|v| v.to_f64() * v.to_f64()).sum::<f64>());
+        }
         self.q = q;
     }
 
@@ -420,7 +460,22 @@ impl<T: Real> ScaledBlock<T> {
                     f(&mut self.a[r..r + w], b, p);
                 }
             }
-            _ => f(&mut self.a, &mut self.b, p),
+            None if !self.slots.is_empty() => {
+                // every row, in the order of the buckets
+                for &slot in &self.slots {
+                    let Some(r) = (slot as usize).checked_sub(1) else {
+                        continue;
+                    };
+                    let r = r * w;
+                    let b: &mut [T] = if has_b {
+                        &mut self.b[r..r + w]
+                    } else {
+                        &mut []
+                    };
+                    f(&mut self.a[r..r + w], b, p);
+                }
+            }
+            None => f(&mut self.a, &mut self.b, p),
         }
     }
 
@@ -507,5 +562,6 @@ impl<T: Real> ScaledBlock<T> {
         (self.a.capacity() + self.b.capacity()) * std::mem::size_of::<T>()
             + self.marks.capacity() * 8
             + self.live.as_ref().map_or(0, |l| l.capacity() * 4)
+            + (self.slots.capacity() + self.keys.capacity()) * 4
     }
 }
