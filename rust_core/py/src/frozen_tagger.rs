@@ -18,21 +18,21 @@ use crate::text::{decode_text, marginal_arrays, TokenTemplates};
 /// learner it was frozen from did, and cannot learn.
 #[pyclass(module = "omkl._omkl")]
 pub struct FrozenChainTagger {
-    inner: FrozenChain,
+    inner: std::sync::Arc<FrozenChain>,
     names: std::sync::Mutex<NameCache>,
 }
 
 impl FrozenChainTagger {
     pub(crate) fn wrap(inner: FrozenChain) -> Self {
         FrozenChainTagger {
-            inner,
+            inner: std::sync::Arc::new(inner),
             names: std::sync::Mutex::default(),
         }
     }
 
-    /// The frozen chain.
-    pub(crate) fn chain(&self) -> &FrozenChain {
-        &self.inner
+    /// The frozen chain, shared.
+    pub(crate) fn chain(&self) -> std::sync::Arc<FrozenChain> {
+        std::sync::Arc::clone(&self.inner)
     }
 
     /// The memo of resolved feature names.

@@ -29,7 +29,7 @@ type StageArgs<'py> = (
 
 fn stage(args: StageArgs<'_>) -> PyResult<Stage> {
     let (t, chain, labels) = args;
-    Stage::new(t.inner.clone(), chain.chain().clone(), labels).py()
+    Stage::new(t.inner.clone(), chain.chain(), labels).py()
 }
 
 #[pymethods]

@@ -29,6 +29,7 @@
 //! stage, and O(n) lexicon look-ups.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::error::{OmklError, Result};
 use crate::features::py_str::lower_into;
@@ -46,11 +47,12 @@ pub const LEX: &str = "<lex>";
 /// The lemma class of the rules too rare to be learned.
 pub const RARE: &str = "<rare>";
 
-/// One stage: its templates, its frozen chain and its labels.
+/// One stage: its templates, its frozen chain (shared with the tagger it
+/// comes from) and its labels.
 #[derive(Debug, Clone)]
 pub struct Stage {
     templates: TokenTemplates,
-    chain: FrozenChain,
+    chain: Arc<FrozenChain>,
     groups: Vec<Option<u32>>,
     labels: Vec<String>,
 }
@@ -59,7 +61,11 @@ impl Stage {
     /// A stage that computes `templates` and decodes with `chain`, whose
     /// label ids name `labels`; an error if the numbers of labels differ or
     /// a template names the transition group.
-    pub fn new(templates: TokenTemplates, chain: FrozenChain, labels: Vec<String>) -> Result<Self> {
+    pub fn new(
+        templates: TokenTemplates,
+        chain: Arc<FrozenChain>,
+        labels: Vec<String>,
+    ) -> Result<Self> {
         if labels.is_empty() || labels.len() != chain.n_labels() {
             return Err(OmklError::invalid(
                 "labels",
