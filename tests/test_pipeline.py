@@ -366,3 +366,24 @@ def test_train_parser_command_names_file_line_and_sentence_of_a_bad_treebank(tmp
             main([*args, "--folds", "2", "--epochs", "1", "--tagger-epochs", "1"])
         assert str(err.value) == f'{path}:{line}: sentence "dev-9": {expected}'
         assert not model.exists()
+
+
+def test_folds_trained_on_threads_give_the_models_of_one_thread(monkeypatch):
+    # the pipeline's jackknife, the tagger's own folds and the stacked
+    # parser's parts train side by side; each part's model is the same
+    from omkl._threads import n_threads
+
+    train, test = _treebank(40), _treebank(9)
+
+    def fitted(threads: int) -> tuple[list[bytes], list[list[dict[str, Any]]]]:
+        monkeypatch.setenv("RAYON_NUM_THREADS", str(threads))
+        assert n_threads() == threads
+        pipe = TextParser(
+            omkl.MorphologyTagger(folds=2, epochs=2, jackknife=3),
+            omkl.DependencyParser(epochs=2, stack_folds=2),
+            folds=3,
+        ).fit(train)
+        sections = pipe.tagger._save_state()[1] + pipe.parser._save_state()[1]
+        return sections, pipe.predict(test)
+
+    assert fitted(1) == fitted(3)

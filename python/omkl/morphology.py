@@ -70,6 +70,7 @@ from omkl import _omkl
 from omkl._params import check_int
 from omkl._persist import IndependentCopies, Persistent, load_estimator, restore_state
 from omkl._sync import Synchronized, synchronized
+from omkl._threads import thread_map
 from omkl.tagging import TextTagger, _Sentences, token_features
 
 __all__ = ["MorphologyTagger", "lemma_rule", "apply_lemma_rule", "tag_accuracies"]
@@ -627,15 +628,18 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         n = len(data.words)
         k = min(self.jackknife, n)
         out: list[list[str]] = [[] for _ in range(n)]
-        for j in range(max(k, 1)):
+
+        def one_fold(j: int) -> tuple[list[int], list[list[Hashable]]]:
             own = [i for i in range(n) if i % k == j] if k > 1 else list(range(n))
             rest = [i for i in range(n) if i % k != j] if k > 1 else list(range(n))
             tagger = self._fit_stage(
                 self._tagger(n_buckets), data.subset(rest), [Y[i] for i in rest], epochs
             )
-            predicted = self._predict_stage(tagger, data.subset(own))
-            # one fold's model at a time: this one goes before the next is trained
-            del tagger
+            # the fold's model goes with this call
+            return own, self._predict_stage(tagger, data.subset(own))
+
+        # the folds train side by side (each model learns without the GIL)
+        for own, predicted in thread_map(one_fold, range(max(k, 1))):
             for i, tags in zip(own, predicted, strict=True):
                 out[i] = [str(t) for t in tags]
         return out

@@ -40,6 +40,7 @@ from omkl import _omkl
 from omkl._params import check_choice, check_positive, renamed, renamed_value
 from omkl._persist import IndependentCopies, Persistent, SavedEntries, constructor_params
 from omkl._sync import synchronized
+from omkl._threads import thread_map
 
 __all__ = ["DependencyParser", "read_conllu", "attachment_scores"]
 
@@ -713,11 +714,22 @@ class DependencyParser(Persistent, IndependentCopies):
         part = split_parts(n, folds, self.seed)
         heads: list[list[int]] = [[] for _ in range(n)]
         rels: list[list[str]] = [[] for _ in range(n)]
-        for k in tqdm(range(folds), desc="stacking", unit="part", disable=not progress):
+        bar = tqdm(total=folds, desc="stacking", unit="part", disable=not progress)
+
+        def one_part(k: int) -> tuple[list[int], tuple[list[list[int]], list[list[str]]]]:
             held = [i for i in range(n) if part[i] == k]
             stage = DependencyParser(**self._first_stage_params())
             stage.fit(corpus.select([i for i in range(n) if part[i] != k]), epochs)
-            for i, h, r in zip(held, *stage._parse_corpus(corpus.select(held)), strict=True):
+            bar.update(1)
+            return held, stage._parse_corpus(corpus.select(held))
+
+        # the parts train side by side (each parser learns without the GIL)
+        try:
+            done = thread_map(one_part, range(folds))
+        finally:
+            bar.close()
+        for held, (part_heads, part_rels) in done:
+            for i, h, r in zip(held, part_heads, part_rels, strict=True):
                 heads[i], rels[i] = h, r
         self._first.fit(corpus, epochs, progress)
         return heads, rels

@@ -34,6 +34,7 @@ from omkl._persist import (
 from omkl._persist import decode as decode_value
 from omkl._persist import encode as encode_value
 from omkl._sync import synchronized
+from omkl._threads import thread_map
 from omkl.datasets.text import read_sentences, write_conllu
 from omkl.morphology import MorphologyTagger
 from omkl.parsing import (
@@ -125,7 +126,9 @@ def jackknife(
     saw them: the sentences are split into ``folds`` parts at random (by
     ``seed``), and each part is tagged by a fresh copy of ``tagger`` trained
     on the other parts (``fit(copy, sentences)``, default ``copy.fit``) and
-    tagging it (``tag(copy, sentences)``, default ``copy.tag``). Gold
+    tagging it (``tag(copy, sentences)``, default ``copy.tag``); the folds
+    train side by side on :func:`omkl._threads.n_threads` threads, so
+    ``fit`` and ``tag`` must not share state between copies. Gold
     heads and relations are kept, as are the keys the tagger adds to a
     token (such as ``MorphologyTagger``'s ``upos_alt``), so the result trains
     a parser on the tags it will see at prediction time.
@@ -151,7 +154,9 @@ def jackknife(
     out: list[Sentence | None] = [None] * n
     from tqdm.auto import tqdm
 
-    for k in tqdm(range(folds), desc="jackknife", unit="fold", disable=not progress):
+    bar = tqdm(total=folds, desc="jackknife", unit="fold", disable=not progress)
+
+    def one_fold(k: int) -> tuple[list[int], list[Sentence]]:
         train = [sentences[i] for i in range(n) if part[i] != k]
         held = [i for i in range(n) if part[i] == k]
         model = _fresh(tagger)
@@ -161,6 +166,15 @@ def jackknife(
             fit(model, train)
         some = [sentences[i] for i in held]
         tagged = model.tag(some) if tag is None else tag(model, some)
+        bar.update(1)
+        return held, list(tagged)
+
+    # the folds train side by side (each model learns without the GIL)
+    try:
+        done = thread_map(one_fold, range(folds))
+    finally:
+        bar.close()
+    for held, tagged in done:
         for i, s in zip(held, tagged, strict=True):
             gold = sentences[i]
             out[i] = [
