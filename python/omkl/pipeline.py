@@ -336,8 +336,9 @@ class TextParser(IndependentCopies):
     @synchronized
     def fit(self, data: PathLike | Sequence[Sentence], progress: bool = False) -> TextParser:
         """Trains the parser on jackknifed tags of ``data`` (a CoNLL-U file
-        or sentences with gold columns and heads), then the tagger on all of
-        ``data``. Returns ``self``.
+        or sentences with gold columns and heads), and the tagger on all of
+        ``data``, side by side on :func:`omkl._threads.n_threads` threads.
+        Returns ``self``.
 
         A file is checked before any training: a malformed line, a word
         without a head or heads that do not form a tree raise
@@ -367,10 +368,18 @@ class TextParser(IndependentCopies):
         parser = self.parser
         if parser.frozen:
             parser = DependencyParser(**constructor_params(parser))
-        parser.fit(self._parser_input(predicted), progress=progress, label_variant=variant)
-        parser._freeze_in_place()
+
+        def fit_parser() -> None:
+            parser.fit(self._parser_input(predicted), progress=progress, label_variant=variant)
+            parser._freeze_in_place()
+
+        def fit_tagger() -> None:
+            self.tagger.fit(sentences)
+
+        # the parser and the tagger learn from different data: side by side
+        jobs: list[Callable[[], None]] = [fit_parser, fit_tagger]
+        thread_map(lambda fit: fit(), jobs)
         self.parser = parser
-        self.tagger.fit(sentences)
         return self
 
     @synchronized
