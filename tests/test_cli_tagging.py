@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import io
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -148,3 +150,74 @@ def test_commands_that_reproduce_nothing_import_no_experiment(model: pathlib.Pat
             [sys.executable, "-c", probe, *argv], capture_output=True, text=True, check=False
         )
         assert out.stdout.strip().splitlines()[-1] == expected, (out.stdout, out.stderr)
+
+
+def _omkl(*argv: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """``python -m omkl ARGV`` in a child process."""
+    return subprocess.run(
+        [sys.executable, "-m", "omkl", *argv],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_errors_are_one_line_and_exit_code_2(model: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    from omkl.cli import run as omkl_run
+
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("1\tThe\t_\t_\t_\t_\t_\t_\t_\t_\n2\tdogs\n\n")
+    junk = tmp_path / "junk.omkl"
+    junk.write_bytes(b"junk")
+    src = tmp_path / "in.txt"
+    src.write_text("a b\n")
+    out = str(tmp_path / "out.conllu")
+    cases = [
+        (["tag", str(model), str(tmp_path / "missing.txt"), out], "missing.txt"),
+        (["tag", str(model), str(bad), out], "bad.conllu:2"),
+        (["tag", str(junk), str(src), out], "junk.omkl"),
+        (["tag", str(model), str(src), str(tmp_path / "no" / "out.conllu")], "No such directory"),
+        (["parse", str(model), str(src), str(tmp_path)], "Is a directory"),
+        # the output is checked before the training file is even read
+        (["train", "parser", "--train", "/no/train", "--out", "/no/dir/m.omkl"], "/no/dir/m.omkl"),
+    ]
+    for argv, named in cases:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            assert omkl_run(argv) == 2, argv
+        line = err.getvalue()
+        assert line.startswith("omkl: error: ") and line.count("\n") == 1, line
+        assert named in line, (named, line)
+        assert not pathlib.Path(out).exists()
+    # the command itself, and --debug for the traceback
+    child = _omkl("tag", str(model), str(bad), out)
+    assert child.returncode == 2 and child.stderr.count("\n") == 1, child.stderr
+    child = _omkl("--debug", "tag", str(model), str(bad), out)
+    assert child.returncode == 1 and "Traceback" in child.stderr
+
+
+def test_dash_is_stdin_and_stdout(model: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    child = _omkl("tag", str(model), "-", "-", stdin="The dogs ran\n")
+    assert child.returncode == 0, child.stderr
+    assert "tagged 1 sentences into -" in child.stderr
+    rows = [line.split("\t") for line in child.stdout.splitlines() if line and line[0] != "#"]
+    assert [r[1] for r in rows] == ["The", "dogs", "ran"]
+    # CoNLL-U on stdin is recognised by its content
+    conllu = "".join(f"{i}\t{w}\t_\t_\t_\t_\t_\t_\t_\t_\n" for i, w in enumerate(["A", "cat"], 1))
+    child = _omkl("tag", str(model), "-", "-", stdin=conllu + "\n")
+    assert child.returncode == 0, child.stderr
+    assert [r.split("\t")[1] for r in child.stdout.splitlines() if r and r[0] != "#"] == [
+        "A",
+        "cat",
+    ]
+
+
+def test_help_shows_the_defaults() -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        main(["train", "parser", "--help"])
+    text = " ".join(out.getvalue().split())
+    for shown in ("(default: 5)", "(default: 15)", "(default: 10)", "(default: auto)"):
+        assert shown in text, shown
+    assert "(default: None)" not in text

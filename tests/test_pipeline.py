@@ -77,7 +77,7 @@ class LookupTagger:
         ]
 
 
-def test_read_text_and_conllu_by_suffix(tmp_path):
+def test_read_text_and_conllu_by_content(tmp_path):
     txt = tmp_path / "in.txt"
     txt.write_text("the dog barks\n\n  the cat   sleeps .\n", encoding="utf-8")
     assert [[t["form"] for t in s] for s in read_sentences(txt)] == [
@@ -87,8 +87,15 @@ def test_read_text_and_conllu_by_suffix(tmp_path):
     conllu = tmp_path / "in.conllu"
     conllu.write_text("1\tthe\t_\t_\t_\t_\t_\t_\t_\t_\n2\tdog\t_\t_\t_\t_\t_\t_\t_\t_\n\n")
     assert [t["form"] for t in read_sentences(conllu)[0]] == ["the", "dog"]
-    # an explicit format wins over the suffix
+    # an explicit format wins over the content
     assert read_sentences(conllu, "text")[0][0]["form"].startswith("1")
+    # the content decides, not the name: CoNLL-U named .ud, text named .conllu
+    ud = tmp_path / "in.ud"
+    ud.write_text("# sent_id = 1\n" + conllu.read_text())
+    assert [t["form"] for t in read_sentences(ud)[0]] == ["the", "dog"]
+    named = tmp_path / "text.conllu"
+    named.write_text("\ufeffthe dog\tbarks\n")
+    assert [[t["form"] for t in s] for s in read_sentences(named)] == [["the", "dog", "barks"]]
     with pytest.raises(ValueError, match="input_format.*expected 'conllu' or 'text'"):
         read_sentences(txt, "xml")
     with pytest.raises(FileNotFoundError):

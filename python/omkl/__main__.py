@@ -1,5 +1,5 @@
 import sys
 
-from omkl.cli import main
+from omkl.cli import run
 
-sys.exit(main())
+sys.exit(run())

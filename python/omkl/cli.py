@@ -43,6 +43,9 @@ def build_parser(experiments: Collection[str] | None = None) -> argparse.Argumen
     """
     parser = argparse.ArgumentParser(prog="omkl", description="omkl command-line interface")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of an error, not one line"
+    )
     commands = parser.add_subparsers(dest="command")
     reproduce = commands.add_parser("reproduce", help="reproduce one of the paper's experiments")
     chosen = reproduce.add_subparsers(dest="experiment", required=True)
@@ -62,7 +65,8 @@ def build_parser(experiments: Collection[str] | None = None) -> argparse.Argumen
 
 def main(argv: list[str] | None = None) -> int:
     """Runs the command line ``argv`` (default: ``sys.argv[1:]``) and returns
-    the exit status.
+    the exit status; an error is raised (:func:`run`, the ``omkl`` command,
+    reports it on one line).
 
     >>> import contextlib, io
     >>> import omkl
@@ -90,5 +94,45 @@ def main(argv: list[str] | None = None) -> int:
     return int(args.handler(args) or 0)
 
 
+def _one_line(e: BaseException) -> str:
+    """The message of ``e`` on one line (an ``OSError`` as its file and
+    reason)."""
+    if isinstance(e, OSError) and e.strerror and e.filename is not None:
+        text = f"{e.filename}: {e.strerror}"
+    else:
+        text = str(e) or type(e).__name__
+    return " ".join(text.split())
+
+
+def run(argv: list[str] | None = None) -> int:
+    """The ``omkl`` command: :func:`main` with an error on one line. A bad
+    input, file or model (``ValueError``, ``OSError``, ``MemoryError``,
+    ``RuntimeError``) prints ``omkl: error: ...`` on standard error and
+    returns 2 (``omkl --debug ...`` shows the traceback instead); Ctrl-C
+    prints ``omkl: interrupted`` and returns 130.
+
+    >>> import contextlib, io
+    >>> err = io.StringIO()
+    >>> with contextlib.redirect_stderr(err):
+    ...     status = run(["tag", "/no/model.omkl", "/no/in.txt", "out.conllu"])
+    >>> status, err.getvalue()
+    (2, 'omkl: error: /no/in.txt: No such file or directory\n')
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    debug = "--debug" in argv[: argv.index("--")] if "--" in argv else "--debug" in argv
+    try:
+        return main(argv)
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        print("omkl: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, OSError, MemoryError, RuntimeError) as e:
+        if debug:
+            raise
+        print(f"omkl: error: {_one_line(e)}", file=sys.stderr)
+        return 2
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
     "read_text",
     "read_sentences",
+    "detect_format",
     "format_conllu",
     "write_conllu",
     "write_conllu_table",
     "sample_treebank",
 ]
 
+_ID = re.compile(rb"[0-9]+(-[0-9]+|\.[0-9]+)?")
 _COLUMNS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
 
 
@@ -55,15 +58,39 @@ def read_text(path: str | os.PathLike[str]) -> list[list[dict[str, Any]]]:
     return out
 
 
+def detect_format(path: str | os.PathLike[str]) -> str:
+    r"""``"conllu"`` when the first line of ``path`` that is not blank is a
+    comment (``#``) or a word line of CoNLL-U (ten tab-separated fields, the
+    first an ID such as ``1``, ``1-2`` or ``1.1``), else ``"text"``; the
+    content decides, not the file's name.
+
+    >>> import tempfile, os
+    >>> f = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)
+    >>> _ = f.write("\n1\tHi\t_\t_\t_\t_\t0\troot\t_\t_\n"); f.close()
+    >>> detect_format(f.name)
+    'conllu'
+    >>> os.unlink(f.name)
+    """
+    with open(os.fspath(path), "rb") as f:
+        for raw in f:
+            line = raw.removeprefix(b"\xef\xbb\xbf").rstrip(b"\r\n")
+            if not line.strip():
+                continue
+            if line.startswith(b"#"):
+                return "conllu"
+            fields = line.split(b"\t")
+            return "conllu" if len(fields) == 10 and _ID.fullmatch(fields[0]) else "text"
+    return "text"
+
+
 def read_sentences(path: str | os.PathLike[str], input_format: str | None = None) -> list[Any]:
     """The sentences of ``path``: CoNLL-U (:func:`omkl.parsing.read_conllu`)
     or text (:func:`read_text`), as ``input_format`` says or, when it is
-    ``None``, as the suffix says (``.conllu``/``.conll``: CoNLL-U)."""
+    ``None``, as the content says (:func:`detect_format`)."""
     from omkl.parsing import read_conllu
 
     if input_format is None:
-        suffix = pathlib.Path(path).suffix.lower()
-        input_format = "conllu" if suffix in (".conllu", ".conll") else "text"
+        input_format = detect_format(path)
     if input_format == "conllu":
         return read_conllu(path)
     if input_format == "text":
