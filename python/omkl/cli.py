@@ -116,7 +116,7 @@ def run(argv: list[str] | None = None) -> int:
     >>> with contextlib.redirect_stderr(err):
     ...     status = run(["tag", "/no/model.omkl", "/no/in.txt", "out.conllu"])
     >>> status, err.getvalue()
-    (2, 'omkl: error: /no/in.txt: No such file or directory\n')
+    (2, 'omkl: error: /no/in.txt: No such file or directory\\n')
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv[: argv.index("--")] if "--" in argv else "--debug" in argv
