@@ -27,7 +27,7 @@ pub struct ViterbiWorkspace {
 
 /// From this many labels on, a max-plus step visits the previous labels in
 /// decreasing order of score and stops for each label once no later one can
-/// reach its best ([`max_plus_bounded`]): the same result, in far fewer
+/// reach its best (`max_plus_bounded`): the same result, in far fewer
 /// steps when a few labels lead.
 pub const BOUNDED_LABELS: usize = 40;
 

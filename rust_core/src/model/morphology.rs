@@ -21,7 +21,7 @@
 //!    kept for the UPOS of [`FEATS_UPOS`] unless it defers (`<lex>`).
 //!
 //! Each stage computes its token features with its
-//! [`TokenTemplates`](crate::features::token_templates::TokenTemplates) and
+//! [`TokenTemplates`] and
 //! decodes with its [`FrozenChain`].
 //!
 //! # Complexity
