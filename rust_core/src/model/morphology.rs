@@ -47,6 +47,9 @@ pub const LEX: &str = "<lex>";
 /// The lemma class of the rules too rare to be learned.
 pub const RARE: &str = "<rare>";
 
+/// Each word's second-best label and its marginal.
+type Seconds = Vec<(usize, f64)>;
+
 /// One stage: its templates, its frozen chain (shared with the tagger it
 /// comes from) and its labels.
 #[derive(Debug, Clone)]
@@ -115,23 +118,29 @@ impl Stage {
         self.chain.predict(&buf.batch)
     }
 
-    /// Each word's label other than `ids[i]` of largest marginal, with that
-    /// marginal (the first such label on a tie; `ids[i]` and 0 with a single
-    /// label).
-    fn second(
+    /// The label ids of a sentence and, when `alt`, each word's label other
+    /// than its own of largest marginal, with that marginal (the first such
+    /// label on a tie; its own label and 0 with a single label), from one
+    /// computation of the features.
+    fn predict_alt(
         &self,
         words: &[&str],
         cols: &[&[&str]],
-        ids: &[usize],
+        alt: bool,
         buf: &mut Buffers,
-    ) -> Result<Vec<(usize, f64)>> {
+    ) -> Result<(Vec<usize>, Option<Seconds>)> {
+        // the features stay in `buf` for the marginals
+        let ids = self.predict(words, cols, buf)?;
+        if !alt {
+            return Ok((ids, None));
+        }
         let l = self.labels.len();
         if l < 2 {
-            return Ok(ids.iter().map(|&y| (y, 0.0)).collect());
+            let second = ids.iter().map(|&y| (y, 0.0)).collect();
+            return Ok((ids, Some(second)));
         }
-        self.features(words, cols, buf)?;
         let mu = self.chain.marginals(&buf.batch)?;
-        Ok(ids
+        let second = ids
             .iter()
             .zip(mu.chunks_exact(l))
             .map(|(&y, row)| {
@@ -144,7 +153,8 @@ impl Stage {
                 }
                 best
             })
-            .collect())
+            .collect();
+        Ok((ids, Some(second)))
     }
 }
 
@@ -182,9 +192,9 @@ struct Work<'w, 'm> {
     casing: Option<Vec<&'m str>>,
     first: Vec<&'m str>,
     upos: Vec<&'m str>,
-    upos_alt: Option<Vec<(usize, f64)>>,
+    upos_alt: Option<Seconds>,
     xpos: Vec<&'m str>,
-    xpos_alt: Option<Vec<(usize, f64)>>,
+    xpos_alt: Option<Seconds>,
     rules: Vec<usize>,
     lex_feats: Vec<String>,
 }
@@ -370,10 +380,8 @@ impl MorphologyChain {
             if let Some(case) = &w.casing {
                 cols.extend([&w.first[..], case]);
             }
-            let ids = self.upos.predict(w.words, &cols, buf)?;
-            if upos_alt {
-                w.upos_alt = Some(self.upos.second(w.words, &cols, &ids, buf)?);
-            }
+            let (ids, alt) = self.upos.predict_alt(w.words, &cols, upos_alt, buf)?;
+            w.upos_alt = alt;
             w.upos = names(&self.upos, &ids);
         }
         for w in &mut work {
@@ -381,10 +389,8 @@ impl MorphologyChain {
             if let Some(case) = &w.casing {
                 cols.push(case);
             }
-            let ids = self.xpos.predict(w.words, &cols, buf)?;
-            if xpos_alt {
-                w.xpos_alt = Some(self.xpos.second(w.words, &cols, &ids, buf)?);
-            }
+            let (ids, alt) = self.xpos.predict_alt(w.words, &cols, xpos_alt, buf)?;
+            w.xpos_alt = alt;
             w.xpos = names(&self.xpos, &ids);
         }
         for w in &mut work {
