@@ -19,9 +19,9 @@ pub struct ViterbiWorkspace {
     arg: Vec<f64>,
     back: Vec<u32>,
     /// For [`BOUNDED_LABELS`] labels or more: the largest transition into
-    /// each label, the labels by decreasing score and the unsettled labels.
+    /// each label, the previous labels visited and the unsettled labels.
     col_max: Vec<f64>,
-    order: Vec<u32>,
+    visited: Vec<u32>,
     active: Vec<u32>,
 }
 
@@ -164,11 +164,11 @@ where
     if bounded {
         let what = "Viterbi workspace";
         try_resize(what, &mut ws.col_max, &[l], 0.0)?;
-        try_resize(what, &mut ws.order, &[l], 0)?;
+        try_resize(what, &mut ws.visited, &[l], 0)?;
         try_resize(what, &mut ws.active, &[l], 0)?;
         column_max(tr, l, &mut ws.col_max[..l]);
     }
-    let (col_max, order, active) = (&ws.col_max, &mut ws.order, &mut ws.active);
+    let (col_max, visited, active) = (&ws.col_max, &mut ws.visited, &mut ws.active);
 
     // Position 0.
     delta.copy_from_slice(&em[..l]);
@@ -181,7 +181,7 @@ where
 
     for i in 1..n {
         if bounded {
-            max_plus_bounded(delta, tr, &col_max[..l], best, arg, order, active);
+            max_plus_bounded(delta, tr, &col_max[..l], best, arg, visited, active);
         } else {
             max_plus(delta, tr, best, arg);
         }
@@ -230,7 +230,7 @@ fn column_max(tr: &[f64], l: usize, col_max: &mut [f64]) {
 /// `delta[p]` (smaller label first on a tie) and stops for label `y` once
 /// `delta[p] + col_max[y] < best[y]`: no later `p` can then reach or tie
 /// `best[y]` (rounding is monotone), so that the scores and the first
-/// arg-maxes are exactly those of [`max_plus`]. `order` and `active` hold
+/// arg-maxes are exactly those of [`max_plus`]. `visited` and `active` hold
 /// `L` values (overwritten).
 ///
 /// # Complexity
@@ -243,19 +243,19 @@ fn max_plus_bounded(
     col_max: &[f64],
     best: &mut [f64],
     arg: &mut [f64],
-    order: &mut [u32],
+    visited: &mut [u32],
     active: &mut [u32],
 ) {
     let l = delta.len();
-    // order[p] = 1 once p is visited
-    order.fill(0);
+    // visited[p] = 1 once p is visited
+    visited.fill(0);
     best.fill(f64::NEG_INFINITY);
     arg.fill(0.0);
     for (k, a) in active.iter_mut().enumerate() {
         *a = k as u32;
     }
     let mut n_active = l;
-    let mut lead = leading_two(delta, order);
+    let mut lead = leading_two(delta, visited);
     while let Some((p, next)) = lead {
         if n_active == 0 {
             break;
@@ -278,9 +278,9 @@ fn max_plus_bounded(
             }
         }
         n_active = kept;
-        order[p] = 1;
+        visited[p] = 1;
         lead = if next.is_some() {
-            leading_two(delta, order)
+            leading_two(delta, visited)
         } else {
             None
         };
@@ -491,8 +491,16 @@ mod tests {
             column_max(&tr, l, &mut cm);
             let (mut b1, mut a1) = (vec![0.0; l], vec![0.0; l]);
             let (mut b2, mut a2) = (vec![0.0; l], vec![0.0; l]);
-            let (mut order, mut active) = (vec![0; l], vec![0; l]);
-            max_plus_bounded(&delta, &tr, &cm, &mut b1, &mut a1, &mut order, &mut active);
+            let (mut visited, mut active) = (vec![0; l], vec![0; l]);
+            max_plus_bounded(
+                &delta,
+                &tr,
+                &cm,
+                &mut b1,
+                &mut a1,
+                &mut visited,
+                &mut active,
+            );
             max_plus_body(&delta, &tr, &mut b2, &mut a2);
             assert_eq!((b1, a1), (b2, a2), "trial {trial}, L = {l}");
         }
