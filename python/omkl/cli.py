@@ -119,7 +119,7 @@ def run(argv: list[str] | None = None) -> int:
     (2, 'omkl: error: /no/in.txt: No such file or directory\\n')
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    debug = "--debug" in argv[: argv.index("--")] if "--" in argv else "--debug" in argv
+    debug = "--debug" in argv
     try:
         return main(argv)
     except KeyboardInterrupt:
