@@ -7,7 +7,7 @@
 //! [`super::GroupedWeights`] as the multiclass learner, outputs = labels);
 //! the transition scores live in one more group of the same weights (see
 //! [`super::structure`]). A round computes the scores, the loss and its
-//! gradient ([`chain_loss_grad`]), takes the gradient step of every
+//! gradient ([`chain_loss_grad`](super::structure::chain_loss_grad)), takes the gradient step of every
 //! position and of the transitions, then the same prox steps, projection
 //! and averaging as the multiclass round
 //! (`OnlineProximal::finish_round`).
@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use super::named::NamedLearner;
 use super::online_proximal::{Alg1Config, OnlineProximal};
 use super::structure::{
-    chain_argmax, chain_loss_grad, chain_marginals, chain_of, ChainScratch, ChainWorkspace,
+    chain_argmax, chain_loss_grad_scratch, chain_marginals, chain_of, ChainScratch, ChainWorkspace,
     Structure,
 };
 use crate::decode::chain::ChainScores;
@@ -132,16 +132,12 @@ impl OnlineProximal {
             let (g, b, v) = seq.row(i);
             self.weights.add_scores(g, b, v, averaged, &mut em[i * l..]);
         }
-        tr.clear();
-        let w = &self.weights;
-        tr.extend((0..(l + 2) * l).map(|j| {
-            let (prev, next) = (transition_bucket(j / l, l), j % l);
-            if averaged && self.config.averaged {
-                w.averaged_weight(gt, prev, next)
-            } else {
-                w.weight(gt, prev, next)
-            }
-        }));
+        // every row is written below
+        tr.resize((l + 2) * l, 0.0);
+        let avg = averaged && self.config.averaged;
+        for (r, row) in tr.chunks_exact_mut(l.max(1)).enumerate() {
+            self.weights.row_into(gt, transition_bucket(r, l), avg, row);
+        }
     }
 
     /// Checks a sequence (and its labels, if any) against the model.
@@ -193,26 +189,37 @@ impl OnlineProximal {
     /// The round on a checked sequence.
     fn chain_round(&mut self, seq: &SparseBatch, y: &[usize], s: &mut ChainScratch) -> Result<f64> {
         let (n, l) = (y.len(), self.n_outputs());
-        self.chain_scores_into(seq, false, &mut s.em, &mut s.tr);
+        let mut em = std::mem::take(&mut s.em);
+        let mut tr = std::mem::take(&mut s.tr);
+        self.chain_scores_into(seq, false, &mut em, &mut tr);
+        (s.em, s.tr) = (em, tr);
         check_finite("scores (feature values too large)", &s.em)?;
-        s.gem.resize(n * l, 0.0);
-        s.gtr.resize((l + 2) * l, 0.0);
-        let loss = chain_loss_grad(
-            self.config.loss,
-            &s.em,
-            &s.tr,
-            n,
-            l,
-            y,
-            &mut s.ws,
-            &mut s.gem,
-            &mut s.gtr,
-        )?;
+        let loss = chain_loss_grad_scratch(self.config.loss, n, l, y, s)?;
+        let r = self.chain_step(seq, n, l, s);
+        // the transition gradient is written only in the rows listed
+        for &prev in &s.gtr_rows {
+            s.gtr[prev * l..(prev + 1) * l].fill(0.0);
+        }
+        s.gtr_zero = true;
+        r.map(|()| loss)
+    }
+
+    /// Steps of a chain round from the gradients in `s` (see
+    /// [`chain_loss_grad_scratch`]); on error the model is unchanged.
+    fn chain_step(
+        &mut self,
+        seq: &SparseBatch,
+        n: usize,
+        l: usize,
+        s: &mut ChainScratch,
+    ) -> Result<()> {
         if let Some(c) = self.config.clip_gradient {
-            s.gem
-                .iter_mut()
-                .chain(s.gtr.iter_mut())
-                .for_each(|v| *v = v.clamp(-c, c));
+            s.gem.iter_mut().for_each(|v| *v = v.clamp(-c, c));
+            for &prev in &s.gtr_rows {
+                s.gtr[prev * l..(prev + 1) * l]
+                    .iter_mut()
+                    .for_each(|v| *v = v.clamp(-c, c));
+            }
         }
         check_finite("loss gradient", &s.gem)?;
         for i in 0..n {
@@ -227,7 +234,7 @@ impl OnlineProximal {
                 self.weights.ensure_rows(g, b, v)?;
             }
         }
-        for prev in 0..l + 2 {
+        for &prev in &s.gtr_rows {
             if s.gtr[prev * l..(prev + 1) * l].iter().any(|&v| v != 0.0) {
                 self.weights.ensure_row(gt, transition_bucket(prev, l))?;
             }
@@ -237,7 +244,7 @@ impl OnlineProximal {
             let (g, b, v) = seq.row(i);
             self.gradient_rows(g, b, v, &s.gem[i * l..(i + 1) * l], eta);
         }
-        for prev in 0..l + 2 {
+        for &prev in &s.gtr_rows {
             let row = &s.gtr[prev * l..(prev + 1) * l];
             self.nz.clear();
             self.nz
@@ -252,8 +259,7 @@ impl OnlineProximal {
                 );
             }
         }
-        self.finish_round(eta)?;
-        Ok(loss)
+        self.finish_round(eta)
     }
 
     /// The highest-scoring labelling of `seq` under the prediction model.

@@ -205,6 +205,38 @@ impl GroupedWeights {
         }
     }
 
+    /// Writes the weights of bucket `b` of group `g` into `out[k]` for the
+    /// outputs `k < out.len()` (at most `n_outputs`): the averaged weights
+    /// when `averaged` (as [`Self::averaged_weight`]), the current ones
+    /// otherwise (as [`Self::weight`]); zeros when the bucket has no row.
+    /// The values equal those of the per-coordinate accessors bit for bit.
+    ///
+    /// # Complexity
+    /// O(`out.len()`), one lookup of the bucket's row.
+    #[inline]
+    pub fn row_into(&self, g: usize, b: usize, averaged: bool, out: &mut [f64]) {
+        let blk = &self.blocks[g];
+        let kk = out.len().min(self.n_outputs);
+        let Some(r) = blk.row_of(b) else {
+            out.fill(0.0);
+            return;
+        };
+        let base = r * self.n_outputs;
+        if averaged && self.averaged && self.rounds > 0 {
+            let t = self.rounds as f64;
+            for (k, o) in out.iter_mut().enumerate().take(kk) {
+                *o = blk.average_sum(base + k) / t;
+            }
+        } else {
+            // `get` of each coefficient: the scale times the raw value
+            let s = blk.scale();
+            for (o, a) in out[..kk].iter_mut().zip(&blk.raw()[base..base + kk]) {
+                *o = s * a;
+            }
+        }
+        out[kk..].fill(0.0);
+    }
+
     /// Adds `Σ_i x_i w_{g_i, b_i, k}` to `out[k]` for every output, with the
     /// current (`averaged = false`) or averaged weights. Inputs must be valid.
     ///

@@ -423,12 +423,23 @@ impl OnlineProximal {
     ) -> Result<()> {
         let eta = self.config.schedule.rate(self.t + 1 - self.schedule_start);
         let w = &self.weights;
+        // the outputs that the step writes (most gradients have a few)
+        let nz: Vec<(usize, f64)> = d
+            .iter()
+            .copied()
+            .enumerate()
+            .take(w.n_outputs())
+            .filter(|&(_, dk)| dk != 0.0)
+            .collect();
+        if nz.is_empty() {
+            return Ok(());
+        }
         for (i, ((&g, &b), &x)) in groups.iter().zip(indices).zip(values).enumerate() {
-            for (k, &dk) in d.iter().enumerate().take(w.n_outputs()) {
-                if dk == 0.0 {
-                    continue;
-                }
-                let new = w.weight(g as usize, b as usize, k).abs() + (eta * x * dk).abs();
+            let base = w.slot(g as usize, b as usize, 0);
+            let blk = &w.blocks[g as usize];
+            for &(k, dk) in &nz {
+                let old = base.map_or(0.0, |r| blk.get(r + k));
+                let new = old.abs() + (eta * x * dk).abs();
                 if new.is_nan() || new > MAX_WEIGHT {
                     return Err(OmklError::invalid(
                         "values",

@@ -66,6 +66,11 @@ pub struct ChainScratch {
     pub(crate) gem: Vec<f64>,
     pub(crate) gtr: Vec<f64>,
     pub(crate) ws: ChainWorkspace,
+    /// `gtr` holds only zeros (so a hinge round need not clear it).
+    pub(crate) gtr_zero: bool,
+    /// The rows of `gtr` that the last round's gradient may have written,
+    /// in increasing order.
+    pub(crate) gtr_rows: Vec<usize>,
 }
 
 /// The chain of `em` (`n × L`) and `tr` (`(L + 2) × L`), checked.
@@ -142,11 +147,72 @@ pub fn chain_loss_grad(
     }
     gem.fill(0.0);
     gtr.fill(0.0);
+    loss_grad_of(loss, &chain, gold, ws, gem, gtr)
+}
+
+/// [`chain_loss_grad`] into `s.gem` and `s.gtr` (sized here), whose
+/// transition gradient starts from zero: `s.gtr` is cleared only when it
+/// may hold values (`!s.gtr_zero`; the hinge writes a handful of rows, so
+/// clearing all `(L + 2) × L` of them each round would cost more than the
+/// round). `s.gtr_rows` receives the rows of `s.gtr` that may be non-zero,
+/// in increasing order: the rows of the gold and predicted paths for the
+/// hinge, every row for the CRF. The caller sets `s.gtr_zero` once it has
+/// cleared those rows.
+///
+/// # Complexity
+/// O(n · L²) for the CRF; for the hinge the Viterbi pass plus O(n · L).
+pub(crate) fn chain_loss_grad_scratch(
+    loss: Loss,
+    n: usize,
+    l: usize,
+    gold: &[usize],
+    s: &mut ChainScratch,
+) -> Result<f64> {
+    let chain = chain_of(&s.em, &s.tr, n, l)?;
+    chain.check_labels("ys", gold)?;
+    s.gem.clear();
+    s.gem.resize(n * l, 0.0);
+    if !s.gtr_zero || s.gtr.len() != (l + 2) * l {
+        s.gtr.clear();
+        s.gtr.resize((l + 2) * l, 0.0);
+    }
+    // from here on the buffer may hold the gradient
+    s.gtr_zero = false;
+    s.gtr_rows.clear();
+    let loss_value = loss_grad_of(loss, &chain, gold, &mut s.ws, &mut s.gem, &mut s.gtr)?;
+    match loss {
+        Loss::Hinge => {
+            let out = &s.ws.out;
+            let rows = &mut s.gtr_rows;
+            rows.extend([l, l + 1]);
+            rows.extend(gold[..n.saturating_sub(1)].iter().copied());
+            if out.len() == n {
+                rows.extend(out[..n.saturating_sub(1)].iter().copied());
+            }
+            rows.sort_unstable();
+            rows.dedup();
+        }
+        _ => s.gtr_rows.extend(0..l + 2),
+    }
+    Ok(loss_value)
+}
+
+/// The loss and gradients of [`chain_loss_grad`] on a checked chain, added
+/// to `gem` and `gtr` (which hold zeros).
+fn loss_grad_of(
+    loss: Loss,
+    chain: &ChainScores<'_>,
+    gold: &[usize],
+    ws: &mut ChainWorkspace,
+    gem: &mut [f64],
+    gtr: &mut [f64],
+) -> Result<f64> {
+    let (n, l) = (chain.n, chain.l);
     let gold_score = chain.score_of_unchecked(gold);
     match loss {
         Loss::Hinge => {
             ws.out.resize(n, 0);
-            let aug = viterbi_hamming(&chain, gold, 1.0, &mut ws.viterbi, &mut ws.out)?;
+            let aug = viterbi_hamming(chain, gold, 1.0, &mut ws.viterbi, &mut ws.out)?;
             let out = &ws.out;
             if out[..] != *gold {
                 for p in 0..n {
@@ -162,7 +228,7 @@ pub fn chain_loss_grad(
         }
         Loss::Logistic => {
             ws.trans.resize(l * l, 0.0);
-            let log_z = forward_backward(&chain, &mut ws.fb, gem, &mut ws.trans)?;
+            let log_z = forward_backward(chain, &mut ws.fb, gem, &mut ws.trans)?;
             gtr[..l * l].copy_from_slice(&ws.trans);
             gtr[l * l..(l + 1) * l].copy_from_slice(&gem[..l]);
             gtr[(l + 1) * l..].copy_from_slice(&gem[(n - 1) * l..]);
@@ -559,5 +625,52 @@ mod tests {
         assert_eq!(g, want);
         assert!(run(Loss::Squared, &gold).is_err());
         assert!(run(Loss::Hinge, &[0, 3, 0]).is_err());
+    }
+
+    /// The round's scratch gradient equals the dense one of
+    /// [`chain_loss_grad`], its listed rows hold every non-zero entry, and
+    /// clearing them leaves the buffer zero for the next round (with ties,
+    /// labels that change from round to round and both losses).
+    #[test]
+    fn scratch_gradient_equals_the_dense_one_and_lists_its_rows() {
+        let mut rng = Lcg(7);
+        let mut s = ChainScratch::default();
+        for case in 0..300 {
+            let loss = if case % 3 == 0 {
+                Loss::Logistic
+            } else {
+                Loss::Hinge
+            };
+            let l = 1 + rng.next_u32() as usize % 6;
+            let n = 1 + rng.next_u32() as usize % 5;
+            // small integer scores make ties common
+            let mut draw = |len: usize| -> Vec<f64> {
+                (0..len)
+                    .map(|_| (rng.next_u32() % 3) as f64 - 1.0)
+                    .collect()
+            };
+            let (em, tr) = (draw(n * l), draw((l + 2) * l));
+            let gold: Vec<usize> = (0..n).map(|_| rng.next_u32() as usize % l).collect();
+            let (mut gem, mut gtr) = (vec![0.0; n * l], vec![0.0; (l + 2) * l]);
+            let mut ws = ChainWorkspace::default();
+            let want =
+                chain_loss_grad(loss, &em, &tr, n, l, &gold, &mut ws, &mut gem, &mut gtr).unwrap();
+            (s.em, s.tr) = (em, tr);
+            let got = chain_loss_grad_scratch(loss, n, l, &gold, &mut s).unwrap();
+            assert_eq!(got.to_bits(), want.to_bits(), "case {case}");
+            assert_eq!(s.gem, gem, "case {case}");
+            assert_eq!(s.gtr, gtr, "case {case}");
+            assert!(s.gtr_rows.windows(2).all(|w| w[0] < w[1]), "case {case}");
+            for (r, row) in gtr.chunks(l).enumerate() {
+                if row.iter().any(|&v| v != 0.0) {
+                    assert!(s.gtr_rows.contains(&r), "case {case}: row {r} not listed");
+                }
+            }
+            for &r in &s.gtr_rows {
+                s.gtr[r * l..(r + 1) * l].fill(0.0);
+            }
+            assert!(s.gtr.iter().all(|&v| v == 0.0), "case {case}");
+            s.gtr_zero = true;
+        }
     }
 }
