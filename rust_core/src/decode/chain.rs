@@ -59,6 +59,20 @@ impl<'a> ChainScores<'a> {
         n: usize,
         l: usize,
     ) -> Result<Self> {
+        Self::checked(em, tr, start, stop, n, l, true)
+    }
+
+    /// [`ChainScores::new`], which checks that `tr` is finite only when
+    /// `check_tr`.
+    fn checked(
+        em: &'a [f64],
+        tr: &'a [f64],
+        start: Option<&'a [f64]>,
+        stop: Option<&'a [f64]>,
+        n: usize,
+        l: usize,
+        check_tr: bool,
+    ) -> Result<Self> {
         if n == 0 {
             return Err(OmklError::empty("emissions (n = 0 positions)"));
         }
@@ -73,7 +87,8 @@ impl<'a> ChainScores<'a> {
                 check_finite(name, v)?;
             }
         }
-        for (name, v) in [("emissions", em), ("transitions", tr)] {
+        let tr_checked: &[f64] = if check_tr { tr } else { &[] };
+        for (name, v) in [("emissions", em), ("transitions", tr_checked)] {
             if !all_finite(v) {
                 check_finite(name, v)?;
             }
@@ -86,6 +101,19 @@ impl<'a> ChainScores<'a> {
             n,
             l,
         })
+    }
+
+    /// [`ChainScores::new`] for transitions `tr` that the caller has
+    /// checked to be finite: the rest is checked as there.
+    pub(crate) fn with_finite_transitions(
+        em: &'a [f64],
+        tr: &'a [f64],
+        start: Option<&'a [f64]>,
+        stop: Option<&'a [f64]>,
+        n: usize,
+        l: usize,
+    ) -> Result<Self> {
+        Self::checked(em, tr, start, stop, n, l, false)
     }
 
     /// Checks that `labels` has `n` entries, each below `L`.

@@ -23,6 +23,9 @@ pub struct ViterbiWorkspace {
     col_max: Vec<f64>,
     visited: Vec<u32>,
     active: Vec<u32>,
+    /// `col_max` already holds the column maxima of the next chain's
+    /// transitions ([`ViterbiWorkspace::given_column_max`]).
+    col_max_given: bool,
 }
 
 /// From this many labels on, a max-plus step visits the previous labels in
@@ -32,6 +35,18 @@ pub struct ViterbiWorkspace {
 pub const BOUNDED_LABELS: usize = 40;
 
 impl ViterbiWorkspace {
+    /// The buffer of the column maxima `max_p tr[p, y]` (`L` values) of
+    /// the transitions of the chain that the next call of
+    /// [`viterbi_hamming`] decodes, for a caller that computed them while
+    /// writing the transitions; that call then uses them instead of
+    /// reading the `L × L` matrix once more, and forgets them. They must
+    /// be exact: the maxima bound the steps that a label can still gain.
+    pub(crate) fn given_column_max(&mut self, l: usize) -> Result<&mut [f64]> {
+        try_resize("Viterbi workspace", &mut self.col_max, &[l], 0.0)?;
+        self.col_max_given = true;
+        Ok(&mut self.col_max[..l])
+    }
+
     /// An empty workspace; it grows on first use.
     pub fn new() -> Self {
         Self::default()
@@ -127,9 +142,11 @@ pub fn viterbi_hamming(
     ws: &mut ViterbiWorkspace,
     out: &mut [usize],
 ) -> Result<f64> {
+    let given = std::mem::take(&mut ws.col_max_given);
     check_out(chain, out)?;
     chain.check_labels("gold", gold)?;
     check_nonneg("cost", cost)?;
+    ws.col_max_given = given && ws.col_max.len() >= chain.l;
     run(chain, ws, out, |i, row| {
         for (y, v) in row.iter_mut().enumerate() {
             if y != gold[i] {
@@ -161,12 +178,15 @@ where
     let em = chain.em;
     let tr = chain.tr;
     let bounded = l >= BOUNDED_LABELS && n > 1;
+    let given = std::mem::take(&mut ws.col_max_given);
     if bounded {
         let what = "Viterbi workspace";
-        try_resize(what, &mut ws.col_max, &[l], 0.0)?;
         try_resize(what, &mut ws.visited, &[l], 0)?;
         try_resize(what, &mut ws.active, &[l], 0)?;
-        column_max(tr, l, &mut ws.col_max[..l]);
+        if !given {
+            try_resize(what, &mut ws.col_max, &[l], 0.0)?;
+            column_max(tr, l, &mut ws.col_max[..l]);
+        }
     }
     let (col_max, visited, active) = (&ws.col_max, &mut ws.visited, &mut ws.active);
 

@@ -28,7 +28,7 @@ use super::structure::{
     chain_argmax, chain_loss_grad_scratch, chain_marginals, chain_of, ChainScratch, ChainWorkspace,
     Structure,
 };
-use crate::decode::chain::ChainScores;
+use crate::decode::chain::{all_finite, ChainScores};
 use crate::error::{check_finite, OmklError, Result};
 use crate::features::{FeatureSpace, Grouping, SparseBatch, HASH_SEED};
 
@@ -119,6 +119,21 @@ impl OnlineProximal {
         em: &mut Vec<f64>,
         tr: &mut Vec<f64>,
     ) {
+        self.chain_scores_read(seq, averaged, em, tr, None);
+    }
+
+    /// [`Self::chain_scores_into`] that also reads, while each row of the
+    /// transitions is in cache, the column maxima of the bigram part into
+    /// `summary.0` and whether every transition is finite into `summary.1`
+    /// (so that decoding need not read the `(L + 2) × L` matrix again).
+    fn chain_scores_read(
+        &self,
+        seq: &SparseBatch,
+        averaged: bool,
+        em: &mut Vec<f64>,
+        tr: &mut Vec<f64>,
+        mut summary: Option<(&mut Vec<f64>, &mut bool)>,
+    ) {
         let (n, l) = (seq.n_examples(), self.n_outputs());
         let gt = self.transition_group().unwrap_or(0);
         let b0 = if averaged {
@@ -135,8 +150,25 @@ impl OnlineProximal {
         // every row is written below
         tr.resize((l + 2) * l, 0.0);
         let avg = averaged && self.config.averaged;
+        let mut finite = true;
+        if let Some((col_max, _)) = summary.as_mut() {
+            col_max.clear();
+        }
         for (r, row) in tr.chunks_exact_mut(l.max(1)).enumerate() {
             self.weights.row_into(gt, transition_bucket(r, l), avg, row);
+            if let Some((col_max, _)) = summary.as_mut() {
+                if r == 0 {
+                    col_max.extend_from_slice(row);
+                } else if r < l {
+                    for (c, &t) in col_max.iter_mut().zip(row.iter()) {
+                        *c = c.max(t);
+                    }
+                }
+                finite &= all_finite(row);
+            }
+        }
+        if let Some((_, f)) = summary {
+            *f = finite;
         }
     }
 
@@ -189,10 +221,13 @@ impl OnlineProximal {
     /// The round on a checked sequence.
     fn chain_round(&mut self, seq: &SparseBatch, y: &[usize], s: &mut ChainScratch) -> Result<f64> {
         let (n, l) = (y.len(), self.n_outputs());
-        let mut em = std::mem::take(&mut s.em);
-        let mut tr = std::mem::take(&mut s.tr);
-        self.chain_scores_into(seq, false, &mut em, &mut tr);
-        (s.em, s.tr) = (em, tr);
+        self.chain_scores_read(
+            seq,
+            false,
+            &mut s.em,
+            &mut s.tr,
+            Some((&mut s.col_max, &mut s.tr_finite)),
+        );
         check_finite("scores (feature values too large)", &s.em)?;
         let loss = chain_loss_grad_scratch(self.config.loss, n, l, y, s)?;
         let r = self.chain_step(seq, n, l, s);
