@@ -98,7 +98,50 @@ pub fn viterbi(
     out: &mut [usize],
 ) -> Result<f64> {
     check_out(chain, out)?;
-    run(chain, ws, out, |_, row| row)
+    run(chain, None, ws, out, |_, row| row)
+}
+
+/// The largest transition into each label, `col_max[y] = max_p tr[p, y]`
+/// of the `L × L` transitions `tr`: what [`viterbi_with_column_max`] reads
+/// (computed once for chains that share their transitions).
+///
+/// # Complexity
+/// O(L²).
+pub fn column_maxima(tr: &[f64], l: usize) -> Vec<f64> {
+    let mut col_max = vec![0.0; l];
+    if l > 0 {
+        column_max(tr, l, &mut col_max);
+    }
+    col_max
+}
+
+/// [`viterbi`] given the [`column_maxima`] of `chain.tr` (`col_max`, `L`
+/// values), which it would compute otherwise: the same labelling and
+/// score, with no O(L²) step per call beyond the max-plus steps.
+///
+/// # Example
+/// ```
+/// use omkl_core::decode::chain::ChainScores;
+/// use omkl_core::decode::viterbi::{column_maxima, viterbi, viterbi_with_column_max, ViterbiWorkspace};
+/// let (n, l) = (4, 50);
+/// let em: Vec<f64> = (0..n * l).map(|k| ((k * 37) % 11) as f64).collect();
+/// let tr: Vec<f64> = (0..l * l).map(|k| ((k * 13) % 7) as f64 - 3.0).collect();
+/// let chain = ChainScores::new(&em, &tr, None, None, n, l).unwrap();
+/// let mut ws = ViterbiWorkspace::new();
+/// let (mut a, mut b) = (vec![0; n], vec![0; n]);
+/// let s = viterbi(&chain, &mut ws, &mut a).unwrap();
+/// let t = viterbi_with_column_max(&chain, &column_maxima(&tr, l), &mut ws, &mut b).unwrap();
+/// assert_eq!((a, s), (b, t));
+/// ```
+pub fn viterbi_with_column_max(
+    chain: &ChainScores<'_>,
+    col_max: &[f64],
+    ws: &mut ViterbiWorkspace,
+    out: &mut [usize],
+) -> Result<f64> {
+    check_out(chain, out)?;
+    check_count("col_max", col_max.len(), chain.l, "elements", "")?;
+    run(chain, Some(col_max), ws, out, |_, row| row)
 }
 
 /// Loss-augmented Viterbi: maximises `score(y) + cost · #{i : yᵢ ≠ goldᵢ}`
@@ -130,7 +173,7 @@ pub fn viterbi_hamming(
     check_out(chain, out)?;
     chain.check_labels("gold", gold)?;
     check_nonneg("cost", cost)?;
-    run(chain, ws, out, |i, row| {
+    run(chain, None, ws, out, |i, row| {
         for (y, v) in row.iter_mut().enumerate() {
             if y != gold[i] {
                 *v += cost;
@@ -141,10 +184,13 @@ pub fn viterbi_hamming(
 }
 
 /// The Viterbi recursion. `augment(i, row)` adds a per-position cost to the
-/// row of scores at position `i` (after the emission was added).
+/// row of scores at position `i` (after the emission was added). The
+/// column maxima of the transitions are `known_col_max` when given, else
+/// computed.
 #[inline]
 fn run<F>(
     chain: &ChainScores<'_>,
+    known_col_max: Option<&[f64]>,
     ws: &mut ViterbiWorkspace,
     out: &mut [usize],
     augment: F,
@@ -166,7 +212,10 @@ where
         try_resize(what, &mut ws.col_max, &[l], 0.0)?;
         try_resize(what, &mut ws.visited, &[l], 0)?;
         try_resize(what, &mut ws.active, &[l], 0)?;
-        column_max(tr, l, &mut ws.col_max[..l]);
+        match known_col_max {
+            Some(known) => ws.col_max[..l].copy_from_slice(&known[..l]),
+            None => column_max(tr, l, &mut ws.col_max[..l]),
+        }
     }
     let (col_max, visited, active) = (&ws.col_max, &mut ws.visited, &mut ws.active);
 
