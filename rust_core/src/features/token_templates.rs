@@ -192,7 +192,7 @@ impl TokenTemplates {
                 ..Default::default()
             };
             self.rows(&text.words[r], &cols, n_buckets, &mut scratch, &mut rows)
-            .map_err(|e| OmklError::invalid(format!("sentences[{s}]"), e.to_string()))?;
+                .map_err(|e| OmklError::invalid(format!("sentences[{s}]"), e.to_string()))?;
             out.push(rows);
         }
         Ok(out)

@@ -332,8 +332,16 @@ impl FrozenWeights {
             let row = &mut out[at..at + l];
             for (f, &x) in found[r[0]..r[1]].iter().zip(&values[r[0]..r[1]]) {
                 let entries = &self.groups[f.group as usize].entries;
-                for e in &entries[f.start as usize..f.end as usize] {
-                    row[e.output as usize] += x * f64::from(e.weight);
+                let entries = &entries[f.start as usize..f.end as usize];
+                if x == 1.0 {
+                    // an indicator: `1 * w` is `w`, exactly
+                    for e in entries {
+                        row[e.output as usize] += f64::from(e.weight);
+                    }
+                } else {
+                    for e in entries {
+                        row[e.output as usize] += x * f64::from(e.weight);
+                    }
                 }
             }
         }

@@ -552,13 +552,8 @@ impl MorphologyChain {
             }
             for i in 0..n {
                 let rule = self.lemma.labels[w.rules[i]].as_str();
-                t.lemma.push(self.lemma_of(
-                    w.words[i],
-                    w.lowers[i],
-                    w.xpos[i],
-                    rule,
-                    &mut buf.key,
-                ));
+                t.lemma
+                    .push(self.lemma_of(w.words[i], w.lowers[i], w.xpos[i], rule, &mut buf.key));
             }
             let alts = |stage: &Stage, second: Option<Vec<(usize, f64)>>| {
                 second.map(|v| {
