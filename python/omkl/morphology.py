@@ -991,7 +991,11 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
                 f"'upos' and 'xpos', got {alternatives!r}"
             )
         words = [_forms(s, i) for i, s in enumerate(sentences)]
-        tags, alts = self._tag_many(words, alternatives)
+        self._check_fitted()
+        chain = self._core_chain()
+        if chain is not None:
+            return _copies_in_core(chain, sentences, words, alternatives)
+        tags, alts = self._tag_many_by_stage(words, alternatives)
         out = []
         for sent, ts, sent_alts in zip(sentences, tags, alts, strict=True):
             new = []
@@ -1114,6 +1118,37 @@ _LEXICONS = (
 )
 #: The lexicons added by version 2 (empty in a model of version 1).
 _LEXICONS_2 = ("feats_xpos", "casing")
+
+
+def _copies_in_core(
+    chain: _omkl.MorphologyChain,
+    sentences: Sequence[Sequence[Mapping[str, Any]]],
+    words: list[list[str]],
+    alternatives: Sequence[str],
+) -> list[Sentence]:
+    """:meth:`MorphologyTagger.tag` by the stages in the core (``chain``):
+    the tokens of ``sentences`` (whose forms are ``words``) copied with the
+    columns of ``chain.tag_many`` set, read column by column."""
+    up, xp = "upos" in alternatives, "xpos" in alternatives
+    out = []
+    atoms = _ATOMS
+    for sent, (us, xs, fs, ls, ua, xa) in zip(
+        sentences, chain.tag_many(words, up, xp), strict=True
+    ):
+        new = []
+        for j, tok in enumerate(sent):
+            t = {k: v if type(v) in atoms else copy.deepcopy(v) for k, v in tok.items()}
+            t["upos"] = us[j]
+            t["xpos"] = xs[j]
+            t["feats"] = fs[j]
+            t["lemma"] = ls[j]
+            for col in alternatives:
+                second = ua if col == "upos" else xa
+                assert second is not None
+                t[f"{col}_alt"] = second[j]
+            new.append(t)
+        out.append(new)
+    return out
 
 
 def _select(

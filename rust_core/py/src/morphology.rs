@@ -75,7 +75,8 @@ impl MorphologyChain {
                 stage(lemma)?,
                 stage(feats)?,
                 lex,
-            ),
+            )
+            .py()?,
         })
     }
 

@@ -119,6 +119,36 @@ pub fn forward_backward_pairwise(
     run(chain, ws, node, trans, Some(pair))
 }
 
+/// The position marginals of [`forward_backward`] alone (`node`, `n × L`,
+/// the same values bit for bit), without the transition marginals; returns
+/// `log Z`.
+///
+/// # Complexity
+/// O(n·L²) time (two thirds of the `exp` of [`forward_backward`]).
+///
+/// # Example
+/// ```
+/// use omkl_core::decode::chain::ChainScores;
+/// use omkl_core::decode::forward_backward::{forward_backward, forward_backward_nodes, ForwardBackwardWorkspace};
+/// let em = [0.5, 0.0, 1.0, 0.25, 0.0, 2.0];
+/// let tr = [1.0, -1.0, 0.0, 0.5];
+/// let c = ChainScores::new(&em, &tr, None, None, 3, 2).unwrap();
+/// let mut ws = ForwardBackwardWorkspace::new();
+/// let (mut node, mut trans, mut alone) = ([0.0; 6], [0.0; 4], [0.0; 6]);
+/// let z = forward_backward(&c, &mut ws, &mut node, &mut trans).unwrap();
+/// assert_eq!(forward_backward_nodes(&c, &mut ws, &mut alone).unwrap(), z);
+/// assert_eq!(alone, node);
+/// ```
+pub fn forward_backward_nodes(
+    chain: &ChainScores<'_>,
+    ws: &mut ForwardBackwardWorkspace,
+    node: &mut [f64],
+) -> Result<f64> {
+    let (n, l) = (chain.n, chain.l);
+    check_count("node marginals", node.len(), n * l, "elements", " (n x L)")?;
+    nodes(chain, ws, node)
+}
+
 fn run(
     chain: &ChainScores<'_>,
     ws: &mut ForwardBackwardWorkspace,
@@ -135,6 +165,33 @@ fn run(
         "elements",
         " (L x L)",
     )?;
+    let log_z = nodes(chain, ws, node)?;
+    let (alpha, beta) = (&ws.alpha[..n * l], &ws.beta[..n * l]);
+    let (em, tr) = (chain.em, chain.tr);
+    trans.fill(0.0);
+    for i in 1..n {
+        for q in 0..l {
+            let right = em[i * l + q] + beta[i * l + q] - log_z;
+            for p in 0..l {
+                let mu = (alpha[(i - 1) * l + p] + tr[p * l + q] + right).exp();
+                trans[p * l + q] += mu;
+                if let Some(pair) = pair.as_deref_mut() {
+                    pair[((i - 1) * l + p) * l + q] = mu;
+                }
+            }
+        }
+    }
+    Ok(log_z)
+}
+
+/// The forward and backward tables (in `ws`) and the position marginals
+/// (`node`, whose length is checked); returns `log Z`.
+fn nodes(
+    chain: &ChainScores<'_>,
+    ws: &mut ForwardBackwardWorkspace,
+    node: &mut [f64],
+) -> Result<f64> {
+    let (n, l) = (chain.n, chain.l);
     try_resize("emissions", &mut ws.alpha, &[n, l], 0.0)?;
     try_resize("emissions", &mut ws.beta, &[n, l], 0.0)?;
     try_resize("transitions", &mut ws.row, &[l], 0.0)?;
@@ -170,19 +227,6 @@ fn run(
 
     for (k, p) in node.iter_mut().enumerate() {
         *p = (alpha[k] + beta[k] - log_z).exp();
-    }
-    trans.fill(0.0);
-    for i in 1..n {
-        for q in 0..l {
-            let right = em[i * l + q] + beta[i * l + q] - log_z;
-            for p in 0..l {
-                let mu = (alpha[(i - 1) * l + p] + tr[p * l + q] + right).exp();
-                trans[p * l + q] += mu;
-                if let Some(pair) = pair.as_deref_mut() {
-                    pair[((i - 1) * l + p) * l + q] = mu;
-                }
-            }
-        }
     }
     Ok(log_z)
 }

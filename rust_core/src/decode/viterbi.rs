@@ -23,9 +23,6 @@ pub struct ViterbiWorkspace {
     col_max: Vec<f64>,
     visited: Vec<u32>,
     active: Vec<u32>,
-    /// `col_max` already holds the column maxima of the next chain's
-    /// transitions ([`ViterbiWorkspace::given_column_max`]).
-    col_max_given: bool,
 }
 
 /// From this many labels on, a max-plus step visits the previous labels in
@@ -35,18 +32,6 @@ pub struct ViterbiWorkspace {
 pub const BOUNDED_LABELS: usize = 40;
 
 impl ViterbiWorkspace {
-    /// The buffer of the column maxima `max_p tr[p, y]` (`L` values) of
-    /// the transitions of the chain that the next call of
-    /// [`viterbi_hamming`] decodes, for a caller that computed them while
-    /// writing the transitions; that call then uses them instead of
-    /// reading the `L × L` matrix once more, and forgets them. They must
-    /// be exact: the maxima bound the steps that a label can still gain.
-    pub(crate) fn given_column_max(&mut self, l: usize) -> Result<&mut [f64]> {
-        try_resize("Viterbi workspace", &mut self.col_max, &[l], 0.0)?;
-        self.col_max_given = true;
-        Ok(&mut self.col_max[..l])
-    }
-
     /// An empty workspace; it grows on first use.
     pub fn new() -> Self {
         Self::default()
@@ -113,7 +98,50 @@ pub fn viterbi(
     out: &mut [usize],
 ) -> Result<f64> {
     check_out(chain, out)?;
-    run(chain, ws, out, |_, row| row)
+    run(chain, None, ws, out, |_, row| row)
+}
+
+/// The largest transition into each label, `col_max[y] = max_p tr[p, y]`
+/// of the `L × L` transitions `tr`: what [`viterbi_with_column_max`] reads
+/// (computed once for chains that share their transitions).
+///
+/// # Complexity
+/// O(L²).
+pub fn column_maxima(tr: &[f64], l: usize) -> Vec<f64> {
+    let mut col_max = vec![0.0; l];
+    if l > 0 {
+        column_max(tr, l, &mut col_max);
+    }
+    col_max
+}
+
+/// [`viterbi`] given the [`column_maxima`] of `chain.tr` (`col_max`, `L`
+/// values), which it would compute otherwise: the same labelling and
+/// score, with no O(L²) step per call beyond the max-plus steps.
+///
+/// # Example
+/// ```
+/// use omkl_core::decode::chain::ChainScores;
+/// use omkl_core::decode::viterbi::{column_maxima, viterbi, viterbi_with_column_max, ViterbiWorkspace};
+/// let (n, l) = (4, 50);
+/// let em: Vec<f64> = (0..n * l).map(|k| ((k * 37) % 11) as f64).collect();
+/// let tr: Vec<f64> = (0..l * l).map(|k| ((k * 13) % 7) as f64 - 3.0).collect();
+/// let chain = ChainScores::new(&em, &tr, None, None, n, l).unwrap();
+/// let mut ws = ViterbiWorkspace::new();
+/// let (mut a, mut b) = (vec![0; n], vec![0; n]);
+/// let s = viterbi(&chain, &mut ws, &mut a).unwrap();
+/// let t = viterbi_with_column_max(&chain, &column_maxima(&tr, l), &mut ws, &mut b).unwrap();
+/// assert_eq!((a, s), (b, t));
+/// ```
+pub fn viterbi_with_column_max(
+    chain: &ChainScores<'_>,
+    col_max: &[f64],
+    ws: &mut ViterbiWorkspace,
+    out: &mut [usize],
+) -> Result<f64> {
+    check_out(chain, out)?;
+    check_count("col_max", col_max.len(), chain.l, "elements", "")?;
+    run(chain, Some(col_max), ws, out, |_, row| row)
 }
 
 /// Loss-augmented Viterbi: maximises `score(y) + cost · #{i : yᵢ ≠ goldᵢ}`
@@ -142,12 +170,26 @@ pub fn viterbi_hamming(
     ws: &mut ViterbiWorkspace,
     out: &mut [usize],
 ) -> Result<f64> {
-    let given = std::mem::take(&mut ws.col_max_given);
+    viterbi_hamming_with_column_max(chain, gold, cost, None, ws, out)
+}
+
+/// [`viterbi_hamming`], given the [`column_maxima`] of `chain.tr`
+/// (`L` values, exact) when `col_max` is `Some`.
+pub(crate) fn viterbi_hamming_with_column_max(
+    chain: &ChainScores<'_>,
+    gold: &[usize],
+    cost: f64,
+    col_max: Option<&[f64]>,
+    ws: &mut ViterbiWorkspace,
+    out: &mut [usize],
+) -> Result<f64> {
     check_out(chain, out)?;
     chain.check_labels("gold", gold)?;
     check_nonneg("cost", cost)?;
-    ws.col_max_given = given && ws.col_max.len() >= chain.l;
-    run(chain, ws, out, |i, row| {
+    if let Some(c) = col_max {
+        check_count("col_max", c.len(), chain.l, "elements", "")?;
+    }
+    run(chain, col_max, ws, out, |i, row| {
         for (y, v) in row.iter_mut().enumerate() {
             if y != gold[i] {
                 *v += cost;
@@ -158,10 +200,13 @@ pub fn viterbi_hamming(
 }
 
 /// The Viterbi recursion. `augment(i, row)` adds a per-position cost to the
-/// row of scores at position `i` (after the emission was added).
+/// row of scores at position `i` (after the emission was added). The
+/// column maxima of the transitions are `known_col_max` when given, else
+/// computed.
 #[inline]
 fn run<F>(
     chain: &ChainScores<'_>,
+    known_col_max: Option<&[f64]>,
     ws: &mut ViterbiWorkspace,
     out: &mut [usize],
     augment: F,
@@ -178,14 +223,14 @@ where
     let em = chain.em;
     let tr = chain.tr;
     let bounded = l >= BOUNDED_LABELS && n > 1;
-    let given = std::mem::take(&mut ws.col_max_given);
     if bounded {
         let what = "Viterbi workspace";
+        try_resize(what, &mut ws.col_max, &[l], 0.0)?;
         try_resize(what, &mut ws.visited, &[l], 0)?;
         try_resize(what, &mut ws.active, &[l], 0)?;
-        if !given {
-            try_resize(what, &mut ws.col_max, &[l], 0.0)?;
-            column_max(tr, l, &mut ws.col_max[..l]);
+        match known_col_max {
+            Some(known) => ws.col_max[..l].copy_from_slice(&known[..l]),
+            None => column_max(tr, l, &mut ws.col_max[..l]),
         }
     }
     let (col_max, visited, active) = (&ws.col_max, &mut ws.visited, &mut ws.active);

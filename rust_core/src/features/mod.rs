@@ -6,13 +6,15 @@
 //! * [`arc_templates`]: the dependency parser's arc feature templates.
 //! * [`stacked`]: atoms of a first-stage tree for a stacked parser.
 //! * [`token_templates`]: the token features of sequence tagging, from a
-//!   sentence's words and string columns ([`token_blocks`], [`py_str`]).
+//!   sentence's words and string columns ([`token_blocks`], [`py_str`]);
+//!   [`block_rows`]: one block hashed once for several sets of templates.
 
 pub mod arc_distance;
 pub mod arc_hash;
 pub mod arc_template;
 pub mod arc_templates;
 pub mod batch_hash;
+pub mod block_rows;
 pub mod hashing;
 pub mod py_str;
 pub mod space;

@@ -215,23 +215,44 @@ pub(crate) fn share_of_capitals(words: &[&str]) -> &'static str {
     ["0", "1", "2", "3", "4"][q.min(4)]
 }
 
-/// Writes entries into a [`SparseBatch`] whose groups are template ids:
-/// an indicator's bucket is `xxh3_64("name=value", HASH_SEED) mod
-/// n_buckets`, with `name=` and the value's pieces written into one reused
-/// buffer (no string is built per feature).
-pub(crate) struct Emitter<'a> {
+/// Where an [`Emitter`] writes its entries: template id, 64-bit key (the
+/// hash of `name=value`, or of the name of a flag) and value.
+pub(crate) trait Sink {
+    fn push(&mut self, t: u32, key: u64, value: f64);
+}
+
+/// A [`SparseBatch`] whose groups are template ids, each key reduced to
+/// its bucket (`key mod n_buckets`).
+pub(crate) struct Reduce<'a> {
+    pub out: &'a mut SparseBatch,
+    pub n_buckets: u64,
+}
+
+impl Sink for Reduce<'_> {
+    #[inline]
+    fn push(&mut self, t: u32, key: u64, value: f64) {
+        self.out.groups.push(t);
+        self.out.indices.push((key % self.n_buckets) as u32);
+        self.out.values.push(value);
+    }
+}
+
+/// Writes entries into a [`Sink`]: an indicator's key is
+/// `xxh3_64("name=value", HASH_SEED)`, with `name=` and the value's pieces
+/// written into one reused buffer (no string is built per feature); a
+/// flag's key is the hash of its name.
+pub(crate) struct Emitter<'a, S: Sink> {
     /// `name=` of every template.
     pub prefixes: &'a [Box<[u8]>],
-    /// The bucket of every template as a real feature.
-    pub reals: &'a [u32],
-    pub n_buckets: u64,
+    /// The key of every template as a real feature (`hash_name`).
+    pub real_keys: &'a [u64],
     pub buf: Vec<u8>,
     pub shape: String,
     pub short: String,
-    pub out: &'a mut SparseBatch,
+    pub out: &'a mut S,
 }
 
-impl Emitter<'_> {
+impl<S: Sink> Emitter<'_, S> {
     /// The indicator of template `t` whose value is the concatenation of
     /// `parts`.
     #[inline]
@@ -241,29 +262,29 @@ impl Emitter<'_> {
         for p in parts {
             self.buf.extend_from_slice(p.as_bytes());
         }
-        let b = xxh3_64_with_seed(&self.buf, HASH_SEED) % self.n_buckets;
-        self.push(t, b as u32, 1.0);
+        let key = xxh3_64_with_seed(&self.buf, HASH_SEED);
+        self.out.push(t, key, 1.0);
     }
 
     /// The flag of template `t`.
     #[inline]
     fn flag(&mut self, t: u32, on: bool) {
-        let b = self.reals[t as usize];
-        self.push(t, b, if on { 1.0 } else { 0.0 });
-    }
-
-    #[inline]
-    fn push(&mut self, t: u32, bucket: u32, value: f64) {
-        self.out.groups.push(t);
-        self.out.indices.push(bucket);
-        self.out.values.push(value);
+        let key = self.real_keys[t as usize];
+        self.out.push(t, key, if on { 1.0 } else { 0.0 });
     }
 }
 
 impl Block {
     /// Emits the entries of word `i` of `s`; the block's templates start at
     /// `t0` and its columns at `c0`.
-    pub(crate) fn emit(&self, t0: u32, c0: usize, i: usize, s: &SentenceView<'_>, e: &mut Emitter) {
+    pub(crate) fn emit<S: Sink>(
+        &self,
+        t0: u32,
+        c0: usize,
+        i: usize,
+        s: &SentenceView<'_>,
+        e: &mut Emitter<'_, S>,
+    ) {
         let n = s.words.len();
         let (w, low) = (s.words[i], s.lowers[i]);
         let ii = i as isize;

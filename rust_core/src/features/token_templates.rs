@@ -38,7 +38,7 @@
 
 use super::hashing::{check_n_buckets, hash_name};
 use super::py_str::lower_into;
-use super::token_blocks::{share_of_capitals, Block, Emitter, SentenceView};
+use super::token_blocks::{share_of_capitals, Block, Emitter, Reduce, SentenceView};
 use super::{try_room, SparseBatch};
 use crate::error::{OmklError, Result};
 
@@ -52,6 +52,8 @@ pub struct TokenTemplates {
     offsets: Vec<(u32, usize)>,
     /// `name=` of every template.
     prefixes: Vec<Box<[u8]>>,
+    /// The key of every template as a real feature (`hash_name`).
+    real_keys: Vec<u64>,
 }
 
 /// Buffers reused from one sentence to the next.
@@ -89,12 +91,14 @@ impl TokenTemplates {
             .iter()
             .map(|n| format!("{n}=").into_bytes().into_boxed_slice())
             .collect();
+        let real_keys = names.iter().map(|n| hash_name(n)).collect();
         Ok(TokenTemplates {
             blocks,
             names,
             columns,
             offsets,
             prefixes,
+            real_keys,
         })
     }
 
@@ -122,13 +126,9 @@ impl TokenTemplates {
         &self.columns
     }
 
-    /// The bucket of every template as a real feature.
-    fn real_buckets(&self, n_buckets: usize) -> Vec<u32> {
-        let nb = n_buckets as u64;
-        self.names
-            .iter()
-            .map(|n| (hash_name(n) % nb) as u32)
-            .collect()
+    /// The first template id and first column of each block.
+    pub fn offsets(&self) -> &[(u32, usize)] {
+        &self.offsets
     }
 
     /// Appends one row per word of the sentence `words` (with its `columns`,
@@ -144,14 +144,7 @@ impl TokenTemplates {
         out: &mut SparseBatch,
     ) -> Result<()> {
         check_n_buckets(n_buckets)?;
-        self.rows(
-            words,
-            columns,
-            &self.real_buckets(n_buckets),
-            n_buckets,
-            scratch,
-            out,
-        )
+        self.rows(words, columns, n_buckets, scratch, out)
     }
 
     /// [`Self::sentence_into`] of a new batch.
@@ -186,7 +179,6 @@ impl TokenTemplates {
                 text.columns.len().to_string(),
             ));
         }
-        let reals = self.real_buckets(n_buckets);
         let mut scratch = Scratch::default();
         let mut cols: Vec<&[&str]> = Vec::with_capacity(self.columns.len());
         let mut out = Vec::new();
@@ -199,15 +191,8 @@ impl TokenTemplates {
                 indptr: vec![0],
                 ..Default::default()
             };
-            self.rows(
-                &text.words[r],
-                &cols,
-                &reals,
-                n_buckets,
-                &mut scratch,
-                &mut rows,
-            )
-            .map_err(|e| OmklError::invalid(format!("sentences[{s}]"), e.to_string()))?;
+            self.rows(&text.words[r], &cols, n_buckets, &mut scratch, &mut rows)
+                .map_err(|e| OmklError::invalid(format!("sentences[{s}]"), e.to_string()))?;
             out.push(rows);
         }
         Ok(out)
@@ -217,7 +202,6 @@ impl TokenTemplates {
         &self,
         words: &[&str],
         columns: &[&[&str]],
-        reals: &[u32],
         n_buckets: usize,
         scratch: &mut Scratch,
         out: &mut SparseBatch,
@@ -285,21 +269,24 @@ impl TokenTemplates {
         try_room("token features", &mut out.indices, n * per_word)?;
         try_room("token features", &mut out.values, n * per_word)?;
         try_room("token features", &mut out.indptr, n)?;
+        let mut sink = Reduce {
+            out,
+            n_buckets: n_buckets as u64,
+        };
         let mut e = Emitter {
             prefixes: &self.prefixes,
-            reals,
-            n_buckets: n_buckets as u64,
+            real_keys: &self.real_keys,
             buf: std::mem::take(buf),
             shape: std::mem::take(shape),
             short: std::mem::take(short),
-            out,
+            out: &mut sink,
         };
         for i in 0..n {
             for (b, &(t0, c0)) in self.blocks.iter().zip(&self.offsets) {
                 b.emit(t0, c0, i, &view, &mut e);
             }
-            let len = e.out.groups.len();
-            e.out.indptr.push(len);
+            let len = e.out.out.groups.len();
+            e.out.out.indptr.push(len);
         }
         (*buf, *shape, *short) = (e.buf, e.shape, e.short);
         Ok(())

@@ -41,9 +41,12 @@
 
 use super::chain::TRANSITIONS;
 use super::frozen_linear::{read_finite, FrozenLinear};
-use super::frozen_weights::FrozenWeights;
+use super::frozen_weights::{Found, FrozenWeights};
 use super::named::NamedLearner;
 use super::structure::{chain_argmax, chain_marginals, chain_of, ChainWorkspace};
+use crate::decode::chain::{all_finite, ChainScores};
+use crate::decode::forward_backward::{forward_backward_nodes, ForwardBackwardWorkspace};
+use crate::decode::viterbi::{column_maxima, viterbi_with_column_max, ViterbiWorkspace};
 use crate::error::{OmklError, Result};
 use crate::features::{FeatureSpace, SparseBatch};
 use crate::persist::Reader;
@@ -62,6 +65,31 @@ pub struct FrozenChain {
     /// Rounds the learner had learned when it was frozen.
     rounds: u64,
     transitions: Vec<f64>,
+    /// The largest transition score into each label (from a previous
+    /// label), for the bounded Viterbi steps; made with the transitions.
+    col_max: Vec<f64>,
+    /// Whether every transition score is finite (so that a sentence's
+    /// chain needs only its emissions checked).
+    finite: bool,
+}
+
+/// Buffers of [`FrozenChain::predict_with`] and
+/// [`FrozenChain::marginals_with`], reused from one sentence to the next.
+#[derive(Debug, Clone, Default)]
+pub struct FrozenChainWorkspace {
+    found: Vec<Found>,
+    em: Vec<f64>,
+    viterbi: ViterbiWorkspace,
+    fb: ForwardBackwardWorkspace,
+    labels: Vec<usize>,
+    node: Vec<f64>,
+}
+
+impl FrozenChainWorkspace {
+    /// The labels of the last [`FrozenChain::predict_with`].
+    pub fn labels(&self) -> &[usize] {
+        &self.labels
+    }
 }
 
 fn bad(reason: impl Into<String>) -> OmklError {
@@ -78,11 +106,31 @@ impl FrozenChain {
     pub fn freeze(learner: &NamedLearner) -> Result<Self> {
         let m = learner.model();
         let gt = m.transition_group()?;
-        Ok(FrozenChain {
-            linear: FrozenLinear::freeze(learner, Some(gt)),
-            rounds: m.rounds(),
-            transitions: m.transition_weights()?,
-        })
+        let linear = FrozenLinear::freeze(learner, Some(gt));
+        Ok(Self::with_transitions(
+            linear,
+            m.rounds(),
+            m.transition_weights()?,
+        ))
+    }
+
+    /// The chain of `linear`, `rounds` and `transitions`, with what is
+    /// derived from the transitions.
+    fn with_transitions(linear: FrozenLinear, rounds: u64, transitions: Vec<f64>) -> Self {
+        let l = linear.n_outputs();
+        let col_max = if transitions.len() >= l * l {
+            column_maxima(&transitions, l)
+        } else {
+            Vec::new()
+        };
+        let finite = all_finite(&transitions) && col_max.len() == l;
+        FrozenChain {
+            linear,
+            rounds,
+            transitions,
+            col_max,
+            finite,
+        }
     }
 
     /// The name registry (group names, grouping, buckets).
@@ -163,9 +211,104 @@ impl FrozenChain {
         chain_marginals(&chain, &mut ChainWorkspace::default())
     }
 
+    /// The emission scores of `seq` into `ws.em` (the additions of
+    /// [`Self::predict`]'s, in the same order).
+    fn emissions_with(&self, seq: &SparseBatch, ws: &mut FrozenChainWorkspace) -> Result<()> {
+        if seq.n_examples() == 0 {
+            return Err(OmklError::empty("xs (a sequence of at least one position)"));
+        }
+        seq.check(self.space().n_groups(), self.space().n_buckets())?;
+        self.weights().add_rows(
+            &seq.indptr,
+            (&seq.groups, &seq.indices, &seq.values),
+            self.linear.intercept(),
+            &mut ws.found,
+            &mut ws.em,
+        );
+        Ok(())
+    }
+
+    /// The chain of the emissions in `ws.em` (`n` positions), its
+    /// transitions checked once when the chain was made; `None` when a
+    /// score is not finite (the checked path then reports it).
+    fn chain_with<'a>(&'a self, em: &'a [f64], n: usize) -> Option<ChainScores<'a>> {
+        let l = self.n_labels();
+        if !self.finite || !all_finite(em) {
+            return None;
+        }
+        let (bigram, rest) = self.transitions.split_at(l * l);
+        let (start, stop) = rest.split_at(l);
+        Some(ChainScores {
+            em,
+            tr: bigram,
+            start: Some(start),
+            stop: Some(stop),
+            n,
+            l,
+        })
+    }
+
+    /// [`Self::predict`] with reused buffers: the same labels, left in
+    /// `ws` (and returned). The emissions stay in `ws` for
+    /// [`Self::marginals_with`].
+    ///
+    /// # Complexity
+    /// O(non-zeros × entries per row + n × L²), with no O(L²) work that
+    /// does not depend on the sentence.
+    pub fn predict_with<'w>(
+        &self,
+        seq: &SparseBatch,
+        ws: &'w mut FrozenChainWorkspace,
+    ) -> Result<&'w [usize]> {
+        self.emissions_with(seq, ws)?;
+        let n = seq.n_examples();
+        ws.labels.clear();
+        ws.labels.resize(n, 0);
+        match self.chain_with(&ws.em, n) {
+            Some(chain) => {
+                viterbi_with_column_max(&chain, &self.col_max, &mut ws.viterbi, &mut ws.labels)?;
+            }
+            None => {
+                let chain = chain_of(&ws.em, &self.transitions, n, self.n_labels())?;
+                ws.labels = chain_argmax(&chain, &mut ChainWorkspace::default())?;
+            }
+        }
+        Ok(&ws.labels)
+    }
+
+    /// [`Self::marginals`] of the sequence whose emissions
+    /// [`Self::predict_with`] left in `ws` (`n` positions): the same
+    /// values, bit for bit, left in `ws` (and returned).
+    pub fn marginals_with<'w>(
+        &self,
+        n: usize,
+        ws: &'w mut FrozenChainWorkspace,
+    ) -> Result<&'w [f64]> {
+        let l = self.n_labels();
+        if ws.em.len() != n * l {
+            return Err(OmklError::shape(
+                "emissions",
+                format!("{n} x {l} scores"),
+                ws.em.len().to_string(),
+            ));
+        }
+        ws.node.clear();
+        ws.node.resize(n * l, 0.0);
+        match self.chain_with(&ws.em, n) {
+            Some(chain) => {
+                forward_backward_nodes(&chain, &mut ws.fb, &mut ws.node)?;
+            }
+            None => {
+                let chain = chain_of(&ws.em, &self.transitions, n, l)?;
+                ws.node = chain_marginals(&chain, &mut ChainWorkspace::default())?;
+            }
+        }
+        Ok(&ws.node)
+    }
+
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.linear.heap_bytes() + 8 * self.transitions.capacity()
+        self.linear.heap_bytes() + 8 * (self.transitions.capacity() + self.col_max.capacity())
     }
 
     /// The frozen tagger as bytes (see the module docs).
@@ -202,11 +345,7 @@ impl FrozenChain {
         }
         let transitions = read_finite(&mut r, (l + 2) * l, "transition scores")?;
         r.finish()?;
-        Ok(FrozenChain {
-            linear,
-            rounds,
-            transitions,
-        })
+        Ok(Self::with_transitions(linear, rounds, transitions))
     }
 }
 
@@ -315,6 +454,13 @@ mod tests {
                 let seq = batch(&l, &x);
                 let m = l.model();
                 assert_eq!(back.predict(&seq).unwrap(), m.predict_chain(&seq).unwrap());
+                // the reused buffers give the same labels and, bit for bit,
+                // the same marginals
+                let mut ws = FrozenChainWorkspace::default();
+                let ids = back.predict_with(&seq, &mut ws).unwrap().to_vec();
+                assert_eq!(ids, back.predict(&seq).unwrap());
+                let mu = back.marginals_with(seq.n_examples(), &mut ws).unwrap();
+                assert_eq!(mu, &back.marginals(&seq).unwrap()[..]);
                 let (p, q) = (
                     back.marginals(&seq).unwrap(),
                     m.chain_marginals(&seq).unwrap(),

@@ -5,7 +5,8 @@
 //! what training actually wrote.
 //!
 //! Each group holds its rows (buckets) in increasing order, the start of
-//! each row's entries, and per entry its output and weight. A row is found
+//! each row's entries, and per entry its output and weight, side by side
+//! (one [`Entry`], so that a row is read from one run of memory). A row is found
 //! through an open-addressing table over the row keys, built when the
 //! weights are made or read (it is not saved), whose slots hold the key and
 //! the row's entry range, so that a lookup is one or two probes into one
@@ -59,24 +60,54 @@ const EMPTY_SLOT: Slot = Slot {
     end: 0,
 };
 
+/// One stored weight: its output and its value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C)]
+pub struct Entry {
+    /// The output (label) of the weight.
+    pub output: u32,
+    /// The weight.
+    pub weight: f32,
+}
+
 /// One group's rows; see the module docs.
 #[derive(Debug, Clone, Default)]
 pub struct FrozenGroup {
     keys: Vec<u32>,
     starts: Vec<u32>,
-    outputs: Vec<u32>,
-    weights: Vec<f32>,
+    entries: Vec<Entry>,
     /// Open-addressing table of the rows by key.
     table: Vec<Slot>,
 }
 
 impl PartialEq for FrozenGroup {
     fn eq(&self, o: &Self) -> bool {
-        self.keys == o.keys
-            && self.starts == o.starts
-            && self.outputs == o.outputs
-            && self.weights == o.weights
+        self.keys == o.keys && self.starts == o.starts && self.entries == o.entries
     }
+}
+
+/// The entries that a row look-up found: the group and the range of its
+/// entries (empty for a bucket without weights), kept between the look-ups
+/// and the sums of [`FrozenWeights::add_rows`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Found {
+    group: u32,
+    start: u32,
+    end: u32,
+}
+
+/// Hints the CPU to fetch the cache line at `p`.
+#[inline(always)]
+fn prefetch_ptr<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching has no effect other than on the caches, whatever
+    // the address.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 impl FrozenGroup {
@@ -101,59 +132,58 @@ impl FrozenGroup {
     /// Hints the CPU to fetch the home slot of `key`.
     #[inline(always)]
     fn prefetch(&self, key: u32) {
-        #[cfg(target_arch = "x86_64")]
         if !self.table.is_empty() {
             let s = home(key, self.table.len() - 1);
-            // SAFETY: `s` is in bounds; prefetching has no other effect.
-            unsafe {
-                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                _mm_prefetch::<_MM_HINT_T0>(self.table.as_ptr().add(s).cast());
-            }
+            prefetch_ptr(self.table[s..].as_ptr());
         }
     }
 
-    /// The entries `(outputs, weights)` of bucket `key` (empty when the
-    /// bucket holds no weight).
+    /// The range of the entries of bucket `key` (empty when the bucket
+    /// holds no weight).
     #[inline]
-    pub fn row(&self, key: u32) -> (&[u32], &[f32]) {
+    fn find(&self, key: u32) -> (u32, u32) {
         let mask = self.table.len().wrapping_sub(1);
         if self.keys.is_empty() || key == EMPTY {
-            return (&[], &[]);
+            return (0, 0);
         }
         let mut s = home(key, mask);
         loop {
             let slot = self.table[s];
             if slot.key == key {
-                let (a, b) = (slot.start as usize, slot.end as usize);
-                return (&self.outputs[a..b], &self.weights[a..b]);
+                return (slot.start, slot.end);
             }
             if slot.key == EMPTY {
-                return (&[], &[]);
+                return (0, 0);
             }
             s = (s + 1) & mask;
         }
     }
 
+    /// The entries of bucket `key` (empty when the bucket holds no weight).
+    #[inline]
+    pub fn row(&self, key: u32) -> &[Entry] {
+        let (a, b) = self.find(key);
+        &self.entries[a as usize..b as usize]
+    }
+
     /// The Euclidean norm of the group's weights.
     pub fn norm(&self) -> f64 {
-        self.weights
+        self.entries
             .iter()
-            .map(|&w| f64::from(w) * f64::from(w))
+            .map(|e| f64::from(e.weight) * f64::from(e.weight))
             .sum::<f64>()
             .sqrt()
     }
 
     /// Number of stored entries.
     pub fn n_entries(&self) -> usize {
-        self.weights.len()
+        self.entries.len()
     }
 
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        4 * (self.keys.capacity()
-            + self.starts.capacity()
-            + self.outputs.capacity()
-            + self.weights.capacity())
+        4 * (self.keys.capacity() + self.starts.capacity())
+            + std::mem::size_of::<Entry>() * self.entries.capacity()
             + std::mem::size_of::<Slot>() * self.table.capacity()
     }
 }
@@ -185,17 +215,19 @@ impl FrozenWeights {
                     ..Default::default()
                 };
                 for b in 0..n_buckets {
-                    let before = grp.weights.len();
+                    let before = grp.entries.len();
                     for k in 0..n_outputs {
                         let w = weight(g, b, k) as f32;
                         if w != 0.0 {
-                            grp.outputs.push(k as u32);
-                            grp.weights.push(w);
+                            grp.entries.push(Entry {
+                                output: k as u32,
+                                weight: w,
+                            });
                         }
                     }
-                    if grp.weights.len() > before {
+                    if grp.entries.len() > before {
                         grp.keys.push(b as u32);
-                        grp.starts.push(grp.weights.len() as u32);
+                        grp.starts.push(grp.entries.len() as u32);
                     }
                 }
                 grp.index();
@@ -237,9 +269,80 @@ impl FrozenWeights {
             if x == 0.0 {
                 continue;
             }
-            let (ks, ws) = self.groups[g as usize].row(b);
-            for (&k, &w) in ks.iter().zip(ws) {
-                out[k as usize] += x * f64::from(w);
+            for e in self.groups[g as usize].row(b) {
+                out[e.output as usize] += x * f64::from(e.weight);
+            }
+        }
+    }
+
+    /// The scores of the rows of a sparse batch (`indptr`, `groups`,
+    /// `buckets`, `values`): `out` becomes `n × L` (`n = indptr.len() - 1`,
+    /// `L` outputs), row `i` the sum of `base` and of
+    /// [`Self::add_scores`] over the entries of row `i`, with the same
+    /// additions in the same order (so the same values, bit for bit). The
+    /// rows of all the entries are looked up first (into `found`, the
+    /// look-ups ahead prefetched), then summed, so that the memory reads
+    /// of many look-ups overlap. The groups must exist and `indptr` must
+    /// rise from 0 to the number of entries.
+    ///
+    /// # Complexity
+    /// O(entries of the rows read + n × L).
+    pub fn add_rows(
+        &self,
+        indptr: &[usize],
+        batch: (&[u32], &[u32], &[f64]),
+        base: &[f64],
+        found: &mut Vec<Found>,
+        out: &mut Vec<f64>,
+    ) {
+        const AHEAD: usize = 8;
+        let (groups, buckets, values) = batch;
+        let l = self.n_outputs;
+        found.clear();
+        found.reserve(groups.len());
+        for (i, ((&g, &b), &x)) in groups.iter().zip(buckets).zip(values).enumerate() {
+            if let (Some(&ga), Some(&ba)) = (groups.get(i + AHEAD), buckets.get(i + AHEAD)) {
+                if let Some(grp) = self.groups.get(ga as usize) {
+                    grp.prefetch(ba);
+                }
+            }
+            let (start, end) = if x == 0.0 {
+                (0, 0)
+            } else {
+                let grp = &self.groups[g as usize];
+                let (a, e) = grp.find(b);
+                if e > a {
+                    prefetch_ptr(grp.entries[a as usize..].as_ptr());
+                    prefetch_ptr(grp.entries[e as usize - 1..].as_ptr());
+                }
+                (a, e)
+            };
+            found.push(Found {
+                group: g,
+                start,
+                end,
+            });
+        }
+        let n = indptr.len().saturating_sub(1);
+        out.clear();
+        out.reserve(n * l);
+        for r in indptr.windows(2) {
+            let at = out.len();
+            out.extend_from_slice(&base[..l]);
+            let row = &mut out[at..at + l];
+            for (f, &x) in found[r[0]..r[1]].iter().zip(&values[r[0]..r[1]]) {
+                let entries = &self.groups[f.group as usize].entries;
+                let entries = &entries[f.start as usize..f.end as usize];
+                if x == 1.0 {
+                    // an indicator: `1 * w` is `w`, exactly
+                    for e in entries {
+                        row[e.output as usize] += f64::from(e.weight);
+                    }
+                } else {
+                    for e in entries {
+                        row[e.output as usize] += x * f64::from(e.weight);
+                    }
+                }
             }
         }
     }
@@ -258,15 +361,17 @@ impl FrozenWeights {
             out.extend((g.keys.len() as u64).to_le_bytes());
             g.keys.iter().for_each(|k| out.extend(k.to_le_bytes()));
             g.starts.iter().for_each(|s| out.extend(s.to_le_bytes()));
-            out.extend((g.weights.len() as u64).to_le_bytes());
-            for &k in &g.outputs {
+            out.extend((g.entries.len() as u64).to_le_bytes());
+            for e in &g.entries {
                 if wide {
-                    out.extend(k.to_le_bytes());
+                    out.extend(e.output.to_le_bytes());
                 } else {
-                    out.extend((k as u16).to_le_bytes());
+                    out.extend((e.output as u16).to_le_bytes());
                 }
             }
-            g.weights.iter().for_each(|w| out.extend(w.to_le_bytes()));
+            g.entries
+                .iter()
+                .for_each(|e| out.extend(e.weight.to_le_bytes()));
         }
     }
 
@@ -334,11 +439,15 @@ impl FrozenWeights {
                     "group {g}: expected finite non-zero weights, got {w}"
                 )));
             }
+            let entries = outputs
+                .into_iter()
+                .zip(weights)
+                .map(|(output, weight)| Entry { output, weight })
+                .collect();
             let mut grp = FrozenGroup {
                 keys,
                 starts,
-                outputs,
-                weights,
+                entries,
                 table: Vec::new(),
             };
             grp.index();
@@ -402,6 +511,22 @@ mod tests {
                     .map(|&(g, b, x)| x * f64::from(at(g as usize, b as usize, k) as f32))
                     .sum();
                 prop_assert!((g - want).abs() <= 1e-9 * (1.0 + want.abs()));
+            }
+            // the rows of a batch (the entries cut in up to three rows) are
+            // scored bit for bit as one `add_scores` per row
+            let base: Vec<f64> = (0..n_outputs).map(|k| k as f64 * 0.25 - 0.5).collect();
+            let m = groups.len();
+            let indptr = vec![0, m / 3, m / 2, m];
+            let (mut found, mut rows) = (Vec::new(), Vec::new());
+            w.add_rows(&indptr, (&groups, &buckets, &values), &base, &mut found, &mut rows);
+            prop_assert_eq!(rows.len(), 3 * n_outputs);
+            for (r, span) in indptr.windows(2).enumerate() {
+                let mut want = base.clone();
+                let s = span[0]..span[1];
+                w.add_scores(&groups[s.clone()], &buckets[s.clone()], &values[s], &mut want);
+                let got: Vec<u64> = rows[r * n_outputs..(r + 1) * n_outputs].iter().map(|v| v.to_bits()).collect();
+                let want: Vec<u64> = want.iter().map(|v| v.to_bits()).collect();
+                prop_assert_eq!(got, want);
             }
             let bytes = w.to_bytes();
             let back = FrozenWeights::read(&mut Reader::new(&bytes, "w"), n_buckets).unwrap();

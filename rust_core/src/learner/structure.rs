@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 use super::loss::Loss;
 use crate::decode::chain::ChainScores;
 use crate::decode::forward_backward::{forward_backward, ForwardBackwardWorkspace};
-use crate::decode::viterbi::{viterbi, viterbi_hamming, ViterbiWorkspace};
+use crate::decode::viterbi::{viterbi, viterbi_hamming_with_column_max, ViterbiWorkspace};
 use crate::error::{check_count, check_finite, check_table, OmklError, Result};
 
 /// The output structure of a learner of Alg. 1.
@@ -152,7 +152,7 @@ pub fn chain_loss_grad(
     }
     gem.fill(0.0);
     gtr.fill(0.0);
-    loss_grad_of(loss, &chain, gold, ws, gem, gtr)
+    loss_grad_of(loss, &chain, gold, None, ws, gem, gtr)
 }
 
 /// [`chain_loss_grad`] into `s.gem` and `s.gtr` (sized here), whose
@@ -182,11 +182,6 @@ pub(crate) fn chain_loss_grad_scratch(
         chain_of(&s.em, &s.tr, n, l)?
     };
     chain.check_labels("ys", gold)?;
-    if summary && loss == Loss::Hinge {
-        s.ws.viterbi
-            .given_column_max(l)?
-            .copy_from_slice(&s.col_max);
-    }
     s.gem.clear();
     s.gem.resize(n * l, 0.0);
     if !s.gtr_zero || s.gtr.len() != (l + 2) * l {
@@ -196,7 +191,10 @@ pub(crate) fn chain_loss_grad_scratch(
     // from here on the buffer may hold the gradient
     s.gtr_zero = false;
     s.gtr_rows.clear();
-    let loss_value = loss_grad_of(loss, &chain, gold, &mut s.ws, &mut s.gem, &mut s.gtr)?;
+    let col_max = if summary { Some(&s.col_max[..]) } else { None };
+    let loss_value = loss_grad_of(
+        loss, &chain, gold, col_max, &mut s.ws, &mut s.gem, &mut s.gtr,
+    )?;
     match loss {
         Loss::Hinge => {
             let out = &s.ws.out;
@@ -215,11 +213,13 @@ pub(crate) fn chain_loss_grad_scratch(
 }
 
 /// The loss and gradients of [`chain_loss_grad`] on a checked chain, added
-/// to `gem` and `gtr` (which hold zeros).
+/// to `gem` and `gtr` (which hold zeros); the hinge's Viterbi reads the
+/// column maxima `col_max` of the transitions when given.
 fn loss_grad_of(
     loss: Loss,
     chain: &ChainScores<'_>,
     gold: &[usize],
+    col_max: Option<&[f64]>,
     ws: &mut ChainWorkspace,
     gem: &mut [f64],
     gtr: &mut [f64],
@@ -229,7 +229,14 @@ fn loss_grad_of(
     match loss {
         Loss::Hinge => {
             ws.out.resize(n, 0);
-            let aug = viterbi_hamming(chain, gold, 1.0, &mut ws.viterbi, &mut ws.out)?;
+            let aug = viterbi_hamming_with_column_max(
+                chain,
+                gold,
+                1.0,
+                col_max,
+                &mut ws.viterbi,
+                &mut ws.out,
+            )?;
             let out = &ws.out;
             if out[..] != *gold {
                 for p in 0..n {

@@ -32,11 +32,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::{OmklError, Result};
+use crate::features::block_rows::{assemble, BlockUnit, HashedRows};
 use crate::features::py_str::lower_into;
-use crate::features::token_templates::{Scratch, TokenTemplates};
+use crate::features::token_templates::TokenTemplates;
 use crate::features::SparseBatch;
-use crate::learner::chain_text::{template_groups, to_group_ids};
-use crate::learner::frozen_chain::FrozenChain;
+use crate::learner::chain_text::template_groups;
+use crate::learner::frozen_chain::{FrozenChain, FrozenChainWorkspace};
 
 /// The UPOS tags whose FEATS the FEATS stage predicts.
 pub const FEATS_UPOS: [&str; 3] = ["VERB", "AUX", "PRON"];
@@ -50,6 +51,18 @@ pub const RARE: &str = "<rare>";
 /// Each word's second-best label and its marginal.
 type Seconds = Vec<(usize, f64)>;
 
+/// What a column of a stage holds (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Col {
+    AmbUpos,
+    AmbXpos,
+    Casing,
+    First,
+    Upos,
+    Xpos,
+    LexFeats,
+}
+
 /// One stage: its templates, its frozen chain (shared with the tagger it
 /// comes from) and its labels.
 #[derive(Debug, Clone)]
@@ -58,6 +71,9 @@ pub struct Stage {
     chain: Arc<FrozenChain>,
     groups: Vec<Option<u32>>,
     labels: Vec<String>,
+    /// Each block's unit (an index into the chain's units) and first
+    /// template id, set by [`MorphologyChain::new`].
+    parts: Vec<(usize, u32)>,
 }
 
 impl Stage {
@@ -85,6 +101,7 @@ impl Stage {
             chain,
             groups,
             labels,
+            parts: Vec::new(),
         })
     }
 
@@ -93,54 +110,17 @@ impl Stage {
         &self.labels
     }
 
-    /// The features of a sentence as group ids of the chain, in `batch`.
-    fn features(&self, words: &[&str], cols: &[&[&str]], buf: &mut Buffers) -> Result<()> {
-        let batch = &mut buf.batch;
-        batch.indptr.clear();
-        batch.indptr.push(0);
-        batch.groups.clear();
-        batch.indices.clear();
-        batch.values.clear();
-        self.templates.sentence_into(
-            words,
-            cols,
-            self.chain.space().n_buckets(),
-            &mut buf.scratch,
-            batch,
-        )?;
-        to_group_ids(batch, &self.groups);
-        Ok(())
-    }
-
-    /// The label ids of a sentence.
-    fn predict(&self, words: &[&str], cols: &[&[&str]], buf: &mut Buffers) -> Result<Vec<usize>> {
-        self.features(words, cols, buf)?;
-        self.chain.predict(&buf.batch)
-    }
-
-    /// The label ids of a sentence and, when `alt`, each word's label other
-    /// than its own of largest marginal, with that marginal (the first such
-    /// label on a tie; its own label and 0 with a single label), from one
-    /// computation of the features.
-    fn predict_alt(
-        &self,
-        words: &[&str],
-        cols: &[&[&str]],
-        alt: bool,
-        buf: &mut Buffers,
-    ) -> Result<(Vec<usize>, Option<Seconds>)> {
-        // the features stay in `buf` for the marginals
-        let ids = self.predict(words, cols, buf)?;
-        if !alt {
-            return Ok((ids, None));
-        }
+    /// Each word's label other than its own (`ids`) of largest marginal,
+    /// with that marginal (the first such label on a tie; its own label
+    /// and 0 with a single label), from the emissions that the prediction
+    /// left in `ws`.
+    fn seconds(&self, ids: &[usize], ws: &mut FrozenChainWorkspace) -> Result<Seconds> {
         let l = self.labels.len();
         if l < 2 {
-            let second = ids.iter().map(|&y| (y, 0.0)).collect();
-            return Ok((ids, Some(second)));
+            return Ok(ids.iter().map(|&y| (y, 0.0)).collect());
         }
-        let mu = self.chain.marginals(&buf.batch)?;
-        let second = ids
+        let mu = self.chain.marginals_with(ids.len(), ws)?;
+        Ok(ids
             .iter()
             .zip(mu.chunks_exact(l))
             .map(|(&y, row)| {
@@ -153,8 +133,7 @@ impl Stage {
                 }
                 best
             })
-            .collect();
-        Ok((ids, Some(second)))
+            .collect())
     }
 }
 
@@ -184,27 +163,57 @@ pub const BLOCK: usize = 4096;
 
 /// One sentence of a block, between the stages.
 #[derive(Debug, Default)]
-struct Work<'w, 'm> {
-    words: &'w [&'w str],
-    lowers: Vec<String>,
-    amb_upos: Vec<&'m str>,
-    amb_xpos: Vec<&'m str>,
-    casing: Option<Vec<&'m str>>,
-    first: Vec<&'m str>,
-    upos: Vec<&'m str>,
+struct Work<'a> {
+    words: &'a [&'a str],
+    lowers: Vec<&'a str>,
+    amb_upos: Vec<&'a str>,
+    amb_xpos: Vec<&'a str>,
+    casing: Vec<&'a str>,
+    first: Vec<&'a str>,
+    upos: Vec<&'a str>,
     upos_alt: Option<Seconds>,
-    xpos: Vec<&'m str>,
+    xpos: Vec<&'a str>,
     xpos_alt: Option<Seconds>,
     rules: Vec<usize>,
-    lex_feats: Vec<String>,
+    lex_feats: Vec<&'a str>,
+    /// The rows of the units read by a later stage.
+    rows: Vec<Option<HashedRows>>,
+}
+
+impl<'a> Work<'a> {
+    /// The column `c`.
+    fn column(&self, c: Col) -> &[&'a str] {
+        match c {
+            Col::AmbUpos => &self.amb_upos,
+            Col::AmbXpos => &self.amb_xpos,
+            Col::Casing => &self.casing,
+            Col::First => &self.first,
+            Col::Upos => &self.upos,
+            Col::Xpos => &self.xpos,
+            Col::LexFeats => &self.lex_feats,
+        }
+    }
 }
 
 /// The buffers reused from one sentence to the next.
 #[derive(Debug, Default)]
 struct Buffers {
-    scratch: Scratch,
     batch: SparseBatch,
+    chain: FrozenChainWorkspace,
+    /// Rows no longer read, to be reused.
+    pool: Vec<HashedRows>,
     key: String,
+}
+
+/// One block of a stage, computed once for the stages that read the same
+/// block of the same columns.
+#[derive(Debug, Clone)]
+struct Unit {
+    unit: BlockUnit,
+    columns: Vec<Col>,
+    /// The index (in the order of the stages) of the last stage that reads
+    /// the unit.
+    last: usize,
 }
 
 /// The stages and lexicons of a morphology tagger; see the module docs.
@@ -216,6 +225,7 @@ pub struct MorphologyChain {
     lemma: Stage,
     feats: Stage,
     lex: Lexicons,
+    units: Vec<Unit>,
 }
 
 /// The columns of one tagged sentence, one entry per word.
@@ -262,11 +272,18 @@ pub fn apply_lemma_rule(rule: &str, form: &str, lower: &str) -> Option<String> {
 }
 
 /// The entry of each lower-cased word in `lex` (`<unk>` if none).
-fn lookup<'a>(lex: &'a HashMap<String, String>, lowers: &[String]) -> Vec<&'a str> {
+fn lookup<'a>(lex: &'a HashMap<String, String>, lowers: &[&str]) -> Vec<&'a str> {
     lowers
         .iter()
-        .map(|w| lex.get(w).map_or(UNKNOWN, String::as_str))
+        .map(|&w| lex.get(w).map_or(UNKNOWN, String::as_str))
         .collect()
+}
+
+impl Buffers {
+    /// The label ids that the last Viterbi left in the chain workspace.
+    fn chain_labels(&self) -> Vec<usize> {
+        self.chain.labels().to_vec()
+    }
 }
 
 /// The labels of `stage` of the label ids `ids`.
@@ -274,9 +291,17 @@ fn names<'a>(stage: &'a Stage, ids: &[usize]) -> Vec<&'a str> {
     ids.iter().map(|&i| stage.labels[i].as_str()).collect()
 }
 
+/// The index of each stage in the order of the stages.
+const FIRST: usize = 0;
+const UPOS: usize = 1;
+const XPOS: usize = 2;
+const LEMMA: usize = 3;
+const FEATS: usize = 4;
+
 impl MorphologyChain {
     /// A chain of the given stages and lexicons. The casing classes are
-    /// read when there is a first XPOS stage.
+    /// read when there is a first XPOS stage. An error if a stage's
+    /// templates read other columns than the stage has (module docs).
     pub fn new(
         first_xpos: Option<Stage>,
         upos: Stage,
@@ -284,15 +309,79 @@ impl MorphologyChain {
         lemma: Stage,
         feats: Stage,
         lex: Lexicons,
-    ) -> Self {
-        MorphologyChain {
+    ) -> Result<Self> {
+        use Col::*;
+        let casing = first_xpos.is_some();
+        let mut chain = MorphologyChain {
             first_xpos,
             upos,
             xpos,
             lemma,
             feats,
             lex,
+            units: Vec::new(),
+        };
+        let columns: [Vec<Col>; 5] = [
+            vec![AmbXpos, Casing],
+            if casing {
+                vec![AmbUpos, First, Casing]
+            } else {
+                vec![AmbUpos]
+            },
+            if casing {
+                vec![AmbXpos, Upos, Casing]
+            } else {
+                vec![AmbXpos, Upos]
+            },
+            vec![Upos, Xpos],
+            vec![Upos, Xpos, LexFeats],
+        ];
+        let names = ["first xpos", "upos", "xpos", "lemma", "feats"];
+        let mut units: Vec<Unit> = Vec::new();
+        let stages = [
+            chain.first_xpos.as_mut(),
+            Some(&mut chain.upos),
+            Some(&mut chain.xpos),
+            Some(&mut chain.lemma),
+            Some(&mut chain.feats),
+        ];
+        for (k, stage) in stages.into_iter().enumerate() {
+            let Some(stage) = stage else { continue };
+            let t = &stage.templates;
+            if t.columns().len() != columns[k].len() {
+                return Err(OmklError::shape(
+                    format!("the templates of the {} stage", names[k]),
+                    format!("{} columns", columns[k].len()),
+                    format!("{} ({})", t.columns().len(), t.columns().join(", ")),
+                ));
+            }
+            stage.parts = t
+                .blocks()
+                .iter()
+                .zip(t.offsets())
+                .map(|(b, &(t0, c0))| {
+                    let cols = &columns[k][c0..c0 + b.column_names().len()];
+                    let id = match units
+                        .iter()
+                        .position(|u| u.unit.block() == b && u.columns == cols)
+                    {
+                        Some(id) => id,
+                        None => {
+                            units.push(Unit {
+                                unit: BlockUnit::new(b.clone()),
+                                columns: cols.to_vec(),
+                                last: k,
+                            });
+                            units.len() - 1
+                        }
+                    };
+                    units[id].last = k;
+                    (id, t0)
+                })
+                .collect();
         }
+        chain.units = units;
+        Ok(chain)
     }
 
     /// The columns of the sentence `words`, with the second-best UPOS and
@@ -332,6 +421,43 @@ impl MorphologyChain {
         Ok(tagged.into_iter().flatten().collect())
     }
 
+    /// Computes the rows of `stage` for the sentence `w` into `buf.batch`
+    /// (the units it shares with a later stage kept in `w`), runs its
+    /// Viterbi and returns the label ids (in `buf.chain`).
+    fn run_stage<'b>(
+        &self,
+        k: usize,
+        stage: &Stage,
+        w: &mut Work<'_>,
+        buf: &'b mut Buffers,
+    ) -> Result<&'b [usize]> {
+        for &(u, _) in &stage.parts {
+            if w.rows[u].is_none() {
+                let unit = &self.units[u];
+                let cols: Vec<&[&str]> = unit.columns.iter().map(|&c| w.column(c)).collect();
+                let mut rows = buf.pool.pop().unwrap_or_default();
+                unit.unit.rows_into(w.words, &w.lowers, &cols, &mut rows);
+                w.rows[u] = Some(rows);
+            }
+        }
+        let parts: Vec<(&HashedRows, u32)> = stage
+            .parts
+            .iter()
+            .filter_map(|&(u, t0)| w.rows[u].as_ref().map(|r| (r, t0)))
+            .collect();
+        let nb = stage.chain.space().n_buckets() as u64;
+        assemble(&parts, &stage.groups, nb, &mut buf.batch);
+        // the units read by no later stage go back to the pool
+        for (u, unit) in self.units.iter().enumerate() {
+            if unit.last == k {
+                if let Some(rows) = w.rows[u].take() {
+                    buf.pool.push(rows);
+                }
+            }
+        }
+        stage.chain.predict_with(&buf.batch, &mut buf.chain)
+    }
+
     /// The columns of the sentences of one block, stage after stage.
     fn tag_block(
         &self,
@@ -340,86 +466,94 @@ impl MorphologyChain {
         xpos_alt: bool,
         buf: &mut Buffers,
     ) -> Result<Vec<Tagged>> {
-        let mut work = Vec::with_capacity(sentences.len());
+        let mut lower = String::new();
+        let mut ends = Vec::new();
         for &words in sentences {
             if words.is_empty() {
                 return Err(OmklError::empty("sentence"));
             }
-            let lowers: Vec<String> = words
+            for w in words {
+                lower_into(w, &mut lower);
+                ends.push(lower.len());
+            }
+        }
+        let mut work = Vec::with_capacity(sentences.len());
+        let (mut at, mut from) = (0, 0);
+        for &words in sentences {
+            let lowers: Vec<&str> = ends[at..at + words.len()]
                 .iter()
-                .map(|w| {
-                    let mut low = String::new();
-                    lower_into(w, &mut low);
-                    low
+                .map(|&e| {
+                    let s = &lower[from..e];
+                    from = e;
+                    s
                 })
                 .collect();
+            at += words.len();
             let amb_upos = lookup(&self.lex.amb_upos, &lowers);
             let amb_xpos = lookup(&self.lex.amb_xpos, &lowers);
-            let casing = self
-                .first_xpos
-                .as_ref()
-                .map(|_| lookup(&self.lex.casing, &lowers));
+            let casing = match self.first_xpos {
+                Some(_) => lookup(&self.lex.casing, &lowers),
+                None => Vec::new(),
+            };
             work.push(Work {
                 words,
                 lowers,
                 amb_upos,
                 amb_xpos,
                 casing,
+                rows: vec![None; self.units.len()],
                 ..Work::default()
             });
         }
         if let Some(stage) = &self.first_xpos {
             for w in &mut work {
-                let case = w.casing.as_deref().unwrap_or_default();
-                let ids = stage.predict(w.words, &[&w.amb_xpos, case], buf)?;
-                w.first = names(stage, &ids);
+                let ids = self.run_stage(FIRST, stage, w, buf)?;
+                w.first = names(stage, ids);
             }
         }
         for w in &mut work {
-            let mut cols: Vec<&[&str]> = vec![&w.amb_upos];
-            if let Some(case) = &w.casing {
-                cols.extend([&w.first[..], case]);
+            let stage = &self.upos;
+            let ids = self.run_stage(UPOS, stage, w, buf)?;
+            w.upos = names(stage, ids);
+            if upos_alt {
+                let ids = buf.chain_labels();
+                w.upos_alt = Some(stage.seconds(&ids, &mut buf.chain)?);
             }
-            let (ids, alt) = self.upos.predict_alt(w.words, &cols, upos_alt, buf)?;
-            w.upos_alt = alt;
-            w.upos = names(&self.upos, &ids);
         }
         for w in &mut work {
-            let mut cols: Vec<&[&str]> = vec![&w.amb_xpos, &w.upos];
-            if let Some(case) = &w.casing {
-                cols.push(case);
+            let stage = &self.xpos;
+            let ids = self.run_stage(XPOS, stage, w, buf)?;
+            w.xpos = names(stage, ids);
+            if xpos_alt {
+                let ids = buf.chain_labels();
+                w.xpos_alt = Some(stage.seconds(&ids, &mut buf.chain)?);
             }
-            let (ids, alt) = self.xpos.predict_alt(w.words, &cols, xpos_alt, buf)?;
-            w.xpos_alt = alt;
-            w.xpos = names(&self.xpos, &ids);
         }
         for w in &mut work {
-            w.rules = self.lemma.predict(w.words, &[&w.upos, &w.xpos], buf)?;
+            w.rules = self.run_stage(LEMMA, &self.lemma, w, buf)?.to_vec();
             w.lex_feats = self.lexicon_feats(&w.lowers, &w.upos, &w.xpos, &mut buf.key);
         }
         let mut out = Vec::with_capacity(work.len());
-        for w in work {
-            let lex_refs: Vec<&str> = w.lex_feats.iter().map(String::as_str).collect();
-            let feats_ids = self
-                .feats
-                .predict(w.words, &[&w.upos, &w.xpos, &lex_refs], buf)?;
+        for mut w in work {
+            let feats_ids = self.run_stage(FEATS, &self.feats, &mut w, buf)?;
+            let n = w.words.len();
             let mut t = Tagged {
                 upos: w.upos.iter().map(|s| s.to_string()).collect(),
                 xpos: w.xpos.iter().map(|s| s.to_string()).collect(),
+                feats: Vec::with_capacity(n),
+                lemma: Vec::with_capacity(n),
                 ..Tagged::default()
             };
-            for i in 0..w.words.len() {
-                let f = self.feats.labels[feats_ids[i]].as_str();
+            for (i, &f) in feats_ids.iter().enumerate() {
+                let f = self.feats.labels[f].as_str();
                 let keep = FEATS_UPOS.contains(&w.upos[i]) && f != LEX;
-                t.feats.push(if keep { f } else { lex_refs[i] }.to_string());
+                t.feats
+                    .push(if keep { f } else { w.lex_feats[i] }.to_string());
+            }
+            for i in 0..n {
                 let rule = self.lemma.labels[w.rules[i]].as_str();
-                t.lemma.push(self.lemma_of(
-                    w.words[i],
-                    &w.lowers[i],
-                    w.xpos[i],
-                    rule,
-                    &mut buf.key,
-                ));
+                t.lemma
+                    .push(self.lemma_of(w.words[i], w.lowers[i], w.xpos[i], rule, &mut buf.key));
             }
             let alts = |stage: &Stage, second: Option<Vec<(usize, f64)>>| {
                 second.map(|v| {
@@ -436,15 +570,15 @@ impl MorphologyChain {
     }
 
     /// The FEATS of each word from the lexicons (see the module docs).
-    fn lexicon_feats(
-        &self,
-        lowers: &[String],
+    fn lexicon_feats<'a>(
+        &'a self,
+        lowers: &[&str],
         upos: &[&str],
         xpos: &[&str],
         key: &mut String,
-    ) -> Vec<String> {
+    ) -> Vec<&'a str> {
         let lex = &self.lex;
-        let mut get = |m: &HashMap<String, String>, parts: &[&str]| -> Option<String> {
+        let mut get = |m: &'a HashMap<String, String>, parts: &[&str]| -> Option<&'a str> {
             key.clear();
             for (i, p) in parts.iter().enumerate() {
                 if i > 0 {
@@ -452,16 +586,16 @@ impl MorphologyChain {
                 }
                 key.push_str(p);
             }
-            m.get(key.as_str()).cloned()
+            m.get(key.as_str()).map(String::as_str)
         };
         (0..lowers.len())
             .map(|i| {
-                let (low, u, x) = (lowers[i].as_str(), upos[i], xpos[i]);
+                let (low, u, x) = (lowers[i], upos[i], xpos[i]);
                 get(&lex.feats, &[low, u, x])
                     .or_else(|| get(&lex.feats_xpos, &[low, "", x]))
                     .or_else(|| get(&lex.feats_backoff, &[u, x]))
                     .or_else(|| get(&lex.feats_xpos, &["", "", x]))
-                    .unwrap_or_else(|| "_".to_string())
+                    .unwrap_or("_")
             })
             .collect()
     }
