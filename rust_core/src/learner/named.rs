@@ -130,11 +130,10 @@ impl NamedLearner {
         Ok(best)
     }
 
-    /// One round of Alg. 1. A class index may be at most the current number
-    /// of outputs (which then grows by one). On error nothing changes.
-    pub fn learn(&mut self, names: &[&str], values: &[f64], target: Target) -> Result<f64> {
-        Self::check_values(names, values)?;
-        let (g0, k0) = (self.space.n_groups(), self.model.n_outputs());
+    /// Checks that `target` is a class index at most the current number of
+    /// outputs `k0` (a new class only for a multiclass loss) or a target of
+    /// the loss.
+    fn check_target(&self, k0: usize, target: Target) -> Result<()> {
         if let Target::Class(k) = target {
             if k > k0 || (k == k0 && !self.model.config.loss.is_multiclass()) {
                 return Err(OmklError::invalid(
@@ -143,7 +142,15 @@ impl NamedLearner {
                 ));
             }
         }
-        self.model.config.loss.check_target(k0 + 1, target)?;
+        self.model.config.loss.check_target(k0 + 1, target)
+    }
+
+    /// One round of Alg. 1. A class index may be at most the current number
+    /// of outputs (which then grows by one). On error nothing changes.
+    pub fn learn(&mut self, names: &[&str], values: &[f64], target: Target) -> Result<f64> {
+        Self::check_values(names, values)?;
+        let (g0, k0) = (self.space.n_groups(), self.model.n_outputs());
+        self.check_target(k0, target)?;
         let located: Vec<(&str, u32)> = names.iter().map(|n| self.space.locate(n)).collect();
         let (ids, new_groups) = self.group_ids(located.iter().map(|&(g, _)| g));
         let mut x = SparseExample::default();
@@ -156,6 +163,93 @@ impl NamedLearner {
             _ => None,
         };
         self.grow_then((g0, k0), &new_groups, outputs, |m| m.learn(&x, target))
+    }
+
+    /// One round of Alg. 1 on an example whose names are already located:
+    /// entry `i` is bucket `x.indices[i]` of group `x.groups[i]` with value
+    /// `x.values[i]`, where a group id below [`FeatureSpace::n_groups`] is a
+    /// registered group and id `n_groups + j` the new group
+    /// `new_groups[j]`, registered by the round. It is the round
+    /// [`Self::learn`] makes on names that [`FeatureSpace::locate`] puts in
+    /// these groups and buckets, in the same order, so the two give the
+    /// same model. A class index may be at most the current number of
+    /// outputs (which then grows by one). On error nothing changes.
+    ///
+    /// # Complexity
+    /// O(non-zeros × outputs), with no allocation when `new_groups` is
+    /// empty and no class is new (beyond the model's own per round).
+    ///
+    /// # Example
+    /// ```
+    /// use omkl_core::features::{Grouping, SparseExample};
+    /// use omkl_core::learner::named::NamedLearner;
+    /// use omkl_core::learner::{Alg1Config, Loss, Schedule, Target};
+    /// let config = Alg1Config {
+    ///     loss: Loss::Hinge,
+    ///     schedule: Schedule::Constant { eta0: 0.1 },
+    ///     regularizers: vec![],
+    ///     radius: None,
+    ///     averaged: true,
+    ///     fit_intercept: false,
+    ///     clip_gradient: None,
+    /// };
+    /// let mut a = NamedLearner::new(config, Grouping::by_prefix("_"), 64).unwrap();
+    /// let mut b = a.clone();
+    /// a.learn(&["word_a", "word_b"], &[1.0, 2.0], Target::Class(0)).unwrap();
+    /// let mut x = SparseExample::default();
+    /// for (name, v) in [("word_a", 1.0), ("word_b", 2.0)] {
+    ///     x.push(0, b.space().locate(name).1, v);
+    /// }
+    /// b.learn_hashed(&x, &["word"], Target::Class(0)).unwrap();
+    /// assert_eq!(a, b);
+    /// ```
+    pub fn learn_hashed(
+        &mut self,
+        x: &SparseExample,
+        new_groups: &[&str],
+        target: Target,
+    ) -> Result<f64> {
+        let (g0, k0) = (self.space.n_groups(), self.model.n_outputs());
+        for (j, name) in new_groups.iter().enumerate() {
+            if self.space.group_id(name).is_some() || new_groups[..j].contains(name) {
+                return Err(OmklError::invalid(
+                    "new_groups",
+                    format!("group {name:?} is registered or listed twice"),
+                ));
+            }
+        }
+        x.check(g0 + new_groups.len(), self.space.n_buckets())?;
+        self.check_target(k0, target)?;
+        let new_groups: Vec<String> = new_groups.iter().map(|g| g.to_string()).collect();
+        let outputs = match target {
+            Target::Class(k) => Some(k + 1),
+            _ => None,
+        };
+        self.grow_then((g0, k0), &new_groups, outputs, |m| m.learn(x, target))
+    }
+
+    /// The scores of the prediction model (one per output, into `out`) of an
+    /// example whose names are already located in registered groups (see
+    /// [`Self::learn_hashed`]): those of [`Self::scores`] on the names, in
+    /// the same order, that [`FeatureSpace::locate`] puts there (names of
+    /// unregistered groups add nothing, so their entries are left out).
+    ///
+    /// # Complexity
+    /// O(non-zeros × outputs), with no allocation once `out` has room for
+    /// the outputs.
+    pub fn scores_hashed(&self, x: &SparseExample, out: &mut Vec<f64>) -> Result<()> {
+        x.check(self.space.n_groups(), self.space.n_buckets())?;
+        // the intercept of the prediction model, as `OnlineProximal::intercept`
+        let m = &self.model;
+        out.clear();
+        if m.config.averaged && m.t > 0 {
+            out.extend(m.intercept_sum.iter().map(|s| s / m.t as f64));
+        } else {
+            out.extend_from_slice(&m.intercept);
+        }
+        m.weights
+            .add_scores(&x.groups, &x.indices, &x.values, m.config.averaged, out);
+        Ok(())
     }
 
     /// Registers the `new_groups` (once the configuration is checked for
