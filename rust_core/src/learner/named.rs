@@ -346,3 +346,126 @@ impl NamedLearner {
         self.space.heap_bytes() + self.model.heap_bytes()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learner::frozen_linear::FrozenLinear;
+    use crate::learner::{Loss, Schedule};
+    use crate::prox::Regularizer;
+
+    fn learner(averaged: bool) -> NamedLearner {
+        let config = Alg1Config {
+            loss: Loss::Hinge,
+            schedule: Schedule::Constant { eta0: 0.3 },
+            regularizers: vec![Regularizer::L2Squared { lam: 1e-3 }],
+            radius: None,
+            averaged,
+            fit_intercept: true,
+            clip_gradient: None,
+        };
+        NamedLearner::new(config, Grouping::by_prefix("_"), 16).unwrap()
+    }
+
+    /// The located example of `names`: registered groups by id, new ones
+    /// numbered on from the registry's count (returned in order).
+    fn locate<'a>(
+        l: &NamedLearner,
+        names: &[&'a str],
+        values: &[f64],
+    ) -> (SparseExample, Vec<&'a str>) {
+        let mut x = SparseExample::default();
+        let mut fresh: Vec<&str> = Vec::new();
+        for (n, &v) in names.iter().zip(values) {
+            let (group, bucket) = l.space().locate(n);
+            let g = match l.space().group_id(group) {
+                Some(g) => g as usize,
+                None => {
+                    let group = &n[..group.len()];
+                    let j = fresh.iter().position(|f| *f == group).unwrap_or_else(|| {
+                        fresh.push(group);
+                        fresh.len() - 1
+                    });
+                    l.space().n_groups() + j
+                }
+            };
+            x.push(g as u32, bucket, v);
+        }
+        (x, fresh)
+    }
+
+    #[test]
+    fn hashed_rounds_and_scores_are_the_named_ones() {
+        let rounds: [(&[&str], &[f64], usize); 6] = [
+            (&["a_1", "b_2"], &[1.0, 0.5], 0),
+            (&["a_1", "c_x", "a_1"], &[1.0, -2.0, 1.0], 1),
+            (&["b_3", "d_q", "c_y"], &[0.25, 1.0, 3.0], 2),
+            (&["a_2"], &[1.0], 0),
+            (&["d_q", "b_2"], &[1.0, 1.0], 3),
+            (&["c_x", "a_9", "e_1"], &[2.0, 1.0, 1.0], 1),
+        ];
+        for averaged in [false, true] {
+            let (mut named, mut hashed) = (learner(averaged), learner(averaged));
+            for _ in 0..3 {
+                for (names, values, k) in rounds {
+                    let (x, fresh) = locate(&hashed, names, values);
+                    let a = named.learn(names, values, Target::Class(k)).unwrap();
+                    let b = hashed.learn_hashed(&x, &fresh, Target::Class(k)).unwrap();
+                    assert_eq!(a.to_bits(), b.to_bits());
+                    assert_eq!(named, hashed);
+                    let mut z = vec![7.0; 2];
+                    for (n, v) in [
+                        (names, values),
+                        (&["a_1", "zz_unknown"][..], &[1.0, 1.0][..]),
+                    ] {
+                        let (x, fresh) = locate(&hashed, n, v);
+                        // entries of unregistered groups are left out
+                        let keep: Vec<usize> = (0..x.len())
+                            .filter(|&i| (x.groups[i] as usize) < hashed.space().n_groups())
+                            .collect();
+                        assert!(fresh.is_empty() || keep.len() < x.len());
+                        let mut known = SparseExample::default();
+                        for i in keep {
+                            known.push(x.groups[i], x.indices[i], x.values[i]);
+                        }
+                        hashed.scores_hashed(&known, &mut z).unwrap();
+                        let want = named.scores(n, v).unwrap();
+                        let bits = |z: &[f64]| z.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                        assert_eq!(bits(&z), bits(&want));
+                        let frozen = FrozenLinear::freeze(&hashed, None);
+                        frozen.scores_hashed(&known, &mut z).unwrap();
+                        assert_eq!(bits(&z), bits(&frozen.scores(n, v).unwrap()));
+                    }
+                }
+            }
+            assert_eq!(named.to_bytes(), hashed.to_bytes());
+        }
+    }
+
+    #[test]
+    fn bad_hashed_rounds_change_nothing() {
+        let mut l = learner(true);
+        l.learn(&["a_1"], &[1.0], Target::Class(0)).unwrap();
+        let before = l.clone();
+        let mut x = SparseExample::default();
+        x.push(0, 3, 1.0);
+        // a registered group listed as new, a group listed twice
+        assert!(l.learn_hashed(&x, &["a"], Target::Class(0)).is_err());
+        assert!(l.learn_hashed(&x, &["b", "b"], Target::Class(0)).is_err());
+        // a group id past the new ones, a bucket past the table
+        x.push(2, 0, 1.0);
+        assert!(l.learn_hashed(&x, &["b"], Target::Class(0)).is_err());
+        let mut y = SparseExample::default();
+        y.push(0, 16, 1.0);
+        assert!(l.learn_hashed(&y, &[], Target::Class(0)).is_err());
+        // a class index past the new one, a value that is not finite
+        y = SparseExample::default();
+        y.push(0, 1, 1.0);
+        assert!(l.learn_hashed(&y, &[], Target::Class(2)).is_err());
+        y.values[0] = f64::NAN;
+        assert!(l.learn_hashed(&y, &["b"], Target::Class(1)).is_err());
+        assert!(l.scores_hashed(&y, &mut Vec::new()).is_err());
+        assert_eq!(l, before);
+        assert_eq!(l.space().n_groups(), 1);
+    }
+}
