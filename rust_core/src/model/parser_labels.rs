@@ -89,11 +89,11 @@ fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
     })
 }
 
-/// Appends to `x` the features of the arc `h → m` of the tree in
-/// `s.tree` (see [`write_arc_features`]), each as bucket
+/// Sets `x` to the features of the arc `h → m` of the tree `tree` of
+/// `heads` (see [`write_arc_features`]), each as bucket
 /// `hash_name(name) mod n_buckets` of group `group` with value 1: the
 /// group and bucket that [`crate::features::FeatureSpace::locate`] gives
-/// the name under [`label_grouping`].
+/// the name under [`label_grouping`], in the order of the names.
 #[allow(clippy::too_many_arguments)]
 fn locate_arc_features(
     toks: &[Token],
