@@ -130,6 +130,25 @@ impl FrozenLinear {
         Ok(z)
     }
 
+    /// The scores (one per output, into `out`) of an example whose names
+    /// are already located in the registry's groups: entry `i` is bucket
+    /// `x.indices[i]` of group `x.groups[i]` with value `x.values[i]`. They
+    /// are those of [`Self::scores`] on the names, in the same order, that
+    /// [`FeatureSpace::locate`] puts there (names of groups the model never
+    /// learned add nothing, so their entries are left out).
+    ///
+    /// # Complexity
+    /// O(entries of the rows read), with no allocation once `out` has room
+    /// for the outputs.
+    pub fn scores_hashed(&self, x: &SparseExample, out: &mut Vec<f64>) -> Result<()> {
+        x.check(self.space.n_groups(), self.space.n_buckets())?;
+        out.clear();
+        out.extend_from_slice(&self.intercept);
+        self.weights
+            .add_scores(&x.groups, &x.indices, &x.values, out);
+        Ok(())
+    }
+
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.space.heap_bytes() + 8 * self.intercept.capacity() + self.weights.heap_bytes()

@@ -130,11 +130,10 @@ impl NamedLearner {
         Ok(best)
     }
 
-    /// One round of Alg. 1. A class index may be at most the current number
-    /// of outputs (which then grows by one). On error nothing changes.
-    pub fn learn(&mut self, names: &[&str], values: &[f64], target: Target) -> Result<f64> {
-        Self::check_values(names, values)?;
-        let (g0, k0) = (self.space.n_groups(), self.model.n_outputs());
+    /// Checks that `target` is a class index at most the current number of
+    /// outputs `k0` (a new class only for a multiclass loss) or a target of
+    /// the loss.
+    fn check_target(&self, k0: usize, target: Target) -> Result<()> {
         if let Target::Class(k) = target {
             if k > k0 || (k == k0 && !self.model.config.loss.is_multiclass()) {
                 return Err(OmklError::invalid(
@@ -143,7 +142,15 @@ impl NamedLearner {
                 ));
             }
         }
-        self.model.config.loss.check_target(k0 + 1, target)?;
+        self.model.config.loss.check_target(k0 + 1, target)
+    }
+
+    /// One round of Alg. 1. A class index may be at most the current number
+    /// of outputs (which then grows by one). On error nothing changes.
+    pub fn learn(&mut self, names: &[&str], values: &[f64], target: Target) -> Result<f64> {
+        Self::check_values(names, values)?;
+        let (g0, k0) = (self.space.n_groups(), self.model.n_outputs());
+        self.check_target(k0, target)?;
         let located: Vec<(&str, u32)> = names.iter().map(|n| self.space.locate(n)).collect();
         let (ids, new_groups) = self.group_ids(located.iter().map(|&(g, _)| g));
         let mut x = SparseExample::default();
@@ -156,6 +163,93 @@ impl NamedLearner {
             _ => None,
         };
         self.grow_then((g0, k0), &new_groups, outputs, |m| m.learn(&x, target))
+    }
+
+    /// One round of Alg. 1 on an example whose names are already located:
+    /// entry `i` is bucket `x.indices[i]` of group `x.groups[i]` with value
+    /// `x.values[i]`, where a group id below [`FeatureSpace::n_groups`] is a
+    /// registered group and id `n_groups + j` the new group
+    /// `new_groups[j]`, registered by the round. It is the round
+    /// [`Self::learn`] makes on names that [`FeatureSpace::locate`] puts in
+    /// these groups and buckets, in the same order, so the two give the
+    /// same model. A class index may be at most the current number of
+    /// outputs (which then grows by one). On error nothing changes.
+    ///
+    /// # Complexity
+    /// O(non-zeros × outputs), with no allocation when `new_groups` is
+    /// empty and no class is new (beyond the model's own per round).
+    ///
+    /// # Example
+    /// ```
+    /// use omkl_core::features::{Grouping, SparseExample};
+    /// use omkl_core::learner::named::NamedLearner;
+    /// use omkl_core::learner::{Alg1Config, Loss, Schedule, Target};
+    /// let config = Alg1Config {
+    ///     loss: Loss::Hinge,
+    ///     schedule: Schedule::Constant { eta0: 0.1 },
+    ///     regularizers: vec![],
+    ///     radius: None,
+    ///     averaged: true,
+    ///     fit_intercept: false,
+    ///     clip_gradient: None,
+    /// };
+    /// let mut a = NamedLearner::new(config, Grouping::by_prefix("_"), 64).unwrap();
+    /// let mut b = a.clone();
+    /// a.learn(&["word_a", "word_b"], &[1.0, 2.0], Target::Class(0)).unwrap();
+    /// let mut x = SparseExample::default();
+    /// for (name, v) in [("word_a", 1.0), ("word_b", 2.0)] {
+    ///     x.push(0, b.space().locate(name).1, v);
+    /// }
+    /// b.learn_hashed(&x, &["word"], Target::Class(0)).unwrap();
+    /// assert_eq!(a, b);
+    /// ```
+    pub fn learn_hashed(
+        &mut self,
+        x: &SparseExample,
+        new_groups: &[&str],
+        target: Target,
+    ) -> Result<f64> {
+        let (g0, k0) = (self.space.n_groups(), self.model.n_outputs());
+        for (j, name) in new_groups.iter().enumerate() {
+            if self.space.group_id(name).is_some() || new_groups[..j].contains(name) {
+                return Err(OmklError::invalid(
+                    "new_groups",
+                    format!("group {name:?} is registered or listed twice"),
+                ));
+            }
+        }
+        x.check(g0 + new_groups.len(), self.space.n_buckets())?;
+        self.check_target(k0, target)?;
+        let new_groups: Vec<String> = new_groups.iter().map(|g| g.to_string()).collect();
+        let outputs = match target {
+            Target::Class(k) => Some(k + 1),
+            _ => None,
+        };
+        self.grow_then((g0, k0), &new_groups, outputs, |m| m.learn(x, target))
+    }
+
+    /// The scores of the prediction model (one per output, into `out`) of an
+    /// example whose names are already located in registered groups (see
+    /// [`Self::learn_hashed`]): those of [`Self::scores`] on the names, in
+    /// the same order, that [`FeatureSpace::locate`] puts there (names of
+    /// unregistered groups add nothing, so their entries are left out).
+    ///
+    /// # Complexity
+    /// O(non-zeros × outputs), with no allocation once `out` has room for
+    /// the outputs.
+    pub fn scores_hashed(&self, x: &SparseExample, out: &mut Vec<f64>) -> Result<()> {
+        x.check(self.space.n_groups(), self.space.n_buckets())?;
+        // the intercept of the prediction model, as `OnlineProximal::intercept`
+        let m = &self.model;
+        out.clear();
+        if m.config.averaged && m.t > 0 {
+            out.extend(m.intercept_sum.iter().map(|s| s / m.t as f64));
+        } else {
+            out.extend_from_slice(&m.intercept);
+        }
+        m.weights
+            .add_scores(&x.groups, &x.indices, &x.values, m.config.averaged, out);
+        Ok(())
     }
 
     /// Registers the `new_groups` (once the configuration is checked for
@@ -250,5 +344,128 @@ impl NamedLearner {
     /// Heap bytes held by the learner (approximate).
     pub fn heap_bytes(&self) -> usize {
         self.space.heap_bytes() + self.model.heap_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learner::frozen_linear::FrozenLinear;
+    use crate::learner::{Loss, Schedule};
+    use crate::prox::Regularizer;
+
+    fn learner(averaged: bool) -> NamedLearner {
+        let config = Alg1Config {
+            loss: Loss::Hinge,
+            schedule: Schedule::Constant { eta0: 0.3 },
+            regularizers: vec![Regularizer::L2Squared { lam: 1e-3 }],
+            radius: None,
+            averaged,
+            fit_intercept: true,
+            clip_gradient: None,
+        };
+        NamedLearner::new(config, Grouping::by_prefix("_"), 16).unwrap()
+    }
+
+    /// The located example of `names`: registered groups by id, new ones
+    /// numbered on from the registry's count (returned in order).
+    fn locate<'a>(
+        l: &NamedLearner,
+        names: &[&'a str],
+        values: &[f64],
+    ) -> (SparseExample, Vec<&'a str>) {
+        let mut x = SparseExample::default();
+        let mut fresh: Vec<&str> = Vec::new();
+        for (n, &v) in names.iter().zip(values) {
+            let (group, bucket) = l.space().locate(n);
+            let g = match l.space().group_id(group) {
+                Some(g) => g as usize,
+                None => {
+                    let group = &n[..group.len()];
+                    let j = fresh.iter().position(|f| *f == group).unwrap_or_else(|| {
+                        fresh.push(group);
+                        fresh.len() - 1
+                    });
+                    l.space().n_groups() + j
+                }
+            };
+            x.push(g as u32, bucket, v);
+        }
+        (x, fresh)
+    }
+
+    #[test]
+    fn hashed_rounds_and_scores_are_the_named_ones() {
+        let rounds: [(&[&str], &[f64], usize); 6] = [
+            (&["a_1", "b_2"], &[1.0, 0.5], 0),
+            (&["a_1", "c_x", "a_1"], &[1.0, -2.0, 1.0], 1),
+            (&["b_3", "d_q", "c_y"], &[0.25, 1.0, 3.0], 2),
+            (&["a_2"], &[1.0], 0),
+            (&["d_q", "b_2"], &[1.0, 1.0], 3),
+            (&["c_x", "a_9", "e_1"], &[2.0, 1.0, 1.0], 1),
+        ];
+        for averaged in [false, true] {
+            let (mut named, mut hashed) = (learner(averaged), learner(averaged));
+            for _ in 0..3 {
+                for (names, values, k) in rounds {
+                    let (x, fresh) = locate(&hashed, names, values);
+                    let a = named.learn(names, values, Target::Class(k)).unwrap();
+                    let b = hashed.learn_hashed(&x, &fresh, Target::Class(k)).unwrap();
+                    assert_eq!(a.to_bits(), b.to_bits());
+                    assert_eq!(named, hashed);
+                    let mut z = vec![7.0; 2];
+                    for (n, v) in [
+                        (names, values),
+                        (&["a_1", "zz_unknown"][..], &[1.0, 1.0][..]),
+                    ] {
+                        let (x, fresh) = locate(&hashed, n, v);
+                        // entries of unregistered groups are left out
+                        let keep: Vec<usize> = (0..x.len())
+                            .filter(|&i| (x.groups[i] as usize) < hashed.space().n_groups())
+                            .collect();
+                        assert!(fresh.is_empty() || keep.len() < x.len());
+                        let mut known = SparseExample::default();
+                        for i in keep {
+                            known.push(x.groups[i], x.indices[i], x.values[i]);
+                        }
+                        hashed.scores_hashed(&known, &mut z).unwrap();
+                        let want = named.scores(n, v).unwrap();
+                        let bits = |z: &[f64]| z.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                        assert_eq!(bits(&z), bits(&want));
+                        let frozen = FrozenLinear::freeze(&hashed, None);
+                        frozen.scores_hashed(&known, &mut z).unwrap();
+                        assert_eq!(bits(&z), bits(&frozen.scores(n, v).unwrap()));
+                    }
+                }
+            }
+            assert_eq!(named.to_bytes(), hashed.to_bytes());
+        }
+    }
+
+    #[test]
+    fn bad_hashed_rounds_change_nothing() {
+        let mut l = learner(true);
+        l.learn(&["a_1"], &[1.0], Target::Class(0)).unwrap();
+        let before = l.clone();
+        let mut x = SparseExample::default();
+        x.push(0, 3, 1.0);
+        // a registered group listed as new, a group listed twice
+        assert!(l.learn_hashed(&x, &["a"], Target::Class(0)).is_err());
+        assert!(l.learn_hashed(&x, &["b", "b"], Target::Class(0)).is_err());
+        // a group id past the new ones, a bucket past the table
+        x.push(2, 0, 1.0);
+        assert!(l.learn_hashed(&x, &["b"], Target::Class(0)).is_err());
+        let mut y = SparseExample::default();
+        y.push(0, 16, 1.0);
+        assert!(l.learn_hashed(&y, &[], Target::Class(0)).is_err());
+        // a class index past the new one, a value that is not finite
+        y = SparseExample::default();
+        y.push(0, 1, 1.0);
+        assert!(l.learn_hashed(&y, &[], Target::Class(2)).is_err());
+        y.values[0] = f64::NAN;
+        assert!(l.learn_hashed(&y, &["b"], Target::Class(1)).is_err());
+        assert!(l.scores_hashed(&y, &mut Vec::new()).is_err());
+        assert_eq!(l, before);
+        assert_eq!(l.space().n_groups(), 1);
     }
 }

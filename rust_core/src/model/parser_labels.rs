@@ -6,6 +6,10 @@
 //! `parser_label_feats`). It is trained on gold trees and applied to the
 //! predicted ones.
 //!
+//! Each feature name is written into a reused buffer and hashed there into
+//! its bucket of the one table, so learning and predicting allocate nothing
+//! per feature.
+//!
 //! # Complexity
 //! One word costs `O(F L)` for `F ≈ 25` features and `L` relations.
 //!
@@ -26,14 +30,16 @@
 //! assert_eq!(lab.predict(&sent, &[2, 3, 0]).unwrap(), ["det", "nsubj", "root"]);
 //! ```
 
+use std::cell::RefCell;
+
 use crate::error::{OmklError, Result};
-use crate::features::Grouping;
+use crate::features::{hash_name, Grouping, SparseExample};
 use crate::learner::frozen_linear::FrozenLinear;
 use crate::learner::named::NamedLearner;
 use crate::learner::{Alg1Config, Loss, Schedule, Target};
 use crate::model::conllu::Token;
 use crate::model::parser_input::{check_heads, check_words};
-use crate::model::parser_label_feats::{arc_features, dependents};
+use crate::model::parser_label_feats::{write_arc_features, ArcTree, NameBufs};
 use crate::prox::Regularizer;
 
 /// Buckets of the one hashed feature table. Every feature of the label
@@ -48,6 +54,64 @@ pub const LABEL_TABLE_BUCKETS: usize = 1 << 17;
 
 /// Buckets of the table of a labeler saved by format version 2.
 pub const V2_TABLE_BUCKETS: usize = 1 << 15;
+
+/// The group of every label feature: the part of its name (`arc_...`)
+/// before the first `_`, by the labeler's grouping ([`label_grouping`]).
+const LABEL_GROUP: &str = "arc";
+
+/// How the label features' names map to groups: by the prefix before `_`,
+/// so every feature is in [`LABEL_GROUP`].
+fn label_grouping() -> Grouping {
+    Grouping::by_prefix("_")
+}
+
+/// Buffers of the label stage reused from one sentence to the next (one
+/// set per thread, so that sentences are labelled in parallel): the tree,
+/// the feature name being written, the located features of a word and
+/// its scores.
+#[derive(Default)]
+struct Scratch {
+    tree: ArcTree,
+    bufs: NameBufs,
+    x: SparseExample,
+    scores: Vec<f64>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Runs `f` on this thread's [`Scratch`] (a fresh one if it is in use).
+fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut s) => f(&mut s),
+        Err(_) => f(&mut Scratch::default()),
+    })
+}
+
+/// Sets `x` to the features of the arc `h → m` of the tree `tree` of
+/// `heads` (see [`write_arc_features`]), each as bucket
+/// `hash_name(name) mod n_buckets` of group `group` with value 1: the
+/// group and bucket that [`crate::features::FeatureSpace::locate`] gives
+/// the name under [`label_grouping`], in the order of the names.
+#[allow(clippy::too_many_arguments)]
+fn locate_arc_features(
+    toks: &[Token],
+    heads: &[usize],
+    tree: &ArcTree,
+    bufs: &mut NameBufs,
+    h: usize,
+    m: usize,
+    extended: bool,
+    (group, n_buckets): (u32, usize),
+    x: &mut SparseExample,
+) {
+    let nb = n_buckets as u64;
+    x.clear();
+    write_arc_features(toks, heads, tree, h, m, extended, bufs, |name| {
+        x.push(group, (hash_name(name) % nb) as u32, 1.0)
+    });
+}
 
 /// The relation classifier and its label vocabulary (in order of first
 /// appearance, so the class indices are deterministic).
@@ -88,7 +152,7 @@ impl ArcLabeler {
             clip_gradient: None,
         };
         Ok(ArcLabeler {
-            learner: NamedLearner::new(config, Grouping::by_prefix("_"), LABEL_TABLE_BUCKETS)?,
+            learner: NamedLearner::new(config, label_grouping(), LABEL_TABLE_BUCKETS)?,
             frozen: None,
             labels: Vec::new(),
             version: LABELER_VERSION,
@@ -108,7 +172,7 @@ impl ArcLabeler {
             let frozen = FrozenLinear::freeze(&self.learner, None);
             self.learner = NamedLearner::new(
                 self.learner.model().config.clone(),
-                Grouping::by_prefix("_"),
+                label_grouping(),
                 self.learner.space().n_buckets(),
             )?;
             self.frozen = Some(frozen);
@@ -154,31 +218,49 @@ impl ArcLabeler {
                 format!("sentence {id:?}: word {:?} has no relation", t.form),
             ));
         }
-        let kids = dependents(heads);
         let extended = self.version >= 3;
-        let mut total = 0.0;
-        for (i, t) in toks.iter().enumerate() {
-            let k = match self.labels.iter().position(|l| *l == t.deprel) {
-                Some(k) => k,
-                None => {
-                    self.labels.push(t.deprel.clone());
-                    self.labels.len() - 1
-                }
-            };
-            let names = arc_features(toks, heads, &kids, heads[i], i + 1, extended);
-            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-            let values = vec![1.0; refs.len()];
-            match self.learner.learn(&refs, &values, Target::Class(k)) {
-                Ok(l) => total += l,
-                Err(e) => {
-                    if k + 1 == self.labels.len() && k >= self.learner.model().n_outputs() {
-                        self.labels.pop();
+        with_scratch(|s| {
+            s.tree.fill(heads);
+            let mut total = 0.0;
+            for (i, t) in toks.iter().enumerate() {
+                let k = match self.labels.iter().position(|l| *l == t.deprel) {
+                    Some(k) => k,
+                    None => {
+                        self.labels.push(t.deprel.clone());
+                        self.labels.len() - 1
                     }
-                    return Err(e);
+                };
+                // the group is registered by the first round that sees it
+                let space = self.learner.space();
+                let (group, new) = match space.group_id(LABEL_GROUP) {
+                    Some(g) => (g, &[][..]),
+                    None => (space.n_groups() as u32, &[LABEL_GROUP][..]),
+                };
+                let at = (group, space.n_buckets());
+                let (h, m) = (heads[i], i + 1);
+                locate_arc_features(
+                    toks,
+                    heads,
+                    &s.tree,
+                    &mut s.bufs,
+                    h,
+                    m,
+                    extended,
+                    at,
+                    &mut s.x,
+                );
+                match self.learner.learn_hashed(&s.x, new, Target::Class(k)) {
+                    Ok(l) => total += l,
+                    Err(e) => {
+                        if k + 1 == self.labels.len() && k >= self.learner.model().n_outputs() {
+                            self.labels.pop();
+                        }
+                        return Err(e);
+                    }
                 }
             }
-        }
-        Ok(total)
+            Ok(total)
+        })
     }
 
     /// The relation of every arc of the tree `heads` (`"_"` for each word
@@ -188,22 +270,34 @@ impl ArcLabeler {
         if self.labels.is_empty() {
             return Ok(vec!["_".to_string(); toks.len()]);
         }
-        let kids = dependents(heads);
         let extended = self.version >= 3;
-        (0..toks.len())
-            .map(|i| {
-                let names = arc_features(toks, heads, &kids, heads[i], i + 1, extended);
-                let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-                let values = vec![1.0; refs.len()];
-                let z = match &self.frozen {
-                    Some(f) => f.scores(&refs, &values)?,
-                    None => self.learner.scores(&refs, &values)?,
-                };
-                let n = z.len().min(self.labels.len());
-                let best = (0..n).fold(0, |b, k| if z[k] > z[b] { k } else { b });
-                Ok(self.labels[best].clone())
-            })
-            .collect()
+        let space = self
+            .frozen
+            .as_ref()
+            .map_or(self.learner.space(), |f| f.space());
+        // features of a group the model never learned add nothing
+        let at = space.group_id(LABEL_GROUP).map(|g| (g, space.n_buckets()));
+        with_scratch(|s| {
+            s.tree.fill(heads);
+            (0..toks.len())
+                .map(|i| {
+                    s.x.clear();
+                    if let Some(at) = at {
+                        let (h, m) = (heads[i], i + 1);
+                        let (tree, bufs) = (&s.tree, &mut s.bufs);
+                        locate_arc_features(toks, heads, tree, bufs, h, m, extended, at, &mut s.x);
+                    }
+                    match &self.frozen {
+                        Some(f) => f.scores_hashed(&s.x, &mut s.scores)?,
+                        None => self.learner.scores_hashed(&s.x, &mut s.scores)?,
+                    }
+                    let z = &s.scores;
+                    let n = z.len().min(self.labels.len());
+                    let best = (0..n).fold(0, |b, k| if z[k] > z[b] { k } else { b });
+                    Ok(self.labels[best].clone())
+                })
+                .collect()
+        })
     }
 
     /// Deterministic bytes inside the envelope of [`crate::persist`]
@@ -276,8 +370,14 @@ impl ArcLabeler {
             (NamedLearner::from_bytes(r.take(r.remaining())?)?, None)
         };
         let space = frozen.as_ref().map_or(learner.space(), |f| f.space());
+        if space.grouping() != &label_grouping() {
+            return Err(r.error(format!(
+                "the label features are grouped by {:?}, expected the prefix before \"_\"",
+                space.grouping()
+            )));
+        }
         if space.n_buckets() != table_buckets(version)
-            || space.group_names().iter().any(|g| g != "arc")
+            || space.group_names().iter().any(|g| g != LABEL_GROUP)
         {
             return Err(r.error(format!(
                 "saved with an older layout of the label features ({} buckets, \
@@ -310,6 +410,7 @@ pub const LABELER_VERSION: u32 = 3;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::parser_label_feats::{arc_features, reference, test_sentences};
 
     fn tok(f: &str, u: &str, d: &str) -> Token {
         Token {
@@ -386,9 +487,8 @@ mod tests {
             tok("left", "VERB", "root"),
         ];
         let heads = [6, 4, 4, 1, 4, 0];
-        let kids = dependents(&heads);
-        let new = arc_features(&s, &heads, &kids, 1, 4, true);
-        let old = arc_features(&s, &heads, &kids, 1, 4, false);
+        let new = arc_features(&s, &heads, 1, 4, true);
+        let old = arc_features(&s, &heads, 1, 4, false);
         // the subtree of "friend" spans ", my friend ," (words 2 to 5)
         assert!(
             new.contains(&"arc_span=Sam|left|NOUN|R".to_string()),
@@ -438,7 +538,7 @@ mod tests {
         ];
         let obj = vec![tok("ate", "VERB", "root"), tok("mats", "NOUN", "obj")];
         let (h_obl, h_obj) = ([0, 3, 1], [0, 1]);
-        let names = arc_features(&obl, &h_obl, &dependents(&h_obl), 1, 3, true);
+        let names = arc_features(&obl, &h_obl, 1, 3, true);
         assert!(
             names.contains(&"arc_kidw=ADP|on|NOUN|VERB".to_string()),
             "{names:?}"
@@ -456,7 +556,7 @@ mod tests {
     #[test]
     fn all_features_share_one_table() {
         let s = vec![tok("The", "DET", "det"), tok("dog", "NOUN", "root")];
-        let names = arc_features(&s, &[2, 0], &dependents(&[2, 0]), 2, 1, true);
+        let names = arc_features(&s, &[2, 0], 2, 1, true);
         assert!(names.len() > 15);
         assert!(names.iter().all(|n| n.starts_with("arc_")));
         let mut lab = ArcLabeler::new(0.1, 1e-6).unwrap();
@@ -482,5 +582,114 @@ mod tests {
             .contains("cycle"));
         assert!(lab.learn_sentence(&[], &[], "s6").is_err());
         assert_eq!(lab.to_bytes(), before);
+    }
+
+    /// A labeler that learns and predicts from the names of
+    /// [`reference::arc_features`] through [`NamedLearner::learn`] and
+    /// [`NamedLearner::scores`], one `String` per feature.
+    struct NamedReference {
+        lab: ArcLabeler,
+    }
+
+    impl NamedReference {
+        fn learn_sentence(&mut self, toks: &[Token], heads: &[usize]) -> f64 {
+            let lab = &mut self.lab;
+            let kids = reference::dependents(heads);
+            let mut total = 0.0;
+            for (i, t) in toks.iter().enumerate() {
+                let k = match lab.labels.iter().position(|l| *l == t.deprel) {
+                    Some(k) => k,
+                    None => {
+                        lab.labels.push(t.deprel.clone());
+                        lab.labels.len() - 1
+                    }
+                };
+                let ext = lab.version >= 3;
+                let names = reference::arc_features(toks, heads, &kids, heads[i], i + 1, ext);
+                let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+                let values = vec![1.0; refs.len()];
+                total += lab.learner.learn(&refs, &values, Target::Class(k)).unwrap();
+            }
+            total
+        }
+
+        fn predict(lab: &ArcLabeler, toks: &[Token], heads: &[usize]) -> Vec<String> {
+            let kids = reference::dependents(heads);
+            (0..toks.len())
+                .map(|i| {
+                    let ext = lab.version >= 3;
+                    let names = reference::arc_features(toks, heads, &kids, heads[i], i + 1, ext);
+                    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+                    let values = vec![1.0; refs.len()];
+                    let z = match &lab.frozen {
+                        Some(f) => f.scores(&refs, &values).unwrap(),
+                        None => lab.learner.scores(&refs, &values).unwrap(),
+                    };
+                    let n = z.len().min(lab.labels.len());
+                    let best = (0..n).fold(0, |b, k| if z[k] > z[b] { k } else { b });
+                    lab.labels[best].clone()
+                })
+                .collect()
+        }
+    }
+
+    #[test]
+    fn hashed_features_train_and_predict_as_the_named_ones() {
+        let sents = test_sentences();
+        for version in [2, LABELER_VERSION] {
+            let mut lab = ArcLabeler::new(0.1, 1e-6).unwrap();
+            if version == 2 {
+                let config = lab.learner.model().config.clone();
+                lab.learner =
+                    NamedLearner::new(config, label_grouping(), V2_TABLE_BUCKETS).unwrap();
+                lab.version = 2;
+            }
+            let mut named = NamedReference { lab: lab.clone() };
+            for _ in 0..3 {
+                for (toks, heads) in &sents {
+                    let a = lab.learn_sentence(toks, heads, "s").unwrap();
+                    let b = named.learn_sentence(toks, heads);
+                    assert_eq!(a.to_bits(), b.to_bits());
+                }
+            }
+            // the same buckets and values: the same weights and bytes
+            assert_eq!(lab, named.lab);
+            assert_eq!(lab.to_bytes(), named.lab.to_bytes());
+            let mut frozen = lab.clone();
+            frozen.freeze().unwrap();
+            let mut right = 0;
+            for (toks, heads) in &sents {
+                let got = lab.predict(toks, heads).unwrap();
+                assert_eq!(got, NamedReference::predict(&lab, toks, heads));
+                let got_frozen = frozen.predict(toks, heads).unwrap();
+                assert_eq!(got_frozen, NamedReference::predict(&frozen, toks, heads));
+                right += got
+                    .iter()
+                    .zip(toks)
+                    .filter(|(p, t)| **p == t.deprel)
+                    .count();
+            }
+            // the scores are not all ties: the model learned the relations
+            let words: usize = sents.iter().map(|(t, _)| t.len()).sum();
+            assert!(right * 2 > words, "{right} of {words}");
+        }
+    }
+
+    #[test]
+    fn another_grouping_is_refused() {
+        let s = vec![tok("The", "DET", "det"), tok("dog", "NOUN", "root")];
+        let mut lab = ArcLabeler::new(0.1, 1e-6).unwrap();
+        let config = lab.learner.model().config.clone();
+        lab.learner =
+            NamedLearner::new(config, Grouping::by_prefix("="), LABEL_TABLE_BUCKETS).unwrap();
+        lab.learner
+            .learn(&["arc=x"], &[1.0], Target::Class(0))
+            .unwrap();
+        lab.labels = vec!["det".into()];
+        let err = ArcLabeler::from_bytes(&lab.to_bytes())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("grouped by"), "{err}");
+        let _ = s;
     }
 }
