@@ -327,8 +327,12 @@ def child_main(args: argparse.Namespace) -> int:
 def side_env(side: Side, one_core: bool = False) -> dict[str, str]:
     """The environment of ``side``'s children: the current side keeps this
     process's ``PYTHONPATH`` (made absolute, as the children run elsewhere),
-    the baseline has none."""
+    the baseline has none. Both may write and read cached bytecode
+    (``PYTHONDONTWRITEBYTECODE`` is dropped): an installed wheel has it, and
+    a checkout that may not write it would compile every module of omkl at
+    each start, which a cold start would count."""
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     path = env.pop("PYTHONPATH", "")
     if side.name == "current" and path:
         env["PYTHONPATH"] = os.pathsep.join(
