@@ -1,17 +1,27 @@
 """Frozen parsers: a DependencyParser frozen for prediction (the averaged
-tables of its arc model and pruner, the non-zero averaged weights of its
-label stage in float32) predicts the trees and relations of the parser it
-was frozen from, saves and loads at a fraction of the size and refuses to
-learn; a fitted TextParser is frozen, tags and parses as it would unfrozen,
-and files of unfrozen pipelines still load."""
+tables of its arc model and pruner rounded to half precision, the non-zero
+averaged weights of its label stage in float32) predicts the trees and
+relations of the parser it was frozen from up to that rounding, saves and
+loads exactly, at a fraction of the size, and refuses to learn; a fitted
+TextParser is frozen, tags as it would unfrozen and parses as it would up to
+the rounding, and files of unfrozen pipelines still load.
+
+The rounding moves each arc weight by at most 2^-11 of the largest weight
+of its template, so an arc score (a sum of one weight per template and
+feature) moves by a small fraction of the scores' range. The tests allow
+an arc score to move by at most 1e-3 of the largest |score| of its
+sentence, and a tree to differ from the unfrozen one on at most 1% of the
+words (on these test sets, none differ)."""
 
 from __future__ import annotations
 
 import pickle
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from omkl import _omkl
 from omkl.morphology import MorphologyTagger
 from omkl.parsing import DependencyParser, read_conllu
 from omkl.pipeline import TextParser
@@ -54,6 +64,25 @@ def _treebank(n: int) -> list[list[dict[str, object]]]:
     return _synthetic(n)
 
 
+#: The largest change of an arc score that freezing may make, as a share
+#: of the largest |score| of the sentence (see the module docs).
+SCORE_SHARE = 1e-3
+#: The largest share of words whose head or relation freezing may change.
+CHANGED_SHARE = 0.01
+
+
+def _changed(a: list[list[object]], b: list[list[object]]) -> float:
+    """The share of positions where two lists of lists differ."""
+    assert [len(x) for x in a] == [len(y) for y in b]
+    n = sum(len(x) for x in a)
+    return sum(p != q for x, y in zip(a, b, strict=True) for p, q in zip(x, y, strict=True)) / n
+
+
+def _assert_close_trees(got: tuple[list, list], want: tuple[list, list]) -> None:
+    assert _changed(got[0], want[0]) <= CHANGED_SHARE
+    assert _changed(got[1], want[1]) <= CHANGED_SHARE
+
+
 @pytest.mark.parametrize("kw", [{"prune_k": 0}, {"prune_k": 5}, {"stack_folds": 2}])
 def test_a_frozen_parser_predicts_as_the_parser(kw, tmp_path):
     data = _treebank(240)
@@ -61,15 +90,33 @@ def test_a_frozen_parser_predicts_as_the_parser(kw, tmp_path):
     parser = DependencyParser(epochs=2, max_table_bits=12, **kw).fit(train)
     frozen = parser.freeze()
     assert frozen.frozen and not parser.frozen
-    assert frozen.parse_with_labels(test) == parser.parse_with_labels(test)
-    assert frozen.score(test) == parser.score(test)
+    _assert_close_trees(frozen.parse_with_labels(test), parser.parse_with_labels(test))
+    if "stack_folds" not in kw:
+        corpus = _omkl.ParseCorpus.from_tokens(
+            [str(i) for i in range(len(test))],
+            [[(t["form"], t["lemma"], t["upos"], t["xpos"], t["feats"]) for t in s] for s in test],
+        )
+        pairs = zip(
+            parser._core.score_matrices(corpus), frozen._core.score_matrices(corpus), strict=True
+        )
+        rounded = False
+        for full, half in pairs:
+            full, half = np.array(full), np.array(half)
+            finite = np.isfinite(full)  # impossible arcs score -inf in both
+            assert np.array_equal(finite, np.isfinite(half))
+            assert np.array_equal(full[~finite], half[~finite])
+            full, half = full[finite], half[finite]
+            assert np.abs(full - half).max() <= SCORE_SHARE * np.abs(full).max()
+            rounded = rounded or not np.array_equal(full, half)
+        assert rounded  # the tables were rounded
     parser.save(tmp_path / "full.omkl")
     frozen.save(tmp_path / "frozen.omkl")
+    # a frozen parser saves and loads exactly
     back = DependencyParser.load(tmp_path / "frozen.omkl")
-    assert back.frozen and back.parse_with_labels(test) == parser.parse_with_labels(test)
+    assert back.frozen and back.parse_with_labels(test) == frozen.parse_with_labels(test)
     back.save(tmp_path / "again.omkl")
     assert (tmp_path / "again.omkl").read_bytes() == (tmp_path / "frozen.omkl").read_bytes()
-    assert pickle.loads(pickle.dumps(frozen)).parse(test) == parser.parse(test)
+    assert pickle.loads(pickle.dumps(frozen)).parse(test) == frozen.parse(test)
     full, small = (tmp_path / "full.omkl").stat().st_size, (tmp_path / "frozen.omkl").stat().st_size
     assert small * 2 < full, (small, full)
 
@@ -113,15 +160,25 @@ def test_a_fitted_pipeline_is_frozen_and_parses_as_it_would_unfrozen(tmp_path, m
         full = _pipeline().fit(train)
     assert not full.parser.frozen
     words = [[{"form": t["form"]} for t in s] for s in test]
-    assert frozen.predict(words) == full.predict(words)
+
+    def trees(model: TextParser) -> tuple[list[list[object]], list[list[object]]]:
+        out = model.predict(words)
+        return [[t["head"] for t in s] for s in out], [[t["deprel"] for t in s] for s in out]
+
+    def tags(model: TextParser) -> list[list[tuple[object, ...]]]:
+        cols = ("upos", "xpos", "feats", "lemma")
+        return [[tuple(t[c] for c in cols) for t in s] for s in model.predict(words)]
+
+    assert tags(frozen) == tags(full)
+    _assert_close_trees(trees(frozen), trees(full))
     # the file of an unfrozen pipeline (the earlier layout) loads and parses the same
     full.save(tmp_path / "full.omkl")
     frozen.save(tmp_path / "frozen.omkl")
     assert TextParser.load(tmp_path / "full.omkl").predict(words) == full.predict(words)
     back = TextParser.load(tmp_path / "frozen.omkl")
-    assert back.parser.frozen and back.predict(words) == full.predict(words)
+    assert back.parser.frozen and back.predict(words) == frozen.predict(words)
     full_size = (tmp_path / "full.omkl").stat().st_size
     assert (tmp_path / "frozen.omkl").stat().st_size * 2 < full_size
     # fitting again trains a fresh parser
     again = back.fit(train)
-    assert again.parser.frozen and again.predict(words) == full.predict(words)
+    assert again.parser.frozen and again.predict(words) == frozen.predict(words)

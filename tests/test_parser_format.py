@@ -17,14 +17,14 @@ SENT = [
 ]
 
 
-def test_format_version_is_5_and_written_in_the_core_envelope() -> None:
-    assert _omkl.PARSER_FORMAT_VERSION == 5
+def test_format_version_is_6_and_written_in_the_core_envelope() -> None:
+    assert _omkl.PARSER_FORMAT_VERSION == 6
     b = _omkl.ArcParserCore().__getstate__()
     name = b"omkl-arc-parser"
     assert b[:4] == b"OMKL" and b[4] == len(name) and b[5 : 5 + len(name)] == name
-    assert struct.unpack("<I", b[5 + len(name) : 9 + len(name)])[0] == 5
-    version, _ = _omkl.open_sealed(b, "omkl-arc-parser", [4, 5])
-    assert version == 5
+    assert struct.unpack("<I", b[5 + len(name) : 9 + len(name)])[0] == 6
+    version, _ = _omkl.open_sealed(b, "omkl-arc-parser", [4, 5, 6])
+    assert version == 6
 
 
 def test_older_saves_are_refused_as_older_formats(tmp_path: pathlib.Path) -> None:
@@ -35,7 +35,7 @@ def test_older_saves_are_refused_as_older_formats(tmp_path: pathlib.Path) -> Non
     assert DependencyParser.load(path).predict_one(SENT) == p.predict_one(SENT)
     # the core bytes of format versions 1 to 3: magic, version, payload
     core = p._core.__getstate__()
-    _, start = _omkl.open_sealed(core, "omkl-arc-parser", [5])
+    _, start = _omkl.open_sealed(core, "omkl-arc-parser", [6])
     for old in (1, 2, 3):
         old_core = b"OMKLARC\0" + struct.pack("<I", old) + core[start:]
         with pytest.raises(ValueError, match="older omkl format"):

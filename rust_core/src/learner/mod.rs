@@ -21,6 +21,7 @@ pub mod frozen_chain;
 pub mod frozen_linear;
 pub mod frozen_weights;
 pub mod grouped_weights;
+pub mod half_table;
 pub mod loss;
 pub mod mix;
 pub mod named;

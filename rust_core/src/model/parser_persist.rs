@@ -8,6 +8,7 @@
 use crate::error::{OmklError, Result};
 use crate::features::arc_templates::MAX_BITS;
 use crate::features::arc_templates::{HASH_NAME, HASH_SEED};
+use crate::learner::half_table;
 use crate::model::parser_decode::TreeDecoder;
 use crate::model::parser_input::ParserConfig;
 use crate::model::parser_state::{ArcParser, ArcPruner};
@@ -19,11 +20,12 @@ use crate::prox::Regularizer;
 /// of version 3 inside the checksummed envelope of [`crate::persist`]
 /// (format [`FORMAT`]); 5 adds a flag after the template indices: a frozen
 /// parser ([`ArcParser::freeze`]) then holds only its table sizes, step
-/// count and averaged table. Version 4 bytes load; files of earlier
-/// versions are refused.
-pub const FORMAT_VERSION: u32 = 5;
+/// count and averaged table; 6 writes that table in half precision
+/// ([`crate::learner::half_table`]). Version 4 and 5 bytes load; files of
+/// earlier versions are refused.
+pub const FORMAT_VERSION: u32 = 6;
 /// The versions that load.
-const VERSIONS: [u32; 2] = [4, FORMAT_VERSION];
+const VERSIONS: [u32; 3] = [4, 5, FORMAT_VERSION];
 /// Format name of the envelope.
 pub const FORMAT: &str = "omkl-arc-parser";
 
@@ -83,9 +85,7 @@ impl ArcParser {
                 out.extend_from_slice(&(self.weights.group_size(t) as u64).to_le_bytes());
             }
             out.extend_from_slice(&self.weights.steps().to_le_bytes());
-            for x in avg {
-                out.extend_from_slice(&x.to_le_bytes());
-            }
+            half_table::write_groups(avg, self.weights.offsets(), out);
         } else {
             self.weights.write_bytes(out);
             match &self.averaged {
@@ -187,7 +187,15 @@ impl ArcParser {
                 sizes.push(s as usize);
             }
             let steps = r.u64()?;
-            let avg = read_averaged(r, sizes.iter().sum())?;
+            let avg = if version >= 6 {
+                let mut offsets = vec![0];
+                for &s in &sizes {
+                    offsets.push(offsets[offsets.len() - 1] + s);
+                }
+                half_table::read_groups(r, &offsets)?
+            } else {
+                read_averaged(r, sizes.iter().sum())?
+            };
             p.set_frozen_state(&sizes, steps, avg)?;
         } else {
             Self::read_weights(r, &mut p)?;
@@ -284,7 +292,7 @@ mod tests {
 
     #[test]
     fn older_formats_are_refused_before_anything_else_is_read() {
-        assert_eq!(FORMAT_VERSION, 5);
+        assert_eq!(FORMAT_VERSION, 6);
         let mut p = ArcParser::new(ParserConfig::default()).unwrap();
         p.fit_epoch(&toy(), &mut |_| Ok(())).unwrap();
         let b = p.to_bytes().unwrap();
@@ -304,6 +312,33 @@ mod tests {
                 .to_string();
             assert!(e.contains("older omkl format"), "{e}");
         }
+    }
+
+    #[test]
+    fn frozen_files_of_version_5_load_with_their_float32_tables() {
+        let mut p = ArcParser::new(ParserConfig::default()).unwrap();
+        p.fit_epoch(&toy(), &mut |_| Ok(())).unwrap();
+        p.freeze().unwrap();
+        assert!(p.pruner().is_none());
+        let b = p.to_bytes().unwrap();
+        let payload = crate::persist::open(&b, FORMAT, &[FORMAT_VERSION]).unwrap();
+        let nt = p.template_ids().len();
+        // hash name, seed, kind, lam, eta, decoder, template ids, frozen
+        // flag, group count, group sizes, steps
+        let at = 8 + HASH_NAME.len() + 8 + 1 + 8 + 8 + 1 + 8 + 8 * nt + 1 + 8 + 8 * nt + 8;
+        let avg = p.averaged().unwrap();
+        let half = 4 * nt + 2 * avg.len();
+        let mut old = payload[..at].to_vec();
+        for x in avg {
+            old.extend_from_slice(&x.to_le_bytes());
+        }
+        old.extend_from_slice(&payload[at + half..]);
+        let back = ArcParser::from_bytes(&crate::persist::seal(FORMAT, 5, &old)).unwrap();
+        assert!(back.is_frozen());
+        assert_eq!(back.averaged(), p.averaged());
+        assert_eq!(back.to_bytes().unwrap(), b);
+        // the same payload at version 6 is not a half-precision table
+        assert!(ArcParser::from_bytes(&crate::persist::seal(FORMAT, 6, &old)).is_err());
     }
 
     /// The payload with the weights' header edited, sealed again.

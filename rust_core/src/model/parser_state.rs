@@ -19,6 +19,7 @@ use crate::error::{check_positive, OmklError, Result};
 use crate::features::arc_templates::{
     default_templates, fitted_bits, Template, WordAtoms, MAX_BITS, MIN_BITS,
 };
+use crate::learner::half_table;
 use crate::model::parser_input::{ParserConfig, ParserInput};
 use crate::model::template_weights::TemplateWeights;
 
@@ -118,8 +119,12 @@ impl ArcParser {
 
     /// Freezes the parser (and its pruner) for prediction: the averaged
     /// table, computed first if need be, is kept and the training tables
-    /// (current weights and averaging sums, twice its size) are dropped. It
-    /// then predicts as before and refuses every learning call. Freezing a
+    /// (current weights and averaging sums, twice its size) are dropped. The
+    /// averaged table is rounded to half precision, template by template
+    /// ([`half_table::round_groups`]: each weight moves by at most 2^-11 of
+    /// its template's largest `|w|`), which halves the saved file. It then
+    /// predicts as before up to that rounding and refuses every learning
+    /// call. Freezing a
     /// frozen parser does nothing; on an allocation error nothing changes.
     ///
     /// # Complexity
@@ -133,6 +138,9 @@ impl ArcParser {
         }
         if let Some(p) = self.pruner.as_deref_mut() {
             p.model.freeze()?;
+        }
+        if let Some(avg) = self.averaged.as_deref_mut() {
+            half_table::round_groups(avg, self.weights.offsets());
         }
         let sizes: Vec<usize> = (0..self.weights.n_groups())
             .map(|t| self.weights.group_size(t))
