@@ -197,6 +197,20 @@ pub(crate) fn named(e: PyErr, place: &str) -> PyErr {
 pub struct PreparedSequences {
     seqs: Vec<SparseBatch>,
     labels: Vec<Vec<usize>>,
+    /// The model dimensions (`OnlineProximal::chain_dims`) that every
+    /// sequence's entries were last checked against, so that the epochs
+    /// of one model check them once.
+    checked: std::sync::Mutex<Option<(usize, usize, usize)>>,
+}
+
+impl PreparedSequences {
+    fn new(seqs: Vec<SparseBatch>, labels: Vec<Vec<usize>>) -> Self {
+        PreparedSequences {
+            seqs,
+            labels,
+            checked: std::sync::Mutex::new(None),
+        }
+    }
 }
 
 #[pymethods]
@@ -274,7 +288,7 @@ named_learner_class! {
                 )));
             }
         }
-        Ok(PreparedSequences { seqs, labels: ys })
+        Ok(PreparedSequences::new(seqs, ys))
     }
 
     /// One pass over prepared sequences, without the GIL (labels are added
@@ -295,17 +309,29 @@ named_learner_class! {
             )));
         }
         let model = self.inner.model_mut();
+        let named = |i: usize, e: omkl_core::OmklError| {
+            omkl_core::OmklError::invalid(format!("sequence {i}"), e.to_string())
+        };
         py.detach(|| {
+            // the entries are checked once per set of model dimensions, the
+            // labels at each round (`ensure_chain_labels` adds outputs, and
+            // no group or bucket)
+            let dims = model.chain_dims()?;
+            let mut checked = data.checked.lock().unwrap_or_else(|e| e.into_inner());
+            if *checked != Some(dims) {
+                for (i, s) in data.seqs.iter().enumerate() {
+                    model.check_chain_entries(s).map_err(|e| named(i, e))?;
+                }
+                *checked = Some(dims);
+            }
             let mut total = 0.0;
             for &i in &order {
                 let (s, y) = (&data.seqs[i], &data.labels[i]);
                 let need = y.iter().max().map_or(0, |m| m + 1);
                 let r = model
                     .ensure_chain_labels(need)
-                    .and_then(|_| model.learn_chain(s, y))
-                    .map_err(|e| {
-                        omkl_core::OmklError::invalid(format!("sequence {i}"), e.to_string())
-                    })?;
+                    .and_then(|_| model.learn_checked_chain(s, y))
+                    .map_err(|e| named(i, e))?;
                 total += r;
             }
             Ok(total / data.seqs.len().max(1) as f64)
@@ -389,7 +415,7 @@ named_learner_class! {
             }
         }
         self.inner.register_templates(t, &mut seqs).py()?;
-        Ok(PreparedSequences { seqs, labels: ys })
+        Ok(PreparedSequences::new(seqs, ys))
     }
 
     /// Viterbi labellings of the sentences of word forms `sentences` with

@@ -172,11 +172,14 @@ impl OnlineProximal {
         }
     }
 
-    /// Checks a sequence (and its labels, if any) against the model.
-    fn check_sequence(&self, seq: &SparseBatch, labels: Option<&[usize]>) -> Result<usize> {
+    /// Checks the positions and entries of a sequence against the model's
+    /// groups, buckets and transition group: what [`Self::learn_chain`]
+    /// checks of `seq` before its round. A sequence that passes may be given
+    /// to [`Self::learn_checked_chain`] for as long as the model has the
+    /// same [`Self::chain_dims`].
+    pub fn check_chain_entries(&self, seq: &SparseBatch) -> Result<()> {
         let gt = self.transition_group()?;
-        let n = seq.n_examples();
-        if n == 0 {
+        if seq.n_examples() == 0 {
             return Err(OmklError::empty("xs (a sequence of at least one position)"));
         }
         seq.check(self.n_groups(), self.weights.n_buckets())?;
@@ -186,22 +189,57 @@ impl OnlineProximal {
                 format!("entry {i} uses the transition group {gt}"),
             ));
         }
+        Ok(())
+    }
+
+    /// What [`Self::check_chain_entries`] checks against: the numbers of
+    /// groups and buckets and the transition group.
+    pub fn chain_dims(&self) -> Result<(usize, usize, usize)> {
+        Ok((
+            self.n_groups(),
+            self.weights.n_buckets(),
+            self.transition_group()?,
+        ))
+    }
+
+    /// [`Self::learn_chain`] on a sequence that [`Self::check_chain_entries`]
+    /// accepted while the model had its current [`Self::chain_dims`]: the
+    /// entries are not checked again, the labels are. A corpus read once
+    /// and learned from for many epochs is then checked once.
+    pub fn learn_checked_chain(&mut self, seq: &SparseBatch, labels: &[usize]) -> Result<f64> {
+        self.check_labels(seq.n_examples(), labels)?;
+        let mut s = std::mem::take(&mut self.chain);
+        let r = self.chain_round(seq, labels, &mut s);
+        self.chain = s;
+        r
+    }
+
+    /// Checks a sequence (and its labels, if any) against the model.
+    fn check_sequence(&self, seq: &SparseBatch, labels: Option<&[usize]>) -> Result<usize> {
+        self.check_chain_entries(seq)?;
+        let n = seq.n_examples();
         if let Some(y) = labels {
-            if y.len() != n {
-                return Err(OmklError::shape(
-                    "ys",
-                    format!("one label per position ({n})"),
-                    y.len().to_string(),
-                ));
-            }
-            if let Some((i, &k)) = y.iter().enumerate().find(|(_, &k)| k >= self.n_outputs()) {
-                return Err(OmklError::invalid(
-                    "ys",
-                    format!("label {k} at position {i} is not < {}", self.n_outputs()),
-                ));
-            }
+            self.check_labels(n, y)?;
         }
         Ok(n)
+    }
+
+    /// Checks one label per position, each below the number of outputs.
+    fn check_labels(&self, n: usize, y: &[usize]) -> Result<()> {
+        if y.len() != n {
+            return Err(OmklError::shape(
+                "ys",
+                format!("one label per position ({n})"),
+                y.len().to_string(),
+            ));
+        }
+        if let Some((i, &k)) = y.iter().enumerate().find(|(_, &k)| k >= self.n_outputs()) {
+            return Err(OmklError::invalid(
+                "ys",
+                format!("label {k} at position {i} is not < {}", self.n_outputs()),
+            ));
+        }
+        Ok(())
     }
 
     /// One round of Alg. 1 on the labelled sequence `(seq, labels)`;
@@ -503,120 +541,4 @@ impl NamedLearner {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::learner::{Loss, Schedule};
-    use crate::prox::Regularizer;
-
-    fn config(loss: Loss) -> Alg1Config {
-        let regularizers = vec![Regularizer::SquaredL21 { lam: 1e-3 }];
-        Alg1Config {
-            averaged: true,
-            ..Alg1Config::new(loss, Schedule::InvSqrt { eta0: 0.5 }, regularizers)
-        }
-    }
-
-    /// Position features "w=<i>" (the label is the token id mod 3) and a
-    /// noise template.
-    /// Offsets, groups, buckets, values and labels of a sentence.
-    type Sentence = (
-        Vec<usize>,
-        Vec<&'static str>,
-        Vec<u32>,
-        Vec<f64>,
-        Vec<usize>,
-    );
-
-    fn sentence(i: usize) -> Sentence {
-        let n = 2 + i % 4;
-        let (mut indptr, mut groups, mut buckets, mut values, mut y) =
-            (vec![0], vec![], vec![], vec![], vec![]);
-        for p in 0..n {
-            let tok = (i * 7 + p * 3) % 11;
-            groups.extend(["w", "noise"]);
-            buckets.extend([tok as u32, ((i * 13 + p) % 17) as u32]);
-            values.extend([1.0, 1.0]);
-            indptr.push(groups.len());
-            y.push(tok % 3);
-        }
-        (indptr, groups, buckets, values, y)
-    }
-
-    #[test]
-    fn learns_a_chain_and_fails_without_change() {
-        for loss in [Loss::Hinge, Loss::Logistic] {
-            let mut m = NamedLearner::new_chain(config(loss), BTreeMap::new(), 32).unwrap();
-            let mut label_ids: Vec<usize> = Vec::new();
-            for i in 0..300 {
-                let (indptr, groups, buckets, values, y) = sentence(i);
-                // labels get ids in order of first appearance
-                let labels: Vec<usize> = y
-                    .iter()
-                    .map(|&v| match label_ids.iter().position(|&u| u == v) {
-                        Some(j) => j,
-                        None => {
-                            label_ids.push(v);
-                            label_ids.len() - 1
-                        }
-                    })
-                    .collect();
-                let x = NamedSequence {
-                    indptr: &indptr,
-                    groups: &groups,
-                    buckets: &buckets,
-                    values: &values,
-                };
-                m.learn_sequence(&x, &labels).unwrap();
-            }
-            assert_eq!(m.model().n_outputs(), 3);
-            let (indptr, groups, buckets, values, y) = sentence(5);
-            let ids = m.chain_groups(&groups).unwrap();
-            let seq = SparseBatch {
-                indptr,
-                groups: ids,
-                indices: buckets.clone(),
-                values: values.clone(),
-            };
-            let want: Vec<usize> = y
-                .iter()
-                .map(|v| label_ids.iter().position(|u| u == v).unwrap())
-                .collect();
-            assert_eq!(m.model().predict_chain(&seq).unwrap(), want);
-            let mu = m.model().chain_marginals(&seq).unwrap();
-            for row in mu.chunks(3) {
-                assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
-            }
-            let back = NamedLearner::from_bytes(&m.to_bytes()).unwrap();
-            assert_eq!(back, m);
-            assert_eq!(back.model().predict_chain(&seq).unwrap(), want);
-            let before = m.clone();
-            let bad = NamedSequence {
-                indptr: &[0, 1],
-                groups: &["w"],
-                buckets: &[0],
-                values: &[f64::NAN],
-            };
-            assert!(m
-                .learn_sequence(&bad, &[0])
-                .unwrap_err()
-                .to_string()
-                .contains("\"w\""));
-            let bad = NamedSequence {
-                indptr: &[0, 1],
-                groups: &["new"],
-                buckets: &[0],
-                values: &[1.0],
-            };
-            assert!(m.learn_sequence(&bad, &[9]).is_err());
-            let bad = NamedSequence {
-                indptr: &[0, 1],
-                groups: &[TRANSITIONS],
-                buckets: &[0],
-                values: &[1.0],
-            };
-            assert!(m.learn_sequence(&bad, &[0]).is_err());
-            assert_eq!(m, before);
-            assert_eq!(m.space().n_groups(), before.space().n_groups());
-        }
-    }
-}
+mod tests;
