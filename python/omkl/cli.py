@@ -13,6 +13,7 @@ experiment is a module ``omkl.experiments.<name>`` that defines
     omkl tag MODEL IN OUT         # CoNLL-U or pre-tokenised text in, CoNLL-U out
     omkl train parser --train FILE.conllu --out MODEL  # tagger + parser on jackknifed tags
     omkl parse MODEL IN OUT       # tags and parses: complete CoNLL-U out
+    omkl evaluate GOLD SYSTEM     # the CoNLL 2018 shared task's scores (omkl.evaluate)
     omkl --version
 """
 

@@ -124,6 +124,13 @@ def _tag(args: argparse.Namespace) -> int:
     return 0
 
 
+def _evaluate(args: argparse.Namespace) -> int:
+    from omkl.evaluate import evaluate, format_scores
+
+    print(format_scores(evaluate(args.gold, args.system)))
+    return 0
+
+
 def _train_parser(args: argparse.Namespace) -> int:
     from omkl.morphology import MorphologyTagger
     from omkl.parsing import DependencyParser, _read_gold
@@ -262,3 +269,11 @@ def add_commands(commands: Any) -> None:
     )
     _files(parse, "parser")
     parse.set_defaults(handler=_parse)
+    evaluate = commands.add_parser(
+        "evaluate",
+        help="score a system's CoNLL-U file against the gold one (the CoNLL 2018 metric)",
+        formatter_class=shown,
+    )
+    evaluate.add_argument("gold", help="the gold CoNLL-U file")
+    evaluate.add_argument("system", help="the system's CoNLL-U file (of the same text)")
+    evaluate.set_defaults(handler=_evaluate)
