@@ -5,13 +5,15 @@ from __future__ import annotations
 import contextlib
 import io
 import pathlib
+import re
 import subprocess
 import sys
 
 import pytest
 
 from omkl.cli import main
-from omkl.datasets import read_sentences, read_text
+from omkl.cli_tagging import PARSED, TAGGED
+from omkl.datasets import ConlluDocument, read_sentences, read_text
 from omkl.parsing import read_conllu
 
 TREEBANK = """\
@@ -221,3 +223,72 @@ def test_help_shows_the_defaults() -> None:
     for shown in ("(default: 5)", "(default: 15)", "(default: 10)", "(default: auto)"):
         assert shown in text, shown
     assert "(default: None)" not in text
+
+
+EWT_TEST = (
+    pathlib.Path(__file__).resolve().parents[1]
+    / ".."
+    / "shared"
+    / "data"
+    / "ud-english-ewt"
+    / "en_ewt-ud-test.conllu"
+)
+
+
+@pytest.mark.parametrize("columns", [TAGGED, PARSED])
+def test_a_conllu_document_keeps_all_but_the_predicted_columns(columns, tmp_path) -> None:
+    """All of EWT test (comments, 354 multiword tokens, MISC, DEPS) written
+    back with every predicted column changed: the other lines and columns
+    are the input's, byte for byte."""
+    if not EWT_TEST.exists():
+        pytest.skip(f"{EWT_TEST} not found")
+    doc = ConlluDocument.read(EWT_TEST)
+    predicted = [
+        [{c: (1 if c == "head" else f"P{k}") for c in columns} for k, _ in enumerate(s)]
+        for s in doc.sentences
+    ]
+    out = tmp_path / "out.conllu"
+    out.write_text(doc.format(predicted, columns), encoding="utf-8")
+    want = EWT_TEST.read_text(encoding="utf-8-sig").splitlines()
+    got = out.read_text(encoding="utf-8").splitlines()
+    assert len(got) == len(want)
+    assert sum(bool(re.fullmatch(r"\d+-\d+", line.split("\t")[0])) for line in got) == 354
+    at = {
+        ["id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel"].index(c) for c in columns
+    }
+    changed = 0
+    for w, g in zip(want, got, strict=True):
+        if not w.split("\t", 1)[0].isdigit():
+            assert g == w
+            continue
+        wc, gc = w.split("\t"), g.split("\t")
+        assert len(gc) == 10
+        assert [x for i, x in enumerate(wc) if i not in at] == [
+            x for i, x in enumerate(gc) if i not in at
+        ]
+        changed += all(gc[i].startswith("P") or gc[i] == "1" for i in at)
+    assert changed == sum(map(len, doc.sentences)) == 25094
+
+
+def test_tag_keeps_the_lines_and_columns_it_does_not_predict(
+    model: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    lines = [
+        "# sent_id = first",
+        "# text = The dogs ran",
+        "1\tThe\t_\t_\t_\t_\t2\tdet\t2:det\t_",
+        "2\tdogs\t_\t_\t_\t_\t3\tnsubj\t3:nsubj\tGloss=dog",
+        "2.1\tgo\t_\t_\t_\t_\t_\t_\t3:conj\t_",
+        "3\tran\t_\t_\t_\t_\t0\troot\t0:root\tSpaceAfter=No",
+    ]
+    src = tmp_path / "in.conllu"
+    src.write_text("\n".join(lines) + "\n\n")
+    out = tmp_path / "out.conllu"
+    assert run("tag", str(model), str(src), str(out))[0] == 0
+    got = out.read_text().split("\n")
+    assert got[:2] == lines[:2] and got[4] == lines[4] and got[-2:] == ["", ""]
+    want = [(2, "The", "the", "DET"), (3, "dogs", "dog", "NOUN"), (5, "ran", "run", "VERB")]
+    for i, form, lemma, upos in want:
+        cells, source = got[i].split("\t"), lines[i].split("\t")
+        assert cells[1:4] == [form, lemma, upos]
+        assert cells[6:] == source[6:]  # HEAD, DEPREL, DEPS and MISC as read

@@ -203,6 +203,36 @@ def test_train_parser_and_parse_commands(tmp_path):
         [tuple(t[c] for c in cols) for t in s] for s in want
     ]
     assert got[0][2]["upos"] == "VERB"
+    # a CoNLL-U input keeps its comments, multiword tokens, empty nodes,
+    # DEPS and MISC: only the predicted columns change
+    rich = tmp_path / "rich.conllu"
+    rich_lines = [
+        "# newdoc id = d1",
+        "# sent_id = s-7",
+        "# text = the fox sleeps.",
+        "1\tthe\t_\t_\t_\t_\t_\t_\t2:det\tStart=0",
+        "2-3\tfoxsleeps\t_\t_\t_\t_\t_\t_\t_\tSpaceAfter=No",
+        "2\tfox\t_\t_\t_\t_\t_\t_\t3:nsubj\t_",
+        "3\tsleeps\t_\t_\t_\t_\t_\t_\t0:root\t_",
+        "3.1\tgone\tgo\tVERB\t_\t_\t_\t_\t3:conj\t_",
+        "4\t.\t_\t_\t_\t_\t_\t_\t_\tSpaceAfter=No",
+    ]
+    rich.write_text("\n".join(rich_lines) + "\n\n", encoding="utf-8")
+    rich_out = tmp_path / "rich-out.conllu"
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["parse", str(model), str(rich), str(rich_out)]) == 0
+    got_lines = rich_out.read_text(encoding="utf-8").split("\n")
+    assert got_lines[-2:] == ["", ""] and len(got_lines) == len(rich_lines) + 2
+    for want_line, got_line in zip(rich_lines, got_lines, strict=False):
+        if not want_line.split("\t")[0].isdigit():
+            assert got_line == want_line
+            continue
+        w, g = want_line.split("\t"), got_line.split("\t")
+        assert [w[i] for i in (0, 1, 8, 9)] == [g[i] for i in (0, 1, 8, 9)]
+    (rich_sent,) = read_conllu(rich_out)
+    assert [(t["upos"], t["head"], t["deprel"]) for t in rich_sent] == [
+        ("DET", 2, "det"), ("NOUN", 3, "nsubj"), ("VERB", 0, "root"), ("PUNCT", 3, "punct"),
+    ]  # fmt: skip
     # the model round-trips, and a tagger-only file is refused by name
     again = TextParser.load(model)
     assert again.predict(read_conllu(parsed)) == TextParser.load(model).predict(read_conllu(parsed))

@@ -10,6 +10,13 @@
     omkl train parser --train train.conllu [--dev dev.conllu] --out parser.omkl [--folds 10]
     omkl parse parser.omkl in.txt out.conllu        # tags, then parses: complete CoNLL-U
 
+With a CoNLL-U input, the output is the input with only the predicted
+columns replaced: LEMMA, UPOS, XPOS and FEATS by ``omkl tag`` (:data:`TAGGED`),
+and also HEAD and DEPREL by ``omkl parse`` (:data:`PARSED`); comments,
+sentence ids, multiword-token lines, empty nodes, ID, FORM, DEPS and MISC are
+copied as they are. With text, each sentence gets a ``# sent_id`` and a
+``# text`` comment.
+
 The input format follows the content (CoNLL-U when the first line that is
 not blank is a comment or a word line of ten tab-separated fields; text
 otherwise: :func:`omkl.datasets.detect_format`) unless
@@ -31,10 +38,15 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from omkl.datasets.text import format_conllu, read_sentences, write_conllu
+from omkl.datasets.text import ConlluDocument, detect_format, format_conllu, read_sentences
 from omkl.pipeline import alternatives_option
 
-__all__ = ["add_commands"]
+__all__ = ["PARSED", "TAGGED", "add_commands"]
+
+#: The columns that ``omkl tag`` writes into a CoNLL-U input.
+TAGGED = ("lemma", "upos", "xpos", "feats")
+#: The columns that ``omkl parse`` writes into a CoNLL-U input.
+PARSED = (*TAGGED, "head", "deprel")
 
 
 def check_output(path: str) -> None:
@@ -74,20 +86,30 @@ def _readable(path: str) -> Iterator[str]:
         yield copy
 
 
-def _read(path: str, input_format: str | None) -> list[Any]:
-    """The sentences of ``path`` (``-``: standard input)."""
+def _read(path: str, input_format: str | None) -> tuple[list[Any], ConlluDocument | None]:
+    """The sentences of ``path`` (``-``: standard input) and, for CoNLL-U,
+    its lines (to write the predictions back into)."""
     with _readable(path) as name:
-        return read_sentences(name, input_format)
+        if (input_format or detect_format(name)) == "conllu":
+            doc = ConlluDocument.read(name)
+            return doc.sentences, doc
+        return read_sentences(name, input_format), None
 
 
-def _write(sentences: Sequence[Any], path: str) -> None:
+def _write(
+    sentences: Sequence[Any], path: str, doc: ConlluDocument | None, columns: Sequence[str]
+) -> None:
     """Writes CoNLL-U to ``path`` (atomically) or, for ``-``, to standard
-    output."""
+    output: ``doc`` with its ``columns`` predicted when the input was
+    CoNLL-U, else every column of ``sentences``."""
+    from omkl._persist import save_bytes
+
+    text = format_conllu(sentences) if doc is None else doc.format(sentences, columns)
     if path == "-":
-        sys.stdout.write(format_conllu(sentences))
+        sys.stdout.write(text)
         sys.stdout.flush()
     else:
-        write_conllu(sentences, path)
+        save_bytes(path, text.encode("utf-8"))
 
 
 def _say(text: str, output: str) -> None:
@@ -117,9 +139,9 @@ def _tag(args: argparse.Namespace) -> int:
     from omkl.pipeline import load_tagger
 
     check_output(args.output)
-    sentences = _read(args.input, args.input_format)
+    sentences, doc = _read(args.input, args.input_format)
     model = load_tagger(args.model)
-    _write(model.tag(sentences) if sentences else [], args.output)
+    _write(model.tag(sentences) if sentences else [], args.output, doc, TAGGED)
     _say(f"tagged {len(sentences)} sentences into {args.output}", args.output)
     return 0
 
@@ -164,9 +186,9 @@ def _parse(args: argparse.Namespace) -> int:
     from omkl.pipeline import TextParser
 
     check_output(args.output)
-    sentences = _read(args.input, args.input_format)
+    sentences, doc = _read(args.input, args.input_format)
     model = TextParser.load(args.model)
-    _write(model.predict(sentences), args.output)
+    _write(model.predict(sentences), args.output, doc, PARSED)
     _say(f"parsed {len(sentences)} sentences into {args.output}", args.output)
     return 0
 

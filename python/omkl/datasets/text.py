@@ -2,9 +2,13 @@
 (through :func:`omkl.parsing.read_conllu`) and pre-tokenised text (one
 sentence per line, tokens separated by white space).
 
-The CoNLL-U written here has one line per word, numbered from 1 in each
-sentence, with ``# sent_id`` and ``# text`` comments; the comments,
-multiword-token lines and empty nodes of a CoNLL-U input are not copied.
+The CoNLL-U written from sentences (:func:`format_conllu`) has one line per
+word, numbered from 1 in each sentence, with ``# sent_id`` and ``# text``
+comments. A CoNLL-U input read as a :class:`ConlluDocument` is written back
+with only the predicted columns replaced (:meth:`ConlluDocument.format`):
+its comments, multiword-token lines, empty nodes and the other columns of
+its words (ID, FORM, DEPS, MISC, and whatever the prediction does not
+give) are kept as they were.
 """
 
 from __future__ import annotations
@@ -13,9 +17,11 @@ import os
 import pathlib
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "ConlluDocument",
     "read_text",
     "read_sentences",
     "detect_format",
@@ -129,6 +135,94 @@ def format_conllu(sentences: Sequence[Sequence[Mapping[str, Any]]]) -> str:
             lines.append("\t".join(_cell(row.get(c)) for c in _COLUMNS))
         lines.append("")
     return "\n".join(lines) + "\n" if lines else ""
+
+
+@dataclass
+class ConlluDocument:
+    """The lines of a CoNLL-U file, block by block (a block is what blank
+    lines separate), with the place of each word line: the predicted columns
+    of its sentences are written back into it and everything else is kept.
+
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "in.conllu"
+    >>> _ = path.write_text(
+    ...     "# sent_id = s1\n1-2\tdon't\t_\t_\t_\t_\t_\t_\t_\tSpaceAfter=No\n"
+    ...     "1\tdo\t_\t_\t_\t_\t_\t_\t_\t_\n2\tn't\t_\t_\t_\t_\t_\t_\t_\t_\n\n")
+    >>> doc = ConlluDocument.read(path)
+    >>> [[t["form"] for t in s] for s in doc.sentences]
+    [['do', "n't"]]
+    >>> tagged = [[{"upos": "AUX"}, {"upos": "PART"}]]
+    >>> print(doc.format(tagged, ("upos",)), end="")
+    # sent_id = s1
+    1-2	don't	_	_	_	_	_	_	_	SpaceAfter=No
+    1	do	_	AUX	_	_	_	_	_	_
+    2	n't	_	PART	_	_	_	_	_	_
+    <BLANKLINE>
+    """
+
+    #: Each block's lines (without line ends).
+    blocks: list[list[str]]
+    #: Each block's word lines (integer IDs), by their index in the block.
+    words: list[list[int]]
+    #: The sentences of :func:`omkl.parsing.read_conllu` (one per block
+    #: with words).
+    sentences: list[Any]
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> ConlluDocument:
+        """Reads ``path``: the sentences by :func:`omkl.parsing.read_conllu`
+        (which checks the file, naming the line of an error), the lines as
+        they are (a UTF-8 byte order mark and ``\\r`` line ends dropped)."""
+        from omkl.parsing import read_conllu
+
+        sentences = read_conllu(path)
+        with open(path, encoding="utf-8-sig") as f:
+            lines = f.read().splitlines()
+        blocks: list[list[str]] = [[]]
+        for line in lines:
+            if line.strip():
+                blocks[-1].append(line)
+            elif blocks[-1]:
+                blocks.append([])
+        if not blocks[-1]:
+            blocks.pop()
+        words = [
+            [i for i, line in enumerate(b) if line.split("\t", 1)[0].isdigit()] for b in blocks
+        ]
+        sizes = [len(w) for w in words if w]
+        if sizes != [len(s) for s in sentences]:
+            raise ValueError(
+                f"{os.fspath(path)}: {len(sizes)} blocks of word lines between blank lines, "
+                f"but {len(sentences)} sentences read"
+            )
+        return cls(blocks, words, sentences)
+
+    def format(
+        self, predicted: Sequence[Sequence[Mapping[str, Any]]], columns: Sequence[str]
+    ) -> str:
+        """The document with the ``columns`` (lower-case names of
+        ``lemma``, ``upos``, ``xpos``, ``feats``, ``head``, ``deprel``) of
+        each word set from ``predicted`` (one sentence per block with words,
+        in order) and every other line and column as read."""
+        at = [_COLUMNS.index(c) for c in columns]
+        sents = iter(predicted)
+        out: list[str] = []
+        for block, words in zip(self.blocks, self.words, strict=True):
+            lines = list(block)
+            if words:
+                sent = next(sents)
+                if len(sent) != len(words):
+                    raise ValueError(
+                        f"a predicted sentence of {len(sent)} words for a block of {len(words)}"
+                    )
+                for i, tok in zip(words, sent, strict=True):
+                    cells = lines[i].split("\t")
+                    for k, c in zip(at, columns, strict=True):
+                        cells[k] = _cell(tok.get(c))
+                    lines[i] = "\t".join(cells)
+            out.extend(lines)
+            out.append("")
+        return "\n".join(out) + "\n" if out else ""
 
 
 def write_conllu(
