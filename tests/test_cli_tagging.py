@@ -128,6 +128,13 @@ def test_bad_inputs(model: pathlib.Path, tmp_path: pathlib.Path) -> None:
     with pytest.raises(ValueError, match="not-a-model"):
         (tmp_path / "not-a-model").write_bytes(b"junk")
         run("tag", str(tmp_path / "not-a-model"), str(src), str(tmp_path / "o.conllu"))
+    # an empty input, or one of comments and blank lines only, is refused and
+    # no output is written
+    for name, text in [("empty.txt", ""), ("blank.txt", "\n \n"), ("notes.conllu", "# c\n\n")]:
+        (tmp_path / name).write_text(text)
+        with pytest.raises(ValueError, match=rf"{name}: no sentence in it"):
+            run("tag", str(model), str(tmp_path / name), str(tmp_path / "o.conllu"))
+    assert not (tmp_path / "o.conllu").exists()
 
 
 def test_commands_that_reproduce_nothing_import_no_experiment(model: pathlib.Path) -> None:

@@ -90,10 +90,16 @@ def _read(path: str, input_format: str | None) -> tuple[list[Any], ConlluDocumen
     """The sentences of ``path`` (``-``: standard input) and, for CoNLL-U,
     its lines (to write the predictions back into)."""
     with _readable(path) as name:
+        doc = None
         if (input_format or detect_format(name)) == "conllu":
             doc = ConlluDocument.read(name)
-            return doc.sentences, doc
-        return read_sentences(name, input_format), None
+            sentences = doc.sentences
+        else:
+            sentences = read_sentences(name, input_format)
+    if not sentences:
+        shown = "standard input" if path == "-" else path
+        raise ValueError(f"{shown}: no sentence in it (expected CoNLL-U or text)")
+    return sentences, doc
 
 
 def _write(
@@ -141,7 +147,7 @@ def _tag(args: argparse.Namespace) -> int:
     check_output(args.output)
     sentences, doc = _read(args.input, args.input_format)
     model = load_tagger(args.model)
-    _write(model.tag(sentences) if sentences else [], args.output, doc, TAGGED)
+    _write(model.tag(sentences), args.output, doc, TAGGED)
     _say(f"tagged {len(sentences)} sentences into {args.output}", args.output)
     return 0
 
