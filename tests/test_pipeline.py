@@ -156,6 +156,49 @@ def test_text_parser_tags_and_parses_raw_text(tmp_path):
     assert pipe.predict([]) == []
 
 
+def test_an_overlong_sentence_is_parsed_in_pieces_into_one_tree(monkeypatch):
+    from omkl import pipeline
+
+    train = _treebank(60)
+    pipe = TextParser(LookupTagger(), omkl.DependencyParser(epochs=3), folds=3).fit(train)
+    # 40 sentences of "the NOUN VERB" written as one sentence of 120 words
+    words = [{"form": t["form"]} for s in _treebank(40) for t in s if t["upos"] != "PUNCT"]
+    whole = pipe.predict([words])[0]
+    monkeypatch.setattr(pipeline, "MAX_PARSED_WORDS", 9)
+    (cut,) = pipe.predict([words])
+    # the tags are the same, and the pieces of 9 words are three sentences
+    # each, parsed as the parser parses them alone
+    assert [t["upos"] for t in cut] == [t["upos"] for t in whole]
+    alone = pipe.predict([words[:9]])[0]
+    assert [(t["head"], t["deprel"]) for t in cut[:9]] == [(t["head"], t["deprel"]) for t in alone]
+    heads = [t["head"] for t in cut]
+    assert heads.count(0) == 1
+    root = heads.index(0) + 1
+    for k in range(1, 14):  # the roots of the later pieces
+        piece = [(i, t) for i, t in enumerate(cut) if 9 * k <= i < 9 * k + 9]
+        tops = [(i, t) for i, t in piece if not 9 * k < t["head"] <= 9 * k + 9]
+        assert [(t["head"], t["deprel"]) for _, t in tops] == [(root, "parataxis")]
+    # every word reaches the root: one tree
+    for i in range(1, len(heads) + 1):
+        seen, h = 0, i
+        while h:
+            h, seen = heads[h - 1], seen + 1
+            assert seen <= len(heads)
+
+
+def test_no_test_sentence_of_the_shared_treebanks_is_split():
+    import pathlib
+
+    from omkl.pipeline import MAX_PARSED_WORDS
+
+    data = pathlib.Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+    files = sorted(data.glob("ud-*/*-ud-t*.conllu"))  # the training and test files
+    if not files:
+        pytest.skip(f"no UD treebank in {data}")
+    longest = max(len(s) for f in files for s in read_conllu(f))
+    assert 2 * longest < MAX_PARSED_WORDS
+
+
 def test_text_parser_bad_input():
     with pytest.raises(TypeError, match="tagger: expected an object with fit"):
         TextParser(object())

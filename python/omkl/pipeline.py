@@ -70,6 +70,12 @@ _ALTERNATIVE_KEYS = tuple(f"{col}_alt" for col, _ in _ALTERNATIVE_COLUMNS)
 #: EWT dev (``docs/parser.md``).
 DEFAULT_ALTERNATIVES = 1e-9
 
+#: The longest sentence that :meth:`TextParser.predict` parses whole: more
+#: than twice the longest sentence of the EWT, Greek-GDT and Gothic-PROIEL
+#: training files, so that a parser learns from nothing longer and none of
+#: their test sentences is split (``tests/test_pipeline.py`` checks it).
+MAX_PARSED_WORDS = 400
+
 
 class Tagger(Protocol):
     """What :class:`TextParser` needs of a tagger: ``fit`` on sentences with
@@ -390,11 +396,46 @@ class TextParser(IndependentCopies):
     @synchronized
     def predict(self, sentences: Sequence[Sentence]) -> list[Sentence]:
         """New sentences with every column predicted: the tagger's, then
-        ``head`` and ``deprel`` from the parser."""
+        ``head`` and ``deprel`` from the parser.
+
+        A sentence of more than :data:`MAX_PARSED_WORDS` words (as a failed
+        sentence split gives) is tagged whole but parsed in pieces of at most
+        that many words, one after the other: the root of each piece after
+        the first depends on the first piece's root, as ``parataxis``. The
+        parser's time and memory per piece are then bounded, and the output
+        is still one tree per sentence."""
         if not sentences:
             return []
         tagged = self._tag(self.tagger, sentences)
-        heads, rels = self.parser.parse_with_labels(self._parser_input(tagged))
+        pieces: list[Sentence] = []
+        spans: list[list[tuple[int, int]]] = []
+        for sent in tagged:
+            starts = range(0, max(len(sent), 1), MAX_PARSED_WORDS)
+            spans.append([(a, min(a + MAX_PARSED_WORDS, len(sent))) for a in starts])
+            pieces.extend(sent[a:b] for a, b in spans[-1])
+        piece_heads, piece_rels = self.parser.parse_with_labels(self._parser_input(pieces))
+        heads: list[list[int]] = []
+        rels: list[list[str]] = []
+        k = 0
+        for parts in spans:
+            hs: list[int] = []
+            rs: list[str] = []
+            root = 0
+            for a, _ in parts:
+                for h, r in zip(piece_heads[k], piece_rels[k], strict=True):
+                    if h:
+                        hs.append(a + h)
+                        rs.append(r)
+                    elif root:  # a later piece's root
+                        hs.append(root)
+                        rs.append("parataxis")
+                    else:
+                        root = len(hs) + 1
+                        hs.append(0)
+                        rs.append(r)
+                k += 1
+            heads.append(hs)
+            rels.append(rs)
         return [
             [
                 {
