@@ -468,7 +468,11 @@ def run_child(
     cmd = [str(side.python), str(pathlib.Path(__file__).resolve()), "--child", workload]
     cmd += ["--result", str(result), "--ewt", str(args.ewt), "--inner", str(args.inner)]
     cmd += ["--quick"] if args.quick else []
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # both sides import their installed omkl, and both may write and read
+    # cached bytecode: a side that may not would compile every module of
+    # omkl at each start, which the child's CPU time would count
+    drop = ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
     with tempfile.TemporaryDirectory() as cwd:
         returncode, wall, usage = run_measured(cmd, logfile, env, cwd)
     if returncode != 0 or not result.exists():
