@@ -16,20 +16,14 @@ with the default set it gives the tags of the core chain exactly
 from __future__ import annotations
 
 import argparse
-import pathlib
 import time
 from typing import Any
+
+import _treebanks
 
 from omkl import morphology
 from omkl.morphology import MorphologyTagger
 from omkl.parsing import read_conllu
-
-DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"
-TREEBANKS = {
-    "ewt": ("UD English-EWT", "ud-english-ewt", "en_ewt"),
-    "greek": ("UD Greek-GDT", "ud-greek-gdt", "el_gdt"),
-    "gothic": ("UD Gothic-PROIEL", "ud-gothic-proiel", "got_proiel"),
-}
 
 
 def main() -> None:
@@ -43,8 +37,7 @@ def main() -> None:
     print("| treebank | FEATS chain for | UFeats | AllTags | UPOS | training s |")
     print("|---|---|---|---|---|---|")
     for key in args.treebanks.split(","):
-        name, folder, stem = TREEBANKS[key]
-        train, dev = (DATA / folder / f"{stem}-ud-{part}.conllu" for part in ("train", "dev"))
+        name, train, dev = _treebanks.train_and_dev(key)
         if not (train.exists() and dev.exists()):
             print(f"| {name} | skipped: {train.parent} not found |")
             continue

@@ -16,14 +16,9 @@ import pathlib
 import tempfile
 import time
 
-from omkl.parsing import DependencyParser, read_conllu
+import _treebanks
 
-DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"
-TREEBANKS = {
-    "ewt": ("UD English-EWT", "ud-english-ewt", "en_ewt"),
-    "greek": ("UD Greek-GDT", "ud-greek-gdt", "el_gdt"),
-    "gothic": ("UD Gothic-PROIEL", "ud-gothic-proiel", "got_proiel"),
-}
+from omkl.parsing import DependencyParser, read_conllu
 
 
 def main() -> None:
@@ -36,8 +31,7 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for key in args.treebanks.split(","):
-        name, folder, stem = TREEBANKS[key]
-        train, dev = (DATA / folder / f"{stem}-ud-{part}.conllu" for part in ("train", "dev"))
+        name, train, dev = _treebanks.train_and_dev(key)
         if not (train.exists() and dev.exists()):
             print(f"| {name} | skipped: {train.parent} not found |")
             continue

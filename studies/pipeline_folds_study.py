@@ -12,19 +12,13 @@ cores.
 from __future__ import annotations
 
 import argparse
-import pathlib
 import time
+
+import _treebanks
 
 from omkl.morphology import MorphologyTagger
 from omkl.parsing import DependencyParser, read_conllu
 from omkl.pipeline import TextParser
-
-DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"
-TREEBANKS = {
-    "ewt": ("UD English-EWT", "ud-english-ewt", "en_ewt"),
-    "greek": ("UD Greek-GDT", "ud-greek-gdt", "el_gdt"),
-    "gothic": ("UD Gothic-PROIEL", "ud-gothic-proiel", "got_proiel"),
-}
 
 
 def main() -> None:
@@ -35,8 +29,7 @@ def main() -> None:
     print("| treebank | jackknife parts | UAS | LAS | training wall s |")
     print("|---|---|---|---|---|")
     for key in args.treebanks.split(","):
-        name, folder, stem = TREEBANKS[key]
-        train, dev = (DATA / folder / f"{stem}-ud-{part}.conllu" for part in ("train", "dev"))
+        name, train, dev = _treebanks.train_and_dev(key)
         if not (train.exists() and dev.exists()):
             print(f"| {name} | skipped: {train.parent} not found |")
             continue

@@ -1,0 +1,23 @@
+"""The UD treebanks of ``../shared/data`` that the studies compare on, and
+their files."""
+
+from __future__ import annotations
+
+import pathlib
+
+DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"
+
+#: key -> (name, folder under DATA, file stem)
+TREEBANKS = {
+    "ewt": ("UD English-EWT", "ud-english-ewt", "en_ewt"),
+    "greek": ("UD Greek-GDT", "ud-greek-gdt", "el_gdt"),
+    "gothic": ("UD Gothic-PROIEL", "ud-gothic-proiel", "got_proiel"),
+}
+
+
+def train_and_dev(key: str) -> tuple[str, pathlib.Path, pathlib.Path]:
+    """The name of treebank ``key`` and its training and dev files (which
+    may not exist)."""
+    name, folder, stem = TREEBANKS[key]
+    train, dev = (DATA / folder / f"{stem}-ud-{part}.conllu" for part in ("train", "dev"))
+    return name, train, dev
