@@ -248,7 +248,7 @@ def test_loads_a_version_1_file(fitted: MorphologyTagger, tmp_path: pathlib.Path
     from omkl._persist import save_estimator
 
     state, sections = fitted._save_state()
-    old = {k: v for k, v in state.items() if k not in ("feats_xpos", "casing")}
+    old = {k: v for k, v in state.items() if k not in ("feats_xpos", "casing", "feats_upos")}
     old["labels"] = state["labels"][:4]
     save_estimator(fitted, tmp_path / "v1.omkl", 1, old, sections[:4])
     loaded = MorphologyTagger.load(tmp_path / "v1.omkl")
@@ -293,3 +293,65 @@ def test_unpickles_a_version_1_object(fitted: MorphologyTagger) -> None:
     words = [[t["form"] for t in s] for s in test]
     want_upos = fitted.upos_.predict([fitted._stage_features(ws, fitted._amb_upos) for ws in words])
     assert [[t["upos"] for t in s] for s in restored.tag(test)] == want_upos
+
+
+def sheep_corpus(n: int, seed: int) -> list[list[dict[str, Any]]]:
+    """'a sheep runs .' or 'many sheep run .': the number of 'sheep' (one
+    XPOS for both) follows from the word before it, not from the word."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        one = rng.random() < 0.5
+        number = "Number=Sing" if one else "Number=Plur"
+        out.append(
+            [
+                _tok("a" if one else "many", "a" if one else "many", "DET", "DT"),
+                _tok("sheep", "sheep", "NOUN", "NN", number),
+                _tok("runs" if one else "run", "run", "VERB", "VB", number),
+                _tok(".", ".", "PUNCT", "."),
+            ]
+        )
+    return out
+
+
+def test_feats_upos_chooses_the_words_whose_feats_the_chain_predicts(
+    tmp_path: pathlib.Path,
+) -> None:
+    train, test = sheep_corpus(200, 0), sheep_corpus(100, 1)
+    every = MorphologyTagger(folds=2, epochs=4).fit(train)
+    verbs = MorphologyTagger(folds=2, epochs=4, feats_upos=["VERB", "AUX"]).fit(train)
+    assert every.feats_upos_ == ("DET", "NOUN", "PUNCT", "VERB")
+    assert verbs.feats_upos_ == ("VERB",)  # the tags seen in training
+    # the lexicon gives 'sheep' one number; the chain reads the word before
+    assert every.score(test)["UFeats"] == 100.0
+    assert verbs.score(test)["UFeats"] < 90.0
+    # the core and the stage-by-stage path read the same set
+    for model in (every, verbs):
+        words = [[t["form"] for t in s] for s in test]
+        chain = model._core_chain()
+        assert chain is not None
+        assert model._tag_many_in_core(chain, words, ())[0] == model._tag_many_by_stage(words)[0]
+    # a file of version 2 predicts the FEATS of VERB, AUX and PRON only
+    from omkl._persist import save_estimator
+
+    state, sections = every._save_state()
+    del state["feats_upos"]
+    save_estimator(every, tmp_path / "v2.omkl", 2, state, sections)
+    old = MorphologyTagger.load(tmp_path / "v2.omkl")
+    assert old.feats_upos_ == ("AUX", "PRON", "VERB") and old.feats_upos == list(old.feats_upos_)
+    got = old.tag(test)
+    assert [[t["feats"] for t in s if t["upos"] != "NOUN"] for s in got] == [
+        [t["feats"] for t in s if t["upos"] != "NOUN"] for s in every.tag(test)
+    ]
+    assert {t["feats"] for s in got for t in s if t["upos"] == "NOUN"} == {
+        every._feats_lex["sheep\tNOUN\tNN"]
+    }
+    # the current version records the set: a file lacking it is refused
+    every.save(tmp_path / "v3.omkl")
+    assert MorphologyTagger.load(tmp_path / "v3.omkl").tag(test) == every.tag(test)
+    save_estimator(every, tmp_path / "bad.omkl", 3, state, sections)
+    with pytest.raises(ValueError, match="bad.omkl.*feats_upos"):
+        MorphologyTagger.load(tmp_path / "bad.omkl")
+    for bad in ("VERB", [1], {"VERB"}):
+        with pytest.raises(ValueError, match="`feats_upos`"):
+            MorphologyTagger(feats_upos=bad)  # type: ignore[arg-type]

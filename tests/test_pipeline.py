@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import copy
 from typing import Any
 
 import pytest
@@ -337,7 +338,17 @@ def test_the_parser_reads_the_taggers_second_choice_of_upos(tmp_path):
     back = TextParser.load(tmp_path / "pipe.omkl")
     assert back.alternatives == "auto" and back.predict(out) == out
     # a file of format version 1 (before `alternatives`) loads without them
-    _, header, sections = load_model(tmp_path / "pipe.omkl", TextParser._FORMAT, [3])
+    _, header, sections = load_model(tmp_path / "pipe.omkl", TextParser._FORMAT, [4])
+    # a file of version 3 holds a tagger that records no `feats_upos`
+    v3 = copy.deepcopy(header)
+    for part in ("params", "state"):
+        entries = v3["tagger"][part]["dict"]
+        v3["tagger"][part]["dict"] = [e for e in entries if e[0] != "feats_upos"]
+    save_model(tmp_path / "v3.omkl", TextParser._FORMAT, 3, v3, sections)
+    assert TextParser.load(tmp_path / "v3.omkl").tagger.feats_upos_ == ("AUX", "PRON", "VERB")
+    save_model(tmp_path / "bad.omkl", TextParser._FORMAT, 4, v3, sections)
+    with pytest.raises(ValueError, match="bad.omkl.*feats_upos"):
+        TextParser.load(tmp_path / "bad.omkl")
     del header["alternatives"], header["label_gold"]
     save_model(tmp_path / "v1.omkl", TextParser._FORMAT, 1, header, sections)
     assert TextParser.load(tmp_path / "v1.omkl").alternatives is None

@@ -564,6 +564,7 @@ class MorphologyChain:
         lemma: _MorphologyStage,
         feats: _MorphologyStage,
         lexicons: dict[str, dict[str, str]],
+        feats_upos: Sequence[str],
     ) -> MorphologyChain: ...
     def tag_many(
         self, sentences: Sequence[Sequence[str]], upos_alt: bool = False, xpos_alt: bool = False

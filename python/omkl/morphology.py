@@ -88,8 +88,9 @@ _UNKNOWN = "<unk>"
 _LEX = "<lex>"
 #: The types of the token values that a copy shares (immutable).
 _ATOMS = frozenset({str, int, float, bool, type(None)})
-#: The UPOS tags whose FEATS the FEATS tagger predicts.
-_FEATS_UPOS = frozenset({"VERB", "AUX", "PRON"})
+#: The UPOS tags whose FEATS the FEATS tagger of a model saved before
+#: format version 3 predicts (a newer model records its own).
+_OLD_FEATS_UPOS = ("AUX", "PRON", "VERB")
 
 
 def lemma_rule(form: str, lemma: str) -> str:
@@ -477,7 +478,14 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         share of the word's occurrences.
     min_rule_count
         Lemma rules seen fewer times in training are one class ``<rare>``
-        (the form is kept as the lemma unless the lexicon knows the word).
+        (the form is kept as the lemma unless the lexicon knows the word);
+        likewise, FEATS seen fewer times are left to the lexicons.
+    feats_upos
+        The UPOS tags whose FEATS the FEATS tagger predicts; the lexicons
+        give the FEATS of the other words. ``None`` (the default): every
+        UPOS, which serves languages that inflect nouns and adjectives
+        (``studies/feats_upos_study.py``). Models saved before format
+        version 3 predict the FEATS of VERB, AUX and PRON only.
     seed
         Seed of the shuffling of the epochs.
     epochs
@@ -497,8 +505,10 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
     """
 
     #: Version 2 added the first XPOS tagger (a fifth section); files of
-    #: version 1 (four sections) load as the older pipeline.
-    _SAVE_VERSION = 2
+    #: version 1 (four sections) load as the older pipeline. Version 3
+    #: records ``feats_upos`` and the UPOS tags the FEATS tagger predicts;
+    #: older files predict them for VERB, AUX and PRON.
+    _SAVE_VERSION = 3
     _SAVE_SECTIONS = (5,)
 
     def __init__(
@@ -514,6 +524,7 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         seed: int = 0,
         epochs: int = 15,
         jackknife: int = 2,
+        feats_upos: Sequence[str] | None = None,
     ):
         check_int("epochs", epochs, 1)
         check_int("folds", folds, 2)
@@ -527,6 +538,15 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
                 f"invalid value for `min_rule_count`: expected an int, got {min_rule_count!r}"
             )
         check_int("n_buckets", n_buckets, 4)
+        if feats_upos is not None and (
+            isinstance(feats_upos, str)
+            or not isinstance(feats_upos, (list, tuple))
+            or not all(isinstance(u, str) for u in feats_upos)
+        ):
+            raise ValueError(
+                "invalid value for `feats_upos`: expected None or a list of UPOS tags (str), "
+                f"got {feats_upos!r}"
+            )
         self.loss = loss
         self.regularizer = regularizer
         self.schedule = schedule
@@ -538,6 +558,9 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         self.seed = seed
         self.epochs = epochs
         self.jackknife = jackknife
+        self.feats_upos = feats_upos
+        #: The UPOS tags whose FEATS the fitted FEATS tagger predicts.
+        self.feats_upos_: tuple[str, ...] = ()
         #: The first XPOS tagger (``None`` in a model of version 1).
         self.xpos1_: TextTagger | None = self._tagger(max(n_buckets // 4, 1))
         self.upos_ = self._tagger(n_buckets)
@@ -713,11 +736,14 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         feats_best = {k: _most(c) for k, c in feats_lex.items()}
         feats_back_best = {k: _most(c) for k, c in feats_back.items()}
         feats_xpos_best = {k: _most(c) for k, c in feats_xpos.items()}
+        chosen = frozenset(u for us in upos for u in us)
+        if self.feats_upos is not None:
+            chosen = chosen & frozenset(self.feats_upos)
         feats_counts = Counter(
             f
             for fs, us in zip(feats, upos, strict=True)
             for f, u in zip(fs, us, strict=True)
-            if u in _FEATS_UPOS
+            if u in chosen
         )
 
         xpos1_t, upos_t, xpos_t, lemma_t, feats_t = (
@@ -748,7 +774,7 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         # the FEATS tagger learns from the jackknifed UPOS and (first) XPOS
         feats_y = [
             [
-                f if u in _FEATS_UPOS and feats_counts[f] >= self.min_rule_count else _LEX
+                f if u in chosen and feats_counts[f] >= self.min_rule_count else _LEX
                 for f, u in zip(fs, us, strict=True)
             ]
             for fs, us in zip(feats, jack_u, strict=True)
@@ -765,6 +791,7 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         all_x = _lexicon(words, xpos)
         self.xpos1_ = xpos1_t
         self.upos_, self.xpos_, self.lemma_, self.feats_ = upos_t, xpos_t, lemma_t, feats_t
+        self.feats_upos_ = tuple(sorted(chosen))
         self._amb_upos = _ambiguity(all_u, self.min_share)
         self._amb_xpos = _ambiguity(all_x, self.min_share)
         self._feats_lex = feats_best
@@ -873,6 +900,7 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
                     "lemma": self._lemma_lex,
                     "lemma_lower": self._lemma_lower_lex,
                 },
+                list(self.feats_upos_),
             )
         self.__dict__["_chain"] = chain
         return chain
@@ -941,11 +969,12 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         ]
         data_f = _Sentences(_templates(("feats",)), words, [upos, xpos, lex])
         feats = self._predict_stage(self.feats_, data_f)
+        chosen = frozenset(self.feats_upos_)
         out = []
         for ws, us, xs, rs, ls, fs in zip(words, upos, xpos, rules, lex, feats, strict=True):
             sent = []
             for w, u, x, r, lf, f in zip(ws, us, xs, rs, ls, fs, strict=True):
-                if u not in _FEATS_UPOS or not isinstance(f, str) or f == _LEX:
+                if u not in chosen or not isinstance(f, str) or f == _LEX:
                     f = lf
                 sent.append((u, x, cast(str, f), self._lemma(w, x, r)))
             out.append(sent)
@@ -1028,12 +1057,13 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> MorphologyTagger:
-        """Loads a model saved by :meth:`save`, of this version or of
-        version 1 (which tags UPOS before XPOS, without the first XPOS
-        tagger). ``FileNotFoundError`` if ``path`` is missing; ``ValueError``
+        """Loads a model saved by :meth:`save`, of this version, of version
+        2 (whose FEATS tagger predicts the FEATS of VERB, AUX and PRON only)
+        or of version 1 (which also tags UPOS before XPOS, without the first
+        XPOS tagger). ``FileNotFoundError`` if ``path`` is missing; ``ValueError``
         naming the file if it is not a saved ``MorphologyTagger`` or is
         truncated or corrupted."""
-        model, state, sections = load_estimator(cls, path, [1, cls._SAVE_VERSION], (4, 5))
+        model, state, sections = load_estimator(cls, path, [1, 2, cls._SAVE_VERSION], (4, 5))
         restore_state(model, path, state, sections)
         return cast(MorphologyTagger, model)
 
@@ -1047,7 +1077,14 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         """Restores a pickle; one made before version 2 (no first XPOS
         tagger, no casing or XPOS-keyed FEATS lexicons) tags as version 1
         did."""
-        self.__dict__.update(xpos1_=None, _feats_xpos={}, _casing={}, jackknife=2)
+        self.__dict__.update(
+            xpos1_=None,
+            _feats_xpos={},
+            _casing={},
+            jackknife=2,
+            feats_upos=list(_OLD_FEATS_UPOS),
+            feats_upos_=_OLD_FEATS_UPOS,
+        )
         self.__dict__.update(state)
 
     def _taggers(self) -> list[TextTagger]:
@@ -1077,6 +1114,7 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         state: dict[str, Any] = {
             "fitted": self._fitted,
             "labels": [list(t._labels) for t in taggers],
+            "feats_upos": list(self.feats_upos_),
             **{key: getattr(self, f"_{key}") for key in _LEXICONS},
         }
         return state, [t._state.to_bytes() for t in taggers]
@@ -1101,6 +1139,13 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
             ):
                 raise ValueError(f"the saved {key} is not a dict of str")
             setattr(self, f"_{key}", value)
+        chosen = state.get("feats_upos", None)
+        if chosen is None:  # before version 3
+            chosen = list(_OLD_FEATS_UPOS)
+            self.feats_upos = list(_OLD_FEATS_UPOS)
+        if not isinstance(chosen, list) or not all(isinstance(u, str) for u in chosen):
+            raise ValueError(f"the saved feats_upos is not a list of str: {chosen!r}")
+        self.feats_upos_ = tuple(chosen)
         self._fitted = bool(state["fitted"])
         self.__dict__.pop("_chain", None)
 

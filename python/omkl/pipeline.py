@@ -504,8 +504,9 @@ class TextParser(IndependentCopies):
     _FORMAT = "omkl.TextParser"
     #: Version 2 records ``alternatives``; a file of version 1 loads with
     #: ``alternatives=None``, as its parser was trained. Version 3 records
-    #: ``label_gold``; older files load with ``label_gold=False``.
-    _VERSION = 3
+    #: ``label_gold``; older files load with ``label_gold=False``. Version 4
+    #: holds a tagger of format version 3 (which records ``feats_upos``).
+    _VERSION = 4
 
     @synchronized
     def save(self, path: PathLike) -> None:
@@ -545,7 +546,7 @@ class TextParser(IndependentCopies):
         classes from a closed set (:class:`~omkl.MorphologyTagger`,
         :class:`~omkl.parsing.DependencyParser`); nothing it names is
         imported or called."""
-        version, header, sections = load_model(path, cls._FORMAT, [1, 2, cls._VERSION])
+        version, header, sections = load_model(path, cls._FORMAT, [1, 2, 3, cls._VERSION])
         with named_errors(path):
             strict = version == cls._VERSION
             head = SavedEntries(header, "the header", strict)

@@ -37,7 +37,8 @@ impl MorphologyChain {
     /// `first_xpos` may be `None` (a model without a first XPOS stage, which
     /// then reads no casing classes). `lexicons` holds the dicts
     /// `amb_upos`, `amb_xpos`, `casing`, `feats`, `feats_backoff`,
-    /// `feats_xpos`, `lemma` and `lemma_lower`.
+    /// `feats_xpos`, `lemma` and `lemma_lower`; `feats_upos` the UPOS tags
+    /// whose FEATS the FEATS stage predicts (the lexicons give the others').
     #[new]
     fn new(
         first_xpos: Option<StageArgs<'_>>,
@@ -46,6 +47,7 @@ impl MorphologyChain {
         lemma: StageArgs<'_>,
         feats: StageArgs<'_>,
         mut lexicons: HashMap<String, HashMap<String, String>>,
+        feats_upos: Vec<String>,
     ) -> PyResult<Self> {
         let mut take = |name: &str| {
             lexicons.remove(name).ok_or_else(|| {
@@ -61,6 +63,7 @@ impl MorphologyChain {
             feats_xpos: take("feats_xpos")?,
             lemma: take("lemma")?,
             lemma_lower: take("lemma_lower")?,
+            feats_upos,
         };
         if let Some(name) = lexicons.keys().next() {
             return Err(PyValueError::new_err(format!(

@@ -18,7 +18,8 @@
 //! 6. the FEATS of the lexicons: of the (lower-cased form, UPOS, XPOS),
 //!    else (lower-cased form, XPOS), else (UPOS, XPOS), else XPOS, else `_`;
 //! 7. the FEATS stage over UPOS, XPOS and those FEATS, whose answer is
-//!    kept for the UPOS of [`FEATS_UPOS`] unless it defers (`<lex>`).
+//!    kept for the UPOS of [`Lexicons::feats_upos`] unless it defers
+//!    (`<lex>`).
 //!
 //! Each stage computes its token features with its
 //! [`TokenTemplates`] and
@@ -39,8 +40,9 @@ use crate::features::SparseBatch;
 use crate::learner::chain_text::template_groups;
 use crate::learner::frozen_chain::{FrozenChain, FrozenChainWorkspace};
 
-/// The UPOS tags whose FEATS the FEATS stage predicts.
-pub const FEATS_UPOS: [&str; 3] = ["VERB", "AUX", "PRON"];
+/// The UPOS tags whose FEATS the FEATS stage of a model of format
+/// version 2 or older predicts (a newer model records its own).
+pub const OLD_FEATS_UPOS: [&str; 3] = ["VERB", "AUX", "PRON"];
 /// The ambiguity (and casing) class of a word not in a lexicon.
 pub const UNKNOWN: &str = "<unk>";
 /// The FEATS class that defers to the lexicon.
@@ -156,6 +158,9 @@ pub struct Lexicons {
     pub lemma: HashMap<String, String>,
     /// Lemma rule of `"lower\tXPOS"`.
     pub lemma_lower: HashMap<String, String>,
+    /// The UPOS tags whose FEATS the FEATS stage predicts; the lexicons
+    /// give the others'.
+    pub feats_upos: Vec<String>,
 }
 
 /// The number of words of a block of [`MorphologyChain::tag_many`].
@@ -546,7 +551,7 @@ impl MorphologyChain {
             };
             for (i, &f) in feats_ids.iter().enumerate() {
                 let f = self.feats.labels[f].as_str();
-                let keep = FEATS_UPOS.contains(&w.upos[i]) && f != LEX;
+                let keep = f != LEX && self.lex.feats_upos.iter().any(|u| u == w.upos[i]);
                 t.feats
                     .push(if keep { f } else { w.lex_feats[i] }.to_string());
             }
