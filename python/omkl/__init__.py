@@ -31,6 +31,7 @@ from omkl.parsing import DependencyParser
 from omkl.pipeline import TextParser
 from omkl.random_features import RandomFourierFeatures
 from omkl.tagging import TextTagger
+from omkl.tokenizer import Tokenizer
 
 __version__: str = _omkl.__version__
 
@@ -49,6 +50,7 @@ __all__ = [
     "SequenceTagger",
     "TextParser",
     "TextTagger",
+    "Tokenizer",
     "__version__",
     "decode",
     "kernels",
