@@ -19,7 +19,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_persistence import ESTIMATORS, WORDS, _sentence, make_model, predictions
+from test_persistence import (
+    ESTIMATORS,
+    WORDS,
+    _sentence,
+    make_model,
+    predictions,
+    tokenizer_corpus,
+)
 
 import omkl
 from omkl._persist import constructor_params
@@ -70,6 +77,8 @@ def teach(model: Any, label: str | None) -> None:
         model.fit([_zebra(label), _sentence(WORDS)] * 2, epochs=1)
     elif isinstance(model, omkl.TextParser):
         model.fit([_zebra(label), _tree(WORDS, [2, 3, 0])] * 2)
+    elif isinstance(model, omkl.Tokenizer):
+        model.fit(tokenizer_corpus(label or "zebras"), epochs=1)
     else:
         raise AssertionError(type(model).__name__)
 
@@ -87,6 +96,8 @@ def labels_of(model: Any) -> list[Hashable]:
         return list(model.upos_.labels_)
     if isinstance(model, omkl.TextParser):
         return labels_of(model.tagger) + labels_of(model.parser)
+    if isinstance(model, omkl.Tokenizer):
+        return sorted(model._mwt)  # the multiword tokens it knows
     return []
 
 
@@ -221,7 +232,21 @@ REFUSED: dict[str, list[Callable[[Any], object]]] = {
         lambda m: m.fit([]),
         lambda m: m.fit([_zebra(NEW), _sentence(WORDS)] * 2),  # no gold heads
     ],
+    "Tokenizer": [
+        lambda m: m.fit(42),
+        lambda m: m.fit(_without_text(tokenizer_corpus(NEW))),
+    ],
 }
+
+
+def _without_text(path: str) -> str:
+    """The training file ``path`` without its last ``# text`` comment."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines(keepends=True)
+    last = max(i for i, line in enumerate(lines) if line.startswith("# text"))
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines(lines[:last] + lines[last + 1 :])
+    return path
 
 
 @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")

@@ -30,6 +30,28 @@ def _sentence(words):
     ]
 
 
+def tokenizer_corpus(mwt: str | None = None) -> str:
+    """A small CoNLL-U training file for :class:`omkl.Tokenizer` (in a new
+    folder): two sentences, and a third with the multiword token ``mwt``
+    (two words, split at its middle) when given."""
+    import tempfile
+
+    def row(i: int, form: str, misc: str = "_") -> str:
+        return f"{i}\t{form}\t_\t_\t_\t_\t_\t_\t_\t{misc}\n"
+
+    text = "# newpar\n# text = Dogs bark.\n" + row(1, "Dogs") + row(2, "bark", "SpaceAfter=No")
+    text += row(3, ".") + "\n# text = Don't go!\n" + row(0, "").replace("0\t\t", "1-2\tDon't\t")
+    text += row(1, "Do") + row(2, "n't") + row(3, "go", "SpaceAfter=No") + row(4, "!") + "\n"
+    if mwt is not None:
+        k = len(mwt) // 2
+        text += f"# text = {mwt}\n1-2\t{mwt}\t_\t_\t_\t_\t_\t_\t_\t_\n"
+        text += row(1, mwt[:k]) + row(2, mwt[k:]) + "\n"
+    path = os.path.join(tempfile.mkdtemp(prefix="omkl-test-"), "train.conllu")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text * 3)
+    return path
+
+
 def make_model(name: str):
     """A small trained model of each estimator."""
     rng = np.random.default_rng(0)
@@ -79,6 +101,8 @@ def make_model(name: str):
             DependencyParser(templates=list(range(30)), prune_k=0, max_table_bits=8, epochs=2),
             folds=2,
         ).fit(sents * 3)
+    if name == "Tokenizer":
+        return omkl.Tokenizer(epochs=2, n_buckets=64).fit(tokenizer_corpus())
     raise AssertionError(name)
 
 
@@ -88,6 +112,8 @@ ESTIMATORS = [name for name in omkl.__all__ if hasattr(getattr(omkl, name), "sav
 
 
 def predictions(model) -> object:
+    if isinstance(model, omkl.Tokenizer):
+        return model.tokenize("Dogs don't bark. Go!")
     if isinstance(model, omkl.TextParser):
         return model.predict([[{"form": w} for w in ["The", "cat", "barks"]]])
     if isinstance(model, DependencyParser):

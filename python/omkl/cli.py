@@ -13,6 +13,8 @@ experiment is a module ``omkl.experiments.<name>`` that defines
     omkl tag MODEL IN OUT         # CoNLL-U or pre-tokenised text in, CoNLL-U out
     omkl train parser --train FILE.conllu --out MODEL  # tagger + parser on jackknifed tags
     omkl parse MODEL IN OUT       # tags and parses: complete CoNLL-U out
+    omkl train tokenizer --train FILE.conllu --out MODEL  # see omkl.cli_tokenize
+    omkl tokenize MODEL IN OUT    # raw text in: sentences, tokens, multiword tokens out
     omkl evaluate GOLD SYSTEM     # the CoNLL 2018 shared task's scores (omkl.evaluate)
     omkl --version
 """
@@ -58,9 +60,9 @@ def build_parser(experiments: Collection[str] | None = None) -> argparse.Argumen
         sub = chosen.add_parser(name, help=(module.__doc__ or "").strip().splitlines()[0])
         module.add_arguments(sub)
         sub.set_defaults(handler=module.run)
-    from omkl import cli_tagging
+    from omkl import cli_tagging, cli_tokenize
 
-    cli_tagging.add_commands(commands)
+    cli_tokenize.add_commands(commands, cli_tagging.add_commands(commands))
     return parser
 
 

@@ -230,9 +230,9 @@ def _training_files(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="where to save the model (checked before training)")
 
 
-def add_commands(commands: Any) -> None:
+def add_commands(commands: Any) -> Any:
     """Adds ``train tagger`` and ``tag`` to the sub-command set ``commands``
-    of the ``omkl`` parser.
+    of the ``omkl`` parser; returns the sub-commands of ``omkl train``.
 
     >>> from omkl.cli import build_parser
     >>> a = build_parser().parse_args(["tag", "m.omkl", "in.txt", "out.conllu"])
@@ -305,3 +305,4 @@ def add_commands(commands: Any) -> None:
     evaluate.add_argument("gold", help="the gold CoNLL-U file")
     evaluate.add_argument("system", help="the system's CoNLL-U file (of the same text)")
     evaluate.set_defaults(handler=_evaluate)
+    return kinds
