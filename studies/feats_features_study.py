@@ -12,7 +12,9 @@ core's features as usual). UFeats and AllTags: every word, all features.
 - ``+neighbours``: also the lexicon FEATS, UPOS-joined 3-character suffix
   of the words before and after (agreement of articles, adjectives and
   nouns);
-- ``x4 buckets``: the last set with four times the FEATS stage's buckets.
+- ``+upos+suffixes x4 buckets``: with four times the FEATS stage's buckets;
+- ``+longer``: ``+upos+suffixes`` and the UPOS joined with the 5-character
+  suffix, the lower-cased word and its 2-character prefix.
 
     python studies/feats_features_study.py [--treebanks greek,gothic] [--epochs 15]
 """
@@ -64,6 +66,18 @@ def neighbours(
     return out
 
 
+def longer(
+    words: Sequence[str], upos: Sequence[str], xpos: Sequence[str], lex: Sequence[str]
+) -> Features:
+    out = upos_suffixes(words, upos, xpos, lex)
+    for f, w, u in zip(out, words, upos, strict=True):
+        low = w.lower()
+        f["u|s5"] = f"{u}|{low[-5:]}"
+        f["lower|upos"] = f"{low}|{u}"
+        f["u|p2"] = f"{u}|{low[:2]}"
+    return out
+
+
 class Variant(MorphologyTagger):
     """A tagger whose FEATS stage reads ``features`` (built in Python) and
     has ``scale`` times the default buckets."""
@@ -103,7 +117,8 @@ VARIANTS = {
     "today": variant(morphology._feats_features, 1),
     "+upos+suffixes": variant(upos_suffixes, 1),
     "+neighbours": variant(neighbours, 1),
-    "+neighbours, x4 buckets": variant(neighbours, 4),
+    "+upos+suffixes x4 buckets": variant(upos_suffixes, 4),
+    "+longer": variant(longer, 1),
 }
 
 

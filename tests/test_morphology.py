@@ -331,27 +331,55 @@ def test_feats_upos_chooses_the_words_whose_feats_the_chain_predicts(
         chain = model._core_chain()
         assert chain is not None
         assert model._tag_many_in_core(chain, words, ())[0] == model._tag_many_by_stage(words)[0]
-    # a file of version 2 predicts the FEATS of VERB, AUX and PRON only
+    assert every._feats_block == verbs._feats_block == "feats_suffixes"
+    # the current version records the set and the block: a file lacking
+    # either, or naming another block, is refused
     from omkl._persist import save_estimator
 
-    state, sections = every._save_state()
-    del state["feats_upos"]
-    save_estimator(every, tmp_path / "v2.omkl", 2, state, sections)
-    old = MorphologyTagger.load(tmp_path / "v2.omkl")
-    assert old.feats_upos_ == ("AUX", "PRON", "VERB") and old.feats_upos == list(old.feats_upos_)
-    got = old.tag(test)
-    assert [[t["feats"] for t in s if t["upos"] != "NOUN"] for s in got] == [
-        [t["feats"] for t in s if t["upos"] != "NOUN"] for s in every.tag(test)
-    ]
-    assert {t["feats"] for s in got for t in s if t["upos"] == "NOUN"} == {
-        every._feats_lex["sheep\tNOUN\tNN"]
-    }
-    # the current version records the set: a file lacking it is refused
     every.save(tmp_path / "v3.omkl")
     assert MorphologyTagger.load(tmp_path / "v3.omkl").tag(test) == every.tag(test)
-    save_estimator(every, tmp_path / "bad.omkl", 3, state, sections)
-    with pytest.raises(ValueError, match="bad.omkl.*feats_upos"):
-        MorphologyTagger.load(tmp_path / "bad.omkl")
+    for key, value in (("feats_upos", None), ("feats_block", None), ("feats_block", "token")):
+        state, sections = every._save_state()
+        if value is None:
+            del state[key]
+        else:
+            state[key] = value
+        save_estimator(every, tmp_path / "bad.omkl", 3, state, sections)
+        with pytest.raises(ValueError, match=f"bad.omkl.*{key}"):
+            MorphologyTagger.load(tmp_path / "bad.omkl")
     for bad in ("VERB", [1], {"VERB"}):
         with pytest.raises(ValueError, match="`feats_upos`"):
             MorphologyTagger(feats_upos=bad)  # type: ignore[arg-type]
+
+
+def test_a_version_2_file_predicts_the_feats_of_verbs_with_the_old_block(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+) -> None:
+    from omkl import morphology
+    from omkl._persist import save_estimator
+
+    # a tagger trained as version 2 trained its FEATS stage: the block `feats`
+    monkeypatch.setattr(morphology, "_FEATS_BLOCK", "feats")
+    train, test = sheep_corpus(200, 0), sheep_corpus(100, 1)
+    every = MorphologyTagger(folds=2, epochs=4).fit(train)
+    assert every._feats_block == "feats"
+    state, sections = every._save_state()
+    del state["feats_upos"], state["feats_block"]
+    save_estimator(every, tmp_path / "v2.omkl", 2, state, sections)
+    monkeypatch.undo()
+    old = MorphologyTagger.load(tmp_path / "v2.omkl")
+    assert old.feats_upos_ == ("AUX", "PRON", "VERB") and old.feats_upos == list(old.feats_upos_)
+    assert old._feats_block == "feats"
+    got = old.tag(test)
+    # the verbs' FEATS from the chain, as the same tagger gives them
+    assert [[t["feats"] for t in s if t["upos"] != "NOUN"] for s in got] == [
+        [t["feats"] for t in s if t["upos"] != "NOUN"] for s in every.tag(test)
+    ]
+    # the nouns' from the lexicon
+    assert {t["feats"] for s in got for t in s if t["upos"] == "NOUN"} == {
+        every._feats_lex["sheep\tNOUN\tNN"]
+    }
+    words = [[t["form"] for t in s] for s in test]
+    chain = old._core_chain()
+    assert chain is not None
+    assert old._tag_many_in_core(chain, words, ())[0] == old._tag_many_by_stage(words)[0]

@@ -20,13 +20,15 @@ models over :func:`~omkl.tagging.token_features` and lexicons:
    (``jackknife`` folds of the training set, each tagged by a model
    trained on the others), so that it learns how far to trust the tags it
    will see when tagging.
-4. **FEATS**: for verbs, auxiliaries and pronouns, whose features hang on
-   the context (the person of a verb, the case of a pronoun), a chain tagger
-   over the form, its suffixes, the tags around it and the lexicon's
-   answer; for other words, and where that tagger defers (class
-   ``<lex>``), the features most seen with the (lower-cased form, UPOS,
-   XPOS) in training, else with the (form, XPOS), else with the (UPOS,
-   XPOS), else with the XPOS, else ``_``. The FEATS tagger learns from the
+4. **FEATS**: a chain tagger over the form, its suffixes (alone and joined
+   with the UPOS: an ending tells one thing of a noun and another of a
+   verb), the tags around it and the lexicon's answer, for the words whose
+   UPOS is in ``feats_upos`` (every UPOS by default: nouns and adjectives
+   inflect in many languages). For other words, and where that tagger
+   defers (class ``<lex>``, the FEATS seen fewer than ``min_rule_count``
+   times), the features most seen with the (lower-cased form, UPOS, XPOS)
+   in training, else with the (form, XPOS), else with the (UPOS, XPOS),
+   else with the XPOS, else ``_``. The FEATS tagger learns from the
    jackknifed UPOS and first XPOS.
 5. **LEMMA** as a class: an edit rule from form to lemma
    (:func:`lemma_rule`, :func:`apply_lemma_rule`). A word seen in training
@@ -91,6 +93,9 @@ _ATOMS = frozenset({str, int, float, bool, type(None)})
 #: The UPOS tags whose FEATS the FEATS tagger of a model saved before
 #: format version 3 predicts (a newer model records its own).
 _OLD_FEATS_UPOS = ("AUX", "PRON", "VERB")
+#: The template block of the FEATS tagger, and of one saved before format
+#: version 3.
+_FEATS_BLOCK, _OLD_FEATS_BLOCK = "feats_suffixes", "feats"
 
 
 def lemma_rule(form: str, lemma: str) -> str:
@@ -291,8 +296,22 @@ def _lemma_features(words: Sequence[str], upos: Sequence[str], xpos: Sequence[st
 
 
 def _feats_features(
-    words: Sequence[str], upos: Sequence[str], xpos: Sequence[str], lex: Sequence[str]
+    words: Sequence[str],
+    upos: Sequence[str],
+    xpos: Sequence[str],
+    lex: Sequence[str],
+    suffixes: bool = False,
 ) -> Features:
+    """The FEATS stage's features of a sentence (block ``feats``); with
+    ``suffixes`` (block ``feats_suffixes``) also the word's UPOS, its
+    suffixes of 1 and 4 characters and each suffix of 1 to 4 characters
+    joined with the UPOS: an ending tells one thing of a noun and another
+    of a verb (``studies/feats_features_study.py``).
+
+    >>> f = _feats_features(["the", "dogs"], ["DET", "NOUN"], ["DT", "NNS"], ["_", "_"], True)
+    >>> f[1]["u|s2"], f[1]["x-1"], f[0]["s4"]
+    ('NOUN|gs', 'DT', 'the')
+    """
     n = len(words)
     lowers = [w.lower() for w in words]
 
@@ -316,6 +335,12 @@ def _feats_features(
             f[f"w{d:+d}"] = at(lowers, i + d)
         f["x-1|x"] = f"{at(xpos, i - 1)}|{xpos[i]}"
         f["x|x+1"] = f"{xpos[i]}|{at(xpos, i + 1)}"
+        if suffixes:
+            f["upos"] = upos[i]
+            f["s1"] = low[-1:]
+            f["s4"] = low[-4:]
+            for k in range(1, 5):
+                f[f"u|s{k}"] = f"{upos[i]}|{low[-k:]}"
         out.append(f)
     return out
 
@@ -429,7 +454,8 @@ def _dicts(data: _Sentences) -> list[Features]:
             elif kind == "lemma":
                 more = _lemma_features(words, next(cols), next(cols))
             else:
-                more = _feats_features(words, next(cols), next(cols), next(cols))
+                suffixes = kind == "feats_suffixes"
+                more = _feats_features(words, next(cols), next(cols), next(cols), suffixes)
             if more is not None:
                 for f, g in zip(feats, more, strict=True):
                     f.update(g)
@@ -506,8 +532,9 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
 
     #: Version 2 added the first XPOS tagger (a fifth section); files of
     #: version 1 (four sections) load as the older pipeline. Version 3
-    #: records ``feats_upos`` and the UPOS tags the FEATS tagger predicts;
-    #: older files predict them for VERB, AUX and PRON.
+    #: records ``feats_upos``, the UPOS tags the FEATS tagger predicts and
+    #: its template block (``feats_suffixes``); older files predict them for
+    #: VERB, AUX and PRON with the block ``feats``.
     _SAVE_VERSION = 3
     _SAVE_SECTIONS = (5,)
 
@@ -561,6 +588,8 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         self.feats_upos = feats_upos
         #: The UPOS tags whose FEATS the fitted FEATS tagger predicts.
         self.feats_upos_: tuple[str, ...] = ()
+        #: The template block of the FEATS tagger.
+        self._feats_block = _FEATS_BLOCK
         #: The first XPOS tagger (``None`` in a model of version 1).
         self.xpos1_: TextTagger | None = self._tagger(max(n_buckets // 4, 1))
         self.upos_ = self._tagger(n_buckets)
@@ -783,7 +812,7 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
             _lex_feats(feats_best, feats_back_best, ws, us, xs, feats_xpos_best)
             for ws, us, xs in zip(words, jack_u, jack_x, strict=True)
         ]
-        data = _Sentences(_templates(("feats",)), words, [jack_u, jack_x, lex])
+        data = _Sentences(_templates((_FEATS_BLOCK,)), words, [jack_u, jack_x, lex])
         feats_t = self._fit_stage(feats_t, data, feats_y, epochs).freeze()
         del data
 
@@ -792,6 +821,7 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         self.xpos1_ = xpos1_t
         self.upos_, self.xpos_, self.lemma_, self.feats_ = upos_t, xpos_t, lemma_t, feats_t
         self.feats_upos_ = tuple(sorted(chosen))
+        self._feats_block = _FEATS_BLOCK
         self._amb_upos = _ambiguity(all_u, self.min_share)
         self._amb_xpos = _ambiguity(all_x, self.min_share)
         self._feats_lex = feats_best
@@ -870,7 +900,7 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
                 _stage_blocks("xpos", True) if casing else _stage_blocks(None, False),
                 _stage_blocks("upos", casing),
                 ("lemma",),
-                ("feats",),
+                (self._feats_block,),
             ]
             args = [
                 None
@@ -967,7 +997,7 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
             _lex_feats(self._feats_lex, self._feats_backoff, ws, us, xs, self._feats_xpos)
             for ws, us, xs in zip(words, upos, xpos, strict=True)
         ]
-        data_f = _Sentences(_templates(("feats",)), words, [upos, xpos, lex])
+        data_f = _Sentences(_templates((self._feats_block,)), words, [upos, xpos, lex])
         feats = self._predict_stage(self.feats_, data_f)
         chosen = frozenset(self.feats_upos_)
         out = []
@@ -1084,6 +1114,7 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
             jackknife=2,
             feats_upos=list(_OLD_FEATS_UPOS),
             feats_upos_=_OLD_FEATS_UPOS,
+            _feats_block=_OLD_FEATS_BLOCK,
         )
         self.__dict__.update(state)
 
@@ -1115,6 +1146,7 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
             "fitted": self._fitted,
             "labels": [list(t._labels) for t in taggers],
             "feats_upos": list(self.feats_upos_),
+            "feats_block": self._feats_block,
             **{key: getattr(self, f"_{key}") for key in _LEXICONS},
         }
         return state, [t._state.to_bytes() for t in taggers]
@@ -1146,6 +1178,13 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         if not isinstance(chosen, list) or not all(isinstance(u, str) for u in chosen):
             raise ValueError(f"the saved feats_upos is not a list of str: {chosen!r}")
         self.feats_upos_ = tuple(chosen)
+        block = state.get("feats_block", _OLD_FEATS_BLOCK)
+        if block not in (_FEATS_BLOCK, _OLD_FEATS_BLOCK):
+            raise ValueError(
+                f"the saved feats_block is {block!r}: expected {_FEATS_BLOCK!r} or "
+                f"{_OLD_FEATS_BLOCK!r}"
+            )
+        self._feats_block = block
         self._fitted = bool(state["fitted"])
         self.__dict__.pop("_chain", None)
 

@@ -11,6 +11,7 @@
 //! | `casing` | one column of casing classes | `case`, `case\|title\|first`, `share\|title` (`_add_case`) |
 //! | `lemma` | UPOS and XPOS columns | `_lemma_features` |
 //! | `feats` | UPOS, XPOS and lexicon FEATS columns | `_feats_features` |
+//! | `feats_suffixes` | the same | `_feats_features(..., suffixes=True)`: `feats`, then `upos`, `s1`, `s4`, `u\|s1`..`u\|s4` |
 //!
 //! A string value is the indicator `name=value` (value 1); a flag is the
 //! real feature `name` with value 1 or 0 (a false flag is an entry of value
@@ -45,12 +46,17 @@ pub enum Block {
     Lemma,
     /// The FEATS stage's features (UPOS, XPOS and lexicon FEATS columns).
     Feats,
+    /// [`Block::Feats`] and the word's UPOS, its suffixes of 1 and 4
+    /// characters and each suffix of 1 to 4 characters joined with its
+    /// UPOS (an ending tells one thing of a noun, another of a verb).
+    FeatsSuffixes,
 }
 
 impl FromStr for Block {
     type Err = OmklError;
 
-    /// `token`, `classes:N`, `tags:N`, `casing`, `lemma` or `feats`.
+    /// `token`, `classes:N`, `tags:N`, `casing`, `lemma`, `feats` or
+    /// `feats_suffixes`.
     ///
     /// ```
     /// use omkl_core::features::token_blocks::Block;
@@ -74,11 +80,12 @@ impl FromStr for Block {
                 "casing" => Ok(Block::Casing),
                 "lemma" => Ok(Block::Lemma),
                 "feats" => Ok(Block::Feats),
+                "feats_suffixes" => Ok(Block::FeatsSuffixes),
                 _ => Err(OmklError::invalid(
                     "blocks",
                     format!(
                         "unknown block {s:?}; expected 'token', 'classes:NAME', 'tags:NAME', \
-                         'casing', 'lemma' or 'feats'"
+                         'casing', 'lemma', 'feats' or 'feats_suffixes'"
                     ),
                 )),
             },
@@ -101,6 +108,7 @@ impl fmt::Display for Block {
             Block::Casing => f.write_str("casing"),
             Block::Lemma => f.write_str("lemma"),
             Block::Feats => f.write_str("feats"),
+            Block::FeatsSuffixes => f.write_str("feats_suffixes"),
         }
     }
 }
@@ -143,13 +151,17 @@ impl Block {
                 v.extend((1..=3).map(|k| format!("p{k}")));
                 v
             }
-            Block::Feats => {
+            Block::Feats | Block::FeatsSuffixes => {
                 let mut v = own(&["lower", "s2", "s3", "xpos", "lex", "lower|xpos"]);
                 for d in [-3, -2, -1, 1, 2] {
                     v.extend(around("x", &[d]).into_iter().chain(around("u", &[d])));
                 }
                 v.extend(around("w", &[-2, -1, 1]));
                 v.extend(own(&["x-1|x", "x|x+1"]));
+                if *self == Block::FeatsSuffixes {
+                    v.extend(own(&["upos", "s1", "s4"]));
+                    v.extend((1..=4).map(|k| format!("u|s{k}")));
+                }
                 v
             }
         }
@@ -163,7 +175,9 @@ impl Block {
             Block::Tags(n) => vec![format!("{n} tags")],
             Block::Casing => vec!["casing classes".into()],
             Block::Lemma => vec!["upos".into(), "xpos".into()],
-            Block::Feats => vec!["upos".into(), "xpos".into(), "lexicon feats".into()],
+            Block::Feats | Block::FeatsSuffixes => {
+                vec!["upos".into(), "xpos".into(), "lexicon feats".into()]
+            }
         }
     }
 }
@@ -356,7 +370,7 @@ impl Block {
                     e.ind(t0 + 8 + k, &[prefix(low, k as usize)]);
                 }
             }
-            Block::Feats => {
+            Block::Feats | Block::FeatsSuffixes => {
                 let (u, x) = (s.columns[c0], s.columns[c0 + 1]);
                 e.ind(t0, &[low]);
                 e.ind(t0 + 1, &[suffix(low, 2)]);
@@ -373,6 +387,14 @@ impl Block {
                 }
                 e.ind(t0 + 19, &[s.at(x, ii - 1), "|", x[i]]);
                 e.ind(t0 + 20, &[x[i], "|", s.at(x, ii + 1)]);
+                if *self == Block::FeatsSuffixes {
+                    e.ind(t0 + 21, &[u[i]]);
+                    e.ind(t0 + 22, &[suffix(low, 1)]);
+                    e.ind(t0 + 23, &[suffix(low, 4)]);
+                    for k in 1..=4u32 {
+                        e.ind(t0 + 23 + k, &[u[i], "|", suffix(low, k as usize)]);
+                    }
+                }
             }
         }
     }
@@ -400,6 +422,16 @@ mod tests {
         assert_eq!(feats[6..10], ["x-3", "u-3", "x-2", "u-2"]);
         assert_eq!(feats[16..19], ["w-2", "w-1", "w+1"]);
         assert_eq!(Block::Feats.column_names().len(), 3);
+        let more = Block::FeatsSuffixes.template_names();
+        assert_eq!(more[..21], feats[..]);
+        assert_eq!(
+            more[21..],
+            ["upos", "s1", "s4", "u|s1", "u|s2", "u|s3", "u|s4"]
+        );
+        assert_eq!(
+            Block::FeatsSuffixes.column_names(),
+            Block::Feats.column_names()
+        );
         for s in [
             "token",
             "classes:amb",
@@ -407,6 +439,7 @@ mod tests {
             "casing",
             "lemma",
             "feats",
+            "feats_suffixes",
         ] {
             assert_eq!(s.parse::<Block>().unwrap().to_string(), s);
         }
