@@ -14,11 +14,11 @@ that side's Python (run in an empty directory), so that its peak memory (from
    all), with ``--tagger-epochs``, ``--epochs`` and ``--folds`` when given
    (the command's defaults otherwise: 15, 5 and 10): wall and CPU seconds,
    peak resident memory, and the size of the model file;
-2. cold start: ``python -m omkl parse MODEL five.txt OUT`` on the first five
-   sentences of the test file as text (one sentence a line, the words
-   separated by spaces): wall and CPU seconds and peak memory, the median
-   (and the best wall time) of ``--repeats`` runs, the two sides taking
-   turns;
+2. cold start: ``python -m omkl parse MODEL five.txt OUT --input-format
+   text`` on the first five sentences of the test file as pre-tokenised
+   text (one sentence a line, the words separated by spaces): wall and
+   CPU seconds and peak memory, the median (and the best wall time) of
+   ``--repeats`` runs, the two sides taking turns;
 3. loading: a child that imports omkl, loads the model with
    ``TextParser.load`` and reads its own resident memory (``VmRSS``) after
    each step, and its peak while loading;
@@ -67,6 +67,25 @@ installed; the current side's children inherit it, the baseline's do not)::
         --tagger-epochs 5 --epochs 2 --folds 2 --baseline-python ../prev-venv/bin/python \\
         --json pipe.json --markdown pipe.md
     PYTHONPATH=python python benches/bench_pipeline.py --treebank ewt   # whole EWT: > 1 hour
+
+With ``--raw-text``, both systems start from the raw text of the test file
+instead (rebuilt from its ``# text`` comments, paragraphs and
+``SpaceAfter=No`` by :func:`omkl.tokenizer.conllu_text`), as ``udpipe
+--tokenize --tag --parse``: after the training of step 1 (whose ``omkl train
+parser`` trains a tokenizer too), each side's ``TextParser.parse_text``
+tokenises, tags and parses it, and the peer is UDPipe 1 (``ufal.udpipe``,
+when installed): trained on the same training sentences (tokenizer, tagger
+and parser, its default options, or ``--udpipe-iterations`` epochs of each),
+then ``Pipeline(model, "tokenize", DEFAULT, DEFAULT, "conllu")`` on the same
+text. Both outputs are scored by ``omkl.evaluate`` (the CoNLL 2018 metric,
+with words aligned by their characters): Tokens, Sentences, Words, UPOS,
+XPOS, UFeats, AllTags, Lemmas, UAS and LAS F1. Steps 2 to 5 and the UPOS
+peer are left out. ``--test-sentences N`` keeps the first N sentences of the
+test file, in either mode::
+
+    PYTHONPATH=python python benches/bench_pipeline.py --raw-text --treebank ewt \\
+        --train-sentences 300 --test-sentences 100 --tagger-epochs 2 --epochs 1 --folds 2 \\
+        --udpipe-iterations 1
 
 ``--baseline-python`` is a Python in which another omkl is installed, such as
 the ``target/compare/<hash>/venv/bin/python`` that ``compare_previous.py``
@@ -131,6 +150,19 @@ PIPELINE_SCORES = (
 )
 #: the CoNLL 2018 scores that can differ from the pipeline's
 CONLL18_SCORES = ("UFeats", "AllTags", "Lemmas", "UAS", "LAS")
+#: the CoNLL 2018 scores of ``--raw-text``
+RAW_SCORES = (
+    "Tokens",
+    "Sentences",
+    "Words",
+    "UPOS",
+    "XPOS",
+    "UFeats",
+    "AllTags",
+    "Lemmas",
+    "UAS",
+    "LAS",
+)
 
 
 # --------------------------------------------------------------------------
@@ -311,7 +343,94 @@ def child_peer(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-CHILDREN = {"info": child_info, "load": child_load, "speed": child_speed, "peer": child_peer}
+def _f1(gold: str, system: pathlib.Path) -> dict[str, float]:
+    """The :data:`RAW_SCORES` F1 in percent of ``system`` against ``gold``."""
+    from omkl.evaluate import evaluate
+
+    scores = evaluate(gold, system)
+    return {k: 100.0 * scores[k].f1 for k in RAW_SCORES}
+
+
+def child_rawtext(args: argparse.Namespace) -> dict[str, Any]:
+    """``TextParser.parse_text`` of the test file's raw text, scored."""
+    from omkl.pipeline import TextParser
+    from omkl.tokenizer import conllu_text
+
+    model = TextParser.load(args.model)
+    text = conllu_text(args.test)
+    t0 = time.perf_counter()
+    out = model.parse_text(text)
+    seconds = time.perf_counter() - t0
+    system = pathlib.Path(args.result).with_suffix(".conllu")
+    system.write_text(out, encoding="utf-8")
+    return {"scores": _f1(args.test, system), "parse_s": seconds, "chars": len(text)}
+
+
+def child_udpipe(args: argparse.Namespace) -> dict[str, Any]:
+    """UDPipe 1 trained on the training file (tokenizer, tagger and parser)
+    and run on the test file's raw text, scored; ``{"missing": ...}`` when
+    ``ufal.udpipe`` is not installed."""
+    try:
+        from ufal import udpipe  # type: ignore[import-not-found]
+    except ImportError as e:
+        return {"missing": str(e)}
+    from omkl.tokenizer import conllu_text
+
+    fmt = udpipe.InputFormat.newConlluInputFormat()
+    fmt.setText(pathlib.Path(args.train).read_text(encoding="utf-8"))
+    sentences = udpipe.Sentences()
+    error = udpipe.ProcessingError()
+    s = udpipe.Sentence()
+    while fmt.nextSentence(s, error):
+        sentences.push_back(s)
+        s = udpipe.Sentence()
+    if error.occurred():
+        raise RuntimeError(error.message)
+    n = args.udpipe_iterations
+    options = (
+        (f"epochs={n}", f"iterations={n}", f"iterations={n}")
+        if n
+        else (udpipe.Trainer.DEFAULT,) * 3
+    )
+    t0 = time.perf_counter()
+    data = udpipe.Trainer.train(
+        "morphodita_parsito", sentences, udpipe.Sentences(), *options, error
+    )
+    train_s = time.perf_counter() - t0
+    if error.occurred():
+        raise RuntimeError(error.message)
+    result = pathlib.Path(args.result)
+    path = result.with_suffix(".udpipe")
+    path.write_bytes(data.encode("latin-1") if isinstance(data, str) else data)
+    model = udpipe.Model.load(str(path))
+    pipeline = udpipe.Pipeline(
+        model, "tokenize", udpipe.Pipeline.DEFAULT, udpipe.Pipeline.DEFAULT, "conllu"
+    )
+    text = conllu_text(args.test)
+    t0 = time.perf_counter()
+    out = pipeline.process(text, error)
+    parse_s = time.perf_counter() - t0
+    if error.occurred():
+        raise RuntimeError(error.message)
+    system = result.with_suffix(".conllu")
+    system.write_text(out, encoding="utf-8")
+    return {
+        "scores": _f1(args.test, system),
+        "train_s": train_s,
+        "parse_s": parse_s,
+        "model_mb": path.stat().st_size / 2**20,
+        "options": list(options),
+    }
+
+
+CHILDREN = {
+    "info": child_info,
+    "load": child_load,
+    "speed": child_speed,
+    "peer": child_peer,
+    "rawtext": child_rawtext,
+    "udpipe": child_udpipe,
+}
 
 
 def child_main(args: argparse.Namespace) -> int:
@@ -431,6 +550,11 @@ def bench_treebank(
         return None
     work = run_dir / key
     work.mkdir(parents=True, exist_ok=True)
+    if args.test_sentences:
+        sliced = work / "test.conllu"
+        blocks = conllu_blocks(test)[: args.test_sentences]
+        sliced.write_text("\n".join(blocks) + "\n", encoding="utf-8")
+        test = sliced
     blocks = conllu_blocks(train)
     subset = blocks[: args.train_sentences] if args.train_sentences else blocks
     prefix = work / "train.conllu"
@@ -475,11 +599,15 @@ def bench_treebank(
             res["train"]["model_mb"] = model.stat().st_size / 2**20
             models[side.name] = model
     ready = [s for s in sides if s.name in models]
+    if args.raw_text:
+        return bench_raw_text(out, name, sides[0], ready, models, prefix, test, args, work)
     for r in range(args.repeats):
         for side in ready if r % 2 == 0 else ready[::-1]:
             log(f"{name}: cold omkl parse on the {side.name} side, run {r + 1}/{args.repeats}")
             argv = ["-m", "omkl", "parse", str(models[side.name]), str(five)]
-            argv.append(str(work / f"five-{side.name}.conllu"))
+            # horizontal text on either side (--input-format text: the older
+            # spelling, which a model with a tokenizer would otherwise not assume)
+            argv += [str(work / f"five-{side.name}.conllu"), "--input-format", "text"]
             logfile = work / f"parse-{side.name}-{r}.log"
             what = f"{name} omkl parse ({side.name})"
             runs = out["sides"][side.name].setdefault("cold", [])
@@ -500,6 +628,87 @@ def bench_treebank(
             argv += ["--tagger-epochs", str(args.tagger_epochs)]
         out["peer"] = attempt(f"{name} peer", run_child, sides[0], "peer", argv, work, "0", True)
     return out
+
+
+def bench_raw_text(
+    out: dict[str, Any],
+    name: str,
+    current: Side,
+    ready: list[Side],
+    models: dict[str, pathlib.Path],
+    prefix: pathlib.Path,
+    test: pathlib.Path,
+    args: argparse.Namespace,
+    work: pathlib.Path,
+) -> dict[str, Any]:
+    """``--raw-text``: each side's ``parse_text`` of the test file's raw
+    text and UDPipe 1's (in the ``current`` side's Python), scored."""
+    out["test_file"] = str(test)
+    out["test_sentences"] = len(conllu_blocks(test))
+    for side in ready:
+        log(f"{name}: raw text on the {side.name} side")
+        argv = ["--model", str(models[side.name]), "--test", str(test)]
+        what = f"{name} raw text ({side.name})"
+        out["sides"][side.name]["raw"] = attempt(
+            what, run_child, side, "rawtext", argv, work, "0", True
+        )
+    if not args.no_peer:
+        log(f"{name}: UDPipe 1 trained on the same sentences, on the same raw text")
+        argv = ["--train", str(prefix), "--test", str(test)]
+        argv += ["--udpipe-iterations", str(args.udpipe_iterations or 0)]
+        out["udpipe"] = attempt(
+            f"{name} UDPipe 1",
+            run_child,
+            current,
+            "udpipe",
+            argv,
+            work,
+            "0",
+            True,
+        )
+    return out
+
+
+def raw_table(tb: dict[str, Any]) -> list[str]:
+    """The ``--raw-text`` table: each omkl side and UDPipe 1."""
+    columns: list[tuple[str, dict[str, Any]]] = []
+    for side_name, res in tb["sides"].items():
+        raw = res.get("raw", {})
+        columns.append(
+            (
+                f"omkl ({side_name})",
+                {
+                    **raw,
+                    "train_s": res.get("train", {}).get("wall_s"),
+                    "model_mb": res.get("train", {}).get("model_mb"),
+                },
+            )
+        )
+    peer = tb.get("udpipe")
+    if peer is not None:
+        columns.append(("UDPipe 1", peer))
+    lines = [
+        "| from raw text (CoNLL 2018 metric, F1 %) | " + " | ".join(c for c, _ in columns) + " |",
+        "|---|" + "---|" * len(columns),
+    ]
+
+    def cell(res: dict[str, Any], key: str, fmt: str) -> str:
+        value = res.get("scores", {}).get(key) if key in RAW_SCORES else res.get(key)
+        if value is not None:
+            return fmt.format(value)
+        if "missing" in res:
+            return "not installed"
+        return "failed" if "error" in res else "n/a"
+
+    for key in RAW_SCORES:
+        lines.append(f"| {key} | " + " | ".join(cell(r, key, "{:.2f}") for _, r in columns) + " |")
+    for key, label, fmt in (
+        ("train_s", "training, wall s", "{:.1f}"),
+        ("parse_s", "tokenising, tagging and parsing the text, s", "{:.2f}"),
+        ("model_mb", "model on disk, MB", "{:.1f}"),
+    ):
+        lines.append(f"| {label} | " + " | ".join(cell(r, key, fmt) for _, r in columns) + " |")
+    return lines
 
 
 # --------------------------------------------------------------------------
@@ -709,9 +918,10 @@ def report(
             "",
             f"### {tb['name']}: {tb['train_sentences']} training sentences "
             f"({tb['train_words']} words{', the whole file' if tb['whole_file'] else ''}); "
-            f"test {sp.get('sentences', '?')} sentences ({sp.get('words', '?')} words)",
+            f"test {sp.get('sentences', tb.get('test_sentences', '?'))} sentences "
+            f"({sp.get('words', '?')} words)",
             "",
-            *table(tb, default_options),
+            *(raw_table(tb) if args.raw_text else table(tb, default_options)),
         ]
         peer = peer_table(tb)
         if peer:
@@ -739,7 +949,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--folds", type=int, help="jackknife parts; default: the command's (10)")
     ap.add_argument("--repeats", type=int, default=3, help="runs of each timing")
     ap.add_argument("--baseline-python", type=pathlib.Path, help="a Python with another omkl")
-    ap.add_argument("--no-peer", action="store_true", help="skip python-crfsuite and TextTagger")
+    ap.add_argument(
+        "--no-peer", action="store_true", help="skip the peers (crfsuite, TextTagger, UDPipe 1)"
+    )
+    ap.add_argument(
+        "--raw-text",
+        action="store_true",
+        help="tokenise, tag and parse the test file's raw text, against UDPipe 1",
+    )
+    ap.add_argument("--test-sentences", type=int, help="a prefix of the test file")
+    ap.add_argument(
+        "--udpipe-iterations",
+        type=int,
+        help="epochs of UDPipe 1's tokenizer, tagger and parser (default: its own)",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the models and data files")
     ap.add_argument("--json", type=pathlib.Path, help="also write the results here")
     ap.add_argument("--markdown", type=pathlib.Path, help="also write the tables here")
@@ -753,7 +976,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--train", help=argparse.SUPPRESS)
     ap.add_argument("--test", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    for name in ("train_sentences", "tagger_epochs", "epochs"):
+    for name in ("train_sentences", "tagger_epochs", "epochs", "test_sentences"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be >= 1")
     if args.repeats < 1:

@@ -100,6 +100,7 @@ def make_model(name: str):
             omkl.MorphologyTagger(folds=2, n_buckets=64, epochs=2),
             DependencyParser(templates=list(range(30)), prune_k=0, max_table_bits=8, epochs=2),
             folds=2,
+            tokenizer=omkl.Tokenizer(epochs=2, n_buckets=64).fit(tokenizer_corpus()),
         ).fit(sents * 3)
     if name == "Tokenizer":
         return omkl.Tokenizer(epochs=2, n_buckets=64).fit(tokenizer_corpus())
@@ -115,7 +116,8 @@ def predictions(model) -> object:
     if isinstance(model, omkl.Tokenizer):
         return model.tokenize("Dogs don't bark. Go!")
     if isinstance(model, omkl.TextParser):
-        return model.predict([[{"form": w} for w in ["The", "cat", "barks"]]])
+        words = model.predict([[{"form": w} for w in ["The", "cat", "barks"]]])
+        return words, model.parse_text("Dogs don't bark. Go!")
     if isinstance(model, DependencyParser):
         return model.predict_one(_sentence(WORDS))
     if isinstance(model, omkl.MorphologyTagger):

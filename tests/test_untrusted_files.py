@@ -147,7 +147,7 @@ def test_crafted_files_are_refused_and_never_run_their_payload(name, tmp_path):
             craft(f"{label} at {pos}", _replaced(header, pos, payload), sections, may_load)
     # the nested model class of a pipeline, by an import path of omkl or elsewhere
     if name == "TextParser":
-        for part in ("tagger", "parser"):
+        for part in ("tagger", "parser", "tokenizer"):
             for target in (
                 "omkl._persist:save_bytes",
                 "os:system",

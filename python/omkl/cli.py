@@ -10,9 +10,9 @@ experiment is a module ``omkl.experiments.<name>`` that defines
     omkl reproduce drift          # drifting streams: accuracy and β over time
     omkl reproduce tagging        # UPOS/XPOS/FEATS/LEMMA on UD English-EWT, template pruning
     omkl train tagger --train FILE.conllu --out MODEL   # see omkl.cli_tagging
-    omkl tag MODEL IN OUT         # CoNLL-U or pre-tokenised text in, CoNLL-U out
-    omkl train parser --train FILE.conllu --out MODEL  # tagger + parser on jackknifed tags
-    omkl parse MODEL IN OUT       # tags and parses: complete CoNLL-U out
+    omkl tag MODEL IN OUT         # CoNLL-U, raw or pre-tokenised text in, CoNLL-U out
+    omkl train parser --train FILE.conllu --out MODEL  # tagger + parser (+ tokenizer)
+    omkl parse MODEL IN OUT       # tags and parses: complete CoNLL-U out (--input text|...)
     omkl train tokenizer --train FILE.conllu --out MODEL  # see omkl.cli_tokenize
     omkl tokenize MODEL IN OUT    # raw text in: sentences, tokens, multiword tokens out
     omkl evaluate GOLD SYSTEM     # the CoNLL 2018 shared task's scores (omkl.evaluate)

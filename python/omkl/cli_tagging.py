@@ -8,22 +8,35 @@
     omkl tag parser.omkl in.conllu out.conllu       # the tagger of a parser's model
     omkl tag model.omkl in.txt out.conllu           # one sentence per line, tokens split on spaces
     omkl train parser --train train.conllu [--dev dev.conllu] --out parser.omkl [--folds 10]
+                                                    # a tokenizer too, unless --no-tokenizer
     omkl parse parser.omkl in.txt out.conllu        # tags, then parses: complete CoNLL-U
+    omkl parse parser.omkl raw.txt out.conllu --input text   # tokenises raw text first
 
-With a CoNLL-U input, the output is the input with only the predicted
-columns replaced: LEMMA, UPOS, XPOS and FEATS by ``omkl tag`` (:data:`TAGGED`),
-and also HEAD and DEPREL by ``omkl parse`` (:data:`PARSED`); comments,
-sentence ids, multiword-token lines, empty nodes, ID, FORM, DEPS and MISC are
-copied as they are. With text, each sentence gets a ``# sent_id`` and a
-``# text`` comment.
+The input is one of (``--input``):
 
-The input format follows the content (CoNLL-U when the first line that is
-not blank is a comment or a word line of ten tab-separated fields; text
-otherwise: :func:`omkl.datasets.detect_format`) unless
-``--input-format conllu|text`` says otherwise. An input or output of ``-``
-is standard input or output. Where the model or the output goes is checked
-before anything is read or trained: a directory that does not exist or
-cannot be written is an error at once.
+* ``conllu``: CoNLL-U, of which ID and FORM are read. The output is the
+  input with only the predicted columns replaced: LEMMA, UPOS, XPOS and
+  FEATS by ``omkl tag`` (:data:`TAGGED`), and also HEAD and DEPREL by ``omkl
+  parse`` (:data:`PARSED`); comments, sentence ids, multiword-token lines,
+  empty nodes, ID, FORM, DEPS and MISC are copied as they are.
+* ``text``: raw text, paragraphs between blank lines, which the model's
+  tokenizer (:class:`omkl.Tokenizer`, trained by ``omkl train parser`` on a
+  file with ``# text`` comments) cuts into sentences, tokens and the words
+  of multiword tokens, as ``udpipe --tokenize --tag --parse`` does. The
+  output has ``# newdoc``, ``# newpar``, ``# sent_id``, ``# text``,
+  multiword-token lines and the white space of the text in MISC
+  (``SpaceAfter=No``; :func:`omkl.tokenizer.format_tokenized`). A model
+  without a tokenizer refuses it.
+* ``horizontal``: pre-tokenised text, one sentence per line, tokens
+  separated by spaces; each sentence gets a ``# sent_id`` and a ``# text``.
+
+Without ``--input``, the content decides: CoNLL-U when it reads as CoNLL-U
+(:func:`omkl.datasets.detect_format`), else raw text when the model has a
+tokenizer, else horizontal. ``--input-format conllu|text`` is the older,
+deprecated spelling of ``--input conllu|horizontal``. An input or output of
+``-`` is standard input or output. Where the model or the output goes is
+checked before anything is read or trained: a directory that does not exist
+or cannot be written is an error at once.
 """
 
 from __future__ import annotations
@@ -36,7 +49,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 from omkl.datasets.text import ConlluDocument, detect_format, format_conllu, read_sentences
 from omkl.pipeline import alternatives_option
@@ -86,20 +99,107 @@ def _readable(path: str) -> Iterator[str]:
         yield copy
 
 
-def _read(path: str, input_format: str | None) -> tuple[list[Any], ConlluDocument | None]:
-    """The sentences of ``path`` (``-``: standard input) and, for CoNLL-U,
-    its lines (to write the predictions back into)."""
+#: The choices of ``--input``.
+INPUTS = ("text", "horizontal", "conllu")
+
+
+class _Input:
+    """What a command read: CoNLL-U (``doc``, its ``sentences``), the
+    sentences of horizontal text, or raw ``text``; ``format`` is ``None``
+    until the model decides between raw and horizontal text."""
+
+    def __init__(self, shown: str) -> None:
+        self.shown = shown
+        self.format: str | None = None
+        self.doc: ConlluDocument | None = None
+        self.sentences: list[Any] = []
+        self.text = ""
+
+    def decide(self, has_tokenizer: bool, model: str) -> None:
+        """Raw text when the model has a tokenizer, else horizontal (for an
+        input whose format was neither given nor CoNLL-U); ``ValueError``
+        for raw text and a model without a tokenizer, or an input without
+        a sentence."""
+        if self.format is None:
+            self.format = "text" if has_tokenizer else "horizontal"
+            if self.format == "horizontal":
+                self.sentences = _horizontal(self.text)
+        if self.format == "text":
+            if not has_tokenizer:
+                raise ValueError(
+                    f"{model}: the model has no tokenizer, so it cannot read raw text "
+                    "(train it with `omkl train parser` on a file with '# text' comments, "
+                    "or give --input horizontal or --input conllu)"
+                )
+            if not self.text.strip():
+                raise ValueError(f"{self.shown}: no text in it")
+        elif not self.sentences:
+            raise ValueError(f"{self.shown}: no sentence in it (expected CoNLL-U or text)")
+
+
+def _horizontal(text: str) -> list[Any]:
+    """The sentences of pre-tokenised text (:func:`omkl.datasets.read_text`)."""
+    out = []
+    for line in text.split("\n"):
+        words = line.split()
+        if words:
+            out.append([{"id": i + 1, "form": w} for i, w in enumerate(words)])
+    return out
+
+
+def _decoded(name: str, shown: str) -> str:
+    """The UTF-8 text of the file ``name``; ``ValueError`` naming it as
+    ``shown`` when it is not UTF-8."""
+    with open(name, "rb") as f:
+        data = f.read()
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{shown}: not valid UTF-8 (byte {e.start}: {e.reason})") from None
+
+
+def _read(path: str, input_format: str | None) -> _Input:
+    """The input ``path`` (``-``: standard input) in ``input_format`` (one
+    of :data:`INPUTS`; ``None``: CoNLL-U if it reads as CoNLL-U, else
+    undecided text). Horizontal text and CoNLL-U without a sentence are
+    refused."""
+    shown = "standard input" if path == "-" else path
+    got = _Input(shown)
     with _readable(path) as name:
-        doc = None
-        if (input_format or detect_format(name)) == "conllu":
-            doc = ConlluDocument.read(name)
-            sentences = doc.sentences
+        if input_format is None and detect_format(name) == "conllu":
+            input_format = "conllu"
+        got.format = input_format
+        if input_format == "conllu":
+            got.doc = ConlluDocument.read(name)
+            got.sentences = got.doc.sentences
+        elif input_format == "horizontal":
+            got.sentences = read_sentences(name, "text")
         else:
-            sentences = read_sentences(name, input_format)
-    if not sentences:
-        shown = "standard input" if path == "-" else path
+            got.text = _decoded(name, shown)
+    if input_format in ("conllu", "horizontal") and not got.sentences:
         raise ValueError(f"{shown}: no sentence in it (expected CoNLL-U or text)")
-    return sentences, doc
+    return got
+
+
+def _input_format(args: argparse.Namespace) -> str | None:
+    """``--input``, or the deprecated ``--input-format`` (whose ``text`` is
+    ``horizontal``), with one line on standard error for the latter."""
+    if args.input_format is not None:
+        new = "horizontal" if args.input_format == "text" else args.input_format
+        print(f"omkl: warning: --input-format is deprecated; use --input {new}", file=sys.stderr)
+        return new
+    return cast(str | None, args.input_kind)
+
+
+def _write_text(text: str, path: str) -> None:
+    """Writes ``text`` to ``path`` atomically, or to standard output for ``-``."""
+    from omkl._persist import save_bytes
+
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        save_bytes(path, text.encode("utf-8"))
 
 
 def _write(
@@ -142,13 +242,29 @@ def _train_tagger(args: argparse.Namespace) -> int:
 
 
 def _tag(args: argparse.Namespace) -> int:
-    from omkl.pipeline import load_tagger
+    from omkl._persist import saved_format
+    from omkl.morphology import MorphologyTagger
+    from omkl.pipeline import TextParser, annotate_text
+    from omkl.tokenizer import format_tokenized
 
     check_output(args.output)
-    sentences, doc = _read(args.input, args.input_format)
-    model = load_tagger(args.model)
-    _write(model.tag(sentences), args.output, doc, TAGGED)
-    _say(f"tagged {len(sentences)} sentences into {args.output}", args.output)
+    got = _read(args.input, _input_format(args))
+    tokenizer = None
+    if saved_format(args.model) == TextParser._FORMAT:
+        pipe = TextParser.load(args.model)
+        tagger, tokenizer = pipe.tagger, pipe.tokenizer_
+    else:
+        tagger = MorphologyTagger.load(args.model)
+    got.decide(tokenizer is not None, args.model)
+    if got.format == "text":
+        assert tokenizer is not None
+        done = annotate_text(tokenizer, got.text, tagger.tag)
+        _write_text(format_tokenized(done), args.output)
+        n = len(done)
+    else:
+        _write(tagger.tag(got.sentences), args.output, got.doc, TAGGED)
+        n = len(got.sentences)
+    _say(f"tagged {n} sentences into {args.output}", args.output)
     return 0
 
 
@@ -162,7 +278,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 def _train_parser(args: argparse.Namespace) -> int:
     from omkl.morphology import MorphologyTagger
     from omkl.parsing import DependencyParser, _read_gold
-    from omkl.pipeline import TextParser
+    from omkl.pipeline import TextParser, has_text
 
     # the output and both files are checked before any training (heads
     # forming trees too), each error naming the file, the line and the sentence
@@ -176,26 +292,41 @@ def _train_parser(args: argparse.Namespace) -> int:
         seed=args.seed,
         alternatives=args.alternatives,
         label_gold=args.label_gold,
+        tokenizer=None if args.no_tokenizer else "auto",
     )
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    model.fit(train, progress=progress)
+    model.fit(args.train, progress=progress)
     model.save(args.out)
     print(f"trained on {len(train)} sentences from {args.train}; saved {args.out}")
+    if model.tokenizer_ is not None:
+        print(f"with a tokenizer trained on the '# text' of {args.train} (--no-tokenizer: none)")
+    elif not args.no_tokenizer:
+        print(f"without a tokenizer: some sentences of {args.train} have no '# text' comment")
     if dev is not None:
         scores = model.score(dev)
         shown = [f"{k} {v:.2f}" for k, v in scores.items() if v is not None]
+        if model.tokenizer_ is not None and has_text(args.dev):
+            shown += [f"{k} {v:.2f}" for k, v in model.tokenizer_.score(args.dev).items()]
         print(f"{args.dev}: " + ", ".join(shown))
     return 0
 
 
 def _parse(args: argparse.Namespace) -> int:
     from omkl.pipeline import TextParser
+    from omkl.tokenizer import format_tokenized
 
     check_output(args.output)
-    sentences, doc = _read(args.input, args.input_format)
+    got = _read(args.input, _input_format(args))
     model = TextParser.load(args.model)
-    _write(model.predict(sentences), args.output, doc, PARSED)
-    _say(f"parsed {len(sentences)} sentences into {args.output}", args.output)
+    got.decide(model.tokenizer_ is not None, args.model)
+    if got.format == "text":
+        done = model.predict_text(got.text)
+        _write_text(format_tokenized(done), args.output)
+        n = len(done)
+    else:
+        _write(model.predict(got.sentences), args.output, got.doc, PARSED)
+        n = len(got.sentences)
+    _say(f"parsed {n} sentences into {args.output}", args.output)
     return 0
 
 
@@ -212,14 +343,26 @@ def _files(p: argparse.ArgumentParser, trained_by: str) -> None:
     """The positional MODEL IN OUT of a command that applies a model."""
     p.add_argument("model", help=f"a model saved by `omkl train {trained_by}`")
     p.add_argument(
-        "input", help="CoNLL-U (ID and FORM are read) or text, one sentence a line; - for stdin"
+        "input",
+        help="CoNLL-U (ID and FORM are read), raw text, or pre-tokenised text (one sentence "
+        "a line); - for stdin",
     )
     p.add_argument("output", help="CoNLL-U file to write; - for stdout")
-    p.add_argument(
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(
+        "--input",
+        dest="input_kind",
+        choices=INPUTS,
+        default=None,
+        help="the input's format: raw text (tokenised by the model's tokenizer), horizontal "
+        "(one pre-tokenised sentence a line) or conllu (default: conllu when it reads as "
+        "CoNLL-U, else text when the model has a tokenizer, else horizontal)",
+    )
+    group.add_argument(
         "--input-format",
         choices=("conllu", "text"),
         default=None,
-        help="the input's format (default: detected from its content)",
+        help="deprecated: --input conllu or --input horizontal (its text)",
     )
 
 
@@ -283,6 +426,12 @@ def add_commands(commands: Any) -> Any:
         action=argparse.BooleanOptionalAction,
         default=True,
         help="the parser's label stage also learns from the gold-tagged training sentences",
+    )
+    parser.add_argument(
+        "--no-tokenizer",
+        action="store_true",
+        help="train no tokenizer (by default one learns from the '# text' of the training "
+        "file, when every sentence has it, for `omkl parse --input text`)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the shuffles and folds")
     parser.add_argument(

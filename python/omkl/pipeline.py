@@ -4,7 +4,10 @@
 UPOS, XPOS and FEATS from the word forms, and a :class:`DependencyParser`,
 which predicts HEAD and DEPREL from them. It reads a CoNLL-U file with only
 ID and FORM filled, or plain pre-tokenised text (one sentence per line,
-tokens separated by spaces), and writes complete CoNLL-U.
+tokens separated by spaces), and writes complete CoNLL-U. With a
+:class:`~omkl.Tokenizer` (trained by :meth:`TextParser.fit` on a file whose
+sentences have their ``# text``), it also reads raw text
+(:meth:`TextParser.parse_text`), as ``udpipe --tokenize --tag --parse``.
 
 The parser is trained on **predicted** tags, jackknifed over ``folds`` parts
 of the training set: the tags of each part come from a tagger trained on the
@@ -16,6 +19,7 @@ reads its second choice (``alternatives``).
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, cast
@@ -44,6 +48,7 @@ from omkl.parsing import (
     attachment_scores,
     split_parts,
 )
+from omkl.tokenizer import Tokenizer, format_tokenized
 
 __all__ = [
     "TextParser",
@@ -51,6 +56,8 @@ __all__ = [
     "jackknife",
     "alternatives_option",
     "load_tagger",
+    "annotate_text",
+    "has_text",
     "MORPHOLOGY",
 ]
 
@@ -199,7 +206,39 @@ def jackknife(
 _COMPONENTS: dict[str, dict[str, type]] = {
     "tagger": {"omkl.morphology:MorphologyTagger": MorphologyTagger},
     "parser": {"omkl.parsing:DependencyParser": DependencyParser},
+    "tokenizer": {"omkl.tokenizer:Tokenizer": Tokenizer},
 }
+
+
+def has_text(path: PathLike) -> bool:
+    r"""Whether every sentence of the CoNLL-U file ``path`` has a ``# text``
+    comment (what a :class:`~omkl.Tokenizer` learns from), and it has at
+    least one sentence.
+
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.conllu"
+    >>> row = "1\tHi\t_\t_\t_\t_\t0\troot\t_\t_\n"
+    >>> _ = p.write_text("# text = Hi\n" + row + "\n" + row + "\n")
+    >>> has_text(p)
+    False
+    >>> _ = p.write_text("# text = Hi\n" + row + "\n")
+    >>> has_text(p)
+    True
+    """
+    seen = texted = 0
+    words = text = False
+    with open(path, encoding="utf-8-sig") as f:
+        for line in itertools.chain(f, ["\n"]):
+            if not line.strip():
+                seen += words
+                texted += words and text
+                words = text = False
+            elif line.startswith("#"):
+                body = line[1:].strip()
+                text = text or body == "text" or body.startswith("text =")
+            else:
+                words = True
+    return seen > 0 and seen == texted
 
 
 class TextParser(IndependentCopies):
@@ -241,6 +280,21 @@ class TextParser(IndependentCopies):
         from the jackknifed ones only. No effect with ``folds=0``. On EWT
         dev it gains a few hundredths of LAS and leaves the heads as they
         were (``docs/parser.md``).
+    tokenizer
+        What reads raw text (:meth:`parse_text`): ``"auto"`` (the
+        default) trains a new :class:`~omkl.Tokenizer` when :meth:`fit` is
+        given a CoNLL-U file whose every sentence has its ``# text`` (as UD
+        treebanks do), and none otherwise; ``None`` never trains one; a
+        :class:`~omkl.Tokenizer` is trained by ``fit(path)`` on the file's
+        text (which must then have it), or, when already fitted, kept as it
+        is by ``fit(sentences)``. The fitted one, or ``None``, is
+        :attr:`tokenizer_`, and is saved with the pipeline.
+
+    Attributes
+    ----------
+    tokenizer_
+        The fitted :class:`~omkl.Tokenizer` that :meth:`parse_text` uses, or
+        ``None`` (the pipeline then reads pre-tokenised words only).
 
     Examples
     --------
@@ -271,6 +325,7 @@ class TextParser(IndependentCopies):
         seed: int = 0,
         alternatives: float | str | None = "auto",
         label_gold: bool = True,
+        tokenizer: Tokenizer | str | None = "auto",
     ) -> None:
         if isinstance(folds, bool) or not isinstance(folds, int) or folds == 1 or folds < 0:
             raise ValueError(f"folds: expected 0 or an integer >= 2, got {folds!r}")
@@ -297,6 +352,8 @@ class TextParser(IndependentCopies):
                 )
         if not isinstance(label_gold, bool):
             raise ValueError(f"label_gold: expected True or False, got {label_gold!r}")
+        if not (tokenizer is None or tokenizer == "auto" or isinstance(tokenizer, Tokenizer)):
+            raise ValueError(f"tokenizer: expected 'auto', None or a Tokenizer, got {tokenizer!r}")
         check_int("seed", seed, 0)
         self.tagger = tagger
         self.parser = parser if parser is not None else DependencyParser(stack_folds=5)
@@ -304,6 +361,11 @@ class TextParser(IndependentCopies):
         self.seed = seed
         self.alternatives = alternatives
         self.label_gold = label_gold
+        self.tokenizer = tokenizer
+        #: The fitted tokenizer (see the class docs), or ``None``.
+        self.tokenizer_: Tokenizer | None = (
+            tokenizer if isinstance(tokenizer, Tokenizer) and tokenizer._fitted else None
+        )
 
     @property
     def _threshold(self) -> float | None:
@@ -357,13 +419,20 @@ class TextParser(IndependentCopies):
         parser (:meth:`DependencyParser.freeze
         <omkl.parsing.DependencyParser.freeze>`) keep only what prediction
         reads, so that it is small in memory and on disk. Fitting again
-        trains a fresh parser of the same parameters."""
+        trains a fresh parser of the same parameters.
+
+        The tokenizer (``tokenizer``, see the class docs) learns from the
+        file's ``# text`` comments, tokens, multiword tokens and
+        ``SpaceAfter=No``, side by side with the others; a file without the
+        text of every sentence and a ``Tokenizer`` to train is an error
+        naming the file, before any training."""
         if isinstance(data, str | os.PathLike):
             sentences = _read_gold(data, complete=True)
         else:
             sentences = list(data)
         if not sentences:
             raise ValueError("data: expected at least one sentence, got none")
+        tokenizer, train_tokenizer = self._tokenizer_to_fit(data)
         if self.folds:
             predicted = jackknife(
                 sentences, self.tagger, self.folds, self.seed, progress=progress, tag=self._tag
@@ -382,11 +451,48 @@ class TextParser(IndependentCopies):
         def fit_tagger() -> None:
             self.tagger.fit(sentences)
 
-        # the parser and the tagger learn from different data: side by side
+        # the parser, the tagger and the tokenizer learn from different data:
+        # side by side
         jobs: list[Callable[[], None]] = [fit_parser, fit_tagger]
+        if tokenizer is not None and train_tokenizer:
+            path = cast(PathLike, data)
+            chosen = tokenizer
+
+            def fit_tokenizer() -> None:
+                chosen.fit(path)
+
+            jobs.append(fit_tokenizer)
         thread_map(lambda fit: fit(), jobs)
         self.parser = parser
+        self.tokenizer_ = tokenizer
         return self
+
+    def _tokenizer_to_fit(
+        self, data: PathLike | Sequence[Sentence]
+    ) -> tuple[Tokenizer | None, bool]:
+        """The tokenizer that :meth:`fit` of ``data`` ends with (``None``:
+        none), and whether it trains it; ``ValueError`` if a ``Tokenizer``
+        cannot learn from ``data``."""
+        given = self.tokenizer
+        if isinstance(data, str | os.PathLike):
+            if given is None:
+                return None, False
+            if not has_text(data):
+                if given == "auto":
+                    return None, False
+                raise ValueError(
+                    f"{os.fspath(data)}: a sentence without a '# text = ...' comment; the "
+                    "tokenizer learns from the text of every sentence (tokenizer=None: none)"
+                )
+            return (Tokenizer() if given == "auto" else cast(Tokenizer, given)), True
+        if isinstance(given, Tokenizer):
+            if not given._fitted:
+                raise ValueError(
+                    "tokenizer: an unfitted Tokenizer learns from the text of a CoNLL-U "
+                    "file; fit(path), or give a fitted Tokenizer or None"
+                )
+            return given, False
+        return None, False
 
     @synchronized
     def tag(self, sentences: Sequence[Sentence]) -> list[Sentence]:
@@ -448,6 +554,65 @@ class TextParser(IndependentCopies):
             for s, hs, rs in zip(tagged, heads, rels, strict=True)
         ]
 
+    def _tokenizer(self) -> Tokenizer:
+        if self.tokenizer_ is None:
+            raise RuntimeError(
+                "this TextParser has no tokenizer: fit it on a CoNLL-U file with the "
+                "'# text' of its sentences, or give it a fitted Tokenizer"
+            )
+        return self.tokenizer_
+
+    @synchronized
+    def predict_text(self, text: str) -> list[dict[str, Any]]:
+        r"""The sentences of the raw ``text`` as the tokenizer cuts it
+        (:meth:`Tokenizer.tokenize <omkl.Tokenizer.tokenize>`: ``text``,
+        ``newdoc``, ``newpar``, and ``tokens`` with their ``words`` and the
+        white space after them in ``misc``), each with ``words``: the words
+        of its tokens (a multiword token's expanded), with ``id``, ``form``
+        and every column predicted (:meth:`predict`).
+        :func:`~omkl.tokenizer.format_tokenized` writes them as CoNLL-U
+        (:meth:`parse_text`). ``RuntimeError`` without a tokenizer."""
+        return annotate_text(self._tokenizer(), text, self.predict)
+
+    @synchronized
+    def tag_text(self, text: str) -> list[dict[str, Any]]:
+        """As :meth:`predict_text`, with only the tagger's columns
+        (:data:`MORPHOLOGY`) predicted."""
+        return annotate_text(self._tokenizer(), text, self.tag)
+
+    @synchronized
+    def parse_text(self, text: str) -> str:
+        r"""CoNLL-U of the raw ``text``, as ``udpipe --tokenize --tag
+        --parse`` writes it: ``# newdoc``, ``# newpar``, ``# sent_id``,
+        ``# text``, a line for each multiword token before its words,
+        ``SpaceAfter=No`` (and ``SpacesAfter``/``SpacesBefore`` where the
+        white space is not one space, so that
+        :func:`~omkl.tokenizer.detokenize` rebuilds ``text``), and every
+        column predicted (:meth:`predict_text`). ``RuntimeError`` without a
+        tokenizer.
+
+        >>> import pathlib, tempfile
+        >>> from omkl import DependencyParser, MorphologyTagger, TextParser
+        >>> row = "{}\t{}\t{}\t{}\t{}\t_\t{}\t{}\t_\t{}\n"
+        >>> one = ("# text = Dogs bark.\n" + row.format(1, "Dogs", "dog", "NOUN", "NNS", 2,
+        ...        "nsubj", "_") + row.format(2, "bark", "bark", "VERB", "VBP", 0, "root",
+        ...        "SpaceAfter=No") + row.format(3, ".", ".", "PUNCT", ".", 2, "punct", "_") + "\n")
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.conllu"
+        >>> _ = path.write_text(one * 8, encoding="utf-8")
+        >>> pipe = TextParser(MorphologyTagger(folds=2, epochs=3),
+        ...                   DependencyParser(templates=list(range(40)), epochs=2), folds=2)
+        >>> print(pipe.fit(path).parse_text("Dogs bark.\n").replace("\t", " "), end="")
+        # newdoc
+        # newpar
+        # sent_id = 1
+        # text = Dogs bark.
+        1 Dogs dog NOUN NNS _ 2 nsubj _ _
+        2 bark bark VERB VBP _ 0 root _ SpaceAfter=No
+        3 . . PUNCT . _ 2 punct _ SpacesAfter=\n
+        <BLANKLINE>
+        """
+        return format_tokenized(self.predict_text(text))
+
     def parse_file(
         self, source: PathLike, target: PathLike, input_format: str | None = None
     ) -> int:
@@ -505,22 +670,28 @@ class TextParser(IndependentCopies):
     #: Version 2 records ``alternatives``; a file of version 1 loads with
     #: ``alternatives=None``, as its parser was trained. Version 3 records
     #: ``label_gold``; older files load with ``label_gold=False``. Version 4
-    #: holds a tagger of format version 3 (which records ``feats_upos``).
+    #: holds a tagger of format version 3 (which records ``feats_upos``),
+    #: and the tokenizer (``None`` when there is none); older files load
+    #: without one.
     _VERSION = 4
 
     @synchronized
     def save(self, path: PathLike) -> None:
-        """Saves the tagger and the parser atomically in one checksummed file.
-        ``TypeError`` if the tagger is not a :class:`~omkl.MorphologyTagger`
-        (the one tagger class a saved pipeline can hold)."""
+        """Saves the tagger, the parser and the tokenizer (if any,
+        :attr:`tokenizer_`) atomically in one checksummed file. ``TypeError``
+        if the tagger is not a :class:`~omkl.MorphologyTagger` (the one
+        tagger class a saved pipeline can hold)."""
         parts: list[bytes] = []
         header: dict[str, Any] = {
             "folds": self.folds,
             "seed": self.seed,
             "alternatives": self.alternatives,
             "label_gold": self.label_gold,
+            "tokenizer": None,
         }
         components: list[tuple[str, Any]] = [("tagger", self.tagger), ("parser", self.parser)]
+        if self.tokenizer_ is not None:
+            components.append(("tokenizer", self.tokenizer_))
         for name, model in components:
             saved_as = f"{type(model).__module__}:{type(model).__qualname__}"
             if _COMPONENTS[name].get(saved_as) is not type(model):
@@ -542,17 +713,21 @@ class TextParser(IndependentCopies):
     def load(cls, path: PathLike) -> TextParser:
         """Loads a pipeline saved by :meth:`save` (``FileNotFoundError`` if
         ``path`` is missing, ``ValueError`` naming the file if it is not a
-        saved pipeline or is damaged). The file names its tagger and parser
-        classes from a closed set (:class:`~omkl.MorphologyTagger`,
-        :class:`~omkl.parsing.DependencyParser`); nothing it names is
-        imported or called."""
+        saved pipeline or is damaged). The file names its tagger, parser and
+        tokenizer classes from a closed set (:class:`~omkl.MorphologyTagger`,
+        :class:`~omkl.parsing.DependencyParser`, :class:`~omkl.Tokenizer`);
+        nothing it names is imported or called. A pipeline saved without a
+        tokenizer (or by a version before 4) loads with ``tokenizer=None``."""
         version, header, sections = load_model(path, cls._FORMAT, [1, 2, 3, cls._VERSION])
         with named_errors(path):
             strict = version == cls._VERSION
             head = SavedEntries(header, "the header", strict)
             models = {}
             at = 0
-            for name in ("tagger", "parser"):
+            names = ["tagger", "parser"]
+            if head.get("tokenizer") is not None:
+                names.append("tokenizer")
+            for name in names:
                 part = head.entries(name, f"the saved {name}")
                 model_cls = _COMPONENTS[name].get(part["class"])
                 if model_cls is None:
@@ -585,7 +760,33 @@ class TextParser(IndependentCopies):
             label_gold = head.get("label_gold", False)
             folds, seed = head["folds"], head["seed"]
             head.check_all_read()
-            return cls(models["tagger"], models["parser"], folds, seed, alternatives, label_gold)
+            tokenizer = models.get("tokenizer")
+            if tokenizer is not None and not tokenizer._fitted:
+                raise ValueError("the saved tokenizer is not fitted")
+            return cls(
+                models["tagger"], models["parser"], folds, seed, alternatives, label_gold, tokenizer
+            )
+
+
+def annotate_text(
+    tokenizer: Tokenizer,
+    text: str,
+    annotate: Callable[[list[Sentence]], list[Sentence]],
+) -> list[dict[str, Any]]:
+    """The sentences of ``tokenizer.tokenize(text)``, each with ``words``:
+    the words of its tokens (multiword tokens expanded) as dicts with
+    ``id`` and ``form``, then what ``annotate`` (such as
+    :meth:`TextParser.predict` or a tagger's ``tag``) makes of them."""
+    sentences = tokenizer.tokenize(text)
+    words = [
+        [
+            {"id": i, "form": w}
+            for i, w in enumerate((w for t in s["tokens"] for w in t["words"]), 1)
+        ]
+        for s in sentences
+    ]
+    done = annotate(words) if words else []
+    return [{**s, "words": list(p)} for s, p in zip(sentences, done, strict=True)]
 
 
 def load_tagger(path: PathLike) -> MorphologyTagger:

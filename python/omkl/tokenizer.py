@@ -832,6 +832,12 @@ def format_tokenized(sentences: Sequence[Sentence], placeholder_heads: bool = Fa
     the others hang from it (``root`` and ``dep``), so that the file can be
     scored with :func:`omkl.evaluate.evaluate`, which reads HEAD.
 
+    A sentence with ``words`` (one dict per word of its tokens, in order,
+    as :meth:`omkl.TextParser.predict_text` gives) has its words' ``lemma``,
+    ``upos``, ``xpos``, ``feats``, ``head``, ``deprel`` and ``deps``
+    written from them (``_`` where missing; placeholder heads only where a
+    word has no ``head``).
+
     >>> s = {"text": "Don't", "newdoc": True, "newpar": True,
     ...      "tokens": [{"form": "Don't", "words": ["Do", "n't"], "misc": "_"}]}
     >>> print(format_tokenized([s]).replace("\t", " "), end="")
@@ -853,6 +859,10 @@ def format_tokenized(sentences: Sequence[Sentence], placeholder_heads: bool = Fa
         lines.append(f"# sent_id = {n}")
         lines.append(f"# text = {s['text']}")
         i = 1
+        given: Sequence[Any] | None = s.get("words")
+        n_words = sum(len(t.get("words") or [t["form"]]) for t in s["tokens"])
+        if given is not None and len(given) != n_words:
+            raise ValueError(f"sentence {n}: {len(given)} words given for {n_words} words")
         for t in s["tokens"]:
             words = t.get("words") or [t["form"]]
             misc = t.get("misc", "_") or "_"
@@ -861,14 +871,29 @@ def format_tokenized(sentences: Sequence[Sentence], placeholder_heads: bool = Fa
                     f"{i}-{i + len(words) - 1}\t{t['form']}\t" + "\t".join(["_"] * 7) + f"\t{misc}"
                 )
             for w in words:
-                head, rel = ("_", "_")
-                if placeholder_heads:
-                    head, rel = ("0", "root") if i == 1 else ("1", "dep")
+                cols = ["_"] * len(_WORD_COLUMNS)
+                if given is not None:
+                    cols = [_column(given[i - 1].get(c)) for c in _WORD_COLUMNS]
+                if placeholder_heads and cols[4] == "_":
+                    cols[4:6] = ("0", "root") if i == 1 else ("1", "dep")
                 last = misc if len(words) == 1 else "_"
-                lines.append(f"{i}\t{w}\t_\t_\t_\t_\t{head}\t{rel}\t_\t{last}")
+                lines.append(f"{i}\t{w}\t" + "\t".join(cols) + f"\t{last}")
                 i += 1
         lines.append("")
     return "\n".join(lines) + "\n" if lines else ""
+
+
+#: The columns of a word that :func:`format_tokenized` writes from a
+#: sentence's ``words``: LEMMA to DEPS.
+_WORD_COLUMNS = ("lemma", "upos", "xpos", "feats", "head", "deprel", "deps")
+
+
+def _column(value: Any) -> str:
+    """A CoNLL-U field of ``value`` (``_`` for none or empty)."""
+    text = "_" if value is None else str(value) or "_"
+    if any(c in text for c in "\t\n\r"):
+        raise ValueError(f"a CoNLL-U field may not hold a tab or a line break: {text!r}")
+    return text
 
 
 def _scores(gold: str | os.PathLike[str], sentences: Sequence[Sentence]) -> dict[str, float]:

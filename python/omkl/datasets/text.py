@@ -66,27 +66,38 @@ def read_text(path: str | os.PathLike[str]) -> list[list[dict[str, Any]]]:
 
 def detect_format(path: str | os.PathLike[str]) -> str:
     r"""``"conllu"`` when the first line of ``path`` that is not blank is a
-    comment (``#``) or a word line of CoNLL-U (ten tab-separated fields, the
-    first an ID such as ``1``, ``1-2`` or ``1.1``), else ``"text"``; the
-    content decides, not the file's name.
+    word line of CoNLL-U (ten tab-separated fields, the first an ID such as
+    ``1``, ``1-2`` or ``1.1``), or a comment (``#``) after which the first
+    line that is neither blank nor a comment is a word line (tab-separated,
+    the first field an ID) or there is none; else ``"text"``. The content
+    decides, not the file's name: a text whose first line starts with ``#``
+    is text.
 
     >>> import tempfile, os
     >>> f = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)
     >>> _ = f.write("\n1\tHi\t_\t_\t_\t_\t0\troot\t_\t_\n"); f.close()
     >>> detect_format(f.name)
     'conllu'
+    >>> with open(f.name, "w") as g:
+    ...     _ = g.write("# Notes\n\nHi there.\n")
+    >>> detect_format(f.name)
+    'text'
     >>> os.unlink(f.name)
     """
+    commented = False
     with open(os.fspath(path), "rb") as f:
         for raw in f:
             line = raw.removeprefix(b"\xef\xbb\xbf").rstrip(b"\r\n")
             if not line.strip():
                 continue
             if line.startswith(b"#"):
-                return "conllu"
+                commented = True
+                continue
             fields = line.split(b"\t")
+            if commented:
+                return "conllu" if len(fields) > 1 and _ID.fullmatch(fields[0]) else "text"
             return "conllu" if len(fields) == 10 and _ID.fullmatch(fields[0]) else "text"
-    return "text"
+    return "conllu" if commented else "text"
 
 
 def read_sentences(path: str | os.PathLike[str], input_format: str | None = None) -> list[Any]:
