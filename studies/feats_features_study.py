@@ -14,7 +14,9 @@ core's features as usual). UFeats and AllTags: every word, all features.
   nouns);
 - ``+upos+suffixes x4 buckets``: with four times the FEATS stage's buckets;
 - ``+longer``: ``+upos+suffixes`` and the UPOS joined with the 5-character
-  suffix, the lower-cased word and its 2-character prefix.
+  suffix, the lower-cased word and its 2-character prefix;
+- ``+shape``: ``+upos+suffixes`` and the word's short shape (alone and with
+  the UPOS) and its length (up to 6).
 
     python studies/feats_features_study.py [--treebanks greek,gothic] [--epochs 15]
 """
@@ -31,7 +33,7 @@ import _treebanks
 from omkl import morphology
 from omkl.morphology import MorphologyTagger
 from omkl.parsing import read_conllu
-from omkl.tagging import TextTagger, _Sentences
+from omkl.tagging import TextTagger, _Sentences, token_features
 
 Features = list[dict[str, Any]]
 
@@ -78,6 +80,17 @@ def longer(
     return out
 
 
+def shape(
+    words: Sequence[str], upos: Sequence[str], xpos: Sequence[str], lex: Sequence[str]
+) -> Features:
+    out = upos_suffixes(words, upos, xpos, lex)
+    for f, t, w in zip(out, token_features(words), words, strict=True):
+        f["short_shape"] = t["short_shape"]
+        f["u|short_shape"] = f"{f['upos']}|{t['short_shape']}"
+        f["len"] = str(min(len(w), 6))
+    return out
+
+
 class Variant(MorphologyTagger):
     """A tagger whose FEATS stage reads ``features`` (built in Python) and
     has ``scale`` times the default buckets."""
@@ -89,7 +102,7 @@ class Variant(MorphologyTagger):
         return None  # tag stage by stage, where the FEATS stage reads dicts
 
     def _dicts(self, data: _Sentences) -> Features | None:
-        if tuple(data.templates.blocks) != ("feats",):
+        if tuple(data.templates.blocks) not in (("feats",), ("feats_suffixes",)):
             return None
         return [self.features(ws, *(c[s] for c in data.columns)) for s, ws in enumerate(data.words)]
 
@@ -119,6 +132,7 @@ VARIANTS = {
     "+neighbours": variant(neighbours, 1),
     "+upos+suffixes x4 buckets": variant(upos_suffixes, 4),
     "+longer": variant(longer, 1),
+    "+shape": variant(shape, 1),
 }
 
 
