@@ -228,6 +228,18 @@ def test_a_rule_is_learned_when_seen_twice_and_mostly_right(tmp_path):
     assert Tokenizer(epochs=1).fit(path)._rules == {}
 
 
+def test_a_frequent_multiword_token_alone_makes_no_rule(tmp_path):
+    # "don't" 9 times and 2 plain words ending in n't: one distinct token
+    # with the rule, so no rule, and an unseen "ben't" stays whole
+    one = "# text = don't\n" + "\n".join([_row("1-2", "don't"), _row(1, "do"), _row(2, "n't")])
+    plain = "".join(f"# text = {w}\n{_row(1, w)}\n\n" for w in ("bxn't", "byn't"))
+    path = tmp_path / "t.conllu"
+    path.write_text((one + "\n\n") * 9 + plain, encoding="utf-8")
+    model = Tokenizer(epochs=1).fit(path)
+    assert model._rules == {}
+    assert model._words("ben't") == ["ben't"] and model._words("Don't") == ["Do", "n't"]
+
+
 def test_save_load_pickle_and_copies_tokenize_the_same(model, tmp_path):
     text = conllu_text_of(synthetic_conllu(10, seed=5), tmp_path)
     expected = model.tokenize(text)

@@ -29,9 +29,11 @@ tokens and multiword-token lines (``1-2 don't`` followed by its words),
   "a token ending in ``x`` (the part of ``s`` after its common prefix with
   ``w1``) splits into its beginning plus the rest of ``w1``, and ``w2``"
   (``don't`` gives ``n't`` -> ``(do)`` + ``n't``; ``στον`` gives ``τον`` ->
-  ``(σ)ε`` + ``τον``). A rule is kept when it was seen at least
-  ``min_rule_count`` times and at least ``min_rule_share`` of the training
-  tokens longer than ``x`` that end in ``x`` are its multiword tokens; the
+  ``(σ)ε`` + ``τον``). A rule is kept when it was seen in at least
+  ``min_rule_count`` distinct (lower-cased) training tokens and at least
+  ``min_rule_share`` of the distinct training tokens longer than ``x`` that
+  end in ``x`` are its multiword tokens (distinct tokens, not their counts:
+  a frequent ``στο`` makes no rule of every word ending in ``το``); the
   longest matching suffix wins.
 
 :meth:`Tokenizer.tokenize` cuts a text into paragraphs at blank lines, and
@@ -399,11 +401,11 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
     epochs
         Shuffled passes of :meth:`fit` over the training paragraphs.
     min_rule_count
-        A suffix rule of multiword tokens must have been seen this many
-        times in training.
+        A suffix rule of multiword tokens must have been seen in this many
+        distinct training tokens.
     min_rule_share
-        ... and account for at least this share of the training tokens that
-        end in its suffix.
+        ... and account for at least this share of the distinct training
+        tokens that end in its suffix.
     seed
         Seed of the shuffling of the epochs.
 
@@ -773,21 +775,20 @@ def _mwt_lexicon(
             mwt[low] = "\t".join(best)
         else:
             plain.add(low)
-        for words, count in analyses.items():
+        for words in analyses:
             r = _rule(low, words)
             if r is not None:
-                rules[r] += count
+                rules[r] += 1
     # the most frequent rule of each suffix, and how often it applies
     by_suffix: dict[str, tuple[str, str, int]] = {}
     for (x, a, b), count in sorted(rules.items(), key=lambda kv: (-kv[1], kv[0])):
         if x not in by_suffix:
             by_suffix[x] = (a, b, count)
     ending = Counter[str]()
-    for low, analyses in seen.items():
-        total = sum(analyses.values())
+    for low in seen:
         for k in range(1, len(low)):
             if low[k:] in by_suffix:
-                ending[low[k:]] += total
+                ending[low[k:]] += 1
     kept = {
         x: f"{a}\t{b}"
         for x, (a, b, count) in by_suffix.items()
