@@ -6,8 +6,8 @@ training file tokenises the raw text of the test file (rebuilt from its
 (Tokens, Sentences and Words F1); with the training seconds, the tokenising
 rate (characters a second) and the model's size on disk. With ``--udpipe``
 (and ``ufal.udpipe`` installed), UDPipe 1's tokenizer trained on the same
-file is a peer row (``--udpipe-epochs`` epochs of its GRU; UDPipe's default
-is 100).
+file is a peer row (its default settings: 100 epochs of its GRU; or
+``--udpipe-epochs`` epochs, its other options at their defaults).
 
     PYTHONPATH=python python studies/tokenizer_study.py [--treebanks ewt,greek,gothic]
 """
@@ -48,7 +48,7 @@ def omkl_row(train: pathlib.Path, test: pathlib.Path, epochs: int) -> dict[str, 
     return {**_scores(test, out), "train_s": seconds, "chars_s": rate, "size": size}
 
 
-def udpipe_row(train: pathlib.Path, test: pathlib.Path, epochs: int) -> dict[str, float]:
+def udpipe_row(train: pathlib.Path, test: pathlib.Path, epochs: int | None) -> dict[str, float]:
     from ufal import udpipe  # type: ignore[import-not-found]
 
     fmt = udpipe.InputFormat.newConlluInputFormat()
@@ -60,7 +60,7 @@ def udpipe_row(train: pathlib.Path, test: pathlib.Path, epochs: int) -> dict[str
         sentences.push_back(s)
         s = udpipe.Sentence()
     t0 = time.perf_counter()
-    opts = f"epochs={epochs}"
+    opts = "" if epochs is None else f"epochs={epochs}"
     data = udpipe.Trainer.train(
         "morphodita_parsito", sentences, udpipe.Sentences(), opts, "none", "none", error
     )
@@ -110,7 +110,9 @@ def main() -> int:
     ap.add_argument("--treebanks", default="ewt,greek,gothic")
     ap.add_argument("--epochs", type=int, default=10, help="epochs of omkl's character chain")
     ap.add_argument("--udpipe", action="store_true", help="add UDPipe 1's tokenizer as a peer")
-    ap.add_argument("--udpipe-epochs", type=int, default=20)
+    ap.add_argument(
+        "--udpipe-epochs", type=int, default=None, help="UDPipe GRU epochs (default: 100, its own)"
+    )
     args = ap.parse_args()
     print("| treebank | system | Tokens F1 | Sentences F1 | Words F1 | train s | chars/s | size |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
@@ -121,7 +123,8 @@ def main() -> int:
             continue
         rows = [(f"omkl Tokenizer ({args.epochs} epochs)", omkl_row(train, test, args.epochs))]
         if args.udpipe:
-            label = f"UDPipe 1 tokenizer ({args.udpipe_epochs} epochs)"
+            ep = args.udpipe_epochs
+            label = f"UDPipe 1 tokenizer ({'defaults' if ep is None else f'{ep} epochs'})"
             rows.append((label, udpipe_row(train, test, args.udpipe_epochs)))
         for system, r in rows:
             print(

@@ -228,6 +228,45 @@ def test_a_rule_is_learned_when_seen_twice_and_mostly_right(tmp_path):
     assert Tokenizer(epochs=1).fit(path)._rules == {}
 
 
+def test_a_frequent_multiword_token_alone_makes_no_rule(tmp_path):
+    # "don't" 9 times and 2 plain words ending in n't: one distinct token
+    # with the rule, so no rule, and an unseen "ben't" stays whole
+    one = "# text = don't\n" + "\n".join([_row("1-2", "don't"), _row(1, "do"), _row(2, "n't")])
+    plain = "".join(f"# text = {w}\n{_row(1, w)}\n\n" for w in ("bxn't", "byn't"))
+    path = tmp_path / "t.conllu"
+    path.write_text((one + "\n\n") * 9 + plain, encoding="utf-8")
+    model = Tokenizer(epochs=1).fit(path)
+    assert model._rules == {}
+    assert model._words("ben't") == ["ben't"] and model._words("Don't") == ["Do", "n't"]
+
+
+def test_web_and_e_mail_addresses_are_one_token(model):
+    (s,) = model.tokenize("The dog (www.dogs.org/a?b=c) sleeps at ann.lee@dogs.org.")
+    forms = [t["form"] for t in s["tokens"]]
+    assert "www.dogs.org/a?b=c" in forms and "ann.lee@dogs.org" in forms, forms
+    assert forms[-1] == "." and forms[2] == "("
+
+
+def test_sentence_ends_without_punctuation_from_the_held_out_threshold(tmp_path):
+    # sentences without punctuation, each starting with "and" or "then":
+    # the held-out part sets a threshold below the chain's own choice
+    rng = random.Random(3)
+    lines = ["# newpar"]
+    for _ in range(300):
+        words = [rng.choice(["and", "then"]), *rng.sample(NOUNS + VERBS, rng.randint(2, 5))]
+        lines.append("# text = " + " ".join(words))
+        lines += [_row(i, w) for i, w in enumerate(words, 1)]
+        lines.append("")
+    path = tmp_path / "t.conllu"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    model = Tokenizer(epochs=3).fit(path)
+    assert 0.0 < model._threshold < 1.0
+    fixed = Tokenizer(epochs=3, sentence_threshold=0.5).fit(path)
+    assert fixed._threshold == 0.5
+    scores = model.score(path)
+    assert scores["Sentences"] >= fixed.score(path)["Sentences"] and scores["Sentences"] > 50.0
+
+
 def test_save_load_pickle_and_copies_tokenize_the_same(model, tmp_path):
     text = conllu_text_of(synthetic_conllu(10, seed=5), tmp_path)
     expected = model.tokenize(text)
@@ -257,6 +296,7 @@ def test_crafted_and_foreign_files_are_refused_naming_the_file(model, tmp_path, 
         "mwt": {"don't": ["do", "n't"]},
         "rules": {"n't": "no tab"},
         "plain": "dogs",
+        "threshold": 1.5,
     }
     for key, value in crafted.items():
         bad = tmp_path / f"bad-{key}.omkl"
@@ -295,6 +335,8 @@ def test_bad_inputs_are_refused_with_clear_errors(model, tmp_path):
         ({"min_rule_count": 0}, "min_rule_count"),
         ({"min_rule_share": 1.5}, "min_rule_share"),
         ({"min_rule_share": True}, "min_rule_share"),
+        ({"sentence_threshold": 0.0}, "sentence_threshold"),
+        ({"sentence_threshold": "0.5"}, "sentence_threshold"),
     ]:
         with pytest.raises(ValueError, match=f"invalid value for `{name}`"):
             Tokenizer(**params)  # type: ignore[arg-type]

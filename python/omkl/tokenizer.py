@@ -13,14 +13,25 @@ tokens and multiword-token lines (``1-2 don't`` followed by its words),
   (``tags:NAME`` blocks of ``omkl._omkl.TokenTemplates``, each read at the
   character and its two neighbours): the character, the classes (upper,
   lower, digit, punctuation, symbol, space) of the five characters around
-  it, the lower-cased trigrams left and right of the boundary after it and
-  the 4-gram across it (white space runs as one space, digits as ``0``),
-  the part of its white-space-delimited chunk up to it and after it, and
-  the next chunk. The sentences of a paragraph (a ``# newpar`` block, or a
-  ``# newdoc`` one, or the whole file when it marks neither) are learned
-  together, in pieces of at most 10 sentences, so that the chain learns
-  where one sentence ends and the next begins. A token never spans white
-  space (a training token with a space in it is learned as its pieces).
+  it, the classes of it and the next character with opening and closing
+  brackets and quotes told apart, the lower-cased trigrams left and right
+  of the boundary after it and the 4-gram across it (white space runs as
+  one space, digits as ``0``), the part of its white-space-delimited chunk
+  up to it and after it, and, at the last character of a chunk, the whole
+  chunk, the chunks before and after it and the pair of it and the next.
+  The sentences of a paragraph (a ``# newpar`` block, or a ``# newdoc``
+  one, or the whole file when it marks neither) are learned in pieces of
+  two sentences, so that the chain learns where one sentence ends and the
+  next begins. A token never spans white space (a training token with a
+  space in it is learned as its pieces); a web or e-mail address is one
+  token.
+* **Sentence ends**: a token end is a sentence end where the chain's
+  marginal of ``S`` reaches a threshold (:func:`_decide`), so that text
+  without punctuation between sentences still gets some. The threshold is
+  the one with the best sentence F1 (both ends right, as in the CoNLL 2018
+  metric) on about one block of 10 sentences in ten, held out of the
+  training file while a first chain learns from the rest; then the chain
+  learns from the whole file. ``sentence_threshold`` sets it instead.
 * **Multiword tokens**: a token whose lower-cased surface the training file
   mostly wrote as a multiword token takes its most frequent words (in the
   case of the surface where a word is a part of it: ``Don't`` gives
@@ -29,9 +40,11 @@ tokens and multiword-token lines (``1-2 don't`` followed by its words),
   "a token ending in ``x`` (the part of ``s`` after its common prefix with
   ``w1``) splits into its beginning plus the rest of ``w1``, and ``w2``"
   (``don't`` gives ``n't`` -> ``(do)`` + ``n't``; ``στον`` gives ``τον`` ->
-  ``(σ)ε`` + ``τον``). A rule is kept when it was seen at least
-  ``min_rule_count`` times and at least ``min_rule_share`` of the training
-  tokens longer than ``x`` that end in ``x`` are its multiword tokens; the
+  ``(σ)ε`` + ``τον``). A rule is kept when it was seen in at least
+  ``min_rule_count`` distinct (lower-cased) training tokens and at least
+  ``min_rule_share`` of the distinct training tokens longer than ``x`` that
+  end in ``x`` are its multiword tokens (distinct tokens, not their counts:
+  a frequent ``στο`` makes no rule of every word ending in ``το``); the
   longest matching suffix wins.
 
 :meth:`Tokenizer.tokenize` cuts a text into paragraphs at blank lines, and
@@ -74,6 +87,8 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, NamedTuple, cast
 
+import numpy as np
+
 from omkl import _omkl
 from omkl._params import check_int
 from omkl._persist import IndependentCopies, Persistent, load_estimator, restore_state
@@ -88,9 +103,13 @@ Sentence = dict[str, Any]
 _INSIDE, _TOKEN, _SENTENCE = "I", "T", "S"
 _LABELS = frozenset({_INSIDE, _TOKEN, _SENTENCE})
 #: The string columns of a character's features (see :func:`_features`).
-_COLUMNS = ("c", "k", "l", "r", "b", "p", "s", "n")
+_COLUMNS = ("c", "k", "l", "r", "b", "p", "s", "n", "x", "w", "v", "u", "j")
 #: The sentences of a training piece (a paragraph is cut into pieces).
-_PIECE = 10
+_PIECE = 2
+#: The sentences of a block: about one block in ten (:data:`_HELD_OUT`) is
+#: held out while the threshold of sentence ends is chosen.
+_BLOCK = 10
+_HELD_OUT = 0.1
 _SPACE = re.compile(r"\s+")
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n\s*")
 
@@ -98,6 +117,10 @@ _BLANK_LINE = re.compile(r"\n[^\S\n]*\n\s*")
 @functools.cache
 def _templates() -> _omkl.TokenTemplates:
     return _omkl.TokenTemplates([f"tags:{c}" for c in _COLUMNS])
+
+
+#: The class of the punctuation of a Unicode category (see :func:`_class`).
+_PUNCT = {"Ps": "(", "Pe": ")", "Pi": "<", "Pf": ">", "Pd": "~"}
 
 
 @functools.cache
@@ -111,10 +134,17 @@ def _class(c: str) -> str:
         return "U" if c.isupper() else "L" if c.islower() else "A"
     if c.isdigit():
         return "D"
-    cat = unicodedata.category(c)[0]
-    if cat == "P":
+    cat = unicodedata.category(c)
+    if cat[0] == "P":
         return c if c in ".,'\"-?!:;" else "P"
-    return "S" if cat == "S" else "O"
+    return "S" if cat[0] == "S" else "O"
+
+
+@functools.cache
+def _fine(c: str) -> str:
+    """The class of ``c`` (:func:`_class`), its punctuation told apart as
+    opening, closing, initial quote, final quote or dash."""
+    return _PUNCT.get(unicodedata.category(c), "") or _class(c)
 
 
 @functools.cache
@@ -135,11 +165,12 @@ def _features(view: str) -> tuple[list[str], list[list[str]]]:
     >>> chars
     ['M', 'r', '.', 'L', 'i']
     >>> [col[2] for col in cols]
-    ['.', 'UL._U', 'mr.', ' li', 'r. l', 'mr.', '$', 'li']
+    ['.', 'UL._U', 'mr.', ' li', 'r. l', 'mr.', '$', 'li', '._', 'mr.', 'li', '^', 'mr. li']
     """
     n = len(view)
     low = "^^^" + "".join(map(_low, view)) + "$$$$"
     cls = "^^" + "".join(map(_class, view)) + "$$"
+    fine = "".join(map(_fine, view)) + "$"
     # the white-space chunk of each position: where it starts and ends
     starts = [0] * n
     ends = [0] * n
@@ -155,13 +186,14 @@ def _features(view: str) -> tuple[list[str], list[list[str]]]:
         ends[j] = n
     chars: list[str] = []
     cols: list[list[str]] = [[] for _ in _COLUMNS]
-    cc, ck, cl, cr, cb, cp, cs, cn = cols
+    cc, ck, cl, cr, cb, cp, cs, cn, cx, cw, cv, cu, cj = cols
     for q, ch in enumerate(view):
         if ch == " ":
             continue
         chars.append(ch)
         cc.append(ch)
         ck.append(cls[q : q + 5])
+        cx.append(fine[q : q + 2])
         cl.append(low[q + 1 : q + 4])
         cr.append(low[q + 4 : q + 7])
         cb.append(low[q + 2 : q + 6])
@@ -171,8 +203,19 @@ def _features(view: str) -> tuple[list[str], list[list[str]]]:
         if end == q + 1 and end < n:
             nxt = end + 1
             cn.append(low[nxt + 3 : min(ends[nxt], nxt + 5) + 3])
+            cv.append(low[nxt + 3 : ends[nxt] + 3])
         else:
             cn.append("-")
+            cv.append("$" if end == q + 1 else "-")
+        if end == q + 1:
+            cw.append(low[starts[q] + 3 : end + 3])
+            st = starts[q]
+            cu.append(low[starts[st - 2] + 3 : st + 2] if st > 0 else "^")
+            cj.append(cw[-1] + " " + cv[-1])
+        else:
+            cw.append("-")
+            cu.append("-")
+            cj.append("-")
     return chars, cols
 
 
@@ -323,6 +366,116 @@ def _labelled(sents: Sequence[_Sent]) -> tuple[str, list[str]] | None:
     return "".join(parts).strip(), labels
 
 
+def _pieces(sents: Sequence[_Sent], size: int, views: list[str], labels: list[list[str]]) -> None:
+    """Appends the training pieces of ``size`` sentences of ``sents`` (one
+    by one where a text and its tokens disagree) to ``views`` and
+    ``labels`` (:func:`_labelled`)."""
+    for i in range(0, len(sents), size):
+        got = _labelled(sents[i : i + size])
+        if got is None:
+            for s in sents[i : i + size]:
+                one = _labelled([s])
+                if one is not None:
+                    views.append(one[0])
+                    labels.append(one[1])
+            continue
+        views.append(got[0])
+        labels.append(got[1])
+
+
+def _sentence_ends(
+    chain: TextTagger, chars: list[list[str]], cols: list[list[list[str]]]
+) -> list[tuple[list[Hashable], list[float]]]:
+    """The chain's labels of each piece and, for each of its characters,
+    the marginal of a sentence end after it."""
+    data = _Sentences(_templates(), chars, cols)
+    predicted = chain._predict_text(data)
+    if _SENTENCE not in chain._label_index:
+        return [(ys, [0.0] * len(ys)) for ys in predicted]
+    k = chain._label_index[_SENTENCE]
+    mus = chain._state.marginals_many_text(data.templates, data.words, data.columns)
+    return [(ys, mu[:, k].tolist()) for ys, mu in zip(predicted, mus, strict=True)]
+
+
+def _decide(labels: Sequence[Hashable], p_end: Sequence[float], threshold: float) -> list[Hashable]:
+    """``labels`` with each token end (``T`` or ``S``) a sentence end where
+    the marginal ``p_end`` of one reaches ``threshold``, else a token end.
+
+    >>> _decide(["I", "T", "S", "T"], [0.9, 0.3, 0.1, 0.4], 0.25)
+    ['I', 'S', 'T', 'S']
+    """
+    return [
+        y if y == _INSIDE else _SENTENCE if p >= threshold else _TOKEN
+        for y, p in zip(labels, p_end, strict=True)
+    ]
+
+
+#: A web address or an e-mail address (kept as one token).
+_URL = re.compile(
+    r"(?:(?:https?|ftp)://|www\.)[^\s<>\"'()\[\]{}]*[^\s<>\"'()\[\]{}.,;:!?]"
+    r"|[\w.+-]*\w@\w[\w-]*(?:\.[\w-]+)*\.[A-Za-z]{2,}"
+)
+
+
+def _keep_urls(view: str, labels: list[Hashable]) -> list[Hashable]:
+    """``labels`` (of the characters of ``view`` that are not spaces) with
+    each web or e-mail address in ``view`` one token, cut from what is
+    before it and after it (its last character a token end, not inside).
+
+    >>> "".join(_keep_urls("(www.a.b?c). a@b.org", list("ITIIITTTTITSITIIIITT")))
+    'TIIIIIIIITTSIIIIIITT'
+    """
+    for m in _URL.finditer(view):
+        # a view has no space at either end and single spaces: the
+        # characters before position q that are not spaces
+        a = m.start() - view.count(" ", 0, m.start())
+        b = a + m.end() - m.start()
+        if a > 0 and labels[a - 1] == _INSIDE:
+            labels[a - 1] = _TOKEN
+        labels[a : b - 1] = [_INSIDE] * (b - 1 - a)
+        if labels[b - 1] == _INSIDE:
+            labels[b - 1] = _TOKEN
+    return labels
+
+
+def _best_threshold(
+    chain: TextTagger,
+    chars: list[list[str]],
+    cols: list[list[list[str]]],
+    gold: Sequence[Sequence[str]],
+) -> float:
+    """The threshold of :func:`_decide` with the best F1 of sentences (a
+    sentence is right when both its ends are, as in the CoNLL 2018 metric)
+    on the held-out pieces ``chars`` labelled ``gold``; 0.5 (the chain's
+    own choice) where no other does better."""
+    ps: list[float] = []
+    gs: list[bool] = []
+    for (ys, p_end), piece in zip(_sentence_ends(chain, chars, cols), gold, strict=True):
+        ps.extend(p if y != _INSIDE else -1.0 for y, p in zip(ys, p_end, strict=True))
+        ps[-1] = 2.0  # a piece ends a sentence
+        gs.extend(x == _SENTENCE for x in piece)
+    p = np.array(ps)
+    g = np.array(gs)
+    at = np.arange(len(g))
+    # the last sentence end before each position (-1: none)
+    before = np.concatenate([[-1], np.maximum.accumulate(np.where(g, at, -1))[:-1]])
+    n_gold = int(g.sum())
+    values = np.unique(p[(p >= 0.0) & (p <= 1.0)])[::-1][: 4 * n_gold]
+    ranks = np.unique(np.linspace(0, len(values) - 1, min(len(values), 400)).astype(int))
+    candidates = [0.5]
+    for k in ranks:
+        nxt = values[k + 1] if k + 1 < len(values) else 0.0
+        candidates.append(float(np.sqrt(values[k] * nxt)) if nxt > 0.0 else values[k] / 2.0)
+    best, best_f1 = 0.5, -1.0
+    for t in candidates:
+        ends = np.flatnonzero(p >= t)
+        right = g[ends] & (before[ends] == np.concatenate([[-1], ends[:-1]]))
+        f1 = 2.0 * int(right.sum()) / (len(ends) + n_gold)
+        if f1 > best_f1 + 1e-12:
+            best, best_f1 = t, f1
+    return best
+
+
 # --- multiword tokens -----------------------------------------------------
 
 
@@ -399,13 +552,18 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
     epochs
         Shuffled passes of :meth:`fit` over the training paragraphs.
     min_rule_count
-        A suffix rule of multiword tokens must have been seen this many
-        times in training.
+        A suffix rule of multiword tokens must have been seen in this many
+        distinct training tokens.
     min_rule_share
-        ... and account for at least this share of the training tokens that
-        end in its suffix.
+        ... and account for at least this share of the distinct training
+        tokens that end in its suffix.
+    sentence_threshold
+        A token end is a sentence end where the chain's marginal of one
+        reaches this; ``None`` (the default): the threshold with the best
+        sentence F1 on a part of the training file held out (see the module
+        docs; :meth:`fit` then trains two chains).
     seed
-        Seed of the shuffling of the epochs.
+        Seed of the shuffling of the epochs and of the held-out part.
 
     Examples
     --------
@@ -428,6 +586,7 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
         epochs: int = 10,
         min_rule_count: int = 2,
         min_rule_share: float = 0.5,
+        sentence_threshold: float | None = None,
         seed: int = 0,
     ):
         check_int("epochs", epochs, 1)
@@ -442,6 +601,15 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
                 f"invalid value for `min_rule_share`: expected a number in [0, 1], "
                 f"got {min_rule_share!r}"
             )
+        if sentence_threshold is not None and (
+            isinstance(sentence_threshold, bool)
+            or not isinstance(sentence_threshold, (int, float))
+            or not 0.0 < sentence_threshold < 1.0
+        ):
+            raise ValueError(
+                f"invalid value for `sentence_threshold`: expected None or a number in (0, 1), "
+                f"got {sentence_threshold!r}"
+            )
         check_int("seed", seed, 0)
         self.loss = loss
         self.regularizer = regularizer
@@ -451,6 +619,7 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
         self.epochs = epochs
         self.min_rule_count = min_rule_count
         self.min_rule_share = min_rule_share
+        self.sentence_threshold = sentence_threshold
         self.seed = seed
         self.chain_ = self._tagger()
         #: lower-cased surface -> its words (tab-separated) as a multiword token
@@ -459,6 +628,8 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
         self._rules: dict[str, str] = {}
         #: training tokens of one word that a rule would split
         self._plain: set[str] = set()
+        #: a token end is a sentence end where its marginal reaches this
+        self._threshold = 0.5
         self._fitted = False
 
     def _tagger(self) -> TextTagger:
@@ -496,32 +667,50 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
                     f"{name}, line {s.line}: a sentence without a '# text = ...' comment; "
                     "the tokenizer learns from the text of every sentence"
                 )
+        # blocks of sentences; about one in ten is held out to choose the
+        # threshold of sentence ends
+        blocks = [
+            par[i : i + _BLOCK] for par in _paragraphs(sents) for i in range(0, len(par), _BLOCK)
+        ]
+        rng = np.random.default_rng(self.seed)
+        held = rng.random(len(blocks)) < _HELD_OUT if self.sentence_threshold is None else None
         views: list[str] = []
         labels: list[list[str]] = []
-        for par in _paragraphs(sents):
-            for i in range(0, len(par), _PIECE):
-                got = _labelled(par[i : i + _PIECE])
-                if got is None:  # a text that its tokens do not spell: one by one
-                    for s in par[i : i + _PIECE]:
-                        one = _labelled([s])
-                        if one is not None:
-                            views.append(one[0])
-                            labels.append(one[1])
-                    continue
-                views.append(got[0])
-                labels.append(got[1])
+        for block in blocks:
+            _pieces(block, _PIECE, views, labels)
         if not views:
             raise ValueError(f"{name}: no sentence whose '# text' its tokens spell")
+        threshold = 0.5 if self.sentence_threshold is None else self.sentence_threshold
+        if held is not None and held.any() and not held.all():
+            tv: list[str] = []
+            tl: list[list[str]] = []
+            hv: list[str] = []
+            hl: list[list[str]] = []
+            for block, h in zip(blocks, held, strict=True):
+                if h:
+                    _pieces(block, len(block), hv, hl)
+                else:
+                    _pieces(block, _PIECE, tv, tl)
+            if tv and hv:
+                chain = self._train(tv, tl, epochs)
+                threshold = _best_threshold(chain, *self._columns(hv), hl)
+        chain = self._train(views, labels, epochs)
+        mwt, rules, plain = _mwt_lexicon(sents, self.min_rule_count, self.min_rule_share)
+        self.chain_ = chain
+        self._mwt, self._rules, self._plain = mwt, rules, plain
+        self._threshold = threshold
+        self._fitted = True
+        return self
+
+    def _train(self, views: list[str], labels: list[list[str]], epochs: int) -> TextTagger:
+        """A frozen chain learned from the training pieces ``views`` labelled
+        ``labels``."""
         chars, cols = self._columns(views)
         chain = self._tagger()
         chain._fit_text(
             _Sentences(_templates(), chars, cols), labels, epochs, shuffle=True, seed=self.seed
         )
-        mwt, rules, plain = _mwt_lexicon(sents, self.min_rule_count, self.min_rule_share)
-        self.chain_ = chain.freeze()
-        self._mwt, self._rules, self._plain = mwt, rules, plain
-        self._fitted = True
-        return self
+        return chain.freeze()
 
     @staticmethod
     def _columns(views: Sequence[str]) -> tuple[list[list[str]], list[list[list[str]]]]:
@@ -588,10 +777,11 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
             views.append(_SPACE.sub(" ", par))
             offsets.append([a + m.start() for m in re.finditer(r"\S", par)])
         chars, cols = self._columns(views)
-        predicted = self.chain_._predict_text(_Sentences(_templates(), chars, cols))
         out: list[Sentence] = []
-        for labels, offs in zip(predicted, offsets, strict=True):
-            out.extend(self._sentences(text, labels, offs))
+        ends = _sentence_ends(self.chain_, chars, cols)
+        for view, (labels, p_end), offs in zip(views, ends, offsets, strict=True):
+            decided = _keep_urls(view, _decide(labels, p_end, self._threshold))
+            out.extend(self._sentences(text, decided, offs))
         if out:
             out[0]["newdoc"] = True
             first = out[0]["tokens"][0]
@@ -675,6 +865,7 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
             "mwt": dict(self._mwt),
             "rules": dict(self._rules),
             "plain": sorted(self._plain),
+            "threshold": self._threshold,
         }
         return state, [self.chain_._state.to_bytes()]
 
@@ -696,6 +887,10 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
         if not isinstance(plain, list) or not all(isinstance(p, str) for p in plain):
             raise ValueError("the saved plain tokens are not a list of str")
         self._plain = set(plain)
+        threshold = state["threshold"]
+        if not isinstance(threshold, float) or not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"the saved threshold is not a number in [0, 1]: {_short(threshold)}")
+        self._threshold = threshold
         self._fitted = bool(state["fitted"])
 
     @synchronized
@@ -773,21 +968,20 @@ def _mwt_lexicon(
             mwt[low] = "\t".join(best)
         else:
             plain.add(low)
-        for words, count in analyses.items():
+        for words in analyses:
             r = _rule(low, words)
             if r is not None:
-                rules[r] += count
+                rules[r] += 1
     # the most frequent rule of each suffix, and how often it applies
     by_suffix: dict[str, tuple[str, str, int]] = {}
     for (x, a, b), count in sorted(rules.items(), key=lambda kv: (-kv[1], kv[0])):
         if x not in by_suffix:
             by_suffix[x] = (a, b, count)
     ending = Counter[str]()
-    for low, analyses in seen.items():
-        total = sum(analyses.values())
+    for low in seen:
         for k in range(1, len(low)):
             if low[k:] in by_suffix:
-                ending[low[k:]] += total
+                ending[low[k:]] += 1
     kept = {
         x: f"{a}\t{b}"
         for x, (a, b, count) in by_suffix.items()
