@@ -16,7 +16,9 @@ core's features as usual). UFeats and AllTags: every word, all features.
 - ``+longer``: ``+upos+suffixes`` and the UPOS joined with the 5-character
   suffix, the lower-cased word and its 2-character prefix;
 - ``+shape``: ``+upos+suffixes`` and the word's short shape (alone and with
-  the UPOS) and its length (up to 6).
+  the UPOS) and its length (up to 6);
+- ``+upos+suffixes, log loss``: that set, the FEATS stage trained with the
+  log loss (a CRF) instead of the hinge.
 
     python studies/feats_features_study.py [--treebanks greek,gothic] [--epochs 15]
 """
@@ -97,6 +99,7 @@ class Variant(MorphologyTagger):
 
     features: Callable[..., Features] = staticmethod(morphology._feats_features)
     scale = 1
+    feats_loss = "hinge"
 
     def _core_chain(self) -> None:  # type: ignore[override]
         return None  # tag stage by stage, where the FEATS stage reads dicts
@@ -112,7 +115,9 @@ class Variant(MorphologyTagger):
         dicts = self._dicts(data)
         if dicts is None:
             return super()._fit_stage(tagger, data, Y, epochs)
+        loss, self.loss = self.loss, self.feats_loss
         tagger = self._tagger(max(self.n_buckets // 16, 1) * self.scale)
+        self.loss = loss
         return tagger.fit(dicts, Y, epochs=epochs, shuffle=True, seed=self.seed)
 
     def _predict_stage(self, tagger: TextTagger, data: _Sentences) -> Any:
@@ -122,8 +127,9 @@ class Variant(MorphologyTagger):
         return tagger.predict(dicts)
 
 
-def variant(features: Callable[..., Features], scale: int) -> type[Variant]:
-    return type("V", (Variant,), {"features": staticmethod(features), "scale": scale})
+def variant(features: Callable[..., Features], scale: int, loss: str = "hinge") -> type[Variant]:
+    attrs = {"features": staticmethod(features), "scale": scale, "feats_loss": loss}
+    return type("V", (Variant,), attrs)
 
 
 VARIANTS = {
@@ -133,6 +139,7 @@ VARIANTS = {
     "+upos+suffixes x4 buckets": variant(upos_suffixes, 4),
     "+longer": variant(longer, 1),
     "+shape": variant(shape, 1),
+    "+upos+suffixes, log loss": variant(upos_suffixes, 1, "log"),
 }
 
 
@@ -140,7 +147,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--treebanks", default="greek,gothic")
     ap.add_argument("--epochs", type=int, default=15)
-    ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--variants", default=";".join(VARIANTS), help="separated by ;")
     args = ap.parse_args()
     print("| treebank | FEATS features | UFeats | AllTags | UPOS | training s |")
     print("|---|---|---|---|---|---|")
@@ -150,7 +157,7 @@ def main() -> None:
             print(f"| {name} | skipped: {train.parent} not found |")
             continue
         sents, gold = read_conllu(str(train)), read_conllu(str(dev))
-        for label in args.variants.split(","):
+        for label in args.variants.split(";"):
             t0 = time.perf_counter()
             model = VARIANTS[label](epochs=args.epochs, seed=0).fit(sents)
             seconds = time.perf_counter() - t0

@@ -383,3 +383,62 @@ def test_a_version_2_file_predicts_the_feats_of_verbs_with_the_old_block(
     chain = old._core_chain()
     assert chain is not None
     assert old._tag_many_in_core(chain, words, ())[0] == old._tag_many_by_stage(words)[0]
+
+
+def test_held_out_feats_lexicons_recount_the_other_folds() -> None:
+    from collections import Counter
+
+    from omkl.morphology import _held_out_feats_lexicons, _most
+
+    rng = random.Random(3)
+    for _ in range(30):
+        n, folds = rng.randint(2, 8), rng.randint(2, 4)
+        sents = [
+            [
+                (rng.choice("aAbc"), rng.choice("XY"), rng.choice("xy"), rng.choice(["F=1", "F=2"]))
+                for _ in range(rng.randint(1, 4))
+            ]
+            for _ in range(n)
+        ]
+        words, upos, xpos, feats = ([[t[j] for t in s] for s in sents] for j in range(4))
+        fold_of = [i % folds for i in range(n)]
+
+        def counts(keep: list[int], key: Any, sents: Any = sents) -> dict[str, Counter[str]]:
+            out: dict[str, Counter[str]] = {}
+            for i in keep:
+                for w, u, x, f in sents[i]:
+                    for k in key(w.lower(), u, x):
+                        out.setdefault(k, Counter())[f] += 1
+            return out
+
+        def by_form(w: str, u: str, x: str) -> list[str]:
+            return [f"{w}\t{u}\t{x}"]
+
+        def by_xpos(w: str, u: str, x: str) -> list[str]:
+            return [f"{w}\t\t{x}", f"\t\t{x}"]
+
+        every = list(range(n))
+        got = _held_out_feats_lexicons(
+            counts(every, by_form), counts(every, by_xpos), words, upos, xpos, feats, fold_of, folds
+        )
+        for k in range(folds):
+            own = [i for i in every if fold_of[i] == k]
+            rest = [i for i in every if fold_of[i] != k]
+            want_lex = {
+                key: _most(c)
+                for key, c in counts(rest, by_form).items()
+                if key in counts(own, by_form)
+            }
+            want_x = {
+                key: _most(c)
+                for key, c in counts(rest, by_xpos).items()
+                if key in counts(own, by_xpos) and not key.startswith("\t\t")
+            }
+            want_x.update(
+                {
+                    key: _most(c)
+                    for key, c in counts(every, by_xpos).items()
+                    if key.startswith("\t\t")
+                }
+            )
+            assert got[k] == (want_lex, want_x)

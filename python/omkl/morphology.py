@@ -29,7 +29,9 @@ models over :func:`~omkl.tagging.token_features` and lexicons:
    times), the features most seen with the (lower-cased form, UPOS, XPOS)
    in training, else with the (form, XPOS), else with the (UPOS, XPOS),
    else with the XPOS, else ``_``. The FEATS tagger learns from the
-   jackknifed UPOS and first XPOS.
+   jackknifed UPOS and first XPOS, and from the lexicons' FEATS of a
+   training sentence as the other folds give them: it then learns how far
+   to trust them, as for a word the lexicons do not know.
 5. **LEMMA** as a class: an edit rule from form to lemma
    (:func:`lemma_rule`, :func:`apply_lemma_rule`). A word seen in training
    with this XPOS takes its most frequent rule; any other word takes the
@@ -473,6 +475,54 @@ class _Columns(NamedTuple):
     casing: list[list[str]] | None
 
 
+def _held_out_feats_lexicons(
+    feats_lex: Mapping[str, Counter[str]],
+    feats_xpos: Mapping[str, Counter[str]],
+    words: Sequence[Sequence[str]],
+    upos: Sequence[Sequence[str]],
+    xpos: Sequence[Sequence[str]],
+    feats: Sequence[Sequence[str]],
+    fold_of: Sequence[int],
+    folds: int,
+) -> list[tuple[dict[str, str], dict[str, str]]]:
+    r"""For each fold, the FEATS lexicons of :func:`_lex_feats` (keyed by
+    ``"lower\tUPOS\tXPOS"``, and by ``"lower\t\tXPOS"`` and ``"\t\tXPOS"``)
+    as the other folds give them, from the counts of the whole training set
+    (``feats_lex``, ``feats_xpos``) less the fold's own: only the keys of
+    the fold's words; the XPOS-level entries from the whole set.
+
+    >>> words, upos, xpos = [["a"], ["a"], ["b"]], [["X"]] * 3, [["x"]] * 3
+    >>> feats = [["F=1"], ["F=2"], ["F=1"]]
+    >>> lex = {"a\tX\tx": Counter({"F=1": 1, "F=2": 1}), "b\tX\tx": Counter({"F=1": 1})}
+    >>> by_x = {"a\t\tx": lex["a\tX\tx"], "b\t\tx": lex["b\tX\tx"],
+    ...         "\t\tx": Counter({"F=1": 2, "F=2": 1})}
+    >>> out = _held_out_feats_lexicons(lex, by_x, words, upos, xpos, feats, [0, 1, 2], 3)
+    >>> [o[0] for o in out], out[2][1]
+    ([{'a\tX\tx': 'F=2'}, {'a\tX\tx': 'F=1'}, {}], {'\t\tx': 'F=1'})
+    """
+    own_lex: list[dict[str, Counter[str]]] = [{} for _ in range(folds)]
+    own_x: list[dict[str, Counter[str]]] = [{} for _ in range(folds)]
+    for k, ws, us, xs, fs in zip(fold_of, words, upos, xpos, feats, strict=True):
+        for w, u, x, f in zip(ws, us, xs, fs, strict=True):
+            low = w.lower()
+            own_lex[k].setdefault(f"{low}\t{u}\t{x}", Counter())[f] += 1
+            own_x[k].setdefault(f"{low}\t\t{x}", Counter())[f] += 1
+    xpos_level = {k: _most(c) for k, c in feats_xpos.items() if k.startswith("\t\t")}
+
+    def held_out(total: Mapping[str, Counter[str]], own: dict[str, Counter[str]]) -> dict[str, str]:
+        out = {}
+        for key, c in own.items():
+            rest = total[key] - c
+            if rest:
+                out[key] = _most(rest)
+        return out
+
+    return [
+        (held_out(feats_lex, own_lex[k]), {**xpos_level, **held_out(feats_xpos, own_x[k])})
+        for k in range(folds)
+    ]
+
+
 def _most(counts: Mapping[str, int]) -> str:
     """The most frequent key (the smallest on a tie, so that the choice
     does not depend on the order seen)."""
@@ -617,6 +667,12 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         )
 
     # --- features --------------------------------------------------------
+
+    #: Whether the FEATS stage learns from the lexicons' FEATS of a training
+    #: sentence as the other folds give them (as it will see them for words
+    #: outside the training set), rather than from lexicons that have seen
+    #: the sentence (``studies/feats_lexicon_study.py``).
+    _held_out_feats = True
 
     #: Whether the stages read feature dicts built in Python (:func:`_dicts`,
     #: the reference of the features that the core computes; slower) rather
@@ -808,10 +864,17 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
             ]
             for fs, us in zip(feats, jack_u, strict=True)
         ]
+        # the lexicons' FEATS of a training sentence, from the other folds
+        sources = [(feats_best, feats_xpos_best)] * folds
+        if self._held_out_feats and folds > 1:
+            sources = _held_out_feats_lexicons(
+                feats_lex, feats_xpos, words, upos, xpos, feats, fold_of, folds
+            )
         lex = [
-            _lex_feats(feats_best, feats_back_best, ws, us, xs, feats_xpos_best)
-            for ws, us, xs in zip(words, jack_u, jack_x, strict=True)
+            _lex_feats(sources[k][0], feats_back_best, ws, us, xs, sources[k][1])
+            for k, ws, us, xs in zip(fold_of, words, jack_u, jack_x, strict=True)
         ]
+        del sources
         data = _Sentences(_templates((_FEATS_BLOCK,)), words, [jack_u, jack_x, lex])
         feats_t = self._fit_stage(feats_t, data, feats_y, epochs).freeze()
         del data
