@@ -299,3 +299,16 @@ def test_tag_keeps_the_lines_and_columns_it_does_not_predict(
         cells, source = got[i].split("\t"), lines[i].split("\t")
         assert cells[1:4] == [form, lemma, upos]
         assert cells[6:] == source[6:]  # HEAD, DEPREL, DEPS and MISC as read
+
+
+def test_train_tagger_shows_progress_when_asked(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    train = tmp_path / "train.conllu"
+    train.write_text(TREEBANK * 2)
+    out = tmp_path / "m.omkl"
+    args = ("train", "tagger", "--train", str(train), "--out", str(out), "--epochs", "1")
+    assert main([*args, "--folds", "2", "--progress"]) == 0
+    assert "7/7" in capsys.readouterr().err
+    assert main([*args, "--folds", "2", "--no-progress"]) == 0
+    assert "7/7" not in capsys.readouterr().err

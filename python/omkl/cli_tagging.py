@@ -231,7 +231,8 @@ def _train_tagger(args: argparse.Namespace) -> int:
     train = read_conllu(args.train)
     dev = read_conllu(args.dev) if args.dev else None
     model = MorphologyTagger(n_buckets=args.n_buckets, folds=args.folds, seed=args.seed)
-    model.fit(train, epochs=args.epochs)
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    model.fit(train, epochs=args.epochs, progress=progress)
     model.save(args.out)
     n = sum(map(len, train))
     print(f"trained on {len(train)} sentences ({n} words) from {args.train}; saved {args.out}")
@@ -373,6 +374,16 @@ def _training_files(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="where to save the model (checked before training)")
 
 
+def _progress(p: argparse.ArgumentParser) -> None:
+    """The ``--progress/--no-progress`` option of a training command."""
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show progress bars (default: when standard error is a terminal)",
+    )
+
+
 def add_commands(commands: Any) -> Any:
     """Adds ``train tagger`` and ``tag`` to the sub-command set ``commands``
     of the ``omkl`` parser; returns the sub-commands of ``omkl train``.
@@ -393,6 +404,7 @@ def add_commands(commands: Any) -> Any:
     tagger.add_argument("--n-buckets", type=int, default=1 << 16, help="hashed feature buckets")
     tagger.add_argument("--folds", type=int, default=10, help="folds of the ambiguity classes")
     tagger.add_argument("--seed", type=int, default=0, help="seed of the shuffles and folds")
+    _progress(tagger)
     tagger.set_defaults(handler=_train_tagger)
     tag = commands.add_parser(
         "tag", help="tag CoNLL-U or pre-tokenised text with a tagger", formatter_class=shown
@@ -434,12 +446,7 @@ def add_commands(commands: Any) -> Any:
         "file, when every sentence has it, for `omkl parse --input text`)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the shuffles and folds")
-    parser.add_argument(
-        "--progress",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="show progress bars (default: when standard error is a terminal)",
-    )
+    _progress(parser)
     parser.set_defaults(handler=_train_parser)
     parse = commands.add_parser(
         "parse", help="tag and parse CoNLL-U or pre-tokenised text", formatter_class=shown

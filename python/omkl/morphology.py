@@ -68,7 +68,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 from omkl import _omkl
 from omkl._params import check_int
@@ -82,6 +82,7 @@ __all__ = ["MorphologyTagger", "lemma_rule", "apply_lemma_rule", "tag_accuracies
 Token = dict[str, Any]
 Sentence = list[Token]
 Features = list[dict[str, str | bool]]
+_T = TypeVar("_T")
 
 _RULE = re.compile(r"\A([KL])(0|[1-9][0-9]*)\|(.*)\Z", re.DOTALL)
 #: The lemma class of the rules too rare to be learned.
@@ -756,13 +757,18 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
 
     @synchronized
     def fit(
-        self, sentences: Sequence[Sequence[Mapping[str, Any]]], epochs: int | None = None
+        self,
+        sentences: Sequence[Sequence[Mapping[str, Any]]],
+        epochs: int | None = None,
+        progress: bool = False,
     ) -> MorphologyTagger:
         """Trains every stage on ``sentences`` (lists of token dicts with
         ``form``, ``upos``, ``xpos``, ``feats`` and ``lemma``, as from
         :func:`omkl.parsing.read_conllu`), ``epochs`` (default
         ``self.epochs``) shuffled passes for
         each tagger. Refits from scratch; nothing changes on bad input.
+        ``progress`` shows a bar of the seven trainings (two jackknifes and
+        five stages) on standard error.
         Each stage is frozen once it has learned
         (:meth:`~omkl.tagging.TextTagger.freeze`): the fitted tagger holds,
         and saves, only the non-zero averaged weights of its taggers.
@@ -847,15 +853,23 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         del lowers
         # a stage reading another's tags learns from jackknifed ones
         data = _Sentences(_templates(_stage_blocks(None, True)), words, [cls_x, cases])
-        jack_x = self._jackknifed(max(self.n_buckets // 4, 1), data, xpos, epochs)
-        xpos1_t = self._fit_stage(xpos1_t, data, xpos, epochs).freeze()
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=7, desc="tagger", unit="training", disable=not progress)
+
+        def step(done: _T) -> _T:
+            bar.update()
+            return done
+
+        jack_x = step(self._jackknifed(max(self.n_buckets // 4, 1), data, xpos, epochs))
+        xpos1_t = step(self._fit_stage(xpos1_t, data, xpos, epochs).freeze())
         data = _Sentences(_templates(_stage_blocks("xpos", True)), words, [cls_u, jack_x, cases])
-        jack_u = self._jackknifed(self.n_buckets, data, upos, epochs)
-        upos_t = self._fit_stage(upos_t, data, upos, epochs).freeze()
+        jack_u = step(self._jackknifed(self.n_buckets, data, upos, epochs))
+        upos_t = step(self._fit_stage(upos_t, data, upos, epochs).freeze())
         data = _Sentences(_templates(_stage_blocks("upos", True)), words, [cls_x, jack_u, cases])
-        xpos_t = self._fit_stage(xpos_t, data, xpos, epochs).freeze()
+        xpos_t = step(self._fit_stage(xpos_t, data, xpos, epochs).freeze())
         data = _Sentences(_templates(("lemma",)), words, [upos, xpos])
-        lemma_t = self._fit_stage(lemma_t, data, lemma_y, epochs).freeze()
+        lemma_t = step(self._fit_stage(lemma_t, data, lemma_y, epochs).freeze())
         # the FEATS tagger learns from the jackknifed UPOS and (first) XPOS
         feats_y = [
             [
@@ -876,7 +890,8 @@ class MorphologyTagger(Persistent, Synchronized, IndependentCopies):
         ]
         del sources
         data = _Sentences(_templates((_FEATS_BLOCK,)), words, [jack_u, jack_x, lex])
-        feats_t = self._fit_stage(feats_t, data, feats_y, epochs).freeze()
+        feats_t = step(self._fit_stage(feats_t, data, feats_y, epochs).freeze())
+        bar.close()
         del data
 
         all_u = _lexicon(words, upos)
