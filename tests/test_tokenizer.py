@@ -267,6 +267,30 @@ def test_sentence_ends_without_punctuation_from_the_held_out_threshold(tmp_path)
     assert scores["Sentences"] >= fixed.score(path)["Sentences"] and scores["Sentences"] > 50.0
 
 
+def test_sentence_ends_from_the_words_around_them(tmp_path):
+    # lower-case sentences without punctuation whose last word is a verb
+    # and whose first is a noun (nouns and verbs come nowhere else): only
+    # the words on either side of a boundary tell it
+    rng = random.Random(4)
+    lines = ["# newpar"]
+    fillers = ["big", "small", "red", "old", "new", "quiet", "happy", "very", "so", "too"]
+    for _ in range(300):
+        words = [rng.choice(NOUNS), *rng.sample(fillers, rng.randint(1, 4)), rng.choice(VERBS)]
+        lines.append("# text = " + " ".join(words))
+        lines += [_row(i, w) for i, w in enumerate(words, 1)]
+        lines.append("")
+    path = tmp_path / "t.conllu"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    model = Tokenizer(epochs=3).fit(path)
+    out = model.tokenize("dog big red runs tree so quiet sleeps song new waits")
+    assert [s["text"] for s in out] == [
+        "dog big red runs",
+        "tree so quiet sleeps",
+        "song new waits",
+    ]
+    assert model.score(path)["Sentences"] > 95.0
+
+
 def test_save_load_pickle_and_copies_tokenize_the_same(model, tmp_path):
     text = conllu_text_of(synthetic_conllu(10, seed=5), tmp_path)
     expected = model.tokenize(text)
@@ -297,12 +321,18 @@ def test_crafted_and_foreign_files_are_refused_naming_the_file(model, tmp_path, 
         "rules": {"n't": "no tab"},
         "plain": "dogs",
         "threshold": 1.5,
+        "end_labels": ["E", "os.system"],
     }
     for key, value in crafted.items():
         bad = tmp_path / f"bad-{key}.omkl"
         head = copy.deepcopy(header)
         head["state"][key] = _persist.encode(value)
         _persist.save_model(bad, "omkl.Tokenizer", version, head, sections)
+        with pytest.raises(ValueError, match=str(bad)):
+            Tokenizer.load(bad)
+    for cut in (sections[0][:4], sections[0][:1000]):
+        bad = tmp_path / "bad-section.omkl"
+        _persist.save_model(bad, "omkl.Tokenizer", version, header, [cut])
         with pytest.raises(ValueError, match=str(bad)):
             Tokenizer.load(bad)
     with pytest.raises(ValueError, match=str(corpus)):
