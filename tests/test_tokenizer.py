@@ -245,6 +245,10 @@ def test_web_and_e_mail_addresses_are_one_token(model):
     forms = [t["form"] for t in s["tokens"]]
     assert "www.dogs.org/a?b=c" in forms and "ann.lee@dogs.org" in forms, forms
     assert forms[-1] == "." and forms[2] == "("
+    (s,) = model.tokenize("Mr. Lee (lee...@dogs.org) sleeps:-) and runs :(")
+    forms = [t["form"] for t in s["tokens"]]
+    assert "lee...@dogs.org" in forms and ":-)" in forms and forms[-1] == ":(", forms
+    assert "sleeps" in forms, forms
 
 
 def test_sentence_ends_without_punctuation_from_the_held_out_threshold(tmp_path):

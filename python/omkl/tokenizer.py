@@ -22,8 +22,9 @@ tokens and multiword-token lines (``1-2 don't`` followed by its words),
   The sentences of a paragraph (a ``# newpar`` block, or a ``# newdoc``
   one, or the whole file when it marks neither) are learned in pieces of
   two sentences. A token never spans white space (a training token with a
-  space in it is learned as its pieces); a web or e-mail address is one
-  token.
+  space in it is learned as its pieces); a web or e-mail address (also
+  one whose user part ends in ``...``, as web archives hide them) and an
+  emoticon (``:-)``, ``;P``) are one token.
 * **Sentence ends**: a second chain, over the tokens of a paragraph (a CRF,
   log loss, so that its marginals are probabilities; averaged, twice the
   epochs of the first), labels each token ``E`` (a sentence ends after it)
@@ -459,10 +460,12 @@ def _token_ends(
     return [mu[:, k].tolist() for mu in mus]
 
 
-#: A web address or an e-mail address (kept as one token).
+#: A web address, an e-mail address (its user part may end in ``...``, as
+#: web archives hide addresses) or an emoticon (kept as one token).
 _URL = re.compile(
     r"(?:(?:https?|ftp)://|www\.)[^\s<>\"'()\[\]{}]*[^\s<>\"'()\[\]{}.,;:!?]"
-    r"|[\w.+-]*\w@\w[\w-]*(?:\.[\w-]+)*\.[A-Za-z]{2,}"
+    r"|(?:mailto:)?[\w.+%-]*(?:\w|\.\.\.)@\w[\w-]*(?:\.[\w-]+)*\.[A-Za-z]{2,}"
+    r"|(?<![:;=])[:;=]-?[()DPp](?![\w()])"
 )
 
 
@@ -473,6 +476,8 @@ def _keep_urls(view: str, labels: list[Hashable]) -> list[Hashable]:
 
     >>> "".join(_keep_urls("(www.a.b?c). a@b.org", list("ITIIITTTTITSITIIIITT")))
     'TIIIIIIIITTSIIIIIITT'
+    >>> "".join(_keep_urls("ab...@c.com so:-)", list("ITIIIITIIITITTTT")))
+    'IIIIIIIIIITITIIT'
     """
     for m in _URL.finditer(view):
         # a view has no space at either end and single spaces: the
