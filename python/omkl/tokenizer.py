@@ -93,7 +93,7 @@ import os
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, NamedTuple, cast
 
 import numpy as np
@@ -102,6 +102,7 @@ from omkl import _omkl
 from omkl._params import check_int
 from omkl._persist import IndependentCopies, Persistent, load_estimator, restore_state
 from omkl._sync import Synchronized, synchronized
+from omkl._threads import thread_map
 from omkl.tagging import TextTagger, _Sentences
 
 __all__ = ["Tokenizer", "conllu_text", "detokenize", "format_tokenized"]
@@ -717,6 +718,8 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
         self._mwt: dict[str, str] = {}
         #: suffix -> ``a`` tab ``b`` (see :func:`_rule`)
         self._rules: dict[str, str] = {}
+        #: the length of the longest suffix of a rule
+        self._longest = 0
         #: training tokens of one word that a rule would split
         self._plain: set[str] = set()
         #: a token end is a sentence end where its marginal reaches this
@@ -769,21 +772,29 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
             _pieces(block, _PIECE, views, labels)
         if not views:
             raise ValueError(f"{name}: no sentence whose '# text' its tokens spell")
-        chain = self._train(views, labels, epochs)
         seqs = [_token_pieces(block) for block in blocks]
         rng = np.random.default_rng(self.seed)
         held = rng.random(len(blocks)) < _HELD_OUT
         threshold = 0.5 if self.sentence_threshold is None else self.sentence_threshold
-        if self.sentence_threshold is None and held.any() and not held.all():
-            first = self._train_ends([q for q, h in zip(seqs, held, strict=True) if not h], epochs)
+        choose = self.sentence_threshold is None and held.any() and not held.all()
+        # the chains learn side by side (the core releases the GIL)
+        jobs: list[Callable[[], TextTagger]] = [
+            lambda: self._train(views, labels, epochs),
+            lambda: self._train_ends(seqs, epochs),
+        ]
+        if choose:
+            rest = [q for q, h in zip(seqs, held, strict=True) if not h]
+            jobs.append(lambda: self._train_ends(rest, epochs))
+        chain, ends, *first = thread_map(lambda job: job(), jobs)
+        if first:
             kept = [q for q, h in zip(seqs, held, strict=True) if h]
-            ps = _token_ends(first, [(f, sp) for f, sp, _ in kept])
+            ps = _token_ends(first[0], [(f, sp) for f, sp, _ in kept])
             threshold = _best_threshold(ps, [y for _, _, y in kept])
-        ends = self._train_ends(seqs, epochs)
         mwt, rules, plain = _mwt_lexicon(sents, self.min_rule_count, self.min_rule_share)
         self.chain_ = chain
         self.ends_ = ends
         self._mwt, self._rules, self._plain = mwt, rules, plain
+        self._longest = max(map(len, rules), default=0)
         self._threshold = threshold
         self._fitted = True
         return self
@@ -841,7 +852,7 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
             return _expand(form, known.split("\t"))
         if low in self._plain or not self._rules or len(low) != len(form):
             return [form]
-        for k in range(1, len(low)):
+        for k in range(max(1, len(low) - self._longest), len(low)):
             rule = self._rules.get(low[k:])
             if rule is not None:
                 a, b = rule.split("\t")
@@ -1003,6 +1014,7 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
             if key == "rules" and not all(v.count("\t") == 1 for v in value.values()):
                 raise ValueError("a saved rule is not two parts separated by a tab")
             setattr(self, f"_{key}", value)
+        self._longest = max(map(len, self._rules), default=0)
         plain = state["plain"]
         if not isinstance(plain, list) or not all(isinstance(p, str) for p in plain):
             raise ValueError("the saved plain tokens are not a list of str")
