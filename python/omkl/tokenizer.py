@@ -26,8 +26,8 @@ tokens and multiword-token lines (``1-2 don't`` followed by its words),
   one whose user part ends in ``...``, as web archives hide them) and an
   emoticon (``:-)``, ``;P``) are one token.
 * **Sentence ends**: a second chain, over the tokens of a paragraph (a CRF,
-  log loss, so that its marginals are probabilities; averaged, twice the
-  epochs of the first), labels each token ``E`` (a sentence ends after it)
+  log loss, so that its marginals are probabilities; averaged;
+  ``sentence_epochs`` passes), labels each token ``E`` (a sentence ends after it)
   or ``O``, from the ``token`` block of ``TokenTemplates`` (the token, its
   affixes and shape, the tokens two either side and the bigrams) and a
   column of the class of the token's last character, whether white space
@@ -640,7 +640,10 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
     n_buckets
         Hash-table size of each feature template of the chain.
     epochs
-        Shuffled passes of :meth:`fit` over the training paragraphs.
+        Shuffled passes of :meth:`fit` (of the character chain) over the
+        training pieces.
+    sentence_epochs
+        Shuffled passes of the sentence chain over the training blocks.
     min_rule_count
         A suffix rule of multiword tokens must have been seen in this many
         distinct training tokens.
@@ -673,13 +676,15 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
         schedule: str = "constant",
         eta0: float = 1.0,
         n_buckets: int = 1 << 18,
-        epochs: int = 10,
+        epochs: int = 15,
+        sentence_epochs: int = 20,
         min_rule_count: int = 2,
         min_rule_share: float = 0.5,
         sentence_threshold: float | None = None,
         seed: int = 0,
     ):
         check_int("epochs", epochs, 1)
+        check_int("sentence_epochs", sentence_epochs, 1)
         check_int("n_buckets", n_buckets, 4)
         check_int("min_rule_count", min_rule_count, 1)
         if (
@@ -707,6 +712,7 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
         self.eta0 = eta0
         self.n_buckets = n_buckets
         self.epochs = epochs
+        self.sentence_epochs = sentence_epochs
         self.min_rule_count = min_rule_count
         self.min_rule_share = min_rule_share
         self.sentence_threshold = sentence_threshold
@@ -780,11 +786,11 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
         # the chains learn side by side (the core releases the GIL)
         jobs: list[Callable[[], TextTagger]] = [
             lambda: self._train(views, labels, epochs),
-            lambda: self._train_ends(seqs, epochs),
+            lambda: self._train_ends(seqs),
         ]
         if choose:
             rest = [q for q, h in zip(seqs, held, strict=True) if not h]
-            jobs.append(lambda: self._train_ends(rest, epochs))
+            jobs.append(lambda: self._train_ends(rest))
         chain, ends, *first = thread_map(lambda job: job(), jobs)
         if first:
             kept = [q for q, h in zip(seqs, held, strict=True) if h]
@@ -809,9 +815,7 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
         )
         return chain.freeze()
 
-    def _train_ends(
-        self, seqs: Sequence[tuple[list[str], list[bool], list[str]]], epochs: int
-    ) -> TextTagger:
+    def _train_ends(self, seqs: Sequence[tuple[list[str], list[bool], list[str]]]) -> TextTagger:
         """A frozen sentence chain learned from the sequences of tokens
         ``seqs`` (:func:`_token_pieces`)."""
         chain = _ends_tagger(self.n_buckets)
@@ -820,7 +824,7 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
         chain._fit_text(
             _Sentences(_token_templates(), words, [cols]),
             [y for _, _, y in seqs],
-            2 * epochs,
+            self.sentence_epochs,
             shuffle=True,
             seed=self.seed,
         )
