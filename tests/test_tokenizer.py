@@ -293,6 +293,8 @@ def test_sentence_ends_from_the_words_around_them(tmp_path):
         "song new waits",
     ]
     assert model.score(path)["Sentences"] > 95.0
+    # the sentence chain's own, smaller tables
+    assert model.ends_.n_buckets == model.n_buckets // 16
 
 
 def test_save_load_pickle_and_copies_tokenize_the_same(model, tmp_path):

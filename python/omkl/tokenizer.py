@@ -617,14 +617,16 @@ def _rule(surface: str, words: Sequence[str]) -> tuple[str, str, str] | None:
 
 def _ends_tagger(n_buckets: int) -> TextTagger:
     """The sentence chain: a CRF (log loss, so that its marginals are
-    probabilities), averaged."""
+    probabilities), averaged, with a sixteenth of the character chain's
+    ``n_buckets`` (log loss gives every feature seen a weight: the table
+    bounds the size of the model)."""
     return TextTagger(
         loss="log",
         regularizer=("l2_squared", 1e-6),
         schedule="constant",
         eta0=0.03,
         average=True,
-        n_buckets=n_buckets,
+        n_buckets=max(4, n_buckets >> 4),
     )
 
 
@@ -638,7 +640,8 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
         Of the character chain (a :class:`~omkl.tagging.TextTagger`,
         averaged).
     n_buckets
-        Hash-table size of each feature template of the chain.
+        Hash-table size of each feature template of the character chain
+        (the sentence chain has a sixteenth of it).
     epochs
         Shuffled passes of :meth:`fit` (of the character chain) over the
         training pieces.
