@@ -108,7 +108,7 @@ def udpipe_row(train: pathlib.Path, test: pathlib.Path, epochs: int | None) -> d
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--treebanks", default="ewt,greek,gothic")
-    ap.add_argument("--epochs", type=int, default=10, help="epochs of omkl's character chain")
+    ap.add_argument("--epochs", type=int, default=15, help="epochs of omkl's character chain")
     ap.add_argument("--udpipe", action="store_true", help="add UDPipe 1's tokenizer as a peer")
     ap.add_argument(
         "--udpipe-epochs", type=int, default=None, help="UDPipe GRU epochs (default: 100, its own)"

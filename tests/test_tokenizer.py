@@ -245,6 +245,10 @@ def test_web_and_e_mail_addresses_are_one_token(model):
     forms = [t["form"] for t in s["tokens"]]
     assert "www.dogs.org/a?b=c" in forms and "ann.lee@dogs.org" in forms, forms
     assert forms[-1] == "." and forms[2] == "("
+    (s,) = model.tokenize("Mr. Lee (lee...@dogs.org) sleeps:-) and runs :(")
+    forms = [t["form"] for t in s["tokens"]]
+    assert "lee...@dogs.org" in forms and ":-)" in forms and forms[-1] == ":(", forms
+    assert "sleeps" in forms, forms
 
 
 def test_sentence_ends_without_punctuation_from_the_held_out_threshold(tmp_path):
@@ -265,6 +269,32 @@ def test_sentence_ends_without_punctuation_from_the_held_out_threshold(tmp_path)
     assert fixed._threshold == 0.5
     scores = model.score(path)
     assert scores["Sentences"] >= fixed.score(path)["Sentences"] and scores["Sentences"] > 50.0
+
+
+def test_sentence_ends_from_the_words_around_them(tmp_path):
+    # lower-case sentences without punctuation whose last word is a verb
+    # and whose first is a noun (nouns and verbs come nowhere else): only
+    # the words on either side of a boundary tell it
+    rng = random.Random(4)
+    lines = ["# newpar"]
+    fillers = ["big", "small", "red", "old", "new", "quiet", "happy", "very", "so", "too"]
+    for _ in range(300):
+        words = [rng.choice(NOUNS), *rng.sample(fillers, rng.randint(1, 4)), rng.choice(VERBS)]
+        lines.append("# text = " + " ".join(words))
+        lines += [_row(i, w) for i, w in enumerate(words, 1)]
+        lines.append("")
+    path = tmp_path / "t.conllu"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    model = Tokenizer(epochs=3).fit(path)
+    out = model.tokenize("dog big red runs tree so quiet sleeps song new waits")
+    assert [s["text"] for s in out] == [
+        "dog big red runs",
+        "tree so quiet sleeps",
+        "song new waits",
+    ]
+    assert model.score(path)["Sentences"] > 95.0
+    # the sentence chain's own, smaller tables
+    assert model.ends_.n_buckets == model.n_buckets // 16
 
 
 def test_save_load_pickle_and_copies_tokenize_the_same(model, tmp_path):
@@ -297,12 +327,18 @@ def test_crafted_and_foreign_files_are_refused_naming_the_file(model, tmp_path, 
         "rules": {"n't": "no tab"},
         "plain": "dogs",
         "threshold": 1.5,
+        "end_labels": ["E", "os.system"],
     }
     for key, value in crafted.items():
         bad = tmp_path / f"bad-{key}.omkl"
         head = copy.deepcopy(header)
         head["state"][key] = _persist.encode(value)
         _persist.save_model(bad, "omkl.Tokenizer", version, head, sections)
+        with pytest.raises(ValueError, match=str(bad)):
+            Tokenizer.load(bad)
+    for cut in (sections[0][:4], sections[0][:1000]):
+        bad = tmp_path / "bad-section.omkl"
+        _persist.save_model(bad, "omkl.Tokenizer", version, header, [cut])
         with pytest.raises(ValueError, match=str(bad)):
             Tokenizer.load(bad)
     with pytest.raises(ValueError, match=str(corpus)):

@@ -5,10 +5,10 @@ a CoNLL-U treebank (as UDPipe 1's ``--tokenize``).
 tokens and multiword-token lines (``1-2 don't`` followed by its words),
 ``SpaceAfter=No`` and its ``# newdoc`` / ``# newpar`` comments:
 
-* **Tokens and sentences**: a linear chain (:class:`~omkl.tagging.TextTagger`,
-  hinge loss, averaged) over the characters of a paragraph that are not
-  white space labels each character ``I`` (inside a token), ``T`` (a token
-  ends after it) or ``S`` (a token and a sentence end after it). The
+* **Tokens**: a linear chain (:class:`~omkl.tagging.TextTagger`, hinge
+  loss, averaged) over the characters of a paragraph that are not white
+  space labels each character ``I`` (inside a token) or ``T`` (a token ends
+  after it). The
   features of a character are computed in the core from string columns
   (``tags:NAME`` blocks of ``omkl._omkl.TokenTemplates``, each read at the
   character and its two neighbours): the character, the classes (upper,
@@ -21,16 +21,25 @@ tokens and multiword-token lines (``1-2 don't`` followed by its words),
   chunk, the chunks before and after it and the pair of it and the next.
   The sentences of a paragraph (a ``# newpar`` block, or a ``# newdoc``
   one, or the whole file when it marks neither) are learned in pieces of
-  two sentences, so that the chain learns where one sentence ends and the
-  next begins. A token never spans white space (a training token with a
-  space in it is learned as its pieces); a web or e-mail address is one
-  token.
-* **Sentence ends**: a token end is a sentence end where the chain's
-  marginal of ``S`` reaches a threshold (:func:`_decide`), so that text
-  without punctuation between sentences still gets some. The threshold is
-  the one with the best sentence F1 (both ends right, as in the CoNLL 2018
-  metric) on about one block of 10 sentences in ten, held out of the
-  training file while a first chain learns from the rest; then the chain
+  two sentences. A token never spans white space (a training token with a
+  space in it is learned as its pieces); a web or e-mail address (also
+  one whose user part ends in ``...``, as web archives hide them) and an
+  emoticon (``:-)``, ``;P``) are one token.
+* **Sentence ends**: a second chain, over the tokens of a paragraph (a CRF,
+  log loss, so that its marginals are probabilities; averaged;
+  ``sentence_epochs`` passes), labels each token ``E`` (a sentence ends after it)
+  or ``O``, from the ``token`` block of ``TokenTemplates`` (the token, its
+  affixes and shape, the tokens two either side and the bigrams) and a
+  column of the class of the token's last character, whether white space
+  follows and the class of the next token's first character
+  (:func:`_token_columns`). It learns from the training file's own tokens
+  in blocks of 10 sentences of a paragraph, and reads the tokens the first
+  chain finds. A token is a sentence end where the chain's marginal of
+  ``E`` reaches a threshold, so that text without punctuation between
+  sentences (Gothic-PROIEL) still gets some from the words around. The
+  threshold is the one with the best sentence F1 (both ends right, as in
+  the CoNLL 2018 metric) on about one block in ten, held out of the
+  training file while a first sentence chain learns from the rest; then it
   learns from the whole file. ``sentence_threshold`` sets it instead.
 * **Multiword tokens**: a token whose lower-cased surface the training file
   mostly wrote as a multiword token takes its most frequent words (in the
@@ -84,7 +93,7 @@ import os
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, NamedTuple, cast
 
 import numpy as np
@@ -93,13 +102,15 @@ from omkl import _omkl
 from omkl._params import check_int
 from omkl._persist import IndependentCopies, Persistent, load_estimator, restore_state
 from omkl._sync import Synchronized, synchronized
+from omkl._threads import thread_map
 from omkl.tagging import TextTagger, _Sentences
 
 __all__ = ["Tokenizer", "conllu_text", "detokenize", "format_tokenized"]
 
 Sentence = dict[str, Any]
 
-#: Character labels: inside a token, a token ends, a token and a sentence end.
+#: Character labels: inside a token, a token ends, a token and a sentence end
+#: (the character chain learns ``I`` and ``T``; the sentence chain sets ``S``).
 _INSIDE, _TOKEN, _SENTENCE = "I", "T", "S"
 _LABELS = frozenset({_INSIDE, _TOKEN, _SENTENCE})
 #: The string columns of a character's features (see :func:`_features`).
@@ -360,7 +371,7 @@ def _labelled(sents: Sequence[_Sent]) -> tuple[str, list[str]] | None:
         lab = [_INSIDE] * len(chars)
         for e in ends:
             lab[e - 1] = _TOKEN
-        lab[-1] = _SENTENCE
+        lab[-1] = _TOKEN
         labels.extend(lab)
         parts.append(text + (" " if s.tokens[-1].space_after else ""))
     return "".join(parts).strip(), labels
@@ -383,37 +394,79 @@ def _pieces(sents: Sequence[_Sent], size: int, views: list[str], labels: list[li
         labels.append(got[1])
 
 
-def _sentence_ends(
-    chain: TextTagger, chars: list[list[str]], cols: list[list[list[str]]]
-) -> list[tuple[list[Hashable], list[float]]]:
-    """The chain's labels of each piece and, for each of its characters,
-    the marginal of a sentence end after it."""
-    data = _Sentences(_templates(), chars, cols)
-    predicted = chain._predict_text(data)
-    if _SENTENCE not in chain._label_index:
-        return [(ys, [0.0] * len(ys)) for ys in predicted]
-    k = chain._label_index[_SENTENCE]
-    mus = chain._state.marginals_many_text(data.templates, data.words, data.columns)
-    return [(ys, mu[:, k].tolist()) for ys, mu in zip(predicted, mus, strict=True)]
+#: Token labels of the sentence chain: a sentence ends after the token, or not.
+_END, _GOES_ON = "E", "O"
 
 
-def _decide(labels: Sequence[Hashable], p_end: Sequence[float], threshold: float) -> list[Hashable]:
-    """``labels`` with each token end (``T`` or ``S``) a sentence end where
-    the marginal ``p_end`` of one reaches ``threshold``, else a token end.
+@functools.cache
+def _token_templates() -> _omkl.TokenTemplates:
+    return _omkl.TokenTemplates(["token", "tags:e"])
 
-    >>> _decide(["I", "T", "S", "T"], [0.9, 0.3, 0.1, 0.4], 0.25)
-    ['I', 'S', 'T', 'S']
+
+def _token_columns(forms: Sequence[str], spaced: Sequence[bool]) -> list[list[str]]:
+    """The string columns of the tokens ``forms`` of a paragraph (followed
+    by white space where ``spaced``) for the sentence chain: the class of a
+    token's last character, whether white space follows, and the class of
+    the next token's first character.
+
+    >>> _token_columns(["Hi", ".", "Yes"], [False, True, False])
+    [['L.', '._U', 'L$']]
     """
+    nxt = [_class(f[0]) for f in forms[1:]] + ["$"]
     return [
-        y if y == _INSIDE else _SENTENCE if p >= threshold else _TOKEN
-        for y, p in zip(labels, p_end, strict=True)
+        [
+            _fine(f[-1]) + ("_" if sp else "") + n
+            for f, sp, n in zip(forms, spaced, nxt, strict=True)
+        ]
     ]
 
 
-#: A web address or an e-mail address (kept as one token).
+def _tokens_of(view: str, labels: Sequence[Hashable]) -> tuple[list[str], list[bool], list[int]]:
+    """The tokens of ``view`` whose characters that are not spaces are
+    labelled ``labels``, whether a space follows each, and the index (among
+    those characters) of the last character of each.
+
+    >>> _tokens_of("Hi. Yo", ["I", "T", "S", "I", "T"])
+    (['Hi', '.', 'Yo'], [False, True, False], [1, 2, 4])
+    """
+    forms: list[str] = []
+    spaced: list[bool] = []
+    at: list[int] = []
+    k = 0
+    start = 0
+    n = len(labels)
+    for q, ch in enumerate(view):
+        if ch == " ":
+            continue
+        if labels[k] != _INSIDE or k + 1 == n or view[q + 1] == " ":
+            forms.append(_SPACE.sub("", view[start : q + 1]))
+            spaced.append(q + 1 < len(view) and view[q + 1] == " ")
+            at.append(k)
+            start = q + 1
+        k += 1
+    return forms, spaced, at
+
+
+def _token_ends(
+    chain: TextTagger, seqs: Sequence[tuple[Sequence[str], Sequence[bool]]]
+) -> list[list[float]]:
+    """The sentence chain's marginal of a sentence end after each token of
+    each sequence ``(forms, spaced)``."""
+    if not seqs or _END not in chain._label_index:
+        return [[0.0] * len(f) for f, _ in seqs]
+    words = [list(f) for f, _ in seqs]
+    cols = [_token_columns(f, sp)[0] for f, sp in seqs]
+    k = chain._label_index[_END]
+    mus = chain._state.marginals_many_text(_token_templates(), words, [cols])
+    return [mu[:, k].tolist() for mu in mus]
+
+
+#: A web address, an e-mail address (its user part may end in ``...``, as
+#: web archives hide addresses) or an emoticon (kept as one token).
 _URL = re.compile(
     r"(?:(?:https?|ftp)://|www\.)[^\s<>\"'()\[\]{}]*[^\s<>\"'()\[\]{}.,;:!?]"
-    r"|[\w.+-]*\w@\w[\w-]*(?:\.[\w-]+)*\.[A-Za-z]{2,}"
+    r"|(?:mailto:)?[\w.+%-]*(?:\w|\.\.\.)@\w[\w-]*(?:\.[\w-]+)*\.[A-Za-z]{2,}"
+    r"|(?<![:;=])[:;=]-?[()DPp](?![\w()])"
 )
 
 
@@ -424,6 +477,8 @@ def _keep_urls(view: str, labels: list[Hashable]) -> list[Hashable]:
 
     >>> "".join(_keep_urls("(www.a.b?c). a@b.org", list("ITIIITTTTITSITIIIITT")))
     'TIIIIIIIITTSIIIIIITT'
+    >>> "".join(_keep_urls("ab...@c.com so:-)", list("ITIIIITIIITITTTT")))
+    'IIIIIIIIIITITIIT'
     """
     for m in _URL.finditer(view):
         # a view has no space at either end and single spaces: the
@@ -438,23 +493,45 @@ def _keep_urls(view: str, labels: list[Hashable]) -> list[Hashable]:
     return labels
 
 
-def _best_threshold(
-    chain: TextTagger,
-    chars: list[list[str]],
-    cols: list[list[list[str]]],
-    gold: Sequence[Sequence[str]],
-) -> float:
-    """The threshold of :func:`_decide` with the best F1 of sentences (a
-    sentence is right when both its ends are, as in the CoNLL 2018 metric)
-    on the held-out pieces ``chars`` labelled ``gold``; 0.5 (the chain's
-    own choice) where no other does better."""
-    ps: list[float] = []
+def _token_pieces(
+    sents: Sequence[_Sent],
+) -> tuple[list[str], list[bool], list[str]]:
+    """The tokens of the sentences ``sents`` (a token with white space in
+    it as its pieces), whether white space follows each, and their labels
+    for the sentence chain (:data:`_END` after the last token of a
+    sentence)."""
+    forms: list[str] = []
+    spaced: list[bool] = []
+    labels: list[str] = []
+    for s in sents:
+        for t in s.tokens:
+            pieces = t.form.split()
+            forms.extend(pieces)
+            spaced.extend([True] * (len(pieces) - 1) + [t.space_after])
+            labels.extend([_GOES_ON] * len(pieces))
+        if labels:
+            labels[-1] = _END
+    if spaced:
+        spaced[-1] = False
+    return forms, spaced, labels
+
+
+def _best_threshold(ps: Sequence[Sequence[float]], gold: Sequence[Sequence[str]]) -> float:
+    """The threshold of a sentence end after a token with the best F1 of
+    sentences (a sentence is right when both its ends are, as in the CoNLL
+    2018 metric) on held-out sequences of tokens with marginals ``ps`` and
+    labels ``gold``; 0.5 where no other does better.
+
+    >>> round(_best_threshold([[0.1, 0.3, 0.05, 0.9]], [["O", "E", "O", "E"]]), 3)
+    0.173
+    """
+    flat: list[float] = []
     gs: list[bool] = []
-    for (ys, p_end), piece in zip(_sentence_ends(chain, chars, cols), gold, strict=True):
-        ps.extend(p if y != _INSIDE else -1.0 for y, p in zip(ys, p_end, strict=True))
-        ps[-1] = 2.0  # a piece ends a sentence
-        gs.extend(x == _SENTENCE for x in piece)
-    p = np.array(ps)
+    for piece, labels in zip(ps, gold, strict=True):
+        flat.extend(piece)
+        flat[-1] = 2.0  # a sequence ends a sentence
+        gs.extend(x == _END for x in labels)
+    p = np.array(flat)
     g = np.array(gs)
     at = np.arange(len(g))
     # the last sentence end before each position (-1: none)
@@ -538,6 +615,21 @@ def _rule(surface: str, words: Sequence[str]) -> tuple[str, str, str] | None:
 # --- the model ------------------------------------------------------------
 
 
+def _ends_tagger(n_buckets: int) -> TextTagger:
+    """The sentence chain: a CRF (log loss, so that its marginals are
+    probabilities), averaged, with a sixteenth of the character chain's
+    ``n_buckets`` (log loss gives every feature seen a weight: the table
+    bounds the size of the model)."""
+    return TextTagger(
+        loss="log",
+        regularizer=("l2_squared", 1e-6),
+        schedule="constant",
+        eta0=0.03,
+        average=True,
+        n_buckets=max(4, n_buckets >> 4),
+    )
+
+
 class Tokenizer(Persistent, Synchronized, IndependentCopies):
     r"""Splits raw text into sentences, tokens and the words of multiword
     tokens (see the module docs).
@@ -548,9 +640,13 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
         Of the character chain (a :class:`~omkl.tagging.TextTagger`,
         averaged).
     n_buckets
-        Hash-table size of each feature template of the chain.
+        Hash-table size of each feature template of the character chain
+        (the sentence chain has a sixteenth of it).
     epochs
-        Shuffled passes of :meth:`fit` over the training paragraphs.
+        Shuffled passes of :meth:`fit` (of the character chain) over the
+        training pieces.
+    sentence_epochs
+        Shuffled passes of the sentence chain over the training blocks.
     min_rule_count
         A suffix rule of multiword tokens must have been seen in this many
         distinct training tokens.
@@ -558,10 +654,10 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
         ... and account for at least this share of the distinct training
         tokens that end in its suffix.
     sentence_threshold
-        A token end is a sentence end where the chain's marginal of one
-        reaches this; ``None`` (the default): the threshold with the best
-        sentence F1 on a part of the training file held out (see the module
-        docs; :meth:`fit` then trains two chains).
+        A token is a sentence end where the sentence chain's marginal of
+        one reaches this; ``None`` (the default): the threshold with the
+        best sentence F1 on a part of the training file held out (see the
+        module docs; :meth:`fit` then trains the sentence chain twice).
     seed
         Seed of the shuffling of the epochs and of the held-out part.
 
@@ -583,13 +679,15 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
         schedule: str = "constant",
         eta0: float = 1.0,
         n_buckets: int = 1 << 18,
-        epochs: int = 10,
+        epochs: int = 15,
+        sentence_epochs: int = 20,
         min_rule_count: int = 2,
         min_rule_share: float = 0.5,
         sentence_threshold: float | None = None,
         seed: int = 0,
     ):
         check_int("epochs", epochs, 1)
+        check_int("sentence_epochs", sentence_epochs, 1)
         check_int("n_buckets", n_buckets, 4)
         check_int("min_rule_count", min_rule_count, 1)
         if (
@@ -617,15 +715,20 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
         self.eta0 = eta0
         self.n_buckets = n_buckets
         self.epochs = epochs
+        self.sentence_epochs = sentence_epochs
         self.min_rule_count = min_rule_count
         self.min_rule_share = min_rule_share
         self.sentence_threshold = sentence_threshold
         self.seed = seed
         self.chain_ = self._tagger()
+        #: the sentence chain over tokens
+        self.ends_ = _ends_tagger(n_buckets)
         #: lower-cased surface -> its words (tab-separated) as a multiword token
         self._mwt: dict[str, str] = {}
         #: suffix -> ``a`` tab ``b`` (see :func:`_rule`)
         self._rules: dict[str, str] = {}
+        #: the length of the longest suffix of a rule
+        self._longest = 0
         #: training tokens of one word that a rule would split
         self._plain: set[str] = set()
         #: a token end is a sentence end where its marginal reaches this
@@ -672,32 +775,35 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
         blocks = [
             par[i : i + _BLOCK] for par in _paragraphs(sents) for i in range(0, len(par), _BLOCK)
         ]
-        rng = np.random.default_rng(self.seed)
-        held = rng.random(len(blocks)) < _HELD_OUT if self.sentence_threshold is None else None
         views: list[str] = []
         labels: list[list[str]] = []
         for block in blocks:
             _pieces(block, _PIECE, views, labels)
         if not views:
             raise ValueError(f"{name}: no sentence whose '# text' its tokens spell")
+        seqs = [_token_pieces(block) for block in blocks]
+        rng = np.random.default_rng(self.seed)
+        held = rng.random(len(blocks)) < _HELD_OUT
         threshold = 0.5 if self.sentence_threshold is None else self.sentence_threshold
-        if held is not None and held.any() and not held.all():
-            tv: list[str] = []
-            tl: list[list[str]] = []
-            hv: list[str] = []
-            hl: list[list[str]] = []
-            for block, h in zip(blocks, held, strict=True):
-                if h:
-                    _pieces(block, len(block), hv, hl)
-                else:
-                    _pieces(block, _PIECE, tv, tl)
-            if tv and hv:
-                chain = self._train(tv, tl, epochs)
-                threshold = _best_threshold(chain, *self._columns(hv), hl)
-        chain = self._train(views, labels, epochs)
+        choose = self.sentence_threshold is None and held.any() and not held.all()
+        # the chains learn side by side (the core releases the GIL)
+        jobs: list[Callable[[], TextTagger]] = [
+            lambda: self._train(views, labels, epochs),
+            lambda: self._train_ends(seqs),
+        ]
+        if choose:
+            rest = [q for q, h in zip(seqs, held, strict=True) if not h]
+            jobs.append(lambda: self._train_ends(rest))
+        chain, ends, *first = thread_map(lambda job: job(), jobs)
+        if first:
+            kept = [q for q, h in zip(seqs, held, strict=True) if h]
+            ps = _token_ends(first[0], [(f, sp) for f, sp, _ in kept])
+            threshold = _best_threshold(ps, [y for _, _, y in kept])
         mwt, rules, plain = _mwt_lexicon(sents, self.min_rule_count, self.min_rule_share)
         self.chain_ = chain
+        self.ends_ = ends
         self._mwt, self._rules, self._plain = mwt, rules, plain
+        self._longest = max(map(len, rules), default=0)
         self._threshold = threshold
         self._fitted = True
         return self
@@ -709,6 +815,21 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
         chain = self._tagger()
         chain._fit_text(
             _Sentences(_templates(), chars, cols), labels, epochs, shuffle=True, seed=self.seed
+        )
+        return chain.freeze()
+
+    def _train_ends(self, seqs: Sequence[tuple[list[str], list[bool], list[str]]]) -> TextTagger:
+        """A frozen sentence chain learned from the sequences of tokens
+        ``seqs`` (:func:`_token_pieces`)."""
+        chain = _ends_tagger(self.n_buckets)
+        words = [f for f, _, _ in seqs]
+        cols = [_token_columns(f, sp)[0] for f, sp, _ in seqs]
+        chain._fit_text(
+            _Sentences(_token_templates(), words, [cols]),
+            [y for _, _, y in seqs],
+            self.sentence_epochs,
+            shuffle=True,
+            seed=self.seed,
         )
         return chain.freeze()
 
@@ -738,7 +859,7 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
             return _expand(form, known.split("\t"))
         if low in self._plain or not self._rules or len(low) != len(form):
             return [form]
-        for k in range(1, len(low)):
+        for k in range(max(1, len(low) - self._longest), len(low)):
             rule = self._rules.get(low[k:])
             if rule is not None:
                 a, b = rule.split("\t")
@@ -778,10 +899,14 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
             offsets.append([a + m.start() for m in re.finditer(r"\S", par)])
         chars, cols = self._columns(views)
         out: list[Sentence] = []
-        ends = _sentence_ends(self.chain_, chars, cols)
-        for view, (labels, p_end), offs in zip(views, ends, offsets, strict=True):
-            decided = _keep_urls(view, _decide(labels, p_end, self._threshold))
-            out.extend(self._sentences(text, decided, offs))
+        predicted = self.chain_._predict_text(_Sentences(_templates(), chars, cols))
+        tagged = [_keep_urls(v, ys) for v, ys in zip(views, predicted, strict=True)]
+        seqs = [_tokens_of(view, labels) for view, labels in zip(views, tagged, strict=True)]
+        ps = _token_ends(self.ends_, [(f, sp) for f, sp, _ in seqs])
+        for labels, (_, _, at), p_end, offs in zip(tagged, seqs, ps, offsets, strict=True):
+            for i, p in zip(at, p_end, strict=True):
+                labels[i] = _SENTENCE if p >= self._threshold else _TOKEN
+            out.extend(self._sentences(text, labels, offs))
         if out:
             out[0]["newdoc"] = True
             first = out[0]["tokens"][0]
@@ -848,7 +973,9 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
         return cast(Tokenizer, model)
 
     def _save_state(self) -> tuple[dict[str, Any], list[bytes]]:
-        r"""The Python state and the chain's core bytes.
+        r"""The Python state and one section: the length of the character
+        chain's core bytes (8 bytes, little-endian), those bytes, then the
+        sentence chain's.
 
         >>> import pathlib, tempfile
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.conllu"
@@ -862,18 +989,29 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
         state: dict[str, Any] = {
             "fitted": self._fitted,
             "labels": [str(x) for x in self.chain_._labels],
+            "end_labels": [str(x) for x in self.ends_._labels],
             "mwt": dict(self._mwt),
             "rules": dict(self._rules),
             "plain": sorted(self._plain),
             "threshold": self._threshold,
         }
-        return state, [self.chain_._state.to_bytes()]
+        first = self.chain_._state.to_bytes()
+        both = len(first).to_bytes(8, "little") + first + self.ends_._state.to_bytes()
+        return state, [both]
 
     def _load_state(self, state: dict[str, Any], sections: list[bytes]) -> None:
         labels = state["labels"]
         if not isinstance(labels, list) or not set(labels) <= _LABELS:
             raise ValueError(f"the saved labels are not among I, T and S: {_short(labels)}")
-        self.chain_._load_state({"labels": labels}, sections)
+        both = sections[0]
+        n = int.from_bytes(both[:8], "little")
+        if len(both) < 8 or not 0 < n < len(both) - 8:
+            raise ValueError("the saved chains are truncated")
+        self.chain_._load_state({"labels": labels}, [both[8 : 8 + n]])
+        end_labels = state["end_labels"]
+        if not isinstance(end_labels, list) or not set(end_labels) <= {_END, _GOES_ON}:
+            raise ValueError(f"the saved end labels are not among E and O: {_short(end_labels)}")
+        self.ends_._load_state({"labels": end_labels}, [both[8 + n :]])
         for key in ("mwt", "rules"):
             value = state[key]
             if not isinstance(value, dict) or not all(
@@ -883,6 +1021,7 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
             if key == "rules" and not all(v.count("\t") == 1 for v in value.values()):
                 raise ValueError("a saved rule is not two parts separated by a tab")
             setattr(self, f"_{key}", value)
+        self._longest = max(map(len, self._rules), default=0)
         plain = state["plain"]
         if not isinstance(plain, list) or not all(isinstance(p, str) for p in plain):
             raise ValueError("the saved plain tokens are not a list of str")
@@ -895,7 +1034,7 @@ class Tokenizer(Persistent, Synchronized, IndependentCopies):
 
     @synchronized
     def __sizeof__(self) -> int:
-        return object.__sizeof__(self) + self.chain_.__sizeof__()
+        return object.__sizeof__(self) + self.chain_.__sizeof__() + self.ends_.__sizeof__()
 
 
 def _short(value: Any, limit: int = 80) -> str:
