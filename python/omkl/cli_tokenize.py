@@ -2,7 +2,7 @@
 
 ::
 
-    omkl train tokenizer --train train.conllu [--dev dev.conllu] --out tok.omkl [--epochs 10]
+    omkl train tokenizer --train train.conllu [--dev dev.conllu] --out tok.omkl [--epochs 15]
     omkl tokenize tok.omkl in.txt out.conllu    # raw text in, CoNLL-U out; - for stdin/stdout
 
 The training file's ``# text`` comments, tokens, multiword tokens,
@@ -93,7 +93,7 @@ def add_commands(commands: Any, kinds: Any) -> None:
     train.add_argument("--train", required=True, help="CoNLL-U training file (with # text)")
     train.add_argument("--dev", help="CoNLL-U file to score the model on (its raw text)")
     train.add_argument("--out", required=True, help="where to save the model (checked first)")
-    train.add_argument("--epochs", type=int, default=10, help="epochs of the character chain")
+    train.add_argument("--epochs", type=int, default=15, help="epochs of the character chain")
     train.add_argument("--n-buckets", type=int, default=1 << 18, help="hashed feature buckets")
     train.add_argument("--seed", type=int, default=0, help="seed of the shuffles")
     train.set_defaults(handler=_train_tokenizer)
