@@ -4,6 +4,8 @@ their files."""
 from __future__ import annotations
 
 import pathlib
+from collections.abc import Iterator
+from typing import Any
 
 DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -21,3 +23,17 @@ def train_and_dev(key: str) -> tuple[str, pathlib.Path, pathlib.Path]:
     name, folder, stem = TREEBANKS[key]
     train, dev = (DATA / folder / f"{stem}-ud-{part}.conllu" for part in ("train", "dev"))
     return name, train, dev
+
+
+def read_train_and_dev(keys: str) -> Iterator[tuple[str, list[Any], list[Any]]]:
+    """The name, training sentences and dev sentences of each treebank of
+    the comma-separated ``keys``; for one whose files are missing, a table
+    row saying so is printed instead."""
+    from omkl.parsing import read_conllu
+
+    for key in keys.split(","):
+        name, train, dev = train_and_dev(key)
+        if not (train.exists() and dev.exists()):
+            print(f"| {name} | skipped: {train.parent} not found |")
+            continue
+        yield name, read_conllu(str(train)), read_conllu(str(dev))

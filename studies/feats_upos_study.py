@@ -17,7 +17,6 @@ import time
 import _treebanks
 
 from omkl.morphology import MorphologyTagger
-from omkl.parsing import read_conllu
 
 
 def main() -> None:
@@ -27,12 +26,7 @@ def main() -> None:
     args = ap.parse_args()
     print("| treebank | FEATS chain for | UFeats | AllTags | UPOS | training s |")
     print("|---|---|---|---|---|---|")
-    for key in args.treebanks.split(","):
-        name, train, dev = _treebanks.train_and_dev(key)
-        if not (train.exists() and dev.exists()):
-            print(f"| {name} | skipped: {train.parent} not found |")
-            continue
-        sents, gold = read_conllu(str(train)), read_conllu(str(dev))
+    for name, sents, gold in _treebanks.read_train_and_dev(args.treebanks):
         for label, chosen in (("VERB, AUX, PRON", ["VERB", "AUX", "PRON"]), ("every UPOS", None)):
             t0 = time.perf_counter()
             model = MorphologyTagger(epochs=args.epochs, seed=0, feats_upos=chosen).fit(sents)

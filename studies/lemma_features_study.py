@@ -25,7 +25,6 @@ import _treebanks
 
 from omkl import morphology
 from omkl.morphology import MorphologyTagger
-from omkl.parsing import read_conllu
 from omkl.tagging import TextTagger, _Sentences
 
 Features = list[dict[str, Any]]
@@ -83,12 +82,7 @@ def main() -> None:
     args = ap.parse_args()
     print("| treebank | lemma features | Lemma | UPOS | training s |")
     print("|---|---|---|---|---|")
-    for key in args.treebanks.split(","):
-        name, train, dev = _treebanks.train_and_dev(key)
-        if not (train.exists() and dev.exists()):
-            print(f"| {name} | skipped: {train.parent} not found |")
-            continue
-        sents, gold = read_conllu(str(train)), read_conllu(str(dev))
+    for name, sents, gold in _treebanks.read_train_and_dev(args.treebanks):
         for label in args.variants.split(";"):
             t0 = time.perf_counter()
             model = VARIANTS[label](epochs=args.epochs, seed=0).fit(sents)
